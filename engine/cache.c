@@ -1,0 +1,472 @@
+/* Program cache and adaptive specialization.
+ *
+ * Two tables. *Generic* programs are keyed by template + structural defines +
+ * input/output counts; there are few of them and they live as long as the
+ * context. *Signatures* are keyed by the generic key plus every parameter's
+ * name and value — exactly what codegen bakes into the specialized source —
+ * and count identical invocations. When a signature has been seen k times the
+ * specialized program is issued (after the k-th draw, so with
+ * KHR_parallel_shader_compile it compiles while the generic program keeps
+ * serving); later invocations use it once it has linked. k = 0 compiles it
+ * before the first draw; k < 0 never does. Specialized programs are capped
+ * (LRU); the signature table is bounded too, so dynamic shapes cannot grow
+ * memory without limit. */
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+typedef enum { SPEC_NONE, SPEC_PENDING, SPEC_READY, SPEC_FAILED } spec_state;
+
+typedef struct prog_info {
+    tx_gl_prog prog;
+    bool prepared;              /* samplers bound, uniform locations queried */
+    int n_params;
+    int loc[TX_MAX_PARAMS];
+    uint32_t last[TX_MAX_PARAMS]; /* last uniform bits set, to skip redundant calls */
+    bool have_last;
+} prog_info;
+
+typedef struct entry {
+    uint64_t hash;
+    char *key;
+    size_t key_len;
+    bool used;
+    /* generic table */
+    prog_info gen;
+    /* signature table */
+    int count;
+    spec_state state;
+    prog_info spec;
+    uint64_t last_use;
+} entry;
+
+typedef struct table {
+    entry *e;
+    int n, cap;
+    int *index; /* open addressing over e[]; -1 empty */
+    int index_cap;
+} table;
+
+struct tx_cache {
+    table generic;
+    table sigs;
+    uint64_t tick;
+    int max_sigs;
+    /* the signature to specialize after the current draw */
+    int todo_sig;
+    tx_program_req todo_req;
+    char keybuf[8192];
+};
+
+static uint64_t fnv1a(const void *p, size_t n) {
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void table_reindex(table *t) {
+    int cap = 64;
+    while (cap < t->n * 2 + 2)
+        cap *= 2;
+    if (cap != t->index_cap) {
+        free(t->index);
+        t->index = malloc((size_t)cap * sizeof *t->index);
+        TX_ASSERT(t->index);
+        t->index_cap = cap;
+    }
+    for (int i = 0; i < cap; i++)
+        t->index[i] = -1;
+    for (int i = 0; i < t->n; i++) {
+        int s = (int)(t->e[i].hash & (uint64_t)(cap - 1));
+        while (t->index[s] >= 0)
+            s = (s + 1) & (cap - 1);
+        t->index[s] = i;
+    }
+}
+
+static int table_find(const table *t, uint64_t h, const char *key, size_t len) {
+    if (!t->index_cap)
+        return -1;
+    int s = (int)(h & (uint64_t)(t->index_cap - 1));
+    while (t->index[s] >= 0) {
+        const entry *e = &t->e[t->index[s]];
+        if (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0)
+            return t->index[s];
+        s = (s + 1) & (t->index_cap - 1);
+    }
+    return -1;
+}
+
+static int table_add(table *t, uint64_t h, const char *key, size_t len) {
+    if (t->n == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 32;
+        entry *n = realloc(t->e, (size_t)cap * sizeof *n);
+        TX_ASSERT(n);
+        t->e = n;
+        t->cap = cap;
+    }
+    entry *e = &t->e[t->n];
+    memset(e, 0, sizeof *e);
+    e->hash = h;
+    e->key = malloc(len);
+    TX_ASSERT(e->key);
+    memcpy(e->key, key, len);
+    e->key_len = len;
+    t->n++;
+    if (t->n * 2 + 2 > t->index_cap)
+        table_reindex(t);
+    else {
+        int s = (int)(h & (uint64_t)(t->index_cap - 1));
+        while (t->index[s] >= 0)
+            s = (s + 1) & (t->index_cap - 1);
+        t->index[s] = t->n - 1;
+    }
+    return t->n - 1;
+}
+
+static void table_free(tx_ctx *ctx, table *t) {
+    for (int i = 0; i < t->n; i++) {
+        if (t->e[i].gen.prog)
+            tx_gl_program_delete(&ctx->gl, t->e[i].gen.prog);
+        if (t->e[i].spec.prog)
+            tx_gl_program_delete(&ctx->gl, t->e[i].spec.prog);
+        free(t->e[i].key);
+    }
+    free(t->e);
+    free(t->index);
+    memset(t, 0, sizeof *t);
+}
+
+tx_status tx_cache_create(tx_ctx *ctx) {
+    tx_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return TX_STATUS_OUT_OF_MEMORY;
+    c->max_sigs = ctx->max_specialized * 8 + 1024;
+    c->todo_sig = -1;
+    ctx->cache = c;
+    return TX_STATUS_OK;
+}
+
+void tx_cache_destroy(tx_ctx *ctx) {
+    if (!ctx->cache)
+        return;
+    table_free(ctx, &ctx->cache->generic);
+    table_free(ctx, &ctx->cache->sigs);
+    free(ctx->cache);
+    ctx->cache = NULL;
+}
+
+/* Serializes the generic key, then (if `with_params`) every parameter. */
+static size_t make_key(tx_cache *c, const tx_program_req *r, bool with_params) {
+    char *k = c->keybuf;
+    size_t cap = sizeof c->keybuf;
+    int n = snprintf(k, cap, "%s|%d|%d|%s|", r->template_name, r->n_inputs, r->n_outputs,
+                     r->defines);
+    TX_ASSERT(n > 0 && (size_t)n < cap);
+    size_t len = (size_t)n;
+    if (with_params) {
+        for (int i = 0; i < r->n_params; i++) {
+            size_t nl = strlen(r->params[i].name);
+            TX_ASSERT(len + nl + 6 < cap);
+            memcpy(k + len, r->params[i].name, nl);
+            len += nl;
+            k[len++] = r->params[i].type == TX_PARAM_INT ? '=' : '~';
+            memcpy(k + len, &r->params[i].v, 4);
+            len += 4;
+        }
+    }
+    return len;
+}
+
+static void log_failure(const char *op, const char *what, const char *src, const char *log) {
+    fprintf(stderr, "texel: %s: %s program failed to compile/link:\n%s\n--- source ---\n", op,
+            what, log);
+    int line = 1;
+    const char *p = src;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "%4d  %.*s\n", line++, len, p);
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+}
+
+/* Compiles synchronously; returns 0 and logs on failure. */
+static tx_gl_prog compile_now(tx_ctx *ctx, const char *op, const tx_program_req *r,
+                              bool specialized) {
+    char *src = tx_codegen(r, specialized);
+    if (ctx->log_shaders)
+        fprintf(stderr, "texel: %s %s program:\n%s\n", op,
+                specialized ? "specialized" : "generic", src);
+    double t0 = now_ms();
+    tx_gl_prog p = tx_gl_program_begin(&ctx->gl, src);
+    char log[4096];
+    bool ok = tx_gl_program_ok(&ctx->gl, p, log, sizeof log);
+    ctx->stats.compile_ms += now_ms() - t0;
+    if (!ok) {
+        log_failure(op, specialized ? "specialized" : "generic", src, log);
+        ctx->stats.compile_failures++;
+        tx_gl_program_delete(&ctx->gl, p);
+        p = 0;
+    }
+    free(src);
+    return p;
+}
+
+static void prepare(tx_ctx *ctx, prog_info *pi, const tx_program_req *r, bool specialized) {
+    tx_gl_use(&ctx->gl, pi->prog);
+    if (pi->prepared)
+        return;
+    for (int i = 0; i < r->n_inputs; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "u_in%d", i);
+        tx_gl_uniform_i(tx_gl_uniform_location(pi->prog, name), i);
+    }
+    pi->n_params = specialized ? 0 : r->n_params;
+    for (int i = 0; i < pi->n_params; i++)
+        pi->loc[i] = tx_gl_uniform_location(pi->prog, r->params[i].name);
+    pi->have_last = false;
+    pi->prepared = true;
+}
+
+static void set_params(prog_info *pi, const tx_program_req *r) {
+    for (int i = 0; i < pi->n_params; i++) {
+        uint32_t bits;
+        memcpy(&bits, &r->params[i].v, 4);
+        if (pi->have_last && pi->last[i] == bits)
+            continue;
+        pi->last[i] = bits;
+        if (r->params[i].type == TX_PARAM_INT)
+            tx_gl_uniform_i(pi->loc[i], r->params[i].v.i);
+        else
+            tx_gl_uniform_f(pi->loc[i], r->params[i].v.f);
+    }
+    pi->have_last = true;
+}
+
+static void evict_specialized(tx_ctx *ctx) {
+    tx_cache *c = ctx->cache;
+    while ((int)ctx->stats.specialized_programs > ctx->max_specialized) {
+        int victim = -1;
+        for (int i = 0; i < c->sigs.n; i++) {
+            entry *e = &c->sigs.e[i];
+            if (!e->spec.prog || i == c->todo_sig)
+                continue;
+            if (victim < 0 || e->last_use < c->sigs.e[victim].last_use)
+                victim = i;
+        }
+        if (victim < 0)
+            return;
+        entry *e = &c->sigs.e[victim];
+        tx_gl_program_delete(&ctx->gl, e->spec.prog);
+        memset(&e->spec, 0, sizeof e->spec);
+        e->state = SPEC_NONE;
+        e->count = 0;
+        ctx->stats.specialized_programs--;
+        ctx->stats.specialized_evicted++;
+    }
+}
+
+/* Drops the least recently used half of the signature table. */
+static void shrink_sigs(tx_ctx *ctx) {
+    tx_cache *c = ctx->cache;
+    table *t = &c->sigs;
+    uint64_t *ticks = malloc((size_t)t->n * sizeof *ticks);
+    TX_ASSERT(ticks);
+    for (int i = 0; i < t->n; i++)
+        ticks[i] = t->e[i].last_use;
+    /* median tick by a simple selection: sort a copy */
+    for (int i = 1; i < t->n; i++) {
+        uint64_t v = ticks[i];
+        int j = i - 1;
+        while (j >= 0 && ticks[j] > v) {
+            ticks[j + 1] = ticks[j];
+            j--;
+        }
+        ticks[j + 1] = v;
+    }
+    uint64_t cut = ticks[t->n / 2];
+    free(ticks);
+    int w = 0;
+    for (int i = 0; i < t->n; i++) {
+        entry *e = &t->e[i];
+        if (e->last_use < cut) {
+            if (e->spec.prog) {
+                tx_gl_program_delete(&ctx->gl, e->spec.prog);
+                ctx->stats.specialized_programs--;
+                ctx->stats.specialized_evicted++;
+            }
+            free(e->key);
+            continue;
+        }
+        t->e[w++] = *e;
+    }
+    t->n = w;
+    table_reindex(t);
+    c->todo_sig = -1;
+}
+
+static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_program_req *r,
+                              bool wait) {
+    tx_cache *c = ctx->cache;
+    entry *e = &c->sigs.e[si];
+    char *src = tx_codegen(r, true);
+    if (ctx->log_shaders)
+        fprintf(stderr, "texel: %s specialized program:\n%s\n", op, src);
+    double t0 = now_ms();
+    e->spec.prog = tx_gl_program_begin(&ctx->gl, src);
+    ctx->stats.specialized_compiles++;
+    ctx->stats.specialized_programs++;
+    e->state = SPEC_PENDING;
+    if (wait || !ctx->gl.has_parallel) {
+        /* No background compile: finish now so the failure (if any) is
+         * reported with its source. */
+        char log[4096];
+        if (tx_gl_program_ok(&ctx->gl, e->spec.prog, log, sizeof log)) {
+            e->state = SPEC_READY;
+            ctx->stats.specialized_ready++;
+        } else {
+            log_failure(op, "specialized", src, log);
+            ctx->stats.compile_failures++;
+            tx_gl_program_delete(&ctx->gl, e->spec.prog);
+            memset(&e->spec, 0, sizeof e->spec);
+            ctx->stats.specialized_programs--;
+            e->state = SPEC_FAILED;
+        }
+        ctx->stats.compile_ms += now_ms() - t0;
+    }
+    free(src);
+    evict_specialized(ctx);
+}
+
+/* A pending background compile has finished: check it (cheap now). */
+static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_program_req *r) {
+    char log[4096];
+    if (tx_gl_program_ok(&ctx->gl, e->spec.prog, log, sizeof log)) {
+        e->state = SPEC_READY;
+        ctx->stats.specialized_ready++;
+        return;
+    }
+    char *src = tx_codegen(r, true);
+    log_failure(op, "specialized", src, log);
+    free(src);
+    ctx->stats.compile_failures++;
+    tx_gl_program_delete(&ctx->gl, e->spec.prog);
+    memset(&e->spec, 0, sizeof e->spec);
+    ctx->stats.specialized_programs--;
+    e->state = SPEC_FAILED;
+}
+
+tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
+    tx_cache *c = ctx->cache;
+    c->tick++;
+    c->todo_sig = -1;
+    bool compiled = false;
+
+    /* Which specialized program, if any, serves this call. */
+    entry *sig = NULL;
+    if (ctx->k >= 0 && !r->generic_only) {
+        size_t len = make_key(c, r, true);
+        uint64_t h = fnv1a(c->keybuf, len);
+        int si = table_find(&c->sigs, h, c->keybuf, len);
+        if (si < 0) {
+            if (c->sigs.n >= c->max_sigs) {
+                shrink_sigs(ctx);
+                len = make_key(c, r, true);
+            }
+            si = table_add(&c->sigs, h, c->keybuf, len);
+        }
+        sig = &c->sigs.e[si];
+        sig->count++;
+        sig->last_use = c->tick;
+        if (sig->state == SPEC_NONE && ctx->k == 0) {
+            issue_specialized(ctx, op, si, r, true);
+            compiled = true;
+            sig = &c->sigs.e[si];
+        }
+        if (sig->state == SPEC_PENDING && tx_gl_program_done(&ctx->gl, sig->spec.prog))
+            settle_pending(ctx, op, sig, r);
+        if (sig->state == SPEC_NONE && sig->count >= ctx->k) {
+            c->todo_sig = si;
+            c->todo_req = *r;
+        }
+        if (sig->state == SPEC_READY) {
+            prepare(ctx, &sig->spec, r, true);
+            ctx->stats.specialized_runs++;
+            if (!compiled)
+                ctx->stats.cache_hits++;
+            return TX_STATUS_OK;
+        }
+    }
+
+    /* The generic program. */
+    size_t len = make_key(c, r, false);
+    uint64_t h = fnv1a(c->keybuf, len);
+    int gi = table_find(&c->generic, h, c->keybuf, len);
+    if (gi < 0) {
+        tx_gl_prog p = compile_now(ctx, op, r, false);
+        if (!p)
+            return tx_fail(ctx, TX_STATUS_GL_ERROR,
+                           "%s: the generic %s program failed to compile (driver log and "
+                           "source on stderr)",
+                           op, r->template_name);
+        len = make_key(c, r, false);
+        gi = table_add(&c->generic, h, c->keybuf, len);
+        c->generic.e[gi].gen.prog = p;
+        ctx->stats.generic_compiles++;
+        compiled = true;
+    }
+    entry *g = &c->generic.e[gi];
+    prepare(ctx, &g->gen, r, false);
+    set_params(&g->gen, r);
+    ctx->stats.generic_runs++;
+    if (!compiled)
+        ctx->stats.cache_hits++;
+    return TX_STATUS_OK;
+}
+
+/* Called after the draw: issue the specialized compile that became due. */
+static void cache_after_draw(tx_ctx *ctx, const char *op) {
+    tx_cache *c = ctx->cache;
+    if (c->todo_sig < 0)
+        return;
+    int si = c->todo_sig;
+    c->todo_sig = -1;
+    issue_specialized(ctx, op, si, &c->todo_req, false);
+}
+
+tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int n_in,
+                  const tx_texture *const *outs, int n_out) {
+    tx_gl_tex in_gl[TX_MAX_INPUTS], out_gl[TX_MAX_OUTPUTS];
+    TX_ASSERT(n_in <= TX_MAX_INPUTS && n_out <= TX_MAX_OUTPUTS && n_out >= 1);
+    for (int i = 0; i < n_in; i++)
+        in_gl[i] = ins[i]->gl;
+    for (int i = 0; i < n_out; i++) {
+        out_gl[i] = outs[i]->gl;
+        TX_ASSERT(outs[i]->w == outs[0]->w && outs[i]->h == outs[0]->h);
+    }
+    tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);
+    ctx->stats.draws++;
+    unsigned e = tx_gl_error();
+    cache_after_draw(ctx, op);
+    if (e) {
+        if (tx_gl_context_lost(&ctx->gl)) {
+            ctx->lost = true;
+            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost", op);
+        }
+        return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: %s after the draw", op,
+                       tx_gl_error_name(e));
+    }
+    return TX_STATUS_OK;
+}

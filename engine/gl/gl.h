@@ -1,0 +1,74 @@
+/* The only part of the engine that calls GL. Everything above it speaks in
+ * tx_gl_* handles and plain C types, and this layer keeps the bound state
+ * (program, textures per unit, framebuffer attachments, viewport) so that
+ * redundant GL calls are skipped: under WebGL every call crosses into JS. */
+#ifndef TX_GL_H
+#define TX_GL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef unsigned int tx_gl_tex;
+typedef unsigned int tx_gl_prog;
+
+#define TX_GL_UNITS 8
+#define TX_GL_MAX_UNIFORMS 64
+
+typedef struct tx_gl {
+    unsigned fbo;
+    unsigned vao;
+    unsigned vs; /* the shared full-screen-triangle vertex shader */
+    tx_gl_prog cur_prog;
+    tx_gl_tex unit_tex[TX_GL_UNITS];
+    tx_gl_tex attached[4];
+    int n_attached;
+    int vp_w, vp_h;
+    bool has_parallel; /* KHR_parallel_shader_compile */
+    bool has_robustness;
+    bool fault_compile; /* test hook: make the next specialized link fail */
+} tx_gl;
+
+/* Loads GL entry points (desktop) and creates the shared objects. Returns
+ * false with a message in err when the context is unusable. */
+bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, size_t n);
+void tx_gl_shutdown(tx_gl *g);
+void tx_gl_strings(char *renderer, char *version, char *glsl, size_t n);
+int tx_gl_max_texture_size(void);
+int tx_gl_max_draw_buffers(void);
+bool tx_gl_has_extension(const char *name);
+/* Renders a known pattern into a texture of that format and reads it back. */
+bool tx_gl_probe_render(tx_gl *g, bool half);
+
+/* Textures: RGBA32F, w × h texels. */
+bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
+void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
+/* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */
+void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data);
+/* Reads the first `texels` texels into dst (4 floats each). */
+bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst);
+
+/* Programs. Link is issued without waiting; query completion separately. */
+tx_gl_prog tx_gl_program_begin(tx_gl *g, const char *fs_source);
+/* With KHR_parallel_shader_compile: has the link finished? (else true) */
+bool tx_gl_program_done(tx_gl *g, tx_gl_prog p);
+/* Blocks until linked; false if compile or link failed, log in `log`. */
+bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n);
+void tx_gl_program_delete(tx_gl *g, tx_gl_prog p);
+int tx_gl_uniform_location(tx_gl_prog p, const char *name);
+void tx_gl_use(tx_gl *g, tx_gl_prog p);
+void tx_gl_uniform_i(int loc, int v);
+void tx_gl_uniform_f(int loc, float v);
+
+/* Binds textures to units 0..n_in-1, the outputs as draw buffers 0..n_out-1,
+ * and draws one full-screen triangle of w × h fragments. */
+void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
+                int w, int h);
+void tx_gl_finish(void);
+/* Returns the first pending GL error (0 if none) and clears the queue. */
+unsigned tx_gl_error(void);
+const char *tx_gl_error_name(unsigned e);
+/* True when the driver reports the context was reset or lost. */
+bool tx_gl_context_lost(tx_gl *g);
+
+#endif

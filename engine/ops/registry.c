@@ -1,0 +1,74 @@
+/* Op tables generated from texel_ops.def, and tx_op_run. */
+#include <string.h>
+
+#include "../internal.h"
+
+static const char *const k_names[TX_OP_COUNT_] = {
+    [TX_OP_NONE] = "none",
+#define TX_OP(ENUM, name, family, arity) [TX_OP_##ENUM] = #name,
+#include "texel_ops.def"
+#undef TX_OP
+};
+
+static const tx_family k_families[TX_OP_COUNT_] = {
+#define TX_OP(ENUM, name, family, arity) [TX_OP_##ENUM] = TX_FAMILY_##family,
+#include "texel_ops.def"
+#undef TX_OP
+};
+
+static const int k_arity[TX_OP_COUNT_] = {
+#define TX_OP(ENUM, name, family, arity) [TX_OP_##ENUM] = arity,
+#include "texel_ops.def"
+#undef TX_OP
+};
+
+const char *tx_op_name(tx_op op) {
+    if ((unsigned)op >= TX_OP_COUNT_)
+        return "?";
+    return k_names[op];
+}
+
+tx_op tx_op_from_name(const char *name) {
+    if (!name)
+        return TX_OP_NONE;
+    for (int i = 1; i < TX_OP_COUNT_; i++)
+        if (strcmp(k_names[i], name) == 0)
+            return (tx_op)i;
+    return TX_OP_NONE;
+}
+
+int tx_op_arity(tx_op op) { return (unsigned)op < TX_OP_COUNT_ ? k_arity[op] : 0; }
+
+tx_family tx_op_family(tx_op op) {
+    if (op <= TX_OP_NONE || op >= TX_OP_COUNT_)
+        return TX_FAMILY_COUNT_;
+    return k_families[op];
+}
+
+tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                    const tx_op_attrs *attrs, tx_tensor *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!inputs || !out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: %s is NULL",
+                       !inputs ? "inputs" : "out");
+    tx_family fam = tx_op_family(op);
+    if (fam == TX_FAMILY_COUNT_)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
+    int want = k_arity[op];
+    if (n_inputs != want && !(fam == TX_FAMILY_MATMUL && n_inputs == 3))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
+                       k_names[op], want, n_inputs);
+    tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
+    switch (fam) {
+    case TX_FAMILY_UNARY: return tx_unary(ctx, op, inputs[0], out);
+    case TX_FAMILY_CLIP: return tx_clip(ctx, inputs[0], a.lo, a.hi, out);
+    case TX_FAMILY_BINARY: return tx_binary(ctx, op, inputs[0], inputs[1], out);
+    case TX_FAMILY_MATMUL:
+        if (n_inputs == 3)
+            a.matmul.bias = inputs[2];
+        return tx_matmul(ctx, inputs[0], inputs[1], &a.matmul, out);
+    default: break;
+    }
+    return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
+}

@@ -1,0 +1,145 @@
+/* Texture pool: textures are bucketed by size class (texel counts 2^k and
+ * 3·2^(k-1), so at most a third is wasted) and reused across tensors of any
+ * shape in the class. Live + pooled bytes stay within the context's budget:
+ * pooled textures are evicted oldest first, and only when live textures alone
+ * would exceed it does an allocation fail with TX_STATUS_OUT_OF_MEMORY. */
+#include <string.h>
+
+#include "internal.h"
+
+/* Class c ↔ texel count: c even → 2^(c/2), c odd → 3·2^((c-1)/2 - 1). */
+static int64_t class_texels(int c) {
+    if (c == 0)
+        return 1;
+    if (c % 2 == 0)
+        return (int64_t)1 << (c / 2);
+    return (int64_t)3 << ((c - 1) / 2 - 1 < 0 ? 0 : (c - 1) / 2 - 1);
+}
+
+static int size_class_of(int64_t texels) {
+    int c = 0;
+    while (class_texels(c) < texels)
+        c++;
+    return c;
+}
+
+bool tx_tex_dims(const tx_ctx *ctx, int64_t texels, int *size_class, int *w, int *h) {
+    int64_t max = ctx->max_tex;
+    if (texels > max * max)
+        return false;
+    int c = size_class_of(texels);
+    int64_t ct = class_texels(c);
+    /* Square-ish textures keep the rasterizer's tiles full. */
+    int64_t ww = 1;
+    while (ww * ww < ct)
+        ww *= 2;
+    if (ww > max)
+        ww = max;
+    int64_t hh = (ct + ww - 1) / ww;
+    if (hh > max) {
+        /* The class rounds past the limit; the exact texel count still fits. */
+        ct = texels;
+        hh = (ct + ww - 1) / ww;
+        c = 1000 + (int)hh; /* a private class per height: never shared wrongly */
+    }
+    *size_class = c;
+    *w = (int)ww;
+    *h = (int)hh;
+    return true;
+}
+
+static int log2i(int v) {
+    int s = 0;
+    while ((1 << s) < v)
+        s++;
+    return s;
+}
+
+tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out) {
+    int c, w, h;
+    if (!tx_tex_dims(ctx, texels, &c, &w, &h))
+        return tx_fail(ctx, TX_STATUS_TOO_LARGE,
+                       "%s: a tensor of %lld elements needs %lld RGBA texels, more than one "
+                       "%d×%d texture holds on this device (MAX_TEXTURE_SIZE %d)",
+                       op, (long long)texels * 4, (long long)texels, ctx->max_tex, ctx->max_tex,
+                       ctx->max_tex);
+    tx_pool *p = &ctx->pool;
+    for (int i = 0; i < p->n_free; i++) {
+        if (p->free_tex[i].size_class == c && p->free_tex[i].w == w && p->free_tex[i].h == h) {
+            *out = p->free_tex[i];
+            memmove(&p->free_tex[i], &p->free_tex[i + 1],
+                    (size_t)(p->n_free - i - 1) * sizeof *p->free_tex);
+            p->n_free--;
+            ctx->stats.pooled_texture_bytes -= out->bytes;
+            ctx->stats.live_texture_bytes += out->bytes;
+            return TX_STATUS_OK;
+        }
+    }
+    size_t bytes = (size_t)w * (size_t)h * 16u;
+    if (ctx->stats.live_texture_bytes + bytes > ctx->budget)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
+                       "%s: a %d×%d texture (%zu bytes) would exceed the memory budget of %zu "
+                       "bytes (%llu live)",
+                       op, w, h, bytes, ctx->budget,
+                       (unsigned long long)ctx->stats.live_texture_bytes);
+    tx_pool_trim(ctx, ctx->budget - ctx->stats.live_texture_bytes - bytes);
+    tx_texture t = {0};
+    t.w = w;
+    t.h = h;
+    t.wshift = log2i(w);
+    t.size_class = c;
+    t.bytes = bytes;
+    if (!tx_gl_tex_create(&ctx->gl, w, h, &t.gl)) {
+        /* The driver refused: drop every pooled texture and try once more. */
+        tx_pool_trim(ctx, 0);
+        if (!tx_gl_tex_create(&ctx->gl, w, h, &t.gl)) {
+            if (tx_gl_context_lost(&ctx->gl)) {
+                ctx->lost = true;
+                return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+            }
+            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
+                           "%s: the driver could not allocate a %d×%d RGBA32F texture", op, w,
+                           h);
+        }
+    }
+    ctx->stats.live_texture_bytes += bytes;
+    uint64_t total = ctx->stats.live_texture_bytes + ctx->stats.pooled_texture_bytes;
+    if (total > ctx->stats.peak_texture_bytes)
+        ctx->stats.peak_texture_bytes = total;
+    *out = t;
+    return TX_STATUS_OK;
+}
+
+void tx_pool_release(tx_ctx *ctx, tx_texture *tex) {
+    tx_pool *p = &ctx->pool;
+    ctx->stats.live_texture_bytes -= tex->bytes;
+    if (p->n_free == p->cap_free) {
+        int cap = p->cap_free ? p->cap_free * 2 : 32;
+        tx_texture *n = realloc(p->free_tex, (size_t)cap * sizeof *n);
+        if (!n) {
+            tx_gl_tex_delete(&ctx->gl, tex->gl);
+            return;
+        }
+        p->free_tex = n;
+        p->cap_free = cap;
+    }
+    p->free_tex[p->n_free++] = *tex;
+    ctx->stats.pooled_texture_bytes += tex->bytes;
+    /* Keep live + pooled within budget. */
+    if (ctx->stats.live_texture_bytes + ctx->stats.pooled_texture_bytes > ctx->budget)
+        tx_pool_trim(ctx, ctx->budget - ctx->stats.live_texture_bytes);
+}
+
+void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes) {
+    tx_pool *p = &ctx->pool;
+    int drop = 0;
+    while (drop < p->n_free && ctx->stats.pooled_texture_bytes > keep_bytes) {
+        tx_gl_tex_delete(&ctx->gl, p->free_tex[drop].gl);
+        ctx->stats.pooled_texture_bytes -= p->free_tex[drop].bytes;
+        drop++;
+    }
+    if (drop) {
+        memmove(p->free_tex, p->free_tex + drop, (size_t)(p->n_free - drop) * sizeof *p->free_tex);
+        p->n_free -= drop;
+    }
+}

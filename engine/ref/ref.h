@@ -1,0 +1,41 @@
+/* Plain-C reference for every op: the tests' oracle and the CPU fallback.
+ * Written for clarity and accuracy (double accumulation), not speed. Each
+ * reference computes its output shape itself, independently of the engine. */
+#ifndef TX_REF_H
+#define TX_REF_H
+
+#include "texel.h"
+
+typedef struct tx_ref_tensor {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_dtype dtype;
+    float *data; /* int32 tensors hold their values as floats here too */
+} tx_ref_tensor;
+
+/* Returns 0 and fills *out (data malloc'd) or -1 when the inputs are invalid. */
+typedef int (*tx_ref_fn)(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
+                         tx_ref_tensor *out);
+
+/* Every op in texel_ops.def must have its reference: a missing one does not link. */
+#define TX_OP(ENUM, name, family, arity)                                                      \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,           \
+                      tx_ref_tensor *out);
+#include "texel_ops.def"
+#undef TX_OP
+
+extern const tx_ref_fn tx_ref_table[TX_OP_COUNT_];
+
+int64_t tx_ref_numel(const tx_ref_tensor *t);
+/* Applies a UNARY op's scalar function (also used for fused activations). */
+double tx_ref_unary_scalar(tx_op op, double x);
+void tx_ref_free(tx_ref_tensor *t);
+
+/* Where random test inputs of an op should come from (input i), so that the
+ * sweep exercises the op's real domain (log of positives, pow bases > 0). */
+void tx_ref_input_range(tx_op op, int input, float *lo, float *hi);
+/* Allowed |got - want| <= atol + rtol·|want|; `k` is the reduction length
+ * (matmul's K) where error grows with it. */
+void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol);
+
+#endif

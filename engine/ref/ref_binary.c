@@ -1,0 +1,69 @@
+/* Reference: BINARY family with numpy broadcasting. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "ref.h"
+
+static double apply(tx_op op, double a, double b, bool is_int) {
+    switch (op) {
+    case TX_OP_ADD: return a + b;
+    case TX_OP_SUB: return a - b;
+    case TX_OP_MUL: return a * b;
+    case TX_OP_DIV: return is_int ? trunc(a / b) : a / b;
+    case TX_OP_POW: return is_int ? round(pow(a, b)) : pow(a, b);
+    case TX_OP_MIN: return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
+    case TX_OP_MAX: return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+    default: return NAN;
+    }
+}
+
+static int run(tx_op op, const tx_ref_tensor *in, int n_in, tx_ref_tensor *out) {
+    if (n_in != 2)
+        return -1;
+    const tx_ref_tensor *a = &in[0], *b = &in[1];
+    int rank = a->rank > b->rank ? a->rank : b->rank;
+    int64_t da[TX_MAX_RANK], db[TX_MAX_RANK];
+    *out = (tx_ref_tensor){.rank = rank, .dtype = a->dtype};
+    for (int i = 0; i < rank; i++) {
+        int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+        da[i] = ia >= 0 ? a->shape[ia] : 1;
+        db[i] = ib >= 0 ? b->shape[ib] : 1;
+        if (da[i] != db[i] && da[i] != 1 && db[i] != 1)
+            return -1;
+        out->shape[i] = da[i] == 1 ? db[i] : da[i];
+    }
+    int64_t n = tx_ref_numel(out);
+    out->data = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!out->data)
+        return -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = i, ia = 0, ib = 0, sa = 1, sb = 1;
+        for (int d = rank - 1; d >= 0; d--) {
+            int64_t c = r % out->shape[d];
+            r /= out->shape[d];
+            if (da[d] != 1)
+                ia += c * sa;
+            if (db[d] != 1)
+                ib += c * sb;
+            sa *= da[d];
+            sb *= db[d];
+        }
+        out->data[i] =
+            (float)apply(op, a->data[ia], b->data[ib], a->dtype == TX_DTYPE_INT32);
+    }
+    return 0;
+}
+
+#define BINARY_REF(ENUM, name)                                                                \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,           \
+                      tx_ref_tensor *out) {                                                   \
+        (void)attrs;                                                                          \
+        return run(TX_OP_##ENUM, in, n_in, out);                                              \
+    }
+BINARY_REF(ADD, add)
+BINARY_REF(SUB, sub)
+BINARY_REF(MUL, mul)
+BINARY_REF(DIV, div)
+BINARY_REF(POW, pow)
+BINARY_REF(MIN, min)
+BINARY_REF(MAX, max)

@@ -1,0 +1,380 @@
+/* Tensor handles, upload/download, views.
+ *
+ * A handle is {index + 1 in the low 20 bits, generation in the high 12}. Freed
+ * slots are reused first-in first-out, so a stale handle meets a different
+ * generation for the next 4095 reuses of its slot rather than the next one. */
+#include <string.h>
+
+#include "internal.h"
+
+#define IDX_BITS 20u
+#define IDX_MASK ((1u << IDX_BITS) - 1u)
+#define GEN_MASK 0xFFFu
+
+static tx_tensor make_handle(uint32_t idx, uint32_t gen) {
+    return (tx_tensor){((gen & GEN_MASK) << IDX_BITS) | (idx + 1u)};
+}
+
+tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t) {
+    uint32_t idx = (t.id & IDX_MASK);
+    if (idx == 0 || idx > (uint32_t)ctx->n_slots)
+        return NULL;
+    tx_slot *s = &ctx->slots[idx - 1];
+    if (!s->live || (s->gen & GEN_MASK) != (t.id >> IDX_BITS))
+        return NULL;
+    return s;
+}
+
+tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
+                          tx_slot **out) {
+    tx_slot *s = tx_slot_get(ctx, t);
+    if (!s)
+        return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
+                       "%s: %s is not a live tensor (handle 0x%08x: destroyed, never "
+                       "created, or from another context)",
+                       op, arg, t.id);
+    *out = s;
+    return TX_STATUS_OK;
+}
+
+static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
+    if (ctx->n_free_slots > 0) {
+        *idx_out = ctx->free_slots[0];
+        memmove(ctx->free_slots, ctx->free_slots + 1,
+                (size_t)(ctx->n_free_slots - 1) * sizeof *ctx->free_slots);
+        ctx->n_free_slots--;
+        return TX_STATUS_OK;
+    }
+    if ((uint32_t)ctx->n_slots >= IDX_MASK)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: more than %u live tensors",
+                       IDX_MASK - 1u);
+    if (ctx->n_slots == ctx->cap_slots) {
+        int cap = ctx->cap_slots ? ctx->cap_slots * 2 : 64;
+        tx_slot *s = realloc(ctx->slots, (size_t)cap * sizeof *s);
+        uint32_t *f = realloc(ctx->free_slots, (size_t)cap * sizeof *f);
+        if (s)
+            ctx->slots = s;
+        if (f)
+            ctx->free_slots = f;
+        if (!s || !f)
+            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory");
+        ctx->cap_slots = cap;
+    }
+    memset(&ctx->slots[ctx->n_slots], 0, sizeof ctx->slots[0]);
+    ctx->slots[ctx->n_slots].gen = 1;
+    *idx_out = (uint32_t)ctx->n_slots++;
+    return TX_STATUS_OK;
+}
+
+static void slot_free(tx_ctx *ctx, uint32_t idx) {
+    tx_slot *s = &ctx->slots[idx];
+    s->live = false;
+    s->gen = (s->gen + 1) & GEN_MASK;
+    if (s->gen == 0)
+        s->gen = 1;
+    ctx->free_slots[ctx->n_free_slots++] = idx;
+}
+
+/* Validates rank/shape and computes numel, guarding every overflow. */
+static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
+                             int64_t *numel) {
+    if (rank < 0)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative rank %d", op, rank);
+    if (rank > TX_MAX_RANK)
+        return tx_fail(ctx, TX_STATUS_RANK_TOO_HIGH, "%s: rank %d exceeds the maximum of %d",
+                       op, rank, TX_MAX_RANK);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) {
+            char b[160];
+            tx_shape_str(b, sizeof b, rank, shape);
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative dimension in shape %s",
+                           op, b);
+        }
+        if (shape[i] > 0 && n > INT64_MAX / 16 / shape[i]) {
+            char b[160];
+            tx_shape_str(b, sizeof b, rank, shape);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: shape %s has too many elements", op,
+                           b);
+        }
+        n *= shape[i];
+    }
+    *numel = n;
+    return TX_STATUS_OK;
+}
+
+static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
+                             tx_dtype dtype, tx_tensor *out, tx_slot **slot_out) {
+    int64_t numel;
+    tx_status st = check_shape(ctx, op, rank, shape, &numel);
+    if (st)
+        return st;
+    if ((unsigned)dtype >= TX_DTYPE_COUNT_)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", op, (int)dtype);
+    tx_storage *stg = calloc(1, sizeof *stg);
+    if (!stg)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    int64_t texels = (numel + 3) / 4;
+    if (texels < 1)
+        texels = 1; /* empty tensors still own a texture: every handle is drawable */
+    st = tx_pool_acquire(ctx, op, texels, &stg->tex);
+    if (st) {
+        free(stg);
+        return st;
+    }
+    uint32_t idx;
+    st = slot_new(ctx, &idx);
+    if (st) {
+        tx_pool_release(ctx, &stg->tex);
+        free(stg);
+        return st;
+    }
+    stg->refs = 1;
+    stg->numel = numel;
+    tx_slot *s = &ctx->slots[idx];
+    s->live = true;
+    s->rank = rank;
+    memset(s->shape, 0, sizeof s->shape);
+    for (int i = 0; i < rank; i++)
+        s->shape[i] = shape[i];
+    s->numel = numel;
+    s->dtype = dtype;
+    s->st = stg;
+    ctx->stats.live_tensors++;
+    *out = make_handle(idx, s->gen);
+    if (slot_out)
+        *slot_out = s;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
+                          tx_dtype dtype, tx_tensor *out) {
+    return make_tensor(ctx, op, rank, shape, dtype, out, NULL);
+}
+
+static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
+    int64_t texels = s->st->tex.w * (int64_t)s->st->tex.h;
+    int64_t used = (s->numel + 3) / 4;
+    if (used < 1)
+        used = 1;
+    (void)texels;
+    float *buf = calloc((size_t)used * 4, sizeof(float));
+    if (!buf)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory for upload");
+    if (data) {
+        if (s->dtype == TX_DTYPE_INT32) {
+            const int32_t *src = data;
+            for (int64_t i = 0; i < s->numel; i++)
+                buf[i] = (float)src[i];
+        } else {
+            memcpy(buf, data, (size_t)s->numel * sizeof(float));
+        }
+    }
+    tx_gl_tex_upload(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)used, buf);
+    free(buf);
+    ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
+    unsigned e = tx_gl_error();
+    if (e)
+        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tensor upload: %s", tx_gl_error_name(e));
+    return TX_STATUS_OK;
+}
+
+tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!desc || !out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_create: %s is NULL",
+                       !desc ? "desc" : "out");
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_create: the GL context is lost");
+    tx_slot *s;
+    tx_tensor t;
+    tx_status st = make_tensor(ctx, "tx_tensor_create", desc->rank, desc->shape, desc->dtype,
+                               &t, &s);
+    if (st)
+        return st;
+    st = upload(ctx, s, desc->data);
+    if (st) {
+        tx_tensor_destroy(ctx, t);
+        return st;
+    }
+    *out = t;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
+    if (st)
+        return st;
+    if (--s->st->refs == 0) {
+        tx_pool_release(ctx, &s->st->tex);
+        free(s->st);
+    }
+    s->st = NULL;
+    ctx->stats.live_tensors--;
+    slot_free(ctx, (uint32_t)(s - ctx->slots));
+    return TX_STATUS_OK;
+}
+
+void tx_tensors_release_all(tx_ctx *ctx) {
+    for (int i = 0; i < ctx->n_slots; i++) {
+        tx_slot *s = &ctx->slots[i];
+        if (!s->live)
+            continue;
+        tx_tensor_destroy(ctx, make_handle((uint32_t)i, s->gen));
+    }
+}
+
+tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, "tx_tensor_write", "tensor", t, &s);
+    if (st)
+        return st;
+    if (!data)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_write: data is NULL");
+    if (bytes != (size_t)s->numel * 4u)
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                       "tx_tensor_write: %zu bytes given, the tensor holds %lld elements "
+                       "(%lld bytes)",
+                       bytes, (long long)s->numel, (long long)s->numel * 4);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_write: the GL context is lost");
+    return upload(ctx, s, data);
+}
+
+tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, "tx_tensor_read", "tensor", t, &s);
+    if (st)
+        return st;
+    if (!dst)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_read: dst is NULL");
+    if (bytes < (size_t)s->numel * 4u)
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                       "tx_tensor_read: %zu bytes given, the tensor needs %lld", bytes,
+                       (long long)s->numel * 4);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
+    if (s->numel == 0)
+        return TX_STATUS_OK;
+    int64_t texels = (s->numel + 3) / 4;
+    float *buf = malloc((size_t)texels * 16u);
+    if (!buf)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tensor_read: out of host memory");
+    bool ok = tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)texels, buf);
+    if (!ok) {
+        free(buf);
+        if (tx_gl_context_lost(&ctx->gl)) {
+            ctx->lost = true;
+            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
+        }
+        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read: readback failed");
+    }
+    if (s->dtype == TX_DTYPE_INT32) {
+        int32_t *d = dst;
+        for (int64_t i = 0; i < s->numel; i++)
+            d[i] = (int32_t)buf[i];
+    } else {
+        memcpy(dst, buf, (size_t)s->numel * 4u);
+    }
+    free(buf);
+    ctx->stats.bytes_downloaded += (uint64_t)texels * 16u;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_MAX_RANK],
+                          tx_dtype *dtype) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, "tx_tensor_shape", "tensor", t, &s);
+    if (st)
+        return st;
+    if (rank)
+        *rank = s->rank;
+    if (shape)
+        memcpy(shape, s->shape, sizeof s->shape);
+    if (dtype)
+        *dtype = s->dtype;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape,
+                            tx_tensor *out) {
+    const char *op = "tx_tensor_reshape";
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!out || (rank > 0 && !shape))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", op,
+                       !out ? "out" : "shape");
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
+    if (st)
+        return st;
+    if (rank < 0 || rank > TX_MAX_RANK)
+        return tx_fail(ctx, rank < 0 ? TX_STATUS_INVALID_ARGUMENT : TX_STATUS_RANK_TOO_HIGH,
+                       "%s: rank %d is outside 0..%d", op, rank, TX_MAX_RANK);
+    int64_t dims[TX_MAX_RANK];
+    int infer = -1;
+    int64_t known = 1;
+    for (int i = 0; i < rank; i++) {
+        dims[i] = shape[i];
+        if (dims[i] == -1) {
+            if (infer >= 0)
+                return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                               "%s: more than one -1 dimension", op);
+            infer = i;
+        } else if (dims[i] < 0) {
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative dimension %lld", op,
+                           (long long)dims[i]);
+        } else {
+            if (dims[i] > 0 && known > INT64_MAX / dims[i])
+                return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: shape overflows", op);
+            known *= dims[i];
+        }
+    }
+    if (infer >= 0) {
+        if (known == 0 || s->numel % known != 0) {
+            char a[160];
+            tx_shape_str(a, sizeof a, s->rank, s->shape);
+            return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                           "%s: cannot infer the -1 dimension reshaping %s", op, a);
+        }
+        dims[infer] = s->numel / known;
+        known = s->numel;
+    }
+    if (known != s->numel) {
+        char a[160], b[160];
+        tx_shape_str(a, sizeof a, s->rank, s->shape);
+        tx_shape_str(b, sizeof b, rank, dims);
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                       "%s: %s has %lld elements, %s has %lld", op, a, (long long)s->numel, b,
+                       (long long)known);
+    }
+    uint32_t idx;
+    size_t sidx = (size_t)(s - ctx->slots);
+    st = slot_new(ctx, &idx);
+    if (st)
+        return st;
+    s = &ctx->slots[sidx]; /* slot_new may have moved the array */
+    tx_slot *v = &ctx->slots[idx];
+    v->live = true;
+    v->rank = rank;
+    memset(v->shape, 0, sizeof v->shape);
+    for (int i = 0; i < rank; i++)
+        v->shape[i] = dims[i];
+    v->numel = s->numel;
+    v->dtype = s->dtype;
+    v->st = s->st;
+    v->st->refs++;
+    ctx->stats.live_tensors++;
+    *out = make_handle(idx, v->gen);
+    return TX_STATUS_OK;
+}

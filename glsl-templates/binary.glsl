@@ -1,0 +1,85 @@
+// glsl-templates/binary.glsl: y = a (op) b with numpy broadcasting; one
+// output texel (4 elements) per fragment.
+// Structural: TX_OP (tx_b_add, ...), TX_MODE: 0 general broadcast (per-lane
+// index math), 1 same shape (texel-wise), 2 b is one element, 3 a is one
+// element, 4 b is a row of the last dim with that dim % 4 == 0 (bias add).
+// TX_INT when the dtype is int32 (integer division and pow).
+// Params: p_n, p_ntex, p_out_ws, p_a_ws, p_b_ws; general mode also the
+// output dims p_d0..p_d5 and element strides p_as*, p_bs* (0 = broadcast);
+// mode 4: p_bn4 (texels per row of b).
+
+vec4 tx_b_add(vec4 a, vec4 b) { return a + b; }
+vec4 tx_b_sub(vec4 a, vec4 b) { return a - b; }
+vec4 tx_b_mul(vec4 a, vec4 b) { return a * b; }
+vec4 tx_b_div(vec4 a, vec4 b) {
+#ifdef TX_INT
+  return trunc(a / b);
+#else
+  return a / b;
+#endif
+}
+float tx_pow1(float a, float b) {
+  if (b == 0.0) return 1.0;
+  if (isnan(a) || isnan(b)) return a + b;
+  float r = exp2(b * log2(abs(a)));
+  if (a < 0.0) {
+    if (fract(b) != 0.0) return tx_nan();
+    if (mod(b, 2.0) == 1.0) r = -r;
+  }
+  if (a == 0.0) r = b > 0.0 ? 0.0 : tx_inf();
+#ifdef TX_INT
+  r = round(r);
+#endif
+  return r;
+}
+vec4 tx_b_pow(vec4 a, vec4 b) {
+  return vec4(tx_pow1(a.x, b.x), tx_pow1(a.y, b.y), tx_pow1(a.z, b.z), tx_pow1(a.w, b.w));
+}
+bvec4 tx_either_nan(vec4 a, vec4 b) {
+  return bvec4(uvec4(isnan(a)) | uvec4(isnan(b)));
+}
+vec4 tx_b_min(vec4 a, vec4 b) { return mix(min(a, b), a + b, tx_either_nan(a, b)); }
+vec4 tx_b_max(vec4 a, vec4 b) { return mix(max(a, b), a + b, tx_either_nan(a, b)); }
+
+#if TX_MODE == 0
+int tx_src_index(int i, out int bi) {
+  int r = i;
+  int ai = 0;
+  bi = 0;
+  int c;
+  c = r % p_d5; r /= p_d5; ai += c * p_as5; bi += c * p_bs5;
+  c = r % p_d4; r /= p_d4; ai += c * p_as4; bi += c * p_bs4;
+  c = r % p_d3; r /= p_d3; ai += c * p_as3; bi += c * p_bs3;
+  c = r % p_d2; r /= p_d2; ai += c * p_as2; bi += c * p_bs2;
+  c = r % p_d1; r /= p_d1; ai += c * p_as1; bi += c * p_bs1;
+  ai += r * p_as0; bi += r * p_bs0;
+  return ai;
+}
+#endif
+
+void main() {
+  int t = tx_frag_texel(p_out_ws);
+  if (t >= p_ntex) {
+    o0 = vec4(0.0);
+    return;
+  }
+#if TX_MODE == 1
+  o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), tx_texel(u_in1, t, p_b_ws));
+#elif TX_MODE == 2
+  o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), vec4(tx_texel(u_in1, 0, p_b_ws).x));
+#elif TX_MODE == 3
+  o0 = TX_OP(vec4(tx_texel(u_in0, 0, p_a_ws).x), tx_texel(u_in1, t, p_b_ws));
+#elif TX_MODE == 4
+  o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), tx_texel(u_in1, t % p_bn4, p_b_ws));
+#else
+  vec4 a, b;
+  for (int j = 0; j < 4; j++) {
+    int i = t * 4 + j;
+    int bi;
+    int ai = tx_src_index(i < p_n ? i : 0, bi);
+    a[j] = tx_elem(u_in0, ai, p_a_ws);
+    b[j] = tx_elem(u_in1, bi, p_b_ws);
+  }
+  o0 = TX_OP(a, b);
+#endif
+}

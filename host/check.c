@@ -1,0 +1,189 @@
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glctx.h"
+
+int tx_parse_shape(const char *s, int64_t shape[TX_MAX_RANK]) {
+    int rank = 0;
+    if (!s || !*s)
+        return -1;
+    if (strcmp(s, "scalar") == 0)
+        return 0;
+    const char *p = s;
+    while (*p) {
+        if (rank == TX_MAX_RANK)
+            return -1;
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0)
+            return -1;
+        shape[rank++] = v;
+        p = end;
+        if (*p == 'x' || *p == 'X')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return rank;
+}
+
+static uint64_t rng_next(uint64_t *s) {
+    /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double tx_median(const double *v, int n) {
+    if (n <= 0)
+        return 0;
+    double *c = malloc((size_t)n * sizeof *c);
+    memcpy(c, v, (size_t)n * sizeof *c);
+    for (int i = 1; i < n; i++) {
+        double x = c[i];
+        int j = i - 1;
+        while (j >= 0 && c[j] > x) {
+            c[j + 1] = c[j];
+            j--;
+        }
+        c[j + 1] = x;
+    }
+    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    free(c);
+    return m;
+}
+
+static int64_t numel_of(int rank, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
+    return n;
+}
+
+void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
+    memset(r, 0, sizeof *r);
+    r->first_bad = -1;
+    uint64_t seed = d->seed ? d->seed : 1;
+    tx_ref_tensor ins[4];
+    tx_tensor ts[4] = {{0}};
+    int n = d->n_inputs;
+    for (int i = 0; i < n; i++) {
+        ins[i] = (tx_ref_tensor){.rank = d->rank[i], .dtype = TX_DTYPE_FLOAT32};
+        memcpy(ins[i].shape, d->shape[i], sizeof ins[i].shape);
+        int64_t ne = numel_of(d->rank[i], d->shape[i]);
+        ins[i].data = malloc((size_t)(ne ? ne : 1) * sizeof(float));
+        float lo, hi;
+        tx_ref_input_range(d->op, i, &lo, &hi);
+        for (int64_t j = 0; j < ne; j++) {
+            double u = (double)(rng_next(&seed) >> 11) / 9007199254740992.0;
+            ins[i].data[j] = (float)(lo + (hi - lo) * u);
+        }
+    }
+    for (int i = 0; i < n && !r->status; i++)
+        r->status = tx_tensor_create(ctx,
+                                     &(tx_tensor_desc){.rank = ins[i].rank,
+                                                       .shape = {ins[i].shape[0], ins[i].shape[1],
+                                                                 ins[i].shape[2], ins[i].shape[3],
+                                                                 ins[i].shape[4], ins[i].shape[5]},
+                                                       .data = ins[i].data},
+                                     &ts[i]);
+    float *got = NULL;
+    if (!r->status) {
+        tx_ctx_finish(ctx);
+        tx_tensor y = {0};
+        double t0 = tx_host_ms();
+        r->status = tx_op_run(ctx, d->op, ts, n, &d->attrs, &y);
+        if (!r->status) {
+            tx_tensor_shape(ctx, y, &r->out_rank, r->out_shape, NULL);
+            r->numel = numel_of(r->out_rank, r->out_shape);
+            got = malloc((size_t)(r->numel ? r->numel : 1) * sizeof(float));
+            r->status = tx_tensor_read(ctx, y, got, (size_t)r->numel * sizeof(float));
+            r->first_ms = tx_host_ms() - t0;
+            tx_tensor_destroy(ctx, y);
+        }
+        if (!r->status && d->repeat > 0) {
+            r->call_ms = calloc((size_t)d->repeat, sizeof(double));
+            for (int i = 0; i < d->repeat && !r->status; i++) {
+                double t1 = tx_host_ms();
+                r->status = tx_op_run(ctx, d->op, ts, n, &d->attrs, &y);
+                if (!r->status) {
+                    r->status = tx_tensor_read(ctx, y, got, (size_t)r->numel * sizeof(float));
+                    tx_tensor_destroy(ctx, y);
+                }
+                r->call_ms[i] = tx_host_ms() - t1;
+            }
+        }
+        if (r->status)
+            snprintf(r->error, sizeof r->error, "%s", tx_last_error(ctx));
+    } else {
+        snprintf(r->error, sizeof r->error, "%s", tx_last_error(ctx));
+    }
+    if (!r->status && d->op == TX_OP_MATMUL) {
+        int64_t k = d->shape[0][d->rank[0] - 1];
+        if (d->attrs.matmul.transpose_a && d->rank[0] >= 2)
+            k = d->shape[0][d->rank[0] - 2];
+        r->flops = 2.0 * (double)r->numel * (double)k;
+    }
+    if (!r->status && !d->skip_reference) {
+        tx_ref_tensor want;
+        if (tx_ref_table[d->op](ins, n, &d->attrs, &want) != 0) {
+            r->status = TX_STATUS_INVALID_ARGUMENT;
+            snprintf(r->error, sizeof r->error, "the reference rejected these inputs");
+        } else {
+            int64_t wn = tx_ref_numel(&want);
+            bool same_shape = want.rank == r->out_rank &&
+                              memcmp(want.shape, r->out_shape,
+                                     (size_t)want.rank * sizeof(int64_t)) == 0;
+            if (!same_shape || wn != r->numel) {
+                r->bad = r->numel > wn ? r->numel : wn;
+                r->bad = r->bad ? r->bad : 1;
+                snprintf(r->error, sizeof r->error, "output shape differs from the reference");
+            } else {
+                int64_t k = 1;
+                if (d->op == TX_OP_MATMUL)
+                    k = (int64_t)(r->flops / 2.0 / (double)(r->numel ? r->numel : 1));
+                double atol, rtol;
+                tx_ref_tolerance(d->op, k, &atol, &rtol);
+                if (d->op == TX_OP_MATMUL && d->attrs.matmul.activation != TX_OP_NONE) {
+                    double a2, r2;
+                    tx_ref_tolerance(d->attrs.matmul.activation, 1, &a2, &r2);
+                    rtol += r2;
+                }
+                for (int64_t i = 0; i < wn; i++) {
+                    double g = got[i], w = want.data[i];
+                    bool ok;
+                    if (isnan(w) || isnan(g))
+                        ok = isnan(w) && isnan(g);
+                    else if (isinf(w) || isinf(g))
+                        ok = g == w;
+                    else {
+                        double e = fabs(g - w);
+                        if (e > r->max_abs_err)
+                            r->max_abs_err = e;
+                        ok = e <= atol + rtol * fabs(w);
+                    }
+                    if (!ok) {
+                        if (r->first_bad < 0) {
+                            r->first_bad = i;
+                            r->first_bad_got = (float)g;
+                            r->first_bad_want = (float)w;
+                        }
+                        r->bad++;
+                    }
+                }
+            }
+            tx_ref_free(&want);
+        }
+    }
+    free(got);
+    for (int i = 0; i < n; i++) {
+        if (ts[i].id)
+            tx_tensor_destroy(ctx, ts[i]);
+        free(ins[i].data);
+    }
+}
