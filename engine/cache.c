@@ -317,6 +317,17 @@ static void shrink_sigs(tx_ctx *ctx) {
     c->todo_sig = -1;
 }
 
+/* Link status of a specialized program, with the test hook that simulates a
+ * driver rejecting it. */
+static bool specialized_ok(tx_ctx *ctx, tx_gl_prog p, char *log, size_t n) {
+    if (ctx->fault_specialized) {
+        ctx->fault_specialized = false;
+        snprintf(log, n, "injected fault: link failure simulated by the test hook");
+        return false;
+    }
+    return tx_gl_program_ok(&ctx->gl, p, log, n);
+}
+
 static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_program_req *r,
                               bool wait) {
     tx_cache *c = ctx->cache;
@@ -333,7 +344,7 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
         /* No background compile: finish now so the failure (if any) is
          * reported with its source. */
         char log[4096];
-        if (tx_gl_program_ok(&ctx->gl, e->spec.prog, log, sizeof log)) {
+        if (specialized_ok(ctx, e->spec.prog, log, sizeof log)) {
             e->state = SPEC_READY;
             ctx->stats.specialized_ready++;
         } else {
@@ -353,7 +364,7 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
 /* A pending background compile has finished: check it (cheap now). */
 static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_program_req *r) {
     char log[4096];
-    if (tx_gl_program_ok(&ctx->gl, e->spec.prog, log, sizeof log)) {
+    if (specialized_ok(ctx, e->spec.prog, log, sizeof log)) {
         e->state = SPEC_READY;
         ctx->stats.specialized_ready++;
         return;

@@ -110,6 +110,7 @@ struct tx_ctx {
     int max_tex;         /* effective max texture width/height */
     bool log_shaders;
     bool lost;
+    bool fault_specialized; /* test hook: the next specialized link "fails" */
     char err[1024];
 
     tx_slot *slots;

@@ -59,10 +59,9 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
     int c, w, h;
     if (!tx_tex_dims(ctx, texels, &c, &w, &h))
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
-                       "%s: a tensor of %lld elements needs %lld RGBA texels, more than one "
-                       "%d×%d texture holds on this device (MAX_TEXTURE_SIZE %d)",
-                       op, (long long)texels * 4, (long long)texels, ctx->max_tex, ctx->max_tex,
-                       ctx->max_tex);
+                       "%s: %lld RGBA texels needed, more than one %d×%d texture holds on "
+                       "this device (MAX_TEXTURE_SIZE %d)",
+                       op, (long long)texels, ctx->max_tex, ctx->max_tex, ctx->max_tex);
     tx_pool *p = &ctx->pool;
     for (int i = 0; i < p->n_free; i++) {
         if (p->free_tex[i].size_class == c && p->free_tex[i].w == w && p->free_tex[i].h == h) {

@@ -105,7 +105,7 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
 
 static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
                              tx_dtype dtype, tx_tensor *out, tx_slot **slot_out) {
-    int64_t numel;
+    int64_t numel = 0;
     tx_status st = check_shape(ctx, op, rank, shape, &numel);
     if (st)
         return st;
@@ -117,6 +117,16 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     int64_t texels = (numel + 3) / 4;
     if (texels < 1)
         texels = 1; /* empty tensors still own a texture: every handle is drawable */
+    if (texels > (int64_t)ctx->max_tex * ctx->max_tex) {
+        free(stg);
+        char b[160];
+        tx_shape_str(b, sizeof b, rank, shape);
+        return tx_fail(ctx, TX_STATUS_TOO_LARGE,
+                       "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, more "
+                       "than one %d×%d texture holds on this device (MAX_TEXTURE_SIZE %d)",
+                       op, b, (long long)numel, (long long)texels, ctx->max_tex, ctx->max_tex,
+                       ctx->max_tex);
+    }
     st = tx_pool_acquire(ctx, op, texels, &stg->tex);
     if (st) {
         free(stg);

@@ -137,9 +137,22 @@ int tx_gl_max_draw_buffers(void) {
 static void bind_unit(tx_gl *g, int unit, tx_gl_tex t) {
     if (g->unit_tex[unit] == t)
         return;
-    glActiveTexture(GL_TEXTURE0 + (GLenum)unit);
+    if (g->active_unit != unit) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)unit);
+        g->active_unit = unit;
+    }
     glBindTexture(GL_TEXTURE_2D, t);
     g->unit_tex[unit] = t;
+}
+
+/* Makes `t` the texture that GL_TEXTURE_2D calls (upload, parameters) act on:
+ * bound on the *active* unit, not merely cached on unit 0. */
+static void bind_for_edit(tx_gl *g, tx_gl_tex t) {
+    bind_unit(g, 0, t);
+    if (g->active_unit != 0) {
+        glActiveTexture(GL_TEXTURE0);
+        g->active_unit = 0;
+    }
 }
 
 static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
@@ -182,7 +195,7 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
     }
     GLuint t = 0;
     glGenTextures(1, &t);
-    bind_unit(g, 0, t);
+    bind_for_edit(g, t);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
@@ -203,7 +216,7 @@ void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t) {
 }
 
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data) {
-    bind_unit(g, 0, t);
+    bind_for_edit(g, t);
     int full_rows = texels / w;
     int rest = texels % w;
     if (full_rows > 0)
@@ -248,12 +261,8 @@ bool tx_gl_program_done(tx_gl *g, tx_gl_prog p) {
 }
 
 bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n) {
+    (void)g;
     GLint ok = 0;
-    if (g->fault_compile) {
-        g->fault_compile = false;
-        snprintf(log, n, "injected fault: link failure simulated by the test hook");
-        return false;
-    }
     glGetProgramiv(p, GL_LINK_STATUS, &ok);
     if (ok)
         return true;
@@ -380,7 +389,7 @@ bool tx_gl_probe_render(tx_gl *g, bool half) {
     }
     GLuint t = 0;
     glGenTextures(1, &t);
-    bind_unit(g, 0, t);
+    bind_for_edit(g, t);
     glTexStorage2D(GL_TEXTURE_2D, 1, half ? GL_RGBA16F : GL_RGBA32F, 4, 4);
     bind_unit(g, 0, 0);
     tx_gl_tex outs[1] = {t};

@@ -21,12 +21,12 @@ typedef struct tx_gl {
     unsigned vs; /* the shared full-screen-triangle vertex shader */
     tx_gl_prog cur_prog;
     tx_gl_tex unit_tex[TX_GL_UNITS];
+    int active_unit;
     tx_gl_tex attached[4];
     int n_attached;
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */
     bool has_robustness;
-    bool fault_compile; /* test hook: make the next specialized link fail */
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Quick start, part two: install, build, run every test. Each suite prints
+# "N passed, N failed[, N skipped]"; this script adds them up and ends with the
+# same line for all of them. Exit status is non-zero on any failure. With
+# CI=true, warnings are errors and a suite that cannot get a GL context fails
+# instead of being skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+
+BUILD=${TEXEL_BUILD_DIR:-build-test}
+werror=false
+[[ "${CI:-}" == "true" ]] && werror=true
+if [[ ! -d "$BUILD" ]]; then
+    meson setup "$BUILD" -Dwerror=$werror || exit 1
+else
+    meson configure "$BUILD" -Dwerror=$werror >/dev/null || exit 1
+fi
+ninja -C "$BUILD" || exit 1
+
+export MESA_SHADER_CACHE_DISABLE=true
+passed=0 failed=0 skipped=0
+run_suite() { # name, command...
+    local name=$1
+    shift
+    echo "== $name"
+    local log
+    log=$(mktemp)
+    "$@" 2>"$log.err" | tee "$log"
+    local rc=${PIPESTATUS[0]}
+    local line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+    if [[ $rc -eq 77 ]]; then
+        if [[ "${CI:-}" == "true" ]]; then
+            echo "$name: no GL context under CI"
+            failed=$((failed + 1))
+        else
+            echo "$name: skipped (no GL context)"
+            skipped=$((skipped + 1))
+        fi
+    elif [[ -z "$line" ]]; then
+        echo "$name: exited $rc without a result line"
+        tail -20 "$log.err"
+        failed=$((failed + 1))
+    else
+        local p f s
+        p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")
+        f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
+        s=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<<"$line")
+        passed=$((passed + p))
+        failed=$((failed + f))
+        skipped=$((skipped + ${s:-0}))
+        if [[ $rc -ne 0 && $f -eq 0 ]]; then
+            echo "$name: exited $rc"
+            tail -20 "$log.err"
+            failed=$((failed + 1))
+        fi
+    fi
+    rm -f "$log" "$log.err"
+}
+
+for t in ops_sweep cache_test errors_test; do
+    run_suite "$t" xvfb-run -a "$BUILD/tests/$t"
+done
+run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
+
+if ((skipped)); then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
+[[ $failed -eq 0 ]]

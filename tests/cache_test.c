@@ -1,0 +1,289 @@
+/* Program cache behaviour, asserted on the context's counters. */
+#include <math.h>
+
+#include "glctx.h"
+#include "harness.h"
+#include "internal.h"
+
+static tx_ctx *open_ctx(tx_host **h, tx_ctx_desc d) {
+    tx_ctx *ctx = NULL;
+    int rc = tx_host_open(&d, h, &ctx);
+    if (rc == TX_HOST_NO_CONTEXT)
+        exit(77);
+    if (rc)
+        exit(1);
+    return ctx;
+}
+
+static tx_tensor make(tx_ctx *ctx, int rank, const int64_t *shape, float base) {
+    tx_tensor_desc d = {.rank = rank};
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        d.shape[i] = shape[i];
+        n *= shape[i];
+    }
+    float *v = malloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+        v[i] = base + (float)(i % 97) * 0.25f - 10.0f;
+    d.data = v;
+    tx_tensor t = {0};
+    tx_status s = tx_tensor_create(ctx, &d, &t);
+    free(v);
+    if (s)
+        printf("  tensor create failed: %s\n", tx_last_error(ctx));
+    return t;
+}
+
+static tx_stats stats(tx_ctx *ctx) {
+    tx_stats s;
+    tx_ctx_stats(ctx, &s);
+    return s;
+}
+
+/* relu of x, read back and checked against max(x, 0). */
+static bool relu_ok(tx_ctx *ctx, tx_tensor x) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_tensor_shape(ctx, x, &rank, shape, NULL);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
+    tx_tensor y;
+    if (tx_unary(ctx, TX_OP_RELU, x, &y))
+        return false;
+    float *a = malloc((size_t)n * 4 + 4), *b = malloc((size_t)n * 4 + 4);
+    bool ok = !tx_tensor_read(ctx, x, a, (size_t)n * 4) && !tx_tensor_read(ctx, y, b, (size_t)n * 4);
+    for (int64_t i = 0; ok && i < n; i++)
+        ok = b[i] == (a[i] < 0 ? 0 : a[i]);
+    free(a);
+    free(b);
+    tx_tensor_destroy(ctx, y);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1)
+        tx_t.filter = argv[1];
+    tx_host *h;
+    tx_ctx *ctx;
+
+    for (int k = 1; k <= 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "one specialized compile after exactly k=%d calls", k);
+        if (!tx_test_begin(name))
+            continue;
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = k, .no_parallel_compile = true});
+        tx_tensor a = make(ctx, 2, (int64_t[]){32, 32}, 0), b = make(ctx, 2, (int64_t[]){32, 32}, 1);
+        for (int call = 1; call <= k + 3; call++) {
+            tx_tensor c;
+            CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, c);
+            tx_stats s = stats(ctx);
+            uint64_t want = call >= k ? 1 : 0;
+            CHECK(s.specialized_compiles == want, "after %d calls: %llu specialized compiles", call,
+                  (unsigned long long)s.specialized_compiles);
+            CHECK(s.generic_compiles == 1, "after %d calls: %llu generic compiles", call,
+                  (unsigned long long)s.generic_compiles);
+            /* With no background compile, call k+1 on is served specialized. */
+            uint64_t want_spec_runs = call > k ? (uint64_t)(call - k) : 0;
+            CHECK(s.specialized_runs == want_spec_runs, "after %d calls: %llu specialized runs",
+                  call, (unsigned long long)s.specialized_runs);
+        }
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("k=0 compiles only the specialized program")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});
+        tx_tensor a = make(ctx, 1, (int64_t[]){100}, 0);
+        CHECK(relu_ok(ctx, a), "relu wrong");
+        tx_stats s = stats(ctx);
+        CHECK(s.specialized_compiles == 1 && s.generic_compiles == 0,
+              "%llu specialized, %llu generic", (unsigned long long)s.specialized_compiles,
+              (unsigned long long)s.generic_compiles);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("never: only generic programs")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
+        tx_tensor a = make(ctx, 1, (int64_t[]){100}, 0);
+        for (int i = 0; i < 10; i++)
+            CHECK(relu_ok(ctx, a), "relu wrong");
+        tx_stats s = stats(ctx);
+        CHECK(s.specialized_compiles == 0 && s.generic_compiles == 1 && s.cache_hits == 9,
+              "%llu specialized, %llu generic, %llu hits",
+              (unsigned long long)s.specialized_compiles, (unsigned long long)s.generic_compiles,
+              (unsigned long long)s.cache_hits);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("a changed shape is a new signature; the generic program is shared")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 2, .no_parallel_compile = true});
+        tx_tensor a = make(ctx, 1, (int64_t[]){100}, 0), b = make(ctx, 1, (int64_t[]){300}, 0);
+        CHECK(relu_ok(ctx, a) && relu_ok(ctx, a), "relu wrong");
+        CHECK(stats(ctx).specialized_compiles == 1, "a specialized after 2");
+        CHECK(relu_ok(ctx, b), "relu wrong");
+        tx_stats s = stats(ctx);
+        CHECK(s.specialized_compiles == 1 && s.generic_compiles == 1,
+              "new shape: %llu specialized (want 1), %llu generic (want 1)",
+              (unsigned long long)s.specialized_compiles, (unsigned long long)s.generic_compiles);
+        CHECK(relu_ok(ctx, b), "relu wrong");
+        CHECK(stats(ctx).specialized_compiles == 2, "b specialized after its own 2 calls");
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("a changed dtype is a different program and signature")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 2, .no_parallel_compile = true});
+        tx_tensor fa = make(ctx, 1, (int64_t[]){64}, 0);
+        int32_t iv[64];
+        for (int i = 0; i < 64; i++)
+            iv[i] = i * 7 - 100;
+        tx_tensor ia;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {64}, .dtype = TX_DTYPE_INT32, .data = iv}, &ia), "int tensor");
+        tx_tensor c;
+        for (int i = 0; i < 2; i++) {
+            CHECK(!tx_binary(ctx, TX_OP_DIV, fa, fa, &c), "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, c);
+        }
+        CHECK(stats(ctx).specialized_compiles == 1, "float div specialized");
+        CHECK(!tx_binary(ctx, TX_OP_DIV, ia, ia, &c), "%s", tx_last_error(ctx));
+        tx_stats s = stats(ctx);
+        CHECK(s.generic_compiles == 2 && s.specialized_compiles == 1 && s.specialized_runs == 0,
+              "int div must not reuse float programs: %llu generic, %llu specialized, %llu spec runs",
+              (unsigned long long)s.generic_compiles, (unsigned long long)s.specialized_compiles,
+              (unsigned long long)s.specialized_runs);
+        int32_t out[64];
+        CHECK(!tx_tensor_read(ctx, c, out, sizeof out), "read");
+        CHECK(out[5] == 1 && out[20] == 1, "int div values %d %d", out[5], out[20]);
+        tx_tensor_destroy(ctx, c);
+        int32_t seven[1] = {7};
+        tx_tensor i7;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {1}, .dtype = TX_DTYPE_INT32, .data = seven}, &i7), "create");
+        CHECK(!tx_binary(ctx, TX_OP_DIV, ia, i7, &c), "%s", tx_last_error(ctx));
+        CHECK(!tx_tensor_read(ctx, c, out, sizeof out), "read");
+        for (int i = 0; i < 64; i++)
+            CHECK(out[i] == iv[i] / 7, "%d / 7 = %d, got %d", iv[i], iv[i] / 7, out[i]);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("a changed texture width is a different signature")) {
+        /* Same op, same texel count, only the input texture's width differs:
+         * the keys must differ because the specialized source bakes p_in_ws. */
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 1, .no_parallel_compile = true});
+        tx_program_req r1, r2;
+        tx_req_init(&r1, TX_FAMILY_UNARY, "unary", 1, 1);
+        tx_req_define(&r1, "TX_FN", "tx_u_relu");
+        tx_req_int(&r1, "p_ntex", 64);
+        tx_req_int(&r1, "p_out_ws", 3);
+        tx_req_int(&r1, "p_in_ws", 3);
+        r2 = r1;
+        r2.params[2].v.i = 4;
+        CHECK(!tx_cache_bind(ctx, "relu", &r1), "bind");
+        tx_texture t8, t16;
+        CHECK(!tx_pool_acquire(ctx, "test", 64, &t8), "acquire");
+        t16 = t8;
+        const tx_texture *ins[1] = {&t8}, *outs[1] = {&t16};
+        tx_texture tmp;
+        CHECK(!tx_pool_acquire(ctx, "test", 64, &tmp), "acquire");
+        outs[0] = &tmp;
+        CHECK(!tx_draw(ctx, "relu", ins, 1, outs, 1), "draw");
+        CHECK(stats(ctx).specialized_compiles == 1, "r1 specialized");
+        CHECK(!tx_cache_bind(ctx, "relu", &r2), "bind");
+        CHECK(!tx_draw(ctx, "relu", ins, 1, outs, 1), "draw");
+        tx_stats s = stats(ctx);
+        CHECK(s.specialized_compiles == 2 && s.specialized_runs == 0,
+              "width change must not reuse r1's program: %llu compiles, %llu spec runs",
+              (unsigned long long)s.specialized_compiles, (unsigned long long)s.specialized_runs);
+        tx_pool_release(ctx, &t8);
+        tx_pool_release(ctx, &tmp);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("same texel count, different shape: one program")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 1, .no_parallel_compile = true});
+        tx_tensor a = make(ctx, 2, (int64_t[]){8, 8}, 0), b = make(ctx, 1, (int64_t[]){64}, 0);
+        CHECK(relu_ok(ctx, a) && relu_ok(ctx, b) && relu_ok(ctx, b), "relu wrong");
+        tx_stats s = stats(ctx);
+        CHECK(s.specialized_compiles == 1 && s.specialized_runs == 2,
+              "%llu compiles, %llu specialized runs", (unsigned long long)s.specialized_compiles,
+              (unsigned long long)s.specialized_runs);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("LRU cap on specialized programs holds and results stay right")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS,
+                                         .max_specialized = 3});
+        for (int round = 0; round < 2; round++)
+            for (int i = 0; i < 8; i++) {
+                tx_tensor a = make(ctx, 1, (int64_t[]){10 + 40 * i}, (float)i);
+                CHECK(relu_ok(ctx, a), "relu wrong at size %d", 10 + 40 * i);
+                tx_tensor_destroy(ctx, a);
+                tx_stats s = stats(ctx);
+                CHECK(s.specialized_programs <= 3, "%llu specialized programs held",
+                      (unsigned long long)s.specialized_programs);
+            }
+        tx_stats s = stats(ctx);
+        CHECK(s.specialized_compiles == 16 && s.specialized_evicted == 13,
+              "%llu compiles, %llu evicted", (unsigned long long)s.specialized_compiles,
+              (unsigned long long)s.specialized_evicted);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("signature table stays bounded under dynamic shapes")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 1000, .max_specialized = 4});
+        for (int i = 0; i < 1500; i++) {
+            tx_tensor a = make(ctx, 1, (int64_t[]){1 + i}, 0), y;
+            CHECK(!tx_unary(ctx, TX_OP_NEG, a, &y), "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, a);
+            tx_tensor_destroy(ctx, y);
+        }
+        /* 4 * 8 + 1024 = 1056 entries max before halving */
+        CHECK(ctx->cache != NULL, "cache");
+        tx_stats s = stats(ctx);
+        CHECK(s.generic_compiles == 1, "%llu generic", (unsigned long long)s.generic_compiles);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("background compile: generic serves until the specialized one links")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 1});
+        tx_caps caps;
+        tx_ctx_caps(ctx, &caps);
+        tx_tensor a = make(ctx, 2, (int64_t[]){40, 40}, 0);
+        bool done = false;
+        for (int i = 0; i < 2000 && !done; i++) {
+            CHECK(relu_ok(ctx, a), "relu wrong on call %d", i);
+            done = stats(ctx).specialized_runs > 0;
+        }
+        tx_stats s = stats(ctx);
+        CHECK(done, "the specialized program never took over (parallel compile: %d)",
+              caps.parallel_compile);
+        CHECK(s.specialized_compiles == 1, "%llu compiles", (unsigned long long)s.specialized_compiles);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
+        setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});
+        CHECK(tx_ctx_specialize_after(ctx) == -1, "k = %d", tx_ctx_specialize_after(ctx));
+        tx_host_close(h, ctx);
+        setenv("TEXEL_SPECIALIZE_AFTER", "0", 1);
+        ctx = open_ctx(&h, (tx_ctx_desc){0});
+        CHECK(tx_ctx_specialize_after(ctx) == 0, "k = %d", tx_ctx_specialize_after(ctx));
+        tx_host_close(h, ctx);
+        unsetenv("TEXEL_SPECIALIZE_AFTER");
+        ctx = open_ctx(&h, (tx_ctx_desc){0});
+        CHECK(tx_ctx_specialize_after(ctx) == 2, "default k = %d", tx_ctx_specialize_after(ctx));
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+    return tx_test_finish();
+}
