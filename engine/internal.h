@@ -26,6 +26,9 @@ typedef enum tx_family {
     TX_FAMILY_CLIP,
     TX_FAMILY_BINARY,
     TX_FAMILY_MATMUL,
+    TX_FAMILY_CONV,
+    TX_FAMILY_CONV_TRANSPOSE,
+    TX_FAMILY_POOL,
     TX_FAMILY_COUNT_
 } tx_family;
 
@@ -175,5 +178,18 @@ tx_family tx_op_family(tx_op op);
 /* ops */
 tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi,
                        tx_tensor *out);
+
+/* ops: conv.c. The geometry of a windowed op (conv, pool) on [N, C, H, W] or
+ * [N, C, W] (run as H = 1): validated attributes, pads after auto_pad, and
+ * the output size. */
+typedef struct tx_window {
+    bool one_d;
+    int64_t n, c, h, w, ho, wo;
+    int kh, kw, sh, sw, dh, dw;
+    int pt, pl, pb, pr;
+} tx_window;
+tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const int kernel[2],
+                         const int strides[2], const int dilations[2], const int pads[4],
+                         tx_auto_pad auto_pad, bool ceil_mode, tx_window *g);
 
 #endif

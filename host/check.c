@@ -65,6 +65,16 @@ static int64_t numel_of(int rank, const int64_t *shape) {
     return n;
 }
 
+/* Terms summed per output element of a conv (C/group·kH·kW); 1 for others. */
+static int64_t conv_terms(const tx_check_desc *d) {
+    if ((d->op != TX_OP_CONV && d->op != TX_OP_CONV_TRANSPOSE) || d->n_inputs < 2 ||
+        d->rank[1] < 3)
+        return 1;
+    int64_t k = numel_of(d->rank[1] - 2, d->shape[1] + 2);
+    int64_t groups = d->attrs.conv.group > 0 ? d->attrs.conv.group : 1;
+    return k * (d->op == TX_OP_CONV ? d->shape[1][1] : d->shape[1][0] / groups);
+}
+
 void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
@@ -129,6 +139,11 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
             k = d->shape[0][d->rank[0] - 2];
         r->flops = 2.0 * (double)r->numel * (double)k;
     }
+    if (!r->status && d->op == TX_OP_CONV)
+        r->flops = 2.0 * (double)r->numel * (double)conv_terms(d);
+    if (!r->status && d->op == TX_OP_CONV_TRANSPOSE) /* each input element × its footprint */
+        r->flops = 2.0 * (double)numel_of(d->rank[1], d->shape[1]) / (double)d->shape[1][0] *
+                   (double)numel_of(d->rank[0], d->shape[0]);
     if (!r->status && !d->skip_reference) {
         tx_ref_tensor want;
         if (tx_ref_table[d->op](ins, n, &d->attrs, &want) != 0) {
@@ -147,11 +162,17 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
                 int64_t k = 1;
                 if (d->op == TX_OP_MATMUL)
                     k = (int64_t)(r->flops / 2.0 / (double)(r->numel ? r->numel : 1));
+                else
+                    k = conv_terms(d);
                 double atol, rtol;
                 tx_ref_tolerance(d->op, k, &atol, &rtol);
-                if (d->op == TX_OP_MATMUL && d->attrs.matmul.activation != TX_OP_NONE) {
+                tx_op act = d->op == TX_OP_MATMUL ? d->attrs.matmul.activation
+                            : (d->op == TX_OP_CONV || d->op == TX_OP_CONV_TRANSPOSE)
+                                ? d->attrs.conv.activation
+                                : TX_OP_NONE;
+                if (act != TX_OP_NONE) {
                     double a2, r2;
-                    tx_ref_tolerance(d->attrs.matmul.activation, 1, &a2, &r2);
+                    tx_ref_tolerance(act, 1, &a2, &r2);
                     rtol += r2;
                 }
                 for (int64_t i = 0; i < wn; i++) {

@@ -3,6 +3,10 @@
  *   texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]
  *            [--transpose-a] [--transpose-b] [--activation OP] [--lo V --hi V]
  *            [--seed S] [--max-texture-size N] [--json]
+ *            conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D]
+ *            [--group G] [--auto-pad same_upper|same_lower|valid] [--kernel K]
+ *            [--output-padding P] [--output-shape S] [--ceil-mode] [--count-include-pad]
+ *            (S, P, D, K: one value for every spatial dim, or AxB; pads: begins then ends)
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +23,10 @@ static int usage(void) {
             "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
             "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
             "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
+            "  conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D] [--group G]\n"
+            "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
+            "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
+            "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
             "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
@@ -118,6 +126,35 @@ static int cmd_info(int argc, char **argv) {
     return 0;
 }
 
+/* A spatial attribute list "3" or "3x2" (pads: up to 4 values). */
+typedef struct spatial_arg {
+    int n;
+    int v[4];
+} spatial_arg;
+
+static bool parse_spatial(const char *s, spatial_arg *a) {
+    int64_t shape[TX_MAX_RANK];
+    int n = tx_parse_shape(s, shape);
+    if (n < 1 || n > 4)
+        return false;
+    a->n = n;
+    for (int i = 0; i < n; i++)
+        a->v[i] = (int)shape[i];
+    return true;
+}
+
+/* Fills `dst` (nsp entries, or 2 * nsp for pads) from the list; one value
+ * applies to every entry. */
+static bool spread(const spatial_arg *a, int want, int *dst) {
+    if (!a->n)
+        return true;
+    if (a->n != 1 && a->n != want)
+        return false;
+    for (int i = 0; i < want; i++)
+        dst[i] = a->v[a->n == 1 ? 0 : i];
+    return true;
+}
+
 static int cmd_op(int argc, char **argv) {
     if (argc < 1)
         return usage();
@@ -133,6 +170,10 @@ static int cmd_op(int argc, char **argv) {
     tx_ctx_desc cd = {0};
     d.attrs.lo = 0;
     d.attrs.hi = 6;
+    spatial_arg stride = {0}, pad = {0}, dil = {0}, kernel = {0}, outpad = {0}, outshape = {0};
+    int group = 0;
+    tx_auto_pad auto_pad = TX_AUTO_PAD_NOTSET;
+    bool ceil_mode = false, include_pad = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -144,6 +185,10 @@ static int cmd_op(int argc, char **argv) {
             d.attrs.matmul.transpose_b = true;
         else if (strcmp(a, "--bias") == 0)
             bias = true;
+        else if (strcmp(a, "--ceil-mode") == 0)
+            ceil_mode = true;
+        else if (strcmp(a, "--count-include-pad") == 0)
+            include_pad = true;
         else if (!v)
             return usage();
         else if (strcmp(a, "--shape") == 0)
@@ -158,6 +203,34 @@ static int cmd_op(int argc, char **argv) {
             d.attrs.hi = strtof(v, NULL), i++;
         else if (strcmp(a, "--max-texture-size") == 0)
             cd.max_texture_size = atoi(v), i++;
+        else if (strcmp(a, "--group") == 0)
+            group = atoi(v), i++;
+        else if (strcmp(a, "--stride") == 0 || strcmp(a, "--pad") == 0 ||
+                 strcmp(a, "--dilation") == 0 || strcmp(a, "--kernel") == 0 ||
+                 strcmp(a, "--output-padding") == 0 || strcmp(a, "--output-shape") == 0) {
+            spatial_arg *dst = a[2] == 's' && a[3] == 't' ? &stride
+                               : a[2] == 'p'              ? &pad
+                               : a[2] == 'd'              ? &dil
+                               : a[2] == 'k'              ? &kernel
+                               : strcmp(a, "--output-padding") == 0 ? &outpad
+                                                                    : &outshape;
+            if (!parse_spatial(v, dst)) {
+                fprintf(stderr, "texel op: bad %s \"%s\" (want e.g. 2 or 2x2)\n", a, v);
+                return 2;
+            }
+            i++;
+        } else if (strcmp(a, "--auto-pad") == 0) {
+            static const char *const names[] = {"notset", "same_upper", "same_lower", "valid"};
+            int k = 0;
+            while (k < 4 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k == 4) {
+                fprintf(stderr, "texel op: unknown --auto-pad \"%s\"\n", v);
+                return 2;
+            }
+            auto_pad = (tx_auto_pad)k;
+            i++;
+        }
         else if (strcmp(a, "--activation") == 0) {
             d.attrs.matmul.activation = tx_op_from_name(v);
             if (d.attrs.matmul.activation == TX_OP_NONE) {
@@ -200,6 +273,43 @@ static int cmd_op(int argc, char **argv) {
         }
         ns = 2;
     }
+    bool conv = d.op == TX_OP_CONV || d.op == TX_OP_CONV_TRANSPOSE;
+    bool pool = d.op == TX_OP_MAXPOOL || d.op == TX_OP_AVERAGEPOOL ||
+                d.op == TX_OP_GLOBALMAXPOOL || d.op == TX_OP_GLOBALAVERAGEPOOL;
+    if (conv || pool) {
+        int nsp = d.rank[0] > 2 ? d.rank[0] - 2 : 1;
+        tx_conv_desc *c = &d.attrs.conv;
+        tx_pool_desc *p = &d.attrs.pool;
+        bool ok = spread(&stride, nsp, conv ? c->strides : p->strides) &&
+                  spread(&dil, nsp, conv ? c->dilations : p->dilations) &&
+                  spread(&pad, 2 * nsp, conv ? c->pads : p->pads) &&
+                  spread(&kernel, nsp, p->kernel_shape) &&
+                  spread(&outpad, nsp, c->output_padding) &&
+                  spread(&outshape, nsp, c->output_shape);
+        if (!ok) {
+            fprintf(stderr, "texel op: spatial attributes need 1 or %d values (pads: 1 or %d)\n",
+                    nsp, 2 * nsp);
+            return 2;
+        }
+        if (conv) {
+            c->group = group;
+            c->auto_pad = auto_pad;
+            c->activation = d.attrs.matmul.activation;
+            c->lo = d.attrs.lo;
+            c->hi = d.attrs.hi;
+            d.attrs.matmul.activation = TX_OP_NONE;
+            if (bias && ns == 2) {
+                d.rank[2] = 1;
+                d.shape[2][0] = d.op == TX_OP_CONV ? d.shape[1][0]
+                                                   : d.shape[1][1] * (group ? group : 1);
+                ns = 3;
+            }
+        } else {
+            p->auto_pad = auto_pad;
+            p->ceil_mode = ceil_mode;
+            p->count_include_pad = include_pad;
+        }
+    }
     if (bias && d.op == TX_OP_MATMUL && ns == 2) {
         int rb = d.rank[1];
         int64_t nn = rb == 1 ? 1 : d.shape[1][d.attrs.matmul.transpose_b ? rb - 2 : rb - 1];
@@ -207,7 +317,7 @@ static int cmd_op(int argc, char **argv) {
         d.shape[2][0] = nn;
         ns = 3;
     }
-    if (ns != arity && !(d.op == TX_OP_MATMUL && ns == 3)) {
+    if (ns != arity && !(bias && ns == 3)) {
         fprintf(stderr, "texel op: %s takes %d input shape(s), got %d\n", tx_op_name(d.op), arity,
                 ns);
         return 2;

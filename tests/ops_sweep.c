@@ -12,6 +12,7 @@ typedef struct shape_case {
     const char *shapes; /* as for `texel op --shape` */
     tx_op_attrs attrs;
     bool bias;
+    const char *label; /* names the attributes in the test name */
 } shape_case;
 
 static const shape_case k_unary[] = {
@@ -52,6 +53,61 @@ static const shape_case k_matmul[] = {
     {.shapes = "2x8x8,8x13", .attrs = {.matmul = {.activation = TX_OP_SIGMOID}}, .bias = true},
 };
 
+#define CONV(...) .attrs = {.conv = {__VA_ARGS__}}
+static const shape_case k_conv[] = {
+    {.shapes = "1x1x1x1,1x1x1x1"},
+    {.shapes = "1x3x5x7,4x3x3x3"},
+    {.shapes = "2x3x6x7,5x3x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .bias = true, .label = "pad1/relu"},
+    {.shapes = "1x8x9x11,8x8x3x3", CONV(.pads = {1, 1, 1, 1}), .label = "pad1"},
+    {.shapes = "1x8x16x16,12x8x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU6), .bias = true, .label = "s2/pad1/relu6"},
+    {.shapes = "1x8x10x12,8x1x3x3", CONV(.group = 8, .pads = {1, 1, 1, 1}), .bias = true, .label = "depthwise"},
+    {.shapes = "1x6x11x13,6x1x3x3", CONV(.group = 6, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .label = "depthwise/s2"},
+    {.shapes = "1x6x7x9,4x3x3x3", CONV(.group = 2, .pads = {1, 0, 1, 2}), .bias = true, .label = "group2"},
+    {.shapes = "1x4x6x6,8x1x3x3", CONV(.group = 4), .label = "group4/multiplier2"},
+    {.shapes = "1x4x9x9,4x4x3x3", CONV(.dilations = {2, 2}, .pads = {2, 2, 2, 2}), .label = "dilation2"},
+    {.shapes = "1x3x12x13,4x3x3x3", CONV(.dilations = {2, 2}, .strides = {2, 2}), .label = "s2/dilation2"},
+    {.shapes = "1x3x9x10,5x3x3x2", CONV(.strides = {2, 1}, .pads = {0, 1, 2, 0}), .label = "s21/asympad"},
+    {.shapes = "1x3x7x8,4x3x3x3", CONV(.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_UPPER), .label = "same_upper/s2"},
+    {.shapes = "1x3x7x8,4x3x4x4", CONV(.auto_pad = TX_AUTO_PAD_SAME_LOWER), .label = "same_lower"},
+    {.shapes = "1x3x7x8,4x3x3x3", CONV(.auto_pad = TX_AUTO_PAD_VALID, .pads = {5, 5, 5, 5}), .label = "valid"},
+    {.shapes = "2x4x17,6x4x5", CONV(.strides = {2}, .pads = {2, 2}), .bias = true, .label = "1d"},
+    {.shapes = "1x16x7x7,24x16x1x1", CONV(.activation = TX_OP_SIGMOID), .bias = true, .label = "1x1/sigmoid"},
+    {.shapes = "1x5x6x8,7x5x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_CLIP, .lo = -0.5f, .hi = 0.5f), .label = "clip"},
+    {.shapes = "1x32x20x20,32x32x3x3", CONV(.pads = {1, 1, 1, 1}), .bias = true, .label = "pad1"},
+    {.shapes = "3x2x5x5,3x2x2x2", CONV(.strides = {1, 1}), .label = "batch3"},
+};
+static const shape_case k_conv_transpose[] = {
+    {.shapes = "1x1x3x3,1x2x3x3"},
+    {.shapes = "1x2x4x5,2x3x3x3", CONV(.strides = {2, 2}), .bias = true, .label = "s2"},
+    {.shapes = "1x4x5x5,4x4x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 1}), .label = "s2/pad1/outpad1"},
+    {.shapes = "1x4x3x4,4x3x3x3", CONV(.group = 2, .strides = {2, 2}), .bias = true, .label = "group2/s2"},
+    {.shapes = "1x2x4x4,2x2x3x3", CONV(.dilations = {2, 2}, .pads = {1, 0, 0, 1}), .label = "dilation2"},
+    {.shapes = "1x1x3x3,1x2x3x3", CONV(.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_UPPER), .label = "same_upper"},
+    {.shapes = "1x1x3x3,1x2x3x3", CONV(.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_LOWER), .label = "same_lower"},
+    {.shapes = "1x1x3x3,1x2x3x3", CONV(.strides = {3, 2}, .output_shape = {10, 8}), .label = "output_shape"},
+    {.shapes = "1x3x7,3x2x4", CONV(.strides = {2}, .pads = {1, 1}), .bias = true, .label = "1d"},
+    {.shapes = "1x4x5x5,4x1x3x3", CONV(.group = 4, .strides = {2, 2}, .activation = TX_OP_RELU), .label = "depthwise/s2/relu"},
+    {.shapes = "1x2x6x6,2x2x3x3", CONV(.pads = {3, 3, 3, 3}), .label = "pad3-crops"},
+    {.shapes = "2x8x5x6,8x4x4x4", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .bias = true, .label = "k4/s2"},
+};
+#undef CONV
+#define POOL(...) .attrs = {.pool = {__VA_ARGS__}}
+static const shape_case k_pool[] = {
+    {.shapes = "1x1x4x4", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .label = "k2/s2"},
+    {.shapes = "2x3x7x9", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "k3/s2/pad1"},
+    {.shapes = "1x2x7x7", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .ceil_mode = true), .label = "ceil"},
+    {.shapes = "1x2x6x8", POOL(.kernel_shape = {3, 3}, .pads = {1, 1, 1, 1}, .count_include_pad = true), .label = "pad1/include_pad"},
+    {.shapes = "1x2x5x5", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .ceil_mode = true, .count_include_pad = true), .label = "ceil/pad1/include_pad"},
+    {.shapes = "1x3x9x10", POOL(.kernel_shape = {2, 3}, .strides = {2, 1}, .dilations = {2, 1}), .label = "dilation"},
+    {.shapes = "1x2x8x8", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_UPPER), .label = "same_upper"},
+    {.shapes = "1x2x7x7", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_LOWER), .label = "same_lower"},
+    {.shapes = "2x3x11", POOL(.kernel_shape = {3}, .strides = {2}, .pads = {1, 1}), .label = "1d"},
+    {.shapes = "1x5x8x8", POOL(.kernel_shape = {8, 8}), .label = "whole"},
+    {.shapes = "1x3x3x5", POOL(.kernel_shape = {2, 2}), .label = "k2"},
+    {.shapes = "1x16x20x20", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}), .label = "k3/s2"},
+};
+#undef POOL
+
 typedef struct family_cases {
     const shape_case *cases;
     int n;
@@ -63,6 +119,10 @@ static family_cases cases_for(tx_family f) {
     case TX_FAMILY_CLIP: return (family_cases){k_clip, (int)TX_COUNTOF(k_clip)};
     case TX_FAMILY_BINARY: return (family_cases){k_binary, (int)TX_COUNTOF(k_binary)};
     case TX_FAMILY_MATMUL: return (family_cases){k_matmul, (int)TX_COUNTOF(k_matmul)};
+    case TX_FAMILY_CONV: return (family_cases){k_conv, (int)TX_COUNTOF(k_conv)};
+    case TX_FAMILY_CONV_TRANSPOSE:
+        return (family_cases){k_conv_transpose, (int)TX_COUNTOF(k_conv_transpose)};
+    case TX_FAMILY_POOL: return (family_cases){k_pool, (int)TX_COUNTOF(k_pool)};
     default: return (family_cases){NULL, 0};
     }
 }
@@ -86,9 +146,13 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
         int rb = d->rank[1];
         d->rank[2] = 1;
         d->shape[2][0] = d->shape[1][d->attrs.matmul.transpose_b ? rb - 2 : rb - 1];
+        if (op == TX_OP_CONV) /* [M] */
+            d->shape[2][0] = d->shape[1][0];
+        if (op == TX_OP_CONV_TRANSPOSE) /* [M/group · group] */
+            d->shape[2][0] = d->shape[1][1] * (c->attrs.conv.group ? c->attrs.conv.group : 1);
         d->n_inputs = 3;
     }
-    return d->n_inputs == tx_op_arity(op) || (op == TX_OP_MATMUL && d->n_inputs == 3);
+    return d->n_inputs == tx_op_arity(op) || (c->bias && d->n_inputs == 3);
 }
 
 typedef struct mode {
@@ -130,9 +194,10 @@ int main(int argc, char **argv) {
             for (int ci = 0; ci < fc.n; ci++) {
                 char name[192];
                 const shape_case *c = &fc.cases[ci];
-                snprintf(name, sizeof name, "%s/%s/%s%s%s%s", modes[m].name,
+                snprintf(name, sizeof name, "%s/%s/%s%s%s%s%s%s", modes[m].name,
                          tx_op_name((tx_op)op), c->shapes, c->attrs.matmul.transpose_a ? "/ta" : "",
-                         c->attrs.matmul.transpose_b ? "/tb" : "", c->bias ? "/bias" : "");
+                         c->attrs.matmul.transpose_b ? "/tb" : "", c->bias ? "/bias" : "",
+                         c->label ? "/" : "", c->label ? c->label : "");
                 if (!tx_test_begin(name))
                     continue;
                 tx_check_desc d;

@@ -196,11 +196,68 @@ typedef struct tx_matmul_desc {
 tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
                     tx_tensor *out);
 
+/* ---- convolution and pooling (NCHW, as ONNX defines them) ----
+ *
+ * Inputs are [N, C, H, W] (2-D) or [N, C, W] (1-D, run as H = 1). Array
+ * attributes hold ONNX's per-spatial-dim lists in order: for 2-D strides
+ * {h, w} and pads {h_begin, w_begin, h_end, w_end}; for 1-D strides {w} and
+ * pads {w_begin, w_end}. Zero means the default (stride/dilation/group 1). */
+
+typedef enum tx_auto_pad {
+    TX_AUTO_PAD_NOTSET = 0, /* use `pads` */
+    TX_AUTO_PAD_SAME_UPPER, /* output = ceil(input / stride); odd padding at the end */
+    TX_AUTO_PAD_SAME_LOWER, /* same, odd padding at the beginning */
+    TX_AUTO_PAD_VALID,      /* no padding */
+    TX_AUTO_PAD_COUNT_
+} tx_auto_pad;
+
+typedef struct tx_conv_desc {
+    int strides[2];        /* 0 = 1 */
+    int dilations[2];      /* 0 = 1 */
+    int pads[4];           /* begin..., end... (non-negative) */
+    tx_auto_pad auto_pad;
+    int group;             /* 0 = 1; C and M must both divide by it */
+    int output_padding[2]; /* conv_transpose: extra rows/cols at the end */
+    int output_shape[2];   /* conv_transpose: wanted spatial output (all 0 = computed);
+                              pads are then derived as ONNX's reference does */
+    tx_tensor bias;        /* {0} = none; else [M] */
+    tx_op activation;      /* TX_OP_NONE, any UNARY op (relu, relu6 …) or TX_OP_CLIP */
+    float lo, hi;          /* clip bounds when activation == TX_OP_CLIP (±INFINITY: open) */
+} tx_conv_desc;
+
+/* y = act(conv(x, w) + bias): x [N, C, (H,) W], w [M, C/group, (kH,) kW]
+ * → [N, M, (Ho,) Wo]. Depthwise is group = C = M. */
+tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
+                  tx_tensor *out);
+/* The gradient of conv w.r.t. its input: x [N, C, (H,) W], w [C, M/group, (kH,) kW]
+ * → [N, M, (Ho,) Wo], Ho = stride·(H−1) + output_padding + (kH−1)·dilation + 1 − pads. */
+tx_status tx_conv_transpose(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
+                            tx_tensor *out);
+
+typedef struct tx_pool_desc {
+    int kernel_shape[2];    /* maxpool / averagepool: required (> 0) */
+    int strides[2];         /* 0 = 1 */
+    int dilations[2];       /* 0 = 1 */
+    int pads[4];            /* begin..., end... (non-negative) */
+    tx_auto_pad auto_pad;
+    bool ceil_mode;         /* output size rounds up (a window must start inside the
+                               input or its begin padding, as in PyTorch) */
+    bool count_include_pad; /* averagepool: padded cells count in the divisor */
+} tx_pool_desc;
+
+/* op: TX_OP_MAXPOOL, TX_OP_AVERAGEPOOL (desc required), TX_OP_GLOBALMAXPOOL,
+ * TX_OP_GLOBALAVERAGEPOOL (desc may be NULL; the output keeps rank with
+ * spatial dims of 1). */
+tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc,
+                     tx_tensor *out);
+
 /* Runs any op by enum with its inputs in order; `attrs` may be NULL.
  * (CLI and tests use this to walk the op list.) */
 typedef struct tx_op_attrs {
     float lo, hi;               /* clip */
     tx_matmul_desc matmul;      /* matmul */
+    tx_conv_desc conv;          /* conv, conv_transpose (bias: the third input) */
+    tx_pool_desc pool;          /* maxpool, averagepool (global pools ignore it) */
 } tx_op_attrs;
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                     const tx_op_attrs *attrs, tx_tensor *out);

@@ -56,7 +56,9 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     if (fam == TX_FAMILY_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
     int want = k_arity[op];
-    if (n_inputs != want && !(fam == TX_FAMILY_MATMUL && n_inputs == 3))
+    bool biased = fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV ||
+                  fam == TX_FAMILY_CONV_TRANSPOSE; /* optional third input */
+    if (n_inputs != want && !(biased && n_inputs == 3))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
                        k_names[op], want, n_inputs);
     tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
@@ -68,6 +70,13 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
         if (n_inputs == 3)
             a.matmul.bias = inputs[2];
         return tx_matmul(ctx, inputs[0], inputs[1], &a.matmul, out);
+    case TX_FAMILY_CONV:
+    case TX_FAMILY_CONV_TRANSPOSE:
+        if (n_inputs == 3)
+            a.conv.bias = inputs[2];
+        return fam == TX_FAMILY_CONV ? tx_conv(ctx, inputs[0], inputs[1], &a.conv, out)
+                                     : tx_conv_transpose(ctx, inputs[0], inputs[1], &a.conv, out);
+    case TX_FAMILY_POOL: return tx_pooling(ctx, op, inputs[0], &a.pool, out);
     default: break;
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);

@@ -36,7 +36,9 @@ void tx_ref_input_range(tx_op op, int input, float *lo, float *hi) {
     case TX_OP_POW:
         if (input == 0) { *lo = 0.1f; *hi = 3.0f; } else { *lo = -2.0f; *hi = 2.0f; }
         break;
-    case TX_OP_MATMUL: *lo = -1.0f; *hi = 1.0f; break;
+    case TX_OP_MATMUL:
+    case TX_OP_CONV:
+    case TX_OP_CONV_TRANSPOSE: *lo = -1.0f; *hi = 1.0f; break;
     default: break;
     }
 }
@@ -53,6 +55,8 @@ void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
     case TX_OP_ERF:
     case TX_OP_GELU: *atol = 2e-5; *rtol = 1e-5; break;
     case TX_OP_MATMUL:
+    case TX_OP_CONV:
+    case TX_OP_CONV_TRANSPOSE:
         /* float32 accumulation over k terms of magnitude <= 1 */
         *atol = 1e-5 * (double)(k > 16 ? k : 16) / 4.0;
         *rtol = 1e-4;

@@ -35,7 +35,7 @@ void tx_ref_free(tx_ref_tensor *t);
  * sweep exercises the op's real domain (log of positives, pow bases > 0). */
 void tx_ref_input_range(tx_op op, int input, float *lo, float *hi);
 /* Allowed |got - want| <= atol + rtol·|want|; `k` is the reduction length
- * (matmul's K) where error grows with it. */
+ * (matmul's K, conv's C/group·kH·kW) where error grows with it. */
 void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol);
 
 #endif

@@ -1,0 +1,264 @@
+// glsl-templates/conv.glsl: Conv and ConvTranspose (NCHW), four passes.
+//
+// A fragment of the compute pass owns a tile of 4 output channels x 4
+// consecutive output x positions, so every input texel it fetches feeds 16
+// FMAs (one mat4 x vec4) and every weight texel 4 positions (ANCHORS.md: work
+// per fragment is the lever). The passes exist to make that inner loop nothing
+// but fetches and FMAs:
+//
+// TX_PASS 0 packs the input: texel ((n * p_NB + b) * p_Hp + yy) * p_Wp + xx
+//   holds 4 input channels at one position of the zero-padded input, so the
+//   compute loop has no bounds checks. Dense: b = g * p_IB + ib, lanes are
+//   group g's channels ib*4 .. ib*4+3 (0 past p_Cg). TX_DW (depthwise): lanes
+//   are channels 4b .. 4b+3. The padded position maps to the source by
+//   u = yy - p_pt (p_pt may be negative: cropping) and, for ConvTranspose
+//   run as a conv over the stride-upsampled input, iy = u / p_uh when
+//   u % p_uh == 0.
+// TX_PASS 1 packs the weights. Dense: texel
+//   ((((blk * p_IB + ib) * p_kh + ky) * p_kw + kx) * 4 + j, blk = g * p_OB + ob,
+//   lane i = w[out ob*4+i of group g][in ib*4+j][ky][kx], so the 4 texels of
+//   a tap are the columns of the mat4 that maps 4 input to 4 output channels.
+//   TX_DW: texel (cb * p_kh + ky) * p_kw + kx, lane i = w[4cb+i][0][ky][kx].
+//   TX_TRANSPOSE reads ConvTranspose weights [C, Mg, kh, kw], flipped.
+// TX_PASS 2 computes tile ((n * p_NOB + blk) * p_Ho + y) * p_XT + xt and
+//   writes render target i = output channel i of the block at x0..x0+3
+//   (a transposed tile), with bias (TX_BIAS) and activation (TX_ACT) fused.
+//   TX_SLIDE (stride == dilation along x): the 4 positions' input windows
+//   overlap, so per kernel row it fetches 4 + kw texels instead of 4 * kw.
+// TX_PASS 3 unpacks the tiles into the row-major NCHW output; TX_ALIGNED
+//   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
+
+#if TX_PASS == 0
+
+void main() {
+  int t = tx_frag_texel(p_out_ws);
+  if (t >= p_ntex) {
+    o0 = vec4(0.0);
+    return;
+  }
+  int xx = t % p_Wp;
+  int r = t / p_Wp;
+  int yy = r % p_Hp;
+  r /= p_Hp;
+  int b = r % p_NB;
+  int n = r / p_NB;
+  int uy = yy - p_pt, ux = xx - p_pl;
+  vec4 v = vec4(0.0);
+  // GLSL leaves % of negatives undefined: test the sign first (&& short-circuits).
+  if (uy >= 0 && ux >= 0 && uy % p_uh == 0 && ux % p_uw == 0) {
+    int iy = uy / p_uh, ix = ux / p_uw;
+    if (iy < p_H && ix < p_W) {
+#ifdef TX_DW
+      int c0 = b * 4;
+      int cend = p_C;
+#else
+      int g = b / p_IB;
+      int c0 = g * p_Cg + (b - g * p_IB) * 4;
+      int cend = g * p_Cg + p_Cg;
+#endif
+      int plane = p_H * p_W;
+      int base = (n * p_C + c0) * plane + iy * p_W + ix;
+      for (int j = 0; j < 4; j++)
+        if (c0 + j < cend) v[j] = tx_elem(u_in0, base + j * plane, p_in_ws);
+    }
+  }
+  o0 = v;
+}
+
+#elif TX_PASS == 1
+
+// Weight of output channel `co` (within group g) from input channel `ci`
+// (within the group) at tap (ky, kx) of the conv being computed.
+float tx_w(int g, int co, int ci, int ky, int kx) {
+#ifdef TX_TRANSPOSE
+  int i = (((g * p_Cg + ci) * p_Mg + co) * p_kh + (p_kh - 1 - ky)) * p_kw + (p_kw - 1 - kx);
+#else
+  int i = (((g * p_Mg + co) * p_Cg + ci) * p_kh + ky) * p_kw + kx;
+#endif
+  return tx_elem(u_in0, i, p_in_ws);
+}
+
+void main() {
+  int t = tx_frag_texel(p_out_ws);
+  if (t >= p_ntex) {
+    o0 = vec4(0.0);
+    return;
+  }
+  vec4 v = vec4(0.0);
+#ifdef TX_DW
+  int kx = t % p_kw;
+  int r = t / p_kw;
+  int ky = r % p_kh;
+  int cb = r / p_kh;
+  for (int i = 0; i < 4; i++)
+    if (cb * 4 + i < p_M) v[i] = tx_w(cb * 4 + i, 0, 0, ky, kx);
+#else
+  int j = t & 3;
+  int r = t >> 2;
+  int kx = r % p_kw;
+  r /= p_kw;
+  int ky = r % p_kh;
+  r /= p_kh;
+  int ib = r % p_IB;
+  int blk = r / p_IB;
+  int g = blk / p_OB;
+  int ob = blk - g * p_OB;
+  int ci = ib * 4 + j;
+  if (ci < p_Cg)
+    for (int i = 0; i < 4; i++)
+      if (ob * 4 + i < p_Mg) v[i] = tx_w(g, ob * 4 + i, ci, ky, kx);
+#endif
+  o0 = v;
+}
+
+#elif TX_PASS == 2
+
+vec4 tx_x(int t) { return tx_texel(u_in0, t, p_x_ws); }
+vec4 tx_wt(int t) { return tx_texel(u_in1, t, p_w_ws); }
+
+void main() {
+  int t = tx_frag_texel(p_out_ws);
+  if (t >= p_ntex) {
+    o0 = vec4(0.0);
+    o1 = vec4(0.0);
+    o2 = vec4(0.0);
+    o3 = vec4(0.0);
+    return;
+  }
+  int xt = t % p_XT;
+  int r = t / p_XT;
+  int y = r % p_Ho;
+  r /= p_Ho;
+  int blk = r % p_NOB;
+  int n = r / p_NOB;
+  int xs = xt * 4 * p_sw;
+  int rowstep = p_dh * p_Wp;
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+#ifdef TX_DW
+  int nib = 1;
+#else
+  int nib = p_IB;
+  int g = blk / p_OB;
+#endif
+  for (int ib = 0; ib < nib; ib++) {
+#ifdef TX_DW
+    int rb = ((n * p_NB + blk) * p_Hp + y * p_sh) * p_Wp + xs;
+    int wb = blk * p_kh * p_kw;
+#else
+    int rb = ((n * p_NB + g * p_IB + ib) * p_Hp + y * p_sh) * p_Wp + xs;
+    int wb = (blk * p_IB + ib) * p_kh * p_kw * 4;
+#endif
+    for (int ky = 0; ky < p_kh; ky++, rb += rowstep) {
+#ifdef TX_SLIDE
+      vec4 a0 = tx_x(rb), a1 = tx_x(rb + p_sw), a2 = tx_x(rb + 2 * p_sw),
+           a3 = tx_x(rb + 3 * p_sw);
+#endif
+      for (int kx = 0; kx < p_kw; kx++) {
+#ifndef TX_SLIDE
+        int xb = rb + kx * p_dw;
+        vec4 a0 = tx_x(xb), a1 = tx_x(xb + p_sw), a2 = tx_x(xb + 2 * p_sw),
+             a3 = tx_x(xb + 3 * p_sw);
+#endif
+#ifdef TX_DW
+        vec4 wv = tx_wt(wb++);
+        acc0 += wv * a0;
+        acc1 += wv * a1;
+        acc2 += wv * a2;
+        acc3 += wv * a3;
+#else
+        mat4 wm = mat4(tx_wt(wb), tx_wt(wb + 1), tx_wt(wb + 2), tx_wt(wb + 3));
+        wb += 4;
+        acc0 += wm * a0;
+        acc1 += wm * a1;
+        acc2 += wm * a2;
+        acc3 += wm * a3;
+#endif
+#ifdef TX_SLIDE
+        a0 = a1;
+        a1 = a2;
+        a2 = a3;
+        a3 = tx_x(rb + (4 + kx) * p_sw);
+#endif
+      }
+    }
+  }
+#ifdef TX_BIAS
+  vec4 bias = vec4(0.0);
+#ifdef TX_DW
+  int co0 = blk * 4, cend = p_M;
+#else
+  int co0 = g * p_Mg + (blk - g * p_OB) * 4, cend = g * p_Mg + p_Mg;
+#endif
+  for (int i = 0; i < 4; i++)
+    if (co0 + i < cend) bias[i] = tx_elem(u_in2, co0 + i, p_b_ws);
+  acc0 += bias;
+  acc1 += bias;
+  acc2 += bias;
+  acc3 += bias;
+#endif
+#ifdef TX_ACT
+  acc0 = TX_ACT(acc0);
+  acc1 = TX_ACT(acc1);
+  acc2 = TX_ACT(acc2);
+  acc3 = TX_ACT(acc3);
+#endif
+  mat4 o = transpose(mat4(acc0, acc1, acc2, acc3));
+  o0 = o[0];
+  o1 = o[1];
+  o2 = o[2];
+  o3 = o[3];
+}
+
+#else  // TX_PASS == 3
+
+vec4 tx_tile(int i, int t) {
+  ivec2 q = tx_coord(t, p_a_ws);
+  return i == 0 ? texelFetch(u_in0, q, 0)
+                : (i == 1 ? texelFetch(u_in1, q, 0)
+                          : (i == 2 ? texelFetch(u_in2, q, 0) : texelFetch(u_in3, q, 0)));
+}
+
+// Output element e = ((n * p_M + co) * p_Ho + y) * p_Wo + x: its tile index
+// and the render target (channel within the block) that holds it.
+int tx_locate(int e, out int i, out int x) {
+  x = e % p_Wo;
+  int r = e / p_Wo;
+  int y = r % p_Ho;
+  r /= p_Ho;
+  int co = r % p_M;
+  int n = r / p_M;
+#ifdef TX_DW
+  int blk = co >> 2;
+  i = co & 3;
+#else
+  int g = co / p_Mg;
+  int rc = co - g * p_Mg;
+  int blk = g * p_OB + (rc >> 2);
+  i = rc & 3;
+#endif
+  return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 2);
+}
+
+void main() {
+  int t = tx_frag_texel(p_out_ws);
+  if (t >= p_ntex) {
+    o0 = vec4(0.0);
+    return;
+  }
+  int i, x;
+#ifdef TX_ALIGNED
+  int tt = tx_locate(t * 4, i, x);
+  o0 = tx_tile(i, tt);
+#else
+  vec4 v = vec4(0.0);
+  for (int j = 0; j < 4; j++) {
+    int e = t * 4 + j;
+    if (e < p_n) {
+      int tt = tx_locate(e, i, x);
+      v[j] = tx_lane(tx_tile(i, tt), x & 3);
+    }
+  }
+  o0 = v;
+#endif
+}
+#endif
