@@ -332,6 +332,8 @@ static int cmd_op(int argc, char **argv) {
         return rc;
     tx_check_result r;
     tx_check_run(ctx, &d, &r);
+    if (!r.call_ms) /* the op failed before the timed calls */
+        repeat = 0;
     tx_stats st;
     tx_ctx_stats(ctx, &st);
     double med = tx_median(r.call_ms, repeat);

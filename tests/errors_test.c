@@ -24,6 +24,14 @@ static tx_tensor mk(tx_ctx *ctx, int rank, int64_t d0, int64_t d1, int64_t d2) {
     return t;
 }
 
+static tx_tensor mk4(tx_ctx *ctx, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = 4, .shape = {d0, d1, d2, d3}};
+    if (tx_tensor_create(ctx, &d, &t))
+        printf("  create failed: %s\n", tx_last_error(ctx));
+    return t;
+}
+
 #define EXPECT(call, status, ...)                                                              \
     do {                                                                                       \
         tx_status s_ = (call);                                                                 \
@@ -202,6 +210,74 @@ int main(int argc, char **argv) {
         EXPECT(tx_tensor_reshape(ctx, r, 2, (int64_t[]){-1, -1}, &y), TX_STATUS_INVALID_ARGUMENT,
                "-1");
         tx_tensor_destroy(ctx, r);
+        tx_test_end();
+    }
+    if (tx_test_begin("conv: bad shapes and attributes name the op and shapes")) {
+        tx_tensor x = mk4(ctx, 1, 4, 5, 5), w = mk4(ctx, 6, 3, 3, 3), w2 = mk4(ctx, 6, 2, 3, 3);
+        tx_tensor big = mk4(ctx, 1, 4, 7, 7), b = mk(ctx, 1, 5, 0, 0);
+        EXPECT(tx_conv(ctx, x, w, NULL, &y), TX_STATUS_SHAPE_MISMATCH, "conv", "[1, 4, 5, 5]",
+               "[6, 3, 3, 3]", "C/group = 4");
+        EXPECT(tx_conv(ctx, x, w2, &(tx_conv_desc){.group = 3}, &y), TX_STATUS_SHAPE_MISMATCH,
+               "conv", "divide by group", "[6, 2, 3, 3]");
+        EXPECT(tx_conv(ctx, x, big, NULL, &y), TX_STATUS_SHAPE_MISMATCH, "conv", "[1, 4, 5, 5]");
+        tx_tensor wk = mk4(ctx, 2, 4, 9, 9);
+        EXPECT(tx_conv(ctx, x, wk, &(tx_conv_desc){.pads = {1, 1, 1, 1}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "conv", "does not fit", "[1, 4, 5, 5]", "(1, 1)");
+        tx_tensor w4 = mk4(ctx, 6, 4, 3, 3);
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.pads = {1, -1, 1, 1}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "negative pads", "[1, 4, 5, 5]");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.strides = {2, 0}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "stride 0", "[1, 4, 5, 5]");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.strides = {-1, -1}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "stride -1");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.dilations = {1, -2}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "dilation -2");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.group = -1}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "group");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.auto_pad = (tx_auto_pad)7}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "auto_pad");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.bias = b}, &y), TX_STATUS_SHAPE_MISMATCH,
+               "conv", "bias [5]", "M = 6");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.activation = TX_OP_ADD}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "activation");
+        EXPECT(tx_conv(ctx, x, b, NULL, &y), TX_STATUS_SHAPE_MISMATCH, "conv", "rank", "[5]");
+        EXPECT(tx_conv(ctx, b, w4, NULL, &y), TX_STATUS_SHAPE_MISMATCH, "conv", "[N, C, H, W]");
+        EXPECT(tx_conv(ctx, x, w4, NULL, NULL), TX_STATUS_INVALID_ARGUMENT, "conv", "out");
+        /* ConvTranspose weights are [C, M/group, kH, kW] */
+        EXPECT(tx_conv_transpose(ctx, x, w, NULL, &y), TX_STATUS_SHAPE_MISMATCH, "conv_transpose",
+               "[1, 4, 5, 5]", "[6, 3, 3, 3]", "C = 4");
+        tx_tensor wt = mk4(ctx, 4, 2, 3, 3);
+        EXPECT(tx_conv_transpose(ctx, x, wt,
+                                 &(tx_conv_desc){.strides = {2, 2}, .output_padding = {2, 2}},
+                                 &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv_transpose", "output_padding");
+        EXPECT(tx_conv_transpose(ctx, x, wt, &(tx_conv_desc){.pads = {9, 9, 9, 9}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "conv_transpose", "pads", "[4, 2, 3, 3]");
+        tx_tensor ts[] = {x, w4, wt, w, w2, big, b, wk};
+        for (size_t i = 0; i < TX_COUNTOF(ts); i++)
+            tx_tensor_destroy(ctx, ts[i]);
+        tx_test_end();
+    }
+    if (tx_test_begin("pools: bad shapes and attributes name the op and shapes")) {
+        tx_tensor x = mk4(ctx, 1, 2, 4, 4), v = mk(ctx, 2, 4, 4, 0);
+        EXPECT(tx_pooling(ctx, TX_OP_MAXPOOL, x, &(tx_pool_desc){.kernel_shape = {5, 5}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "maxpool", "does not fit", "[1, 2, 4, 4]");
+        EXPECT(tx_pooling(ctx, TX_OP_AVERAGEPOOL, x, &(tx_pool_desc){.kernel_shape = {0, 2}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "averagepool", "kernel 0", "[1, 2, 4, 4]");
+        EXPECT(tx_pooling(ctx, TX_OP_MAXPOOL, x,
+                          &(tx_pool_desc){.kernel_shape = {2, 2}, .pads = {0, 0, -1, 0}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "maxpool", "negative pads");
+        EXPECT(tx_pooling(ctx, TX_OP_MAXPOOL, x,
+                          &(tx_pool_desc){.kernel_shape = {2, 2}, .strides = {0, 1}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "maxpool", "stride 0");
+        EXPECT(tx_pooling(ctx, TX_OP_MAXPOOL, x, NULL, &y), TX_STATUS_INVALID_ARGUMENT, "maxpool",
+               "desc");
+        EXPECT(tx_pooling(ctx, TX_OP_GLOBALAVERAGEPOOL, v, NULL, &y), TX_STATUS_SHAPE_MISMATCH,
+               "globalaveragepool", "[4, 4]");
+        EXPECT(tx_pooling(ctx, TX_OP_RELU, x, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
+               "not a pool op");
+        tx_tensor_destroy(ctx, x);
+        tx_tensor_destroy(ctx, v);
         tx_test_end();
     }
     tx_host_close(g_host, ctx);

@@ -75,7 +75,7 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                            "%s: x %s: spatial dim %d has stride %d, dilation %d, kernel %d "
                            "(all must be >= 1; all-zero strides/dilations mean 1)",
-                           op, xs, i, strides[i], dilations[i], k[j]);
+                           op, xs, i, s[j], d[j], k[j]);
         if (pb[j] < 0 || pe[j] < 0)
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                            "%s: x %s: negative pads (%d, %d) on spatial dim %d", op, xs, pb[j],
@@ -298,10 +298,14 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
         tx_req_define(r, "TX_DW", "1");
 }
 
+#include <time.h>
+static double prof_ms(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec*1e3+ts.tv_nsec/1e6; }
 static tx_status pass_draw(tx_ctx *ctx, const char *op, const tx_program_req *r,
                            const tx_texture *const *ins, int n_in,
                            const tx_texture *const *outs, int n_out) {
     tx_status st = tx_cache_bind(ctx, op, r);
+    if (getenv("PROF")) { tx_gl_finish(); double t0 = prof_ms();
+    st = st ? st : tx_draw(ctx, op, ins, n_in, outs, n_out); tx_gl_finish(); fprintf(stderr, "pass %s %.2f ms\n", r->defines, prof_ms()-t0); return st; }
     return st ? st : tx_draw(ctx, op, ins, n_in, outs, n_out);
 }
 
