@@ -1,8 +1,8 @@
 // glsl-templates/conv.glsl: Conv and ConvTranspose (NCHW), four passes.
 //
-// A fragment of the compute pass owns a tile of 4 output channels x 4
+// A fragment of the compute pass owns a tile of 4 output channels x 8 (or 4)
 // consecutive output x positions, so every input texel it fetches feeds 16
-// FMAs (one mat4 x vec4) and every weight texel 4 positions (ANCHORS.md: work
+// FMAs (one mat4 x vec4) and every weight texel 8 positions (ANCHORS.md: work
 // per fragment is the lever). The passes exist to make that inner loop nothing
 // but fetches and FMAs:
 //
@@ -20,11 +20,12 @@
 //   a tap are the columns of the mat4 that maps 4 input to 4 output channels.
 //   TX_DW: texel (cb * p_kh + ky) * p_kw + kx, lane i = w[4cb+i][0][ky][kx].
 //   TX_TRANSPOSE reads ConvTranspose weights [C, Mg, kh, kw], flipped.
-// TX_PASS 2 computes tile ((n * p_NOB + blk) * p_Ho + y) * p_XT + xt and
-//   writes render target i = output channel i of the block at x0..x0+3
-//   (a transposed tile), with bias (TX_BIAS) and activation (TX_ACT) fused.
-//   TX_SLIDE (stride == dilation along x): the 4 positions' input windows
-//   overlap, so per kernel row it fetches 4 + kw texels instead of 4 * kw.
+// TX_PASS 2 computes tile ((n * p_NOB + blk) * p_Ho + y) * p_XT + xt: 4
+//   output channels at TX_TP (4 or 8) positions from x0 = xt * TX_TP. Render
+//   target i holds channel i % 4 at x0 + 4 * (i / 4) .. +3 (a transposed
+//   tile), with bias (TX_BIAS) and activation (TX_ACT) fused. TX_SLIDE
+//   (stride == dilation along x): the positions' input windows overlap, so
+//   per kernel row it fetches TX_TP + kw texels instead of TX_TP * kw.
 // TX_PASS 3 unpacks the tiles into the row-major NCHW output; TX_ALIGNED
 //   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
 
@@ -116,6 +117,29 @@ void main() {
 vec4 tx_x(int t) { return tx_texel(u_in0, t, p_x_ws); }
 vec4 tx_wt(int t) { return tx_texel(u_in1, t, p_w_ws); }
 
+vec4 tx_bias(int blk) {
+  vec4 bias = vec4(0.0);
+#ifdef TX_BIAS
+#ifdef TX_DW
+  int co0 = blk * 4, cend = p_M;
+#else
+  int g = blk / p_OB;
+  int co0 = g * p_Mg + (blk - g * p_OB) * 4, cend = g * p_Mg + p_Mg;
+#endif
+  for (int i = 0; i < 4; i++)
+    if (co0 + i < cend) bias[i] = tx_elem(u_in2, co0 + i, p_b_ws);
+#endif
+  return bias;
+}
+
+vec4 tx_out(vec4 acc, vec4 bias) {
+  acc += bias;
+#ifdef TX_ACT
+  acc = TX_ACT(acc);
+#endif
+  return acc;
+}
+
 void main() {
   int t = tx_frag_texel(p_out_ws);
   if (t >= p_ntex) {
@@ -123,6 +147,12 @@ void main() {
     o1 = vec4(0.0);
     o2 = vec4(0.0);
     o3 = vec4(0.0);
+#if TX_TP == 8
+    o4 = vec4(0.0);
+    o5 = vec4(0.0);
+    o6 = vec4(0.0);
+    o7 = vec4(0.0);
+#endif
     return;
   }
   int xt = t % p_XT;
@@ -131,9 +161,12 @@ void main() {
   r /= p_Ho;
   int blk = r % p_NOB;
   int n = r / p_NOB;
-  int xs = xt * 4 * p_sw;
+  int xs = xt * TX_TP * p_sw;
   int rowstep = p_dh * p_Wp;
   vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+#if TX_TP == 8
+  vec4 acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0);
+#endif
 #ifdef TX_DW
   int nib = 1;
 #else
@@ -152,74 +185,92 @@ void main() {
 #ifdef TX_SLIDE
       vec4 a0 = tx_x(rb), a1 = tx_x(rb + p_sw), a2 = tx_x(rb + 2 * p_sw),
            a3 = tx_x(rb + 3 * p_sw);
+#if TX_TP == 8
+      vec4 a4 = tx_x(rb + 4 * p_sw), a5 = tx_x(rb + 5 * p_sw), a6 = tx_x(rb + 6 * p_sw),
+           a7 = tx_x(rb + 7 * p_sw);
+#endif
 #endif
       for (int kx = 0; kx < p_kw; kx++) {
 #ifndef TX_SLIDE
         int xb = rb + kx * p_dw;
         vec4 a0 = tx_x(xb), a1 = tx_x(xb + p_sw), a2 = tx_x(xb + 2 * p_sw),
              a3 = tx_x(xb + 3 * p_sw);
+#if TX_TP == 8
+        vec4 a4 = tx_x(xb + 4 * p_sw), a5 = tx_x(xb + 5 * p_sw), a6 = tx_x(xb + 6 * p_sw),
+             a7 = tx_x(xb + 7 * p_sw);
 #endif
+#endif
+        // Depthwise: per-channel weights, lanewise. Dense: the mat4 whose
+        // column j maps input channel j to the block's 4 output channels.
 #ifdef TX_DW
-        vec4 wv = tx_wt(wb++);
-        acc0 += wv * a0;
-        acc1 += wv * a1;
-        acc2 += wv * a2;
-        acc3 += wv * a3;
+        vec4 wm = tx_wt(wb++);
 #else
         mat4 wm = mat4(tx_wt(wb), tx_wt(wb + 1), tx_wt(wb + 2), tx_wt(wb + 3));
         wb += 4;
+#endif
         acc0 += wm * a0;
         acc1 += wm * a1;
         acc2 += wm * a2;
         acc3 += wm * a3;
+#if TX_TP == 8
+        acc4 += wm * a4;
+        acc5 += wm * a5;
+        acc6 += wm * a6;
+        acc7 += wm * a7;
 #endif
 #ifdef TX_SLIDE
         a0 = a1;
         a1 = a2;
         a2 = a3;
+#if TX_TP == 8
+        a3 = a4;
+        a4 = a5;
+        a5 = a6;
+        a6 = a7;
+        a7 = tx_x(rb + (8 + kx) * p_sw);
+#else
         a3 = tx_x(rb + (4 + kx) * p_sw);
+#endif
 #endif
       }
     }
   }
-#ifdef TX_BIAS
-  vec4 bias = vec4(0.0);
-#ifdef TX_DW
-  int co0 = blk * 4, cend = p_M;
-#else
-  int co0 = g * p_Mg + (blk - g * p_OB) * 4, cend = g * p_Mg + p_Mg;
-#endif
-  for (int i = 0; i < 4; i++)
-    if (co0 + i < cend) bias[i] = tx_elem(u_in2, co0 + i, p_b_ws);
-  acc0 += bias;
-  acc1 += bias;
-  acc2 += bias;
-  acc3 += bias;
-#endif
-#ifdef TX_ACT
-  acc0 = TX_ACT(acc0);
-  acc1 = TX_ACT(acc1);
-  acc2 = TX_ACT(acc2);
-  acc3 = TX_ACT(acc3);
-#endif
-  mat4 o = transpose(mat4(acc0, acc1, acc2, acc3));
+  vec4 bias = tx_bias(blk);
+  mat4 o = transpose(mat4(tx_out(acc0, bias), tx_out(acc1, bias), tx_out(acc2, bias),
+                          tx_out(acc3, bias)));
   o0 = o[0];
   o1 = o[1];
   o2 = o[2];
   o3 = o[3];
+#if TX_TP == 8
+  o = transpose(mat4(tx_out(acc4, bias), tx_out(acc5, bias), tx_out(acc6, bias),
+                     tx_out(acc7, bias)));
+  o4 = o[0];
+  o5 = o[1];
+  o6 = o[2];
+  o7 = o[3];
+#endif
 }
 
 #else  // TX_PASS == 3
 
+// Target i holds output channel i % 4 of a block at positions
+// 4 * (i / 4) .. +3 of the tile.
 vec4 tx_tile(int i, int t) {
   ivec2 q = tx_coord(t, p_a_ws);
+#if TX_TP == 8
+  if (i >= 4)
+    return i == 4 ? texelFetch(u_in4, q, 0)
+                  : (i == 5 ? texelFetch(u_in5, q, 0)
+                            : (i == 6 ? texelFetch(u_in6, q, 0) : texelFetch(u_in7, q, 0)));
+#endif
   return i == 0 ? texelFetch(u_in0, q, 0)
                 : (i == 1 ? texelFetch(u_in1, q, 0)
                           : (i == 2 ? texelFetch(u_in2, q, 0) : texelFetch(u_in3, q, 0)));
 }
 
 // Output element e = ((n * p_M + co) * p_Ho + y) * p_Wo + x: its tile index
-// and the render target (channel within the block) that holds it.
+// and the render target that holds it.
 int tx_locate(int e, out int i, out int x) {
   x = e % p_Wo;
   int r = e / p_Wo;
@@ -236,7 +287,12 @@ int tx_locate(int e, out int i, out int x) {
   int blk = g * p_OB + (rc >> 2);
   i = rc & 3;
 #endif
+#if TX_TP == 8
+  i += x & 4;
+  return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 3);
+#else
   return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 2);
+#endif
 }
 
 void main() {

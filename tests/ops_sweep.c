@@ -73,8 +73,9 @@ static const shape_case k_conv[] = {
     {.shapes = "2x4x17,6x4x5", CONV(.strides = {2}, .pads = {2, 2}), .bias = true, .label = "1d"},
     {.shapes = "1x16x7x7,24x16x1x1", CONV(.activation = TX_OP_SIGMOID), .bias = true, .label = "1x1/sigmoid"},
     {.shapes = "1x5x6x8,7x5x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_CLIP, .lo = -0.5f, .hi = 0.5f), .label = "clip"},
-    {.shapes = "1x32x20x20,32x32x3x3", CONV(.pads = {1, 1, 1, 1}), .bias = true, .label = "pad1"},
+    {.shapes = "1x24x20x20,32x24x3x3", CONV(.pads = {1, 1, 1, 1}), .bias = true, .label = "pad1"},
     {.shapes = "3x2x5x5,3x2x2x2", CONV(.strides = {1, 1}), .label = "batch3"},
+    {.shapes = "1x4x3x19,8x4x1x3", CONV(.activation = TX_OP_TANH), .bias = true, .label = "8-wide-tile/tail"},
 };
 static const shape_case k_conv_transpose[] = {
     {.shapes = "1x1x3x3,1x2x3x3"},
@@ -89,6 +90,7 @@ static const shape_case k_conv_transpose[] = {
     {.shapes = "1x4x5x5,4x1x3x3", CONV(.group = 4, .strides = {2, 2}, .activation = TX_OP_RELU), .label = "depthwise/s2/relu"},
     {.shapes = "1x2x6x6,2x2x3x3", CONV(.pads = {3, 3, 3, 3}), .label = "pad3-crops"},
     {.shapes = "2x8x5x6,8x4x4x4", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .bias = true, .label = "k4/s2"},
+    {.shapes = "1x4x4x9,4x4x3x3", CONV(.strides = {2, 2}), .label = "8-wide-tile/tail"},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}
