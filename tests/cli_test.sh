@@ -42,6 +42,15 @@ check "batched matmul with bias and gelu" 'j["mismatches"] == 0 and j["status"] 
     "$TEXEL" op matmul --shape 3x40x24,24x36 --bias --activation gelu --repeat 1 --json
 check "an op error is reported with its status" 'j["status"] == "TX_STATUS_SHAPE_MISMATCH" and "matmul" in j["error"]' \
     "$TEXEL" op matmul --shape 4x5,6x7 --repeat 0 --json
+check "grouped conv with attribute flags, bias and relu6" \
+    'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK" and j["gflops"] > 0' \
+    "$TEXEL" op conv --shape 1x8x10x12,16x4x3x3 --group 2 --stride 2 --pad 1 --bias --activation relu6 --repeat 1 --json
+check "averagepool with ceil_mode and count_include_pad" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op averagepool --shape 1x3x9x9 --kernel 3 --stride 2 --pad 1 --ceil-mode --count-include-pad --repeat 1 --json
+check "a conv channel mismatch names the op and shapes" \
+    'j["status"] == "TX_STATUS_SHAPE_MISMATCH" and "conv" in j["error"] and "[6, 3, 3, 3]" in j["error"]' \
+    "$TEXEL" op conv --shape 1x4x5x5,6x3x3x3 --repeat 1 --json
+check_rc "a 3-value stride on a 2-D conv is a usage error" 2 "$TEXEL" op conv --shape 1x4x5x5,6x4x3x3 --stride 1x2x3
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus

@@ -397,6 +397,9 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     /* pass 1: pack the weights */
     if (!st) {
         req_common(&r, &p, 1, 1, 1);
+        /* A gather over a few KB of weights: folding constants buys nothing
+         * measurable, and every layer's shape would cost one more compile. */
+        r.generic_only = true;
         if (transpose)
             tx_req_define(&r, "TX_TRANSPOSE", "1");
         tx_req_int(&r, "p_ntex", (int)w_tex);
