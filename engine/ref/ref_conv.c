@@ -38,14 +38,39 @@ static double activate(const tx_conv_desc *c, double v) {
     return v;
 }
 
-int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                tx_ref_tensor *out) {
+/* What both references start from: the optional bias, the attributes and
+ * the number of spatial dims (-1: unusable operands). */
+static int conv_args(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
+                     const tx_ref_tensor **b, tx_conv_desc *c) {
     if (n_in < 2)
         return -1;
-    const tx_ref_tensor *x = &in[0], *w = &in[1], *b = n_in > 2 ? &in[2] : NULL;
-    tx_conv_desc c = attrs ? attrs->conv : (tx_conv_desc){0};
+    *b = n_in > 2 ? &in[2] : NULL;
+    *c = attrs ? attrs->conv : (tx_conv_desc){0};
+    int nsp = in[0].rank - 2;
+    return (nsp == 1 || nsp == 2) && in[1].rank == in[0].rank ? nsp : -1;
+}
+
+/* [N, M, (oh,) ow] with room for its values. */
+static int conv_out(tx_ref_tensor *out, const tx_ref_tensor *x, int64_t m,
+                    const int64_t out_sz[2]) {
     int nsp = x->rank - 2;
-    if ((nsp != 1 && nsp != 2) || w->rank != x->rank)
+    *out = (tx_ref_tensor){.rank = x->rank, .dtype = TX_DTYPE_FLOAT32};
+    out->shape[0] = x->shape[0];
+    out->shape[1] = m;
+    if (nsp == 2)
+        out->shape[2] = out_sz[0];
+    out->shape[x->rank - 1] = out_sz[1];
+    int64_t total = tx_ref_numel(out);
+    out->data = malloc((size_t)(total ? total : 1) * sizeof(float));
+    return out->data ? 0 : -1;
+}
+
+int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
+                tx_ref_tensor *out) {
+    const tx_ref_tensor *x = &in[0], *w = &in[1], *b;
+    tx_conv_desc c;
+    int nsp = conv_args(in, n_in, attrs, &b, &c);
+    if (nsp < 0)
         return -1;
     int64_t n = x->shape[0], ch = x->shape[1], m = w->shape[0], cg = w->shape[1];
     int64_t groups = c.group ? c.group : 1;
@@ -72,15 +97,7 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
             return -1;
         out_sz[j] = span / g.s[j] + 1;
     }
-    *out = (tx_ref_tensor){.rank = x->rank, .dtype = TX_DTYPE_FLOAT32};
-    out->shape[0] = n;
-    out->shape[1] = m;
-    if (nsp == 2)
-        out->shape[2] = out_sz[0];
-    out->shape[x->rank - 1] = out_sz[1];
-    int64_t total = tx_ref_numel(out);
-    out->data = malloc((size_t)(total ? total : 1) * sizeof(float));
-    if (!out->data)
+    if (conv_out(out, x, m, out_sz))
         return -1;
     int64_t ih = in_sz[0], iw = in_sz[1], kh = g.k[0], kw = g.k[1];
     float *y = out->data;
@@ -111,12 +128,10 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
 
 int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                           tx_ref_tensor *out) {
-    if (n_in < 2)
-        return -1;
-    const tx_ref_tensor *x = &in[0], *w = &in[1], *b = n_in > 2 ? &in[2] : NULL;
-    tx_conv_desc c = attrs ? attrs->conv : (tx_conv_desc){0};
-    int nsp = x->rank - 2;
-    if ((nsp != 1 && nsp != 2) || w->rank != x->rank)
+    const tx_ref_tensor *x = &in[0], *w = &in[1], *b;
+    tx_conv_desc c;
+    int nsp = conv_args(in, n_in, attrs, &b, &c);
+    if (nsp < 0)
         return -1;
     int64_t n = x->shape[0], ch = x->shape[1];
     int64_t groups = c.group ? c.group : 1;
@@ -153,21 +168,14 @@ int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
         if (out_sz[j] < 1)
             return -1;
     }
-    *out = (tx_ref_tensor){.rank = x->rank, .dtype = TX_DTYPE_FLOAT32};
-    out->shape[0] = n;
-    out->shape[1] = m;
-    if (nsp == 2)
-        out->shape[2] = out_sz[0];
-    out->shape[x->rank - 1] = out_sz[1];
+    if (conv_out(out, x, m, out_sz))
+        return -1;
     int64_t total = tx_ref_numel(out);
     int64_t oh = out_sz[0], ow = out_sz[1], ih = in_sz[0], iw = in_sz[1];
     int64_t kh = g.k[0], kw = g.k[1];
     double *acc = calloc((size_t)(total ? total : 1), sizeof(double));
-    out->data = malloc((size_t)(total ? total : 1) * sizeof(float));
-    if (!acc || !out->data) {
-        free(acc);
-        free(out->data);
-        out->data = NULL;
+    if (!acc) {
+        tx_ref_free(out);
         return -1;
     }
     /* Every input element scatters its kernel-sized footprint. */

@@ -1,0 +1,171 @@
+/* Conv, ConvTranspose and pools against values published with the ONNX
+ * operator definitions (onnx/backend/test/case/node), so that the engine and
+ * its plain-C reference are checked against ONNX itself, not only against
+ * each other; plus a chained conv → depthwise → pool whose intermediates never
+ * leave the GPU. */
+#include <math.h>
+
+#include "glctx.h"
+#include "harness.h"
+#include "texel.h"
+
+static tx_ctx *g_ctx;
+
+static tx_tensor tensor4(int64_t n, int64_t c, int64_t h, int64_t w, const float *data) {
+    tx_tensor t = {0};
+    if (tx_tensor_create(g_ctx, &(tx_tensor_desc){.rank = 4, .shape = {n, c, h, w}, .data = data},
+                         &t))
+        printf("  create failed: %s\n", tx_last_error(g_ctx));
+    return t;
+}
+
+/* Checks y's shape and its first n values (repeated `reps` times: ONNX's
+ * examples repeat one plane over output channels). */
+static void expect_values(tx_tensor y, const int64_t shape[4], const float *want, int n,
+                          int reps) {
+    int rank = 0;
+    int64_t s[TX_MAX_RANK] = {0};
+    CHECK(!tx_tensor_shape(g_ctx, y, &rank, s, NULL), "%s", tx_last_error(g_ctx));
+    CHECK(rank == 4 && s[0] == shape[0] && s[1] == shape[1] && s[2] == shape[2] &&
+              s[3] == shape[3],
+          "shape [%lld, %lld, %lld, %lld]", (long long)s[0], (long long)s[1], (long long)s[2],
+          (long long)s[3]);
+    float got[256];
+    if (tx_t.cur_failed || n * reps > 256)
+        return;
+    CHECK(!tx_tensor_read(g_ctx, y, got, sizeof(float) * (size_t)(n * reps)), "read");
+    for (int i = 0; i < n * reps; i++)
+        CHECK(fabsf(got[i] - want[i % n]) <= 1e-4f, "[%d] = %g, want %g", i, (double)got[i],
+              (double)want[i % n]);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1)
+        tx_t.filter = argv[1];
+    tx_host *host;
+    int rc = tx_host_open(&(tx_ctx_desc){.specialize_after = 1}, &host, &g_ctx);
+    if (rc == TX_HOST_NO_CONTEXT)
+        return 77;
+    if (rc)
+        return 1;
+    const float x9[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    float ones[18];
+    for (int i = 0; i < 18; i++)
+        ones[i] = 1;
+    tx_tensor x = tensor4(1, 1, 3, 3, x9), w = tensor4(1, 2, 3, 3, ones), y;
+    /* Each case runs twice (k = 1): the first call uses the generic
+     * programs, the second the specialized ones where they have linked. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (tx_test_begin(pass ? "call2/convtranspose_pads" : "call1/convtranspose_pads")) {
+            static const float want[21] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
+            CHECK(!tx_conv_transpose(g_ctx, x, w, &(tx_conv_desc){.strides = {3, 2}, .pads = {1, 2, 1, 2}}, &y),
+                  "%s", tx_last_error(g_ctx));
+            expect_values(y, (int64_t[]){1, 2, 7, 3}, want, 21, 2);
+            tx_tensor_destroy(g_ctx, y);
+            tx_test_end();
+        }
+        if (tx_test_begin(pass ? "call2/convtranspose_output_shape"
+                               : "call1/convtranspose_output_shape")) {
+            static const float want[80] = {
+                0, 0, 1, 1, 3,  2, 2, 0, 0, 0, 1, 1, 3,  2, 2, 0, 0, 0, 1,  1, 3, 2, 2, 0,
+                3, 3, 7, 4, 9,  5, 5, 0, 3, 3, 7, 4, 9,  5, 5, 0, 3, 3, 7,  4, 9, 5, 5, 0,
+                6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0,
+                0, 0, 0, 0, 0,  0, 0, 0};
+            CHECK(!tx_conv_transpose(g_ctx, x, w,
+                                     &(tx_conv_desc){.strides = {3, 2}, .output_shape = {10, 8}}, &y),
+                  "%s", tx_last_error(g_ctx));
+            expect_values(y, (int64_t[]){1, 2, 10, 8}, want, 80, 2);
+            tx_tensor_destroy(g_ctx, y);
+            tx_test_end();
+        }
+        if (tx_test_begin(pass ? "call2/convtranspose_autopad_same"
+                               : "call1/convtranspose_autopad_same")) {
+            static const float want[36] = {0, 0, 1, 1, 3,  2,  0, 0, 1,  1,  3,  2,
+                                           3, 3, 8, 5, 12, 7,  3, 3, 7,  4,  9,  5,
+                                           9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8};
+            CHECK(!tx_conv_transpose(g_ctx, x, w,
+                                     &(tx_conv_desc){.strides = {2, 2},
+                                                     .auto_pad = TX_AUTO_PAD_SAME_UPPER},
+                                     &y),
+                  "%s", tx_last_error(g_ctx));
+            expect_values(y, (int64_t[]){1, 2, 6, 6}, want, 36, 2);
+            tx_tensor_destroy(g_ctx, y);
+            tx_test_end();
+        }
+        if (tx_test_begin(pass ? "call2/pools_2d_ceil" : "call1/pools_2d_ceil")) {
+            float v[16];
+            for (int i = 0; i < 16; i++)
+                v[i] = (float)(i + 1);
+            tx_tensor x4 = tensor4(1, 1, 4, 4, v);
+            tx_pool_desc d = {.kernel_shape = {3, 3}, .strides = {2, 2}, .ceil_mode = true};
+            CHECK(!tx_pooling(g_ctx, TX_OP_AVERAGEPOOL, x4, &d, &y), "%s", tx_last_error(g_ctx));
+            expect_values(y, (int64_t[]){1, 1, 2, 2}, (float[]){6, 7.5f, 12, 13.5f}, 4, 1);
+            tx_tensor_destroy(g_ctx, y);
+            CHECK(!tx_pooling(g_ctx, TX_OP_MAXPOOL, x4, &d, &y), "%s", tx_last_error(g_ctx));
+            expect_values(y, (int64_t[]){1, 1, 2, 2}, (float[]){11, 12, 15, 16}, 4, 1);
+            tx_tensor_destroy(g_ctx, y);
+            tx_tensor_destroy(g_ctx, x4);
+            tx_test_end();
+        }
+        if (tx_test_begin(pass ? "call2/conv_with_strides_padding"
+                               : "call1/conv_with_strides_padding")) {
+            float v[35];
+            for (int i = 0; i < 35; i++)
+                v[i] = (float)i;
+            tx_tensor x57 = tensor4(1, 1, 7, 5, v), w33 = tensor4(1, 1, 3, 3, ones);
+            static const float want[12] = {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124};
+            CHECK(!tx_conv(g_ctx, x57, w33, &(tx_conv_desc){.strides = {2, 2}, .pads = {1, 1, 1, 1}},
+                           &y),
+                  "%s", tx_last_error(g_ctx));
+            expect_values(y, (int64_t[]){1, 1, 4, 3}, want, 12, 1);
+            tx_tensor_destroy(g_ctx, y);
+            tx_tensor_destroy(g_ctx, x57);
+            tx_tensor_destroy(g_ctx, w33);
+            tx_test_end();
+        }
+    }
+    if (tx_test_begin("chained conv -> depthwise -> maxpool: only the result is read")) {
+        /* All-ones input and weights: every value is a count of taps. */
+        static float buf[1 * 8 * 8 * 8];
+        for (size_t i = 0; i < sizeof buf / sizeof buf[0]; i++)
+            buf[i] = 1;
+        tx_tensor xin = tensor4(1, 4, 8, 8, buf), w1 = tensor4(8, 4, 1, 1, buf);
+        tx_tensor w2 = tensor4(8, 1, 3, 3, buf), a, b, c;
+        tx_stats s0, s1;
+        tx_ctx_stats(g_ctx, &s0);
+        CHECK(!tx_conv(g_ctx, xin, w1, &(tx_conv_desc){.activation = TX_OP_RELU}, &a), "%s",
+              tx_last_error(g_ctx));
+        CHECK(!tx_conv(g_ctx, a, w2, &(tx_conv_desc){.group = 8, .pads = {1, 1, 1, 1}}, &b),
+              "%s", tx_last_error(g_ctx));
+        CHECK(!tx_pooling(g_ctx, TX_OP_MAXPOOL, b,
+                          &(tx_pool_desc){.kernel_shape = {2, 2}, .strides = {2, 2}}, &c),
+              "%s", tx_last_error(g_ctx));
+        tx_ctx_stats(g_ctx, &s1);
+        CHECK(s1.bytes_downloaded == s0.bytes_downloaded, "an intermediate was read back");
+        /* 1x1 conv: 4 everywhere; depthwise 3x3 of 4s: 36 inside, 24 on the
+         * edges, 16 in the corners; every 2x2 window holds an inside cell. */
+        float out[8 * 4 * 4];
+        CHECK(!tx_tensor_read(g_ctx, c, out, sizeof out), "read");
+        for (int ch = 0; ch < 8 && !tx_t.cur_failed; ch++)
+            for (int i = 0; i < 16; i++)
+                CHECK(out[ch * 16 + i] == 36.0f, "channel %d [%d] = %g", ch, i,
+                      (double)out[ch * 16 + i]);
+        tx_tensor ts[] = {xin, w1, w2, a, b, c};
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            tx_tensor_destroy(g_ctx, ts[i]);
+        tx_test_end();
+    }
+    tx_tensor_destroy(g_ctx, x);
+    tx_tensor_destroy(g_ctx, w);
+    tx_stats st;
+    tx_ctx_stats(g_ctx, &st);
+    if (tx_test_begin("variants and leaks")) {
+        CHECK(st.specialized_runs > 0, "no specialized run");
+        CHECK(st.compile_failures == 0, "%llu compile failures",
+              (unsigned long long)st.compile_failures);
+        CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
+        tx_test_end();
+    }
+    tx_host_close(host, g_ctx);
+    return tx_test_finish();
+}
