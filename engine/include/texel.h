@@ -201,7 +201,10 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
  * Inputs are [N, C, H, W] (2-D) or [N, C, W] (1-D, run as H = 1). Array
  * attributes hold ONNX's per-spatial-dim lists in order: for 2-D strides
  * {h, w} and pads {h_begin, w_begin, h_end, w_end}; for 1-D strides {w} and
- * pads {w_begin, w_end}. Zero means the default (stride/dilation/group 1). */
+ * pads {w_begin, w_end}. An all-zero strides or dilations list means 1 on
+ * every dim (so a zeroed desc is a plain conv); a 0 beside a set value, or any
+ * negative value, is TX_STATUS_INVALID_ARGUMENT. group 0 means 1. For
+ * conv_transpose, SAME_* auto_pad pads so that output = input · stride. */
 
 typedef enum tx_auto_pad {
     TX_AUTO_PAD_NOTSET = 0, /* use `pads` */
@@ -247,7 +250,7 @@ typedef struct tx_pool_desc {
 
 /* op: TX_OP_MAXPOOL, TX_OP_AVERAGEPOOL (desc required), TX_OP_GLOBALMAXPOOL,
  * TX_OP_GLOBALAVERAGEPOOL (desc may be NULL; the output keeps rank with
- * spatial dims of 1). */
+ * spatial dims of 1). MaxPool's optional Indices output is not produced. */
 tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc,
                      tx_tensor *out);
 

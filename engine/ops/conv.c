@@ -107,9 +107,9 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
 /* Everything the four passes need, in the terms of the conv being computed
  * (for ConvTranspose: the equivalent stride-1 conv over the upsampled input). */
 typedef struct conv_plan {
-    bool dw, transpose, slide, bias;
+    bool depthwise, transpose, slide;
     int64_t n, c, h, w, m, groups, cg, mg;
-    int kh, kw, sh, sw, dh, dw_; /* dw_: dilation along x (dw is "depthwise") */
+    int kh, kw, sh, sw, dh, dw; /* kernel, strides, dilations */
     int ut, ul;                  /* padded position of source (0, 0) */
     int uh, uw;                  /* upsampling (ConvTranspose strides) */
     int tp;                      /* output positions per fragment: 4 or 8 */
@@ -264,11 +264,10 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
     p->transpose = transpose;
     p->n = g.n, p->c = c, p->h = g.h, p->w = g.w, p->m = m;
     p->groups = groups, p->cg = cg, p->mg = mg;
-    p->kh = g.kh, p->kw = g.kw, p->sh = g.sh, p->sw = g.sw, p->dh = g.dh, p->dw_ = g.dw;
+    p->kh = g.kh, p->kw = g.kw, p->sh = g.sh, p->sw = g.sw, p->dh = g.dh, p->dw = g.dw;
     p->ho = g.ho, p->wo = g.wo;
-    p->dw = cg == 1 && mg == 1;
-    p->slide = p->sw == p->dw_ && p->kw > 1;
-    p->bias = bs != NULL;
+    p->depthwise = cg == 1 && mg == 1;
+    p->slide = p->sw == p->dw && p->kw > 1;
     /* 8 positions per fragment halve the weight fetches per FMA. They need 8
      * render targets and make the unpack pass pick from 8 textures, whose
      * divergent branches cost more than the tile saves on depthwise. On
@@ -276,12 +275,12 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
      * 33 -> 28 ms per call; 1x1 32->64 at 112x112, compute 10 -> 7 ms,
      * unpack 2.1 -> 3.4 ms; depthwise 32 at 112x112, 5.1 -> 5.9 ms. Rows much
      * narrower than 8 would waste the tile. */
-    p->tp = !p->dw && max_targets >= 8 && (p->wo % 8 == 0 || p->wo > 16) ? 8 : 4;
+    p->tp = !p->depthwise && max_targets >= 8 && (p->wo % 8 == 0 || p->wo > 16) ? 8 : 4;
     p->xt = (p->wo + p->tp - 1) / p->tp;
     p->hp = (p->ho - 1) * p->sh + (int64_t)(p->kh - 1) * p->dh + 1;
-    p->wp = (p->xt * p->tp - 1) * p->sw + (int64_t)(p->kw - 1) * p->dw_ + 1 +
-            (p->slide ? p->dw_ : 0);
-    if (p->dw) {
+    p->wp = (p->xt * p->tp - 1) * p->sw + (int64_t)(p->kw - 1) * p->dw + 1 +
+            (p->slide ? p->dw : 0);
+    if (p->depthwise) {
         p->nb = (c + 3) / 4;
         p->nob = p->nb;
     } else {
@@ -305,7 +304,7 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
                 n_out);
     tx_req_define_int(r, "TX_PASS", pass);
     tx_req_define_int(r, "TX_TP", p->tp);
-    if (p->dw)
+    if (p->depthwise)
         tx_req_define(r, "TX_DW", "1");
 }
 
@@ -350,7 +349,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         return TX_STATUS_OK;
     }
     int64_t x_tex = p.n * p.nb * p.hp * p.wp;
-    int64_t w_tex = p.dw ? p.nb * p.kh * p.kw : p.nob * p.ib * p.kh * p.kw * 4;
+    int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nob * p.ib * p.kh * p.kw * 4;
     int64_t t_tex = p.n * p.nob * p.ho * p.xt;
     /* tex[0]: packed input, tex[1]: packed weights, then p.tp tiles */
     tx_texture tex[10];
@@ -456,7 +455,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         tx_req_int(&r, "p_sh", p.sh);
         tx_req_int(&r, "p_sw", p.sw);
         tx_req_int(&r, "p_dh", p.dh);
-        tx_req_int(&r, "p_dw", p.dw_);
+        tx_req_int(&r, "p_dw", p.dw);
         tx_req_int(&r, "p_M", (int)p.m);
         tx_req_int(&r, "p_Mg", (int)p.mg);
         const tx_texture *ins[3] = {xp, wp, bs ? &bs->st->tex : NULL};
