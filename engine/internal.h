@@ -184,7 +184,6 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi,
  * [N, C, W] (run as H = 1): validated attributes, pads after auto_pad, and
  * the output size. */
 typedef struct tx_window {
-    bool one_d;
     int64_t n, c, h, w, ho, wo;
     int kh, kw, sh, sw, dh, dw;
     int pt, pl, pb, pr;

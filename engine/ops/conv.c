@@ -82,7 +82,6 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
                            pe[j], i);
     }
     memset(g, 0, sizeof *g);
-    g->one_d = nsp == 1;
     g->n = x->shape[0];
     g->c = x->shape[1];
     g->h = nsp == 2 ? x->shape[2] : 1;
