@@ -20,14 +20,19 @@
 //   a tap are the columns of the mat4 that maps 4 input to 4 output channels.
 //   TX_DW: texel (cb * p_kh + ky) * p_kw + kx, lane i = w[4cb+i][0][ky][kx].
 //   TX_TRANSPOSE reads ConvTranspose weights [C, Mg, kh, kw], flipped.
-// TX_PASS 2 computes tile ((n * p_NOB + blk) * p_Ho + y) * p_XT + xt: 4
-//   output channels at TX_TP (4 or 8) positions from x0 = xt * TX_TP. Render
-//   target i holds channel i % 4 at x0 + 4 * (i / 4) .. +3 (a transposed
-//   tile), with bias (TX_BIAS) and activation (TX_ACT) fused. TX_SLIDE
+// TX_PASS 2 computes tile ((n * p_NOB + bt) * p_Ho + y) * p_XT + xt: TX_TC
+//   (4 or 8: 1 or 2 blocks from blk = bt * TX_TC / 4) output channels at TX_TP
+//   (4 or 8) positions from x0 = xt * TX_TP. Render target i holds channel
+//   i % 4 of block blk + i / 4 (TX_TC 8) at x0 + 4 * (i / 4) .. +3 (TX_TP 8)
+//   (a transposed tile), with bias (TX_BIAS) and activation (TX_ACT) fused.
+//   TX_TC 8 is for group-1 1x1 convs: no window overlap for TX_TP 8 to
+//   exploit, and the unpack's target then follows the channel. TX_SLIDE
 //   (stride == dilation along x): the positions' input windows overlap, so
 //   per kernel row it fetches TX_TP + kw texels instead of TX_TP * kw.
 // TX_PASS 3 unpacks the tiles into the row-major NCHW output; TX_ALIGNED
 //   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
+
+#define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
 
 #if TX_PASS == 0
 
@@ -105,7 +110,7 @@ void main() {
   int g = blk / p_OB;
   int ob = blk - g * p_OB;
   int ci = ib * 4 + j;
-  if (ci < p_Cg)
+  if (ci < p_Cg && g < p_G) // TX_TC 8 pads the block list to an even length
     for (int i = 0; i < 4; i++)
       if (ob * 4 + i < p_Mg) v[i] = tx_w(g, ob * 4 + i, ci, ky, kx);
 #endif
@@ -147,7 +152,7 @@ void main() {
     o1 = vec4(0.0);
     o2 = vec4(0.0);
     o3 = vec4(0.0);
-#if TX_TP == 8
+#if TX_NT == 8
     o4 = vec4(0.0);
     o5 = vec4(0.0);
     o6 = vec4(0.0);
@@ -159,12 +164,12 @@ void main() {
   int r = t / p_XT;
   int y = r % p_Ho;
   r /= p_Ho;
-  int blk = r % p_NOB;
+  int blk = (r % p_NOB) * (TX_TC / 4);
   int n = r / p_NOB;
   int xs = xt * TX_TP * p_sw;
   int rowstep = p_dh * p_Wp;
   vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
-#if TX_TP == 8
+#if TX_NT == 8
   vec4 acc4 = vec4(0.0), acc5 = vec4(0.0), acc6 = vec4(0.0), acc7 = vec4(0.0);
 #endif
 #ifdef TX_DW
@@ -217,6 +222,14 @@ void main() {
         acc5 += wm * a5;
         acc6 += wm * a6;
         acc7 += wm * a7;
+#elif TX_TC == 8
+        // The next block's weights: blocks are p_IB * kh * kw * 4 texels apart.
+        int wb2 = wb - 4 + p_IB * p_kh * p_kw * 4;
+        mat4 wm2 = mat4(tx_wt(wb2), tx_wt(wb2 + 1), tx_wt(wb2 + 2), tx_wt(wb2 + 3));
+        acc4 += wm2 * a0;
+        acc5 += wm2 * a1;
+        acc6 += wm2 * a2;
+        acc7 += wm2 * a3;
 #endif
 #ifdef TX_SLIDE
         a0 = a1;
@@ -242,7 +255,10 @@ void main() {
   o1 = o[1];
   o2 = o[2];
   o3 = o[3];
-#if TX_TP == 8
+#if TX_NT == 8
+#if TX_TC == 8
+  bias = tx_bias(blk + 1);
+#endif
   o = transpose(mat4(tx_out(acc4, bias), tx_out(acc5, bias), tx_out(acc6, bias),
                      tx_out(acc7, bias)));
   o4 = o[0];
@@ -258,7 +274,7 @@ void main() {
 // 4 * (i / 4) .. +3 of the tile.
 vec4 tx_tile(int i, int t) {
   ivec2 q = tx_coord(t, p_a_ws);
-#if TX_TP == 8
+#if TX_NT == 8
   if (i >= 4)
     return i == 4 ? texelFetch(u_in4, q, 0)
                   : (i == 5 ? texelFetch(u_in5, q, 0)
@@ -290,6 +306,9 @@ int tx_locate(int e, out int i, out int x) {
 #if TX_TP == 8
   i += x & 4;
   return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 3);
+#elif TX_TC == 8
+  i += (blk & 1) * 4;
+  return ((n * p_NOB + (blk >> 1)) * p_Ho + y) * p_XT + (x >> 2);
 #else
   return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 2);
 #endif

@@ -76,6 +76,8 @@ static const shape_case k_conv[] = {
     {.shapes = "1x24x20x20,32x24x3x3", CONV(.pads = {1, 1, 1, 1}), .bias = true, .label = "pad1"},
     {.shapes = "3x2x5x5,3x2x2x2", CONV(.strides = {1, 1}), .label = "batch3"},
     {.shapes = "1x4x3x19,8x4x1x3", CONV(.activation = TX_OP_TANH), .bias = true, .label = "8-wide-tile/tail"},
+    {.shapes = "2x8x5x9,20x8x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/odd-blocks"},
+    {.shapes = "1x8x9x9,12x8x1x1", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "1x1/s2/pad1"},
 };
 static const shape_case k_conv_transpose[] = {
     {.shapes = "1x1x3x3,1x2x3x3"},
@@ -91,6 +93,7 @@ static const shape_case k_conv_transpose[] = {
     {.shapes = "1x2x6x6,2x2x3x3", CONV(.pads = {3, 3, 3, 3}), .label = "pad3-crops"},
     {.shapes = "2x8x5x6,8x4x4x4", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .bias = true, .label = "k4/s2"},
     {.shapes = "1x4x4x9,4x4x3x3", CONV(.strides = {2, 2}), .label = "8-wide-tile/tail"},
+    {.shapes = "1x4x3x5,4x6x1x1", CONV(.strides = {2, 2}), .bias = true, .label = "1x1/s2"},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}

@@ -111,9 +111,10 @@ typedef struct conv_plan {
     int kh, kw, sh, sw, dh, dw; /* kernel, strides, dilations */
     int ut, ul;                  /* padded position of source (0, 0) */
     int uh, uw;                  /* upsampling (ConvTranspose strides) */
-    int tp;                      /* output positions per fragment: 4 or 8 */
+    int tp, tc;                  /* output positions, channels per fragment: 4 or 8 */
     int64_t ho, wo, hp, wp, xt;
     int64_t nb, ib, ob, nob;     /* input blocks per batch, per group; output blocks */
+    int64_t nobt;                /* output tiles along channels: nob / (tc / 4) */
 } conv_plan;
 
 static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *op, const char *why,
@@ -275,6 +276,14 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
      * unpack 2.1 -> 3.4 ms; depthwise 32 at 112x112, 5.1 -> 5.9 ms. Rows much
      * narrower than 8 would waste the tile. */
     p->tp = !p->depthwise && max_targets >= 8 && (p->wo % 8 == 0 || p->wo > 16) ? 8 : 4;
+    /* A 1x1 conv has no windows to overlap, so 8 channels x 4 positions cost
+     * the compute pass what 4 x 8 do, and the unpack pass then picks its
+     * texture by channel, which neighbouring fragments share. */
+    p->tc = 4;
+    if (!p->depthwise && max_targets >= 8 && p->kh * p->kw == 1 && groups == 1) {
+        p->tc = 8;
+        p->tp = 4;
+    }
     p->xt = (p->wo + p->tp - 1) / p->tp;
     p->hp = (p->ho - 1) * p->sh + (int64_t)(p->kh - 1) * p->dh + 1;
     p->wp = (p->xt * p->tp - 1) * p->sw + (int64_t)(p->kw - 1) * p->dw + 1 +
@@ -288,6 +297,7 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
         p->nb = groups * p->ib;
         p->nob = groups * p->ob;
     }
+    p->nobt = p->tc == 8 ? (p->nob + 1) / 2 : p->nob;
     *orank = xs->rank;
     oshape[0] = p->n;
     oshape[1] = m;
@@ -303,6 +313,7 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
                 n_out);
     tx_req_define_int(r, "TX_PASS", pass);
     tx_req_define_int(r, "TX_TP", p->tp);
+    tx_req_define_int(r, "TX_TC", p->tc);
     if (p->depthwise)
         tx_req_define(r, "TX_DW", "1");
 }
@@ -348,11 +359,13 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         return TX_STATUS_OK;
     }
     int64_t x_tex = p.n * p.nb * p.hp * p.wp;
-    int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nob * p.ib * p.kh * p.kw * 4;
-    int64_t t_tex = p.n * p.nob * p.ho * p.xt;
-    /* tex[0]: packed input, tex[1]: packed weights, then p.tp tiles */
+    int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw
+                                : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
+    int64_t t_tex = p.n * p.nobt * p.ho * p.xt;
+    /* tex[0]: packed input, tex[1]: packed weights, then one tile texture per
+     * render target of the compute pass */
     tx_texture tex[10];
-    int n_tex = 2 + p.tp, have = 0;
+    int n_tex = 2 + p.tp * p.tc / 4, have = 0;
     while (have < n_tex &&
            !(st = tx_pool_acquire(ctx, op, have == 0 ? max64(x_tex, 1)
                                            : have == 1 ? max64(w_tex, 1)
@@ -410,13 +423,14 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         tx_req_int(&r, "p_Cg", (int)p.cg);
         tx_req_int(&r, "p_IB", (int)p.ib);
         tx_req_int(&r, "p_OB", (int)p.ob);
+        tx_req_int(&r, "p_G", (int)p.groups);
         st = pass_draw(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
                        (const tx_texture *[]){wp}, 1);
     }
 
     /* pass 2: compute the tiles */
     if (!st) {
-        req_common(&r, &p, 2, bs ? 3 : 2, p.tp);
+        req_common(&r, &p, 2, bs ? 3 : 2, n_tex - 2);
         if (p.slide)
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
@@ -443,7 +457,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         tx_req_int(&r, "p_b_ws", bs ? bs->st->tex.wshift : 0);
         tx_req_int(&r, "p_XT", (int)p.xt);
         tx_req_int(&r, "p_Ho", (int)p.ho);
-        tx_req_int(&r, "p_NOB", (int)p.nob);
+        tx_req_int(&r, "p_NOB", (int)p.nobt);
         tx_req_int(&r, "p_NB", (int)p.nb);
         tx_req_int(&r, "p_IB", (int)p.ib);
         tx_req_int(&r, "p_OB", (int)p.ob);
@@ -459,14 +473,14 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         tx_req_int(&r, "p_Mg", (int)p.mg);
         const tx_texture *ins[3] = {xp, wp, bs ? &bs->st->tex : NULL};
         const tx_texture *outs[8];
-        for (int i = 0; i < p.tp; i++)
+        for (int i = 0; i < n_tex - 2; i++)
             outs[i] = &tiles[i];
-        st = pass_draw(ctx, op, &r, ins, bs ? 3 : 2, outs, p.tp);
+        st = pass_draw(ctx, op, &r, ins, bs ? 3 : 2, outs, n_tex - 2);
     }
 
     /* pass 3: unpack into NCHW */
     if (!st) {
-        req_common(&r, &p, 3, p.tp, 1);
+        req_common(&r, &p, 3, n_tex - 2, 1);
         if (p.wo % 4 == 0)
             tx_req_define(&r, "TX_ALIGNED", "1");
         tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
@@ -478,12 +492,12 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         tx_req_int(&r, "p_M", (int)p.m);
         tx_req_int(&r, "p_Mg", (int)p.mg);
         tx_req_int(&r, "p_OB", (int)p.ob);
-        tx_req_int(&r, "p_NOB", (int)p.nob);
+        tx_req_int(&r, "p_NOB", (int)p.nobt);
         tx_req_int(&r, "p_XT", (int)p.xt);
         const tx_texture *ins[8];
-        for (int i = 0; i < p.tp; i++)
+        for (int i = 0; i < n_tex - 2; i++)
             ins[i] = &tiles[i];
-        st = pass_draw(ctx, op, &r, ins, p.tp, (const tx_texture *[]){&ys->st->tex}, 1);
+        st = pass_draw(ctx, op, &r, ins, n_tex - 2, (const tx_texture *[]){&ys->st->tex}, 1);
     }
     for (int i = 0; i < n_tex; i++)
         tx_pool_release(ctx, &tex[i]);
