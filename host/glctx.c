@@ -20,7 +20,12 @@ int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     *host = NULL;
     *ctx = NULL;
     glfwSetErrorCallback(on_glfw_error);
-    if (!glfwInit()) {
+    /* Under xvfb-run with many clients, connecting to the X server now and then
+     * fails transiently; a few retries keep the tests from flaking. */
+    int inited = 0;
+    for (int attempt = 0; attempt < 5 && !(inited = glfwInit()); attempt++)
+        nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
+    if (!inited) {
         fprintf(stderr, "texel: no display for a GL context (set DISPLAY or run under "
                         "xvfb-run -a)\n");
         return TX_HOST_NO_CONTEXT;
