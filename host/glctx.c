@@ -76,3 +76,10 @@ double tx_host_ms(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx) {
+    glfwMakeContextCurrent(host->win);
+    tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
+    d.get_proc_address = (tx_glproc(*)(const char *))glfwGetProcAddress;
+    return tx_ctx_create(&d, ctx);
+}

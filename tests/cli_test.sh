@@ -42,6 +42,25 @@ check "batched matmul with bias and gelu" 'j["mismatches"] == 0 and j["status"] 
     "$TEXEL" op matmul --shape 3x40x24,24x36 --bias --activation gelu --repeat 1 --json
 check "an op error is reported with its status" 'j["status"] == "TX_STATUS_SHAPE_MISMATCH" and "matmul" in j["error"]' \
     "$TEXEL" op matmul --shape 4x5,6x7 --repeat 0 --json
+bench_json=$(mktemp)
+if xvfb-run -a "$TEXEL" bench --smoke --runs 2 --json "$bench_json" >/dev/null 2>&1 &&
+   python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['cases'], 'no cases'
+for c in j['cases']:
+    for m in ('generic', 'specialized', 'adaptive'):
+        r = c['modes'][m]
+        assert r['status'] == 'TX_STATUS_OK' and r['median_ms'] > 0 and r['first_ms'] > 0, (c['name'], m)
+    assert c['modes']['generic']['specialized_compiles'] == 0
+    assert c['modes']['specialized']['specialized_compiles'] >= 1
+" "$bench_json" && python3 bench/report.py "$(mktemp -d)" "$bench_json" >/dev/null; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "FAIL bench runner smoke run"
+fi
+rm -f "$bench_json"
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus
