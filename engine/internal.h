@@ -69,7 +69,6 @@ typedef struct tx_pool {
 /* ---- codegen ---- */
 
 #define TX_MAX_PARAMS 64
-/* 8: conv's 4 × 8 tiles (render targets, then the unpack pass's inputs). */
 #define TX_MAX_INPUTS 8
 #define TX_MAX_OUTPUTS 8
 

@@ -51,6 +51,25 @@ check "a conv channel mismatch names the op and shapes" \
     'j["status"] == "TX_STATUS_SHAPE_MISMATCH" and "conv" in j["error"] and "[6, 3, 3, 3]" in j["error"]' \
     "$TEXEL" op conv --shape 1x4x5x5,6x3x3x3 --repeat 1 --json
 check_rc "a 3-value stride on a 2-D conv is a usage error" 2 "$TEXEL" op conv --shape 1x4x5x5,6x4x3x3 --stride 1x2x3
+bench_json=$(mktemp)
+if xvfb-run -a "$TEXEL" bench --smoke --runs 2 --json "$bench_json" >/dev/null 2>&1 &&
+   python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['cases'], 'no cases'
+for c in j['cases']:
+    for m in ('generic', 'specialized', 'adaptive'):
+        r = c['modes'][m]
+        assert r['status'] == 'TX_STATUS_OK' and r['median_ms'] > 0 and r['first_ms'] > 0, (c['name'], m)
+    assert c['modes']['generic']['specialized_compiles'] == 0
+    assert c['modes']['specialized']['specialized_compiles'] >= 1
+" "$bench_json" && python3 bench/report.py "$(mktemp -d)" "$bench_json" >/dev/null; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "FAIL bench runner smoke run"
+fi
+rm -f "$bench_json"
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus

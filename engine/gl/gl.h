@@ -13,7 +13,6 @@ typedef unsigned int tx_gl_tex;
 typedef unsigned int tx_gl_prog;
 
 #define TX_GL_UNITS 8
-#define TX_GL_TARGETS 8 /* color attachments tracked (draws use <= max_draw_buffers) */
 #define TX_GL_MAX_UNIFORMS 64
 
 typedef struct tx_gl {
@@ -23,7 +22,7 @@ typedef struct tx_gl {
     tx_gl_prog cur_prog;
     tx_gl_tex unit_tex[TX_GL_UNITS];
     int active_unit;
-    tx_gl_tex attached[TX_GL_TARGETS];
+    tx_gl_tex attached[8];
     int n_attached;
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */
