@@ -67,8 +67,7 @@ static int64_t numel_of(int rank, const int64_t *shape) {
 
 /* Terms summed per output element of a conv (C/group·kH·kW); 1 for others. */
 static int64_t conv_terms(const tx_check_desc *d) {
-    if ((d->op != TX_OP_CONV && d->op != TX_OP_CONV_TRANSPOSE) || d->n_inputs < 2 ||
-        d->rank[1] < 3)
+    if ((d->op != TX_OP_CONV && d->op != TX_OP_CONV_TRANSPOSE) || d->n_inputs < 2 || d->rank[1] < 3)
         return 1;
     int64_t k = numel_of(d->rank[1] - 2, d->shape[1] + 2);
     int64_t groups = d->attrs.conv.group > 0 ? d->attrs.conv.group : 1;

@@ -21,13 +21,11 @@ static tx_tensor tensor4(int64_t n, int64_t c, int64_t h, int64_t w, const float
 
 /* Checks y's shape and its first n values (repeated `reps` times: ONNX's
  * examples repeat one plane over output channels). */
-static void expect_values(tx_tensor y, const int64_t shape[4], const float *want, int n,
-                          int reps) {
+static void expect_values(tx_tensor y, const int64_t shape[4], const float *want, int n, int reps) {
     int rank = 0;
     int64_t s[TX_MAX_RANK] = {0};
     CHECK(!tx_tensor_shape(g_ctx, y, &rank, s, NULL), "%s", tx_last_error(g_ctx));
-    CHECK(rank == 4 && s[0] == shape[0] && s[1] == shape[1] && s[2] == shape[2] &&
-              s[3] == shape[3],
+    CHECK(rank == 4 && s[0] == shape[0] && s[1] == shape[1] && s[2] == shape[2] && s[3] == shape[3],
           "shape [%lld, %lld, %lld, %lld]", (long long)s[0], (long long)s[1], (long long)s[2],
           (long long)s[3]);
     float got[256];
@@ -57,8 +55,10 @@ int main(int argc, char **argv) {
      * programs, the second the specialized ones where they have linked. */
     for (int pass = 0; pass < 2; pass++) {
         if (tx_test_begin(pass ? "call2/convtranspose_pads" : "call1/convtranspose_pads")) {
-            static const float want[21] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
-            CHECK(!tx_conv_transpose(g_ctx, x, w, &(tx_conv_desc){.strides = {3, 2}, .pads = {1, 2, 1, 2}}, &y),
+            static const float want[21] = {1, 1, 3, 1, 1,  3, 7,  4,  9, 7, 4,
+                                           9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
+            CHECK(!tx_conv_transpose(g_ctx, x, w,
+                                     &(tx_conv_desc){.strides = {3, 2}, .pads = {1, 2, 1, 2}}, &y),
                   "%s", tx_last_error(g_ctx));
             expect_values(y, (int64_t[]){1, 2, 7, 3}, want, 21, 2);
             tx_tensor_destroy(g_ctx, y);
@@ -66,13 +66,13 @@ int main(int argc, char **argv) {
         }
         if (tx_test_begin(pass ? "call2/convtranspose_output_shape"
                                : "call1/convtranspose_output_shape")) {
-            static const float want[80] = {
-                0, 0, 1, 1, 3,  2, 2, 0, 0, 0, 1, 1, 3,  2, 2, 0, 0, 0, 1,  1, 3, 2, 2, 0,
-                3, 3, 7, 4, 9,  5, 5, 0, 3, 3, 7, 4, 9,  5, 5, 0, 3, 3, 7,  4, 9, 5, 5, 0,
-                6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0,
-                0, 0, 0, 0, 0,  0, 0, 0};
-            CHECK(!tx_conv_transpose(g_ctx, x, w,
-                                     &(tx_conv_desc){.strides = {3, 2}, .output_shape = {10, 8}}, &y),
+            static const float want[80] = {0, 0, 1,  1, 3,  2, 2, 0, 0, 0, 1,  1, 3,  2, 2, 0,
+                                           0, 0, 1,  1, 3,  2, 2, 0, 3, 3, 7,  4, 9,  5, 5, 0,
+                                           3, 3, 7,  4, 9,  5, 5, 0, 3, 3, 7,  4, 9,  5, 5, 0,
+                                           6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0,
+                                           6, 6, 13, 7, 15, 8, 8, 0, 0, 0, 0,  0, 0,  0, 0, 0};
+            CHECK(!tx_conv_transpose(
+                      g_ctx, x, w, &(tx_conv_desc){.strides = {3, 2}, .output_shape = {10, 8}}, &y),
                   "%s", tx_last_error(g_ctx));
             expect_values(y, (int64_t[]){1, 2, 10, 8}, want, 80, 2);
             tx_tensor_destroy(g_ctx, y);
@@ -80,13 +80,12 @@ int main(int argc, char **argv) {
         }
         if (tx_test_begin(pass ? "call2/convtranspose_autopad_same"
                                : "call1/convtranspose_autopad_same")) {
-            static const float want[36] = {0, 0, 1, 1, 3,  2,  0, 0, 1,  1,  3,  2,
-                                           3, 3, 8, 5, 12, 7,  3, 3, 7,  4,  9,  5,
+            static const float want[36] = {0, 0, 1,  1,  3,  2,  0, 0, 1,  1, 3,  2,
+                                           3, 3, 8,  5,  12, 7,  3, 3, 7,  4, 9,  5,
                                            9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8};
-            CHECK(!tx_conv_transpose(g_ctx, x, w,
-                                     &(tx_conv_desc){.strides = {2, 2},
-                                                     .auto_pad = TX_AUTO_PAD_SAME_UPPER},
-                                     &y),
+            CHECK(!tx_conv_transpose(
+                      g_ctx, x, w,
+                      &(tx_conv_desc){.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_UPPER}, &y),
                   "%s", tx_last_error(g_ctx));
             expect_values(y, (int64_t[]){1, 2, 6, 6}, want, 36, 2);
             tx_tensor_destroy(g_ctx, y);
@@ -114,8 +113,8 @@ int main(int argc, char **argv) {
                 v[i] = (float)i;
             tx_tensor x57 = tensor4(1, 1, 7, 5, v), w33 = tensor4(1, 1, 3, 3, ones);
             static const float want[12] = {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124};
-            CHECK(!tx_conv(g_ctx, x57, w33, &(tx_conv_desc){.strides = {2, 2}, .pads = {1, 1, 1, 1}},
-                           &y),
+            CHECK(!tx_conv(g_ctx, x57, w33,
+                           &(tx_conv_desc){.strides = {2, 2}, .pads = {1, 1, 1, 1}}, &y),
                   "%s", tx_last_error(g_ctx));
             expect_values(y, (int64_t[]){1, 1, 4, 3}, want, 12, 1);
             tx_tensor_destroy(g_ctx, y);
@@ -135,8 +134,8 @@ int main(int argc, char **argv) {
         tx_ctx_stats(g_ctx, &s0);
         CHECK(!tx_conv(g_ctx, xin, w1, &(tx_conv_desc){.activation = TX_OP_RELU}, &a), "%s",
               tx_last_error(g_ctx));
-        CHECK(!tx_conv(g_ctx, a, w2, &(tx_conv_desc){.group = 8, .pads = {1, 1, 1, 1}}, &b),
-              "%s", tx_last_error(g_ctx));
+        CHECK(!tx_conv(g_ctx, a, w2, &(tx_conv_desc){.group = 8, .pads = {1, 1, 1, 1}}, &b), "%s",
+              tx_last_error(g_ctx));
         CHECK(!tx_pooling(g_ctx, TX_OP_MAXPOOL, b,
                           &(tx_pool_desc){.kernel_shape = {2, 2}, .strides = {2, 2}}, &c),
               "%s", tx_last_error(g_ctx));

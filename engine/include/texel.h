@@ -215,9 +215,9 @@ typedef enum tx_auto_pad {
 } tx_auto_pad;
 
 typedef struct tx_conv_desc {
-    int strides[2];        /* 0 = 1 */
-    int dilations[2];      /* 0 = 1 */
-    int pads[4];           /* begin..., end... (non-negative) */
+    int strides[2];   /* 0 = 1 */
+    int dilations[2]; /* 0 = 1 */
+    int pads[4];      /* begin..., end... (non-negative) */
     tx_auto_pad auto_pad;
     int group;             /* 0 = 1; C and M must both divide by it */
     int output_padding[2]; /* conv_transpose: extra rows/cols at the end */
@@ -230,18 +230,17 @@ typedef struct tx_conv_desc {
 
 /* y = act(conv(x, w) + bias): x [N, C, (H,) W], w [M, C/group, (kH,) kW]
  * → [N, M, (Ho,) Wo]. Depthwise is group = C = M. */
-tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
-                  tx_tensor *out);
+tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out);
 /* The gradient of conv w.r.t. its input: x [N, C, (H,) W], w [C, M/group, (kH,) kW]
  * → [N, M, (Ho,) Wo], Ho = stride·(H−1) + output_padding + (kH−1)·dilation + 1 − pads. */
 tx_status tx_conv_transpose(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
                             tx_tensor *out);
 
 typedef struct tx_pool_desc {
-    int kernel_shape[2];    /* maxpool / averagepool: required (> 0) */
-    int strides[2];         /* 0 = 1 */
-    int dilations[2];       /* 0 = 1 */
-    int pads[4];            /* begin..., end... (non-negative) */
+    int kernel_shape[2]; /* maxpool / averagepool: required (> 0) */
+    int strides[2];      /* 0 = 1 */
+    int dilations[2];    /* 0 = 1 */
+    int pads[4];         /* begin..., end... (non-negative) */
     tx_auto_pad auto_pad;
     bool ceil_mode;         /* output size rounds up (a window must start inside the
                                input or its begin padding, as in PyTorch) */
@@ -251,8 +250,7 @@ typedef struct tx_pool_desc {
 /* op: TX_OP_MAXPOOL, TX_OP_AVERAGEPOOL (desc required), TX_OP_GLOBALMAXPOOL,
  * TX_OP_GLOBALAVERAGEPOOL (desc may be NULL; the output keeps rank with
  * spatial dims of 1). MaxPool's optional Indices output is not produced. */
-tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc,
-                     tx_tensor *out);
+tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out);
 
 /* Runs any op by enum with its inputs in order; `attrs` may be NULL.
  * (CLI and tests use this to walk the op list.) */

@@ -16,12 +16,14 @@
 
 #include "../internal.h"
 
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
 
 /* One spatial dim of a windowed op (conv or pool): fills the pads auto_pad
  * implies and returns the output size, or -1 when the window does not fit. */
-static int64_t window_out(int64_t in, int k, int s, int d, tx_auto_pad ap, bool ceil_mode,
-                          int *pb, int *pe) {
+static int64_t window_out(int64_t in, int k, int s, int d, tx_auto_pad ap, bool ceil_mode, int *pb,
+                          int *pe) {
     int64_t dk = (int64_t)(k - 1) * d + 1;
     if (ap == TX_AUTO_PAD_SAME_UPPER || ap == TX_AUTO_PAD_SAME_LOWER) {
         int64_t out = (in + s - 1) / s;
@@ -53,8 +55,8 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "%s: x %s must be [N, C, H, W] or [N, C, W] (2-D or 1-D)", op, xs);
     if ((unsigned)auto_pad >= TX_AUTO_PAD_COUNT_)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: auto_pad %d is not a tx_auto_pad",
-                       op, (int)auto_pad);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: auto_pad %d is not a tx_auto_pad", op,
+                       (int)auto_pad);
     int nsp = x->rank - 2;
     /* 1-D runs as H = 1 with a 1-tall kernel; the attribute lists hold W's
      * values in their first entries. */
@@ -93,8 +95,8 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
             return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                            "%s: the %lld-wide window (kernel %d, dilation %d) does not fit x %s "
                            "padded by (%d, %d) on spatial dim %d",
-                           op, (long long)((int64_t)(k[j] - 1) * d[j] + 1), k[j], d[j], xs,
-                           pb[j], pe[j], j - (2 - nsp));
+                           op, (long long)((int64_t)(k[j] - 1) * d[j] + 1), k[j], d[j], xs, pb[j],
+                           pe[j], j - (2 - nsp));
     }
     g->kh = k[0], g->kw = k[1], g->sh = s[0], g->sw = s[1], g->dh = d[0], g->dw = d[1];
     g->pt = pb[0], g->pl = pb[1], g->pb = pe[0], g->pr = pe[1];
@@ -109,12 +111,12 @@ typedef struct conv_plan {
     bool depthwise, transpose, slide;
     int64_t n, c, h, w, m, groups, cg, mg;
     int kh, kw, sh, sw, dh, dw; /* kernel, strides, dilations */
-    int ut, ul;                  /* padded position of source (0, 0) */
-    int uh, uw;                  /* upsampling (ConvTranspose strides) */
-    int tp, tc;                  /* output positions, channels per fragment: 4 or 8 */
+    int ut, ul;                 /* padded position of source (0, 0) */
+    int uh, uw;                 /* upsampling (ConvTranspose strides) */
+    int tp, tc;                 /* output positions, channels per fragment: 4 or 8 */
     int64_t ho, wo, hp, wp, xt;
-    int64_t nb, ib, ob, nob;     /* input blocks per batch, per group; output blocks */
-    int64_t nobt;                /* output tiles along channels: nob / (tc / 4) */
+    int64_t nb, ib, ob, nob; /* input blocks per batch, per group; output blocks */
+    int64_t nobt;            /* output tiles along channels: nob / (tc / 4) */
 } conv_plan;
 
 static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *op, const char *why,
@@ -128,9 +130,9 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *op, const cha
 /* Validates the operands and attributes and fills the plan (and the output
  * shape). */
 static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int max_targets,
-                                const tx_slot *xs,
-                                const tx_slot *ws, const tx_slot *bs, const tx_conv_desc *d,
-                                conv_plan *p, int *orank, int64_t oshape[TX_MAX_RANK]) {
+                                const tx_slot *xs, const tx_slot *ws, const tx_slot *bs,
+                                const tx_conv_desc *d, conv_plan *p, int *orank,
+                                int64_t oshape[TX_MAX_RANK]) {
     memset(p, 0, sizeof *p);
     if (xs->dtype != TX_DTYPE_FLOAT32 || ws->dtype != TX_DTYPE_FLOAT32 ||
         (bs && bs->dtype != TX_DTYPE_FLOAT32))
@@ -139,8 +141,7 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
         return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, op,
                            "x must be [N, C, H, W] or [N, C, W] (2-D or 1-D conv)", xs, ws);
     if (ws->rank != xs->rank)
-        return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, op, "w must have the rank of x", xs,
-                           ws);
+        return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, op, "w must have the rank of x", xs, ws);
     if (d->group < 0)
         return fail_shapes(ctx, TX_STATUS_INVALID_ARGUMENT, op, "group must be >= 1", xs, ws);
     int64_t groups = d->group ? d->group : 1;
@@ -179,9 +180,8 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "%s: activation %d is not a unary op or clip", op, (int)act);
     if (act == TX_OP_CLIP && (isnan(d->lo) || isnan(d->hi) || d->lo > d->hi))
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "%s: clip bounds [%g, %g] are not ordered", op, (double)d->lo,
-                       (double)d->hi);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: clip bounds [%g, %g] are not ordered",
+                       op, (double)d->lo, (double)d->hi);
     int nsp = xs->rank - 2;
     int kernel[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
     if (ws->shape[2] > INT32_MAX || ws->shape[xs->rank - 1] > INT32_MAX)
@@ -204,8 +204,8 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
         if (st)
             return st;
         if ((unsigned)d->auto_pad >= TX_AUTO_PAD_COUNT_)
-            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                           "%s: auto_pad %d is not a tx_auto_pad", op, (int)d->auto_pad);
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: auto_pad %d is not a tx_auto_pad",
+                           op, (int)d->auto_pad);
         int k2[2] = {nsp == 2 ? kernel[0] : 1, nsp == 2 ? kernel[1] : kernel[0]};
         int s2[2] = {g.sh, g.sw}, d2[2] = {g.dh, g.dw};
         int pb2[2] = {g.pt, g.pl}, pe2[2] = {g.pb, g.pr}, op2[2] = {0, 0}, os2[2] = {0, 0};
@@ -225,8 +225,8 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
                                    xs, ws);
             int64_t dk = (int64_t)(k2[j] - 1) * d2[j] + 1;
             int64_t full = (int64_t)s2[j] * (in[j] - 1) + op2[j] + dk;
-            bool same = d->auto_pad == TX_AUTO_PAD_SAME_UPPER ||
-                        d->auto_pad == TX_AUTO_PAD_SAME_LOWER;
+            bool same =
+                d->auto_pad == TX_AUTO_PAD_SAME_UPPER || d->auto_pad == TX_AUTO_PAD_SAME_LOWER;
             if (has_os || same) {
                 /* As onnx/reference/ops/op_conv_transpose.py derives them. */
                 int64_t want = has_os ? (nsp == 2 || j == 1 ? os2[j] : 1) : in[j] * s2[j];
@@ -286,8 +286,7 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
     }
     p->xt = (p->wo + p->tp - 1) / p->tp;
     p->hp = (p->ho - 1) * p->sh + (int64_t)(p->kh - 1) * p->dh + 1;
-    p->wp = (p->xt * p->tp - 1) * p->sw + (int64_t)(p->kw - 1) * p->dw + 1 +
-            (p->slide ? p->dw : 0);
+    p->wp = (p->xt * p->tp - 1) * p->sw + (int64_t)(p->kw - 1) * p->dw + 1 + (p->slide ? p->dw : 0);
     if (p->depthwise) {
         p->nb = (c + 3) / 4;
         p->nob = p->nb;
@@ -309,8 +308,7 @@ static tx_status conv_plan_make(tx_ctx *ctx, const char *op, bool transpose, int
 
 /* Sets what every pass shares: the structural defines and the shapes. */
 static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in, int n_out) {
-    tx_req_init(r, p->transpose ? TX_FAMILY_CONV_TRANSPOSE : TX_FAMILY_CONV, "conv", n_in,
-                n_out);
+    tx_req_init(r, p->transpose ? TX_FAMILY_CONV_TRANSPOSE : TX_FAMILY_CONV, "conv", n_in, n_out);
     tx_req_define_int(r, "TX_PASS", pass);
     tx_req_define_int(r, "TX_TP", p->tp);
     tx_req_define_int(r, "TX_TC", p->tc);
@@ -319,8 +317,8 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
 }
 
 static tx_status pass_draw(tx_ctx *ctx, const char *op, const tx_program_req *r,
-                           const tx_texture *const *ins, int n_in,
-                           const tx_texture *const *outs, int n_out) {
+                           const tx_texture *const *ins, int n_in, const tx_texture *const *outs,
+                           int n_out) {
     tx_status st = tx_cache_bind(ctx, op, r);
     return st ? st : tx_draw(ctx, op, ins, n_in, outs, n_out);
 }
@@ -346,8 +344,8 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     conv_plan p;
     int orank = 0;
     int64_t oshape[TX_MAX_RANK];
-    st = conv_plan_make(ctx, op, transpose, ctx->caps.max_draw_buffers, xs, ws, bs, &d, &p,
-                        &orank, oshape);
+    st = conv_plan_make(ctx, op, transpose, ctx->caps.max_draw_buffers, xs, ws, bs, &d, &p, &orank,
+                        oshape);
     if (st)
         return st;
     tx_tensor y;
@@ -359,18 +357,17 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         return TX_STATUS_OK;
     }
     int64_t x_tex = p.n * p.nb * p.hp * p.wp;
-    int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw
-                                : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
+    int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
     int64_t t_tex = p.n * p.nobt * p.ho * p.xt;
     /* tex[0]: packed input, tex[1]: packed weights, then one tile texture per
      * render target of the compute pass */
     tx_texture tex[10];
     int n_tex = 2 + p.tp * p.tc / 4, have = 0;
-    while (have < n_tex &&
-           !(st = tx_pool_acquire(ctx, op, have == 0 ? max64(x_tex, 1)
-                                           : have == 1 ? max64(w_tex, 1)
-                                                       : t_tex,
-                                  &tex[have])))
+    while (have < n_tex && !(st = tx_pool_acquire(ctx, op,
+                                                  have == 0   ? max64(x_tex, 1)
+                                                  : have == 1 ? max64(w_tex, 1)
+                                                              : t_tex,
+                                                  &tex[have])))
         have++;
     if (st) {
         while (have > 0)
@@ -402,8 +399,8 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     tx_req_int(&r, "p_C", (int)p.c);
     tx_req_int(&r, "p_Cg", (int)p.cg);
     tx_req_int(&r, "p_IB", (int)p.ib);
-    st = pass_draw(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
-                   (const tx_texture *[]){xp}, 1);
+    st = pass_draw(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1, (const tx_texture *[]){xp},
+                   1);
 
     /* pass 1: pack the weights */
     if (!st) {
@@ -509,8 +506,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     return TX_STATUS_OK;
 }
 
-tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
-                  tx_tensor *out) {
+tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {
     return conv_run(ctx, false, x, w, desc, out);
 }
 

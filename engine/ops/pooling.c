@@ -7,8 +7,7 @@
 
 #include "../internal.h"
 
-tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc,
-                     tx_tensor *out) {
+tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
     if (tx_op_family(op) != TX_FAMILY_POOL)
@@ -53,8 +52,7 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
     if (g.h * g.w == 0 && g.n * g.c > 0) {
         char s[160];
         tx_shape_str(s, sizeof s, xs->rank, xs->shape);
-        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: x %s has empty planes to pool",
-                       name, s);
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: x %s has empty planes to pool", name, s);
     }
     oshape[0] = g.n;
     oshape[1] = g.c;

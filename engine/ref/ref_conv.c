@@ -65,8 +65,7 @@ static int conv_out(tx_ref_tensor *out, const tx_ref_tensor *x, int64_t m,
     return out->data ? 0 : -1;
 }
 
-int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                tx_ref_tensor *out) {
+int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
     const tx_ref_tensor *x = &in[0], *w = &in[1], *b;
     tx_conv_desc c;
     int nsp = conv_args(in, n_in, attrs, &b, &c);

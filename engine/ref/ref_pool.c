@@ -40,7 +40,8 @@ static int run(tx_op op, const tx_ref_tensor *x, const tx_op_attrs *attrs, tx_re
         if (span < 0 || k[j] < 1)
             return -1;
         o[j] = (int64_t)(p.ceil_mode ? ceil((double)span / (double)s[j])
-                                     : floor((double)span / (double)s[j])) + 1;
+                                     : floor((double)span / (double)s[j])) +
+               1;
         if (p.ceil_mode && (o[j] - 1) * s[j] >= in_sz[j] + pb[j])
             o[j]--;
     }
@@ -83,10 +84,10 @@ static int run(tx_op op, const tx_ref_tensor *x, const tx_op_attrs *attrs, tx_re
     return 0;
 }
 
-#define POOL_REF(ENUM, name)                                                                  \
-    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,           \
-                      tx_ref_tensor *out) {                                                   \
-        return n_in == 1 ? run(TX_OP_##ENUM, &in[0], attrs, out) : -1;                        \
+#define POOL_REF(ENUM, name)                                                                       \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
+                      tx_ref_tensor *out) {                                                        \
+        return n_in == 1 ? run(TX_OP_##ENUM, &in[0], attrs, out) : -1;                             \
     }
 POOL_REF(MAXPOOL, maxpool)
 POOL_REF(AVERAGEPOOL, averagepool)
