@@ -44,3 +44,45 @@ vec4 tx_u_clip(vec4 x) {
   return r;
 }
 
+vec4 tx_u_softplus(vec4 x) {
+  // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): no overflow for large x
+  vec4 r = mix(x, vec4(0.0), lessThan(x, vec4(0.0))) + log(1.0 + exp(-abs(x)));
+  return mix(r, x, isnan(x));
+}
+vec4 tx_u_softsign(vec4 x) { return x / (1.0 + abs(x)); }
+vec4 tx_u_hard_swish(vec4 x) {
+  vec4 h = x * (1.0 / 6.0) + 0.5;
+  h = mix(h, vec4(0.0), lessThan(h, vec4(0.0)));
+  h = mix(h, vec4(1.0), greaterThan(h, vec4(1.0)));
+  return x * h;
+}
+vec4 tx_u_sin(vec4 x) { return sin(x); }
+vec4 tx_u_cos(vec4 x) { return cos(x); }
+vec4 tx_u_tan(vec4 x) { return sin(x) / cos(x); }
+vec4 tx_u_floor(vec4 x) { return floor(x); }
+vec4 tx_u_ceil(vec4 x) { return ceil(x); }
+vec4 tx_u_round(vec4 x) { return roundEven(x); }
+vec4 tx_u_sign(vec4 x) { return mix(sign(x), x, isnan(x)); }
+vec4 tx_u_reciprocal(vec4 x) { return 1.0 / x; }
+vec4 tx_u_not(vec4 x) { return vec4(equal(x, vec4(0.0))); }
+// cast: to int truncates toward zero (NaN -> 0, clamped to the int32 range);
+// to bool: NaN is nonzero, so true
+vec4 tx_u_cast_int(vec4 x) {
+  vec4 r = clamp(trunc(x), -2147483648.0, 2147483520.0);
+  return mix(r, vec4(0.0), isnan(x));
+}
+vec4 tx_u_cast_float(vec4 x) { return x; }
+vec4 tx_u_cast_bool(vec4 x) { return vec4(notEqual(x, vec4(0.0))); }
+#ifdef TX_HAS_ALPHA
+// family ACT: p_alpha, p_beta
+vec4 tx_u_hard_sigmoid(vec4 x) {
+  vec4 h = p_alpha * x + p_beta;
+  h = mix(h, vec4(0.0), lessThan(h, vec4(0.0)));
+  return mix(h, vec4(1.0), greaterThan(h, vec4(1.0)));
+}
+vec4 tx_u_leaky_relu(vec4 x) { return mix(x, p_alpha * x, lessThan(x, vec4(0.0))); }
+vec4 tx_u_elu(vec4 x) { return mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0))); }
+vec4 tx_u_selu(vec4 x) {
+  return p_beta * mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0)));
+}
+#endif

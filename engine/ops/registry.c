@@ -56,7 +56,10 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     if (fam == TX_FAMILY_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
     int want = k_arity[op];
-    if (n_inputs != want && !(fam == TX_FAMILY_MATMUL && n_inputs == 3))
+    bool optional_last = (fam == TX_FAMILY_MATMUL && n_inputs == 3) ||
+                         (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
+                         (want == 0 && n_inputs >= 1); /* variadic */
+    if (n_inputs != want && !optional_last)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
                        k_names[op], want, n_inputs);
     tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
@@ -68,6 +71,12 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
         if (n_inputs == 3)
             a.matmul.bias = inputs[2];
         return tx_matmul(ctx, inputs[0], inputs[1], &a.matmul, out);
+    case TX_FAMILY_REDUCE: return tx_reduce(ctx, op, inputs[0], &a.reduce, out);
+    case TX_FAMILY_SOFTMAX: return tx_softmax(ctx, op, inputs[0], &a.softmax, out);
+    case TX_FAMILY_NORM: return tx_norm(ctx, op, inputs, n_inputs, &a.norm, out);
+    case TX_FAMILY_ACT: return tx_activation(ctx, op, inputs[0], a.alpha, a.beta, out);
+    case TX_FAMILY_CAST: return tx_cast(ctx, inputs[0], a.cast_to, a.cast_bool, out);
+    case TX_FAMILY_NARY: return tx_nary(ctx, op, inputs, n_inputs, out);
     default: break;
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
