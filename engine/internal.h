@@ -177,6 +177,10 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
 
 /* ops: registry.c */
 tx_family tx_op_family(tx_op op);
+/* The checks an op entry starts with: ctx, op in family `fam` (else "<api>:
+ * <op> is not <what>"), out not NULL, context not lost. */
+tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                      const void *out);
 
 /* ops */
 /* UNARY, CLIP (a, b = lo, hi), ACT (a, b = alpha, beta) and CAST (b != 0:

@@ -28,76 +28,47 @@ int nx_index(int i, int s0, int s1, int s2, int s3, int s4, int s5) {
 }
 #endif
 
+// One input's texel t; `mode` is TX_Mk (a constant, so the branches fold)
+// and s0..s5 its broadcast strides (zeros unless mode 2).
+vec4 nx_load(highp sampler2D s, int t, int mode, int ws, int s0, int s1, int s2, int s3,
+             int s4, int s5) {
+  if (mode == 0) return tx_texel(s, t, ws);
+  if (mode == 1) return vec4(tx_elem(s, 0, ws));
+  vec4 v = vec4(0.0);
+#ifdef TX_GENERAL
+  for (int l = 0; l < 4; l++)
+    v[l] = tx_elem(s, nx_index(min(t * 4 + l, p_n - 1), s0, s1, s2, s3, s4, s5), ws);
+#endif
+  return v;
+}
+
 #if TX_N > 0
-vec4 nx_load0(int t) {
-#if TX_M0 == 0
-  return tx_texel(u_in0, t, p_w0);
-#elif TX_M0 == 1
-  return vec4(tx_elem(u_in0, 0, p_w0));
+#if TX_M0 == 2
+#define NX_IN0(t) nx_load(u_in0, t, 2, p_w0, p_s0_0, p_s0_1, p_s0_2, p_s0_3, p_s0_4, p_s0_5)
 #else
-  vec4 v;
-  for (int l = 0; l < 4; l++) {
-    int i = nx_index(min(t * 4 + l, p_n - 1), p_s0_0, p_s0_1, p_s0_2, p_s0_3, p_s0_4,
-                     p_s0_5);
-    v[l] = tx_elem(u_in0, i, p_w0);
-  }
-  return v;
+#define NX_IN0(t) nx_load(u_in0, t, TX_M0, p_w0, 0, 0, 0, 0, 0, 0)
 #endif
-}
 #endif
-
 #if TX_N > 1
-vec4 nx_load1(int t) {
-#if TX_M1 == 0
-  return tx_texel(u_in1, t, p_w1);
-#elif TX_M1 == 1
-  return vec4(tx_elem(u_in1, 0, p_w1));
+#if TX_M1 == 2
+#define NX_IN1(t) nx_load(u_in1, t, 2, p_w1, p_s1_0, p_s1_1, p_s1_2, p_s1_3, p_s1_4, p_s1_5)
 #else
-  vec4 v;
-  for (int l = 0; l < 4; l++) {
-    int i = nx_index(min(t * 4 + l, p_n - 1), p_s1_0, p_s1_1, p_s1_2, p_s1_3, p_s1_4,
-                     p_s1_5);
-    v[l] = tx_elem(u_in1, i, p_w1);
-  }
-  return v;
+#define NX_IN1(t) nx_load(u_in1, t, TX_M1, p_w1, 0, 0, 0, 0, 0, 0)
 #endif
-}
 #endif
-
 #if TX_N > 2
-vec4 nx_load2(int t) {
-#if TX_M2 == 0
-  return tx_texel(u_in2, t, p_w2);
-#elif TX_M2 == 1
-  return vec4(tx_elem(u_in2, 0, p_w2));
+#if TX_M2 == 2
+#define NX_IN2(t) nx_load(u_in2, t, 2, p_w2, p_s2_0, p_s2_1, p_s2_2, p_s2_3, p_s2_4, p_s2_5)
 #else
-  vec4 v;
-  for (int l = 0; l < 4; l++) {
-    int i = nx_index(min(t * 4 + l, p_n - 1), p_s2_0, p_s2_1, p_s2_2, p_s2_3, p_s2_4,
-                     p_s2_5);
-    v[l] = tx_elem(u_in2, i, p_w2);
-  }
-  return v;
+#define NX_IN2(t) nx_load(u_in2, t, TX_M2, p_w2, 0, 0, 0, 0, 0, 0)
 #endif
-}
 #endif
-
 #if TX_N > 3
-vec4 nx_load3(int t) {
-#if TX_M3 == 0
-  return tx_texel(u_in3, t, p_w3);
-#elif TX_M3 == 1
-  return vec4(tx_elem(u_in3, 0, p_w3));
+#if TX_M3 == 2
+#define NX_IN3(t) nx_load(u_in3, t, 2, p_w3, p_s3_0, p_s3_1, p_s3_2, p_s3_3, p_s3_4, p_s3_5)
 #else
-  vec4 v;
-  for (int l = 0; l < 4; l++) {
-    int i = nx_index(min(t * 4 + l, p_n - 1), p_s3_0, p_s3_1, p_s3_2, p_s3_3, p_s3_4,
-                     p_s3_5);
-    v[l] = tx_elem(u_in3, i, p_w3);
-  }
-  return v;
+#define NX_IN3(t) nx_load(u_in3, t, TX_M3, p_w3, 0, 0, 0, 0, 0, 0)
 #endif
-}
 #endif
 
 void main() {
@@ -107,17 +78,17 @@ void main() {
     return;
   }
 #ifdef TX_WHERE
-  vec4 r = mix(nx_load2(t), nx_load1(t), notEqual(nx_load0(t), vec4(0.0)));
+  vec4 r = mix(NX_IN2(t), NX_IN1(t), notEqual(NX_IN0(t), vec4(0.0)));
 #else
-  vec4 r = nx_load0(t);
+  vec4 r = NX_IN0(t);
 #if TX_N > 1
-  r = TX_OP(r, nx_load1(t));
+  r = TX_OP(r, NX_IN1(t));
 #endif
 #if TX_N > 2
-  r = TX_OP(r, nx_load2(t));
+  r = TX_OP(r, NX_IN2(t));
 #endif
 #if TX_N > 3
-  r = TX_OP(r, nx_load3(t));
+  r = TX_OP(r, NX_IN3(t));
 #endif
 #endif
 #ifdef TX_SCALE

@@ -3,10 +3,12 @@
 // select by mask rather than max/clamp, whose NaN behaviour GLSL leaves
 // undefined. tx_u_clip reads p_lo/p_hi only when TX_HAS_LO/TX_HAS_HI.
 
-vec4 tx_u_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }
+// Selecting a constant by a compare is folded to max/min by Mesa (llvmpipe
+// gave relu(NaN) = 0): the isnan select keeps NaN.
+vec4 tx_u_relu(vec4 x) { return mix(mix(x, vec4(0.0), lessThan(x, vec4(0.0))), x, isnan(x)); }
 vec4 tx_u_relu6(vec4 x) {
   vec4 r = mix(x, vec4(0.0), lessThan(x, vec4(0.0)));
-  return mix(r, vec4(6.0), greaterThan(x, vec4(6.0)));
+  return mix(mix(r, vec4(6.0), greaterThan(x, vec4(6.0))), x, isnan(x));
 }
 vec4 tx_u_sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 vec4 tx_u_tanh(vec4 x) {
@@ -41,7 +43,7 @@ vec4 tx_u_clip(vec4 x) {
 #ifdef TX_HAS_HI
   r = mix(r, vec4(p_hi), greaterThan(x, vec4(p_hi)));
 #endif
-  return r;
+  return mix(r, x, isnan(x));
 }
 
 vec4 tx_u_softplus(vec4 x) {
@@ -78,7 +80,7 @@ vec4 tx_u_cast_bool(vec4 x) { return vec4(notEqual(x, vec4(0.0))); }
 vec4 tx_u_hard_sigmoid(vec4 x) {
   vec4 h = p_alpha * x + p_beta;
   h = mix(h, vec4(0.0), lessThan(h, vec4(0.0)));
-  return mix(h, vec4(1.0), greaterThan(h, vec4(1.0)));
+  return mix(mix(h, vec4(1.0), greaterThan(h, vec4(1.0))), x, isnan(x));
 }
 vec4 tx_u_leaky_relu(vec4 x) { return mix(x, p_alpha * x, lessThan(x, vec4(0.0))); }
 vec4 tx_u_elu(vec4 x) { return mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0))); }

@@ -151,6 +151,33 @@ int main(int argc, char **argv) {
         tx_tensor_destroy(g_ctx, b);
         tx_test_end();
     }
+    if (tx_test_begin("every unary, clip and alpha/beta activation maps NaN to NaN")) {
+        float v[4] = {NAN, -NAN, 1, -1}, out[4];
+        tx_tensor x = vec(4, v, TX_DTYPE_FLOAT32);
+        for (int op = 1; op < TX_OP_COUNT_; op++) {
+            tx_family f = tx_op_family((tx_op)op);
+            if (f != TX_FAMILY_UNARY && f != TX_FAMILY_ACT)
+                continue;
+            tx_status s = f == TX_FAMILY_ACT ? tx_activation(g_ctx, (tx_op)op, x, 0.5f, 0.5f, &y)
+                                             : tx_unary(g_ctx, (tx_op)op, x, &y);
+            CHECK(!s, "%s", tx_last_error(g_ctx));
+            if (s)
+                continue;
+            CHECK(fetch(y, out, 4), "read");
+            if (op == TX_OP_NOT) /* a NaN boolean is true */
+                CHECK(out[0] == 0 && out[1] == 0, "not(NaN) = %g", (double)out[0]);
+            else
+                CHECK(isnan(out[0]) && isnan(out[1]), "%s(NaN) = %g, %g",
+                      tx_op_name((tx_op)op), (double)out[0], (double)out[1]);
+            tx_tensor_destroy(g_ctx, y);
+        }
+        CHECK(!tx_clip(g_ctx, x, -0.5f, 0.5f, &y), "%s", tx_last_error(g_ctx));
+        CHECK(fetch(y, out, 4) && isnan(out[0]) && out[2] == 0.5f && out[3] == -0.5f,
+              "clip: %g %g %g", (double)out[0], (double)out[2], (double)out[3]);
+        tx_tensor_destroy(g_ctx, y);
+        tx_tensor_destroy(g_ctx, x);
+        tx_test_end();
+    }
     if (tx_test_begin("comparisons, where and sign with NaN; round half to even")) {
         float a[8] = {NAN, 1, -2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f};
         float b[8] = {NAN, 1, 0, 0, 0, 0, 0, 0};

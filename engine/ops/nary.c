@@ -79,17 +79,12 @@ static tx_status nary_pass(tx_ctx *ctx, tx_op op, tx_slot *const *s, int n, cons
 
 tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                   tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (tx_op_family(op) != TX_FAMILY_NARY)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_nary: %s (%d) is not an n-ary op",
-                       tx_op_name(op), (int)op);
+    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_NARY, "tx_nary", "an n-ary op", out);
+    if (st)
+        return st;
     const char *name = tx_op_name(op);
-    if (!out || !inputs)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", name,
-                       !out ? "out" : "inputs");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
+    if (!inputs)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL", name);
     if (op == TX_OP_WHERE ? n_inputs != 3 : (n_inputs < 1 || n_inputs > 1024))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %d inputs given", name, n_inputs);
     int64_t dout[6] = {1, 1, 1, 1, 1, 1};
@@ -99,7 +94,7 @@ tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
         char arg[32];
         snprintf(arg, sizeof arg, "input %d", k);
         tx_slot *s;
-        tx_status st = tx_check_tensor(ctx, name, arg, inputs[k], &s);
+        st = tx_check_tensor(ctx, name, arg, inputs[k], &s);
         if (st)
             return st;
         /* where's condition may be any dtype; the values decide the result's */
@@ -138,7 +133,7 @@ tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
         left -= NX_PER_PASS - 1;
     }
     tx_tensor acc[2] = {{0}, {0}};
-    tx_status st = TX_STATUS_OK;
+    st = TX_STATUS_OK;
     int next = 0;
     for (int p = 0; p < n_pass && !st; p++) {
         int cur = p % 2;

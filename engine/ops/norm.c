@@ -39,17 +39,12 @@ static int64_t trailing_period(const tx_slot *xs, int axis, const tx_slot *ps) {
 
 tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                   const tx_norm_desc *desc, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (tx_op_family(op) != TX_FAMILY_NORM)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "tx_norm: %s (%d) is not a normalization", tx_op_name(op), (int)op);
+    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_NORM, "tx_norm", "a normalization", out);
+    if (st)
+        return st;
     const char *name = tx_op_name(op);
-    if (!out || !inputs)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", name,
-                       !out ? "out" : "inputs");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
+    if (!inputs)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL", name);
     int want = tx_op_arity(op);
     bool ln = op == TX_OP_LAYER_NORM;
     if (n_inputs != want && !(ln && n_inputs == 2))
@@ -64,7 +59,7 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
     static const char *const k_ln_args[3] = {"x", "scale", "bias"};
     tx_slot *s[5];
     for (int i = 0; i < n_inputs; i++) {
-        tx_status st = tx_check_tensor(ctx, name, ln ? k_ln_args[i] : k_args[i], inputs[i], &s[i]);
+        st = tx_check_tensor(ctx, name, ln ? k_ln_args[i] : k_args[i], inputs[i], &s[i]);
         if (st)
             return st;
         if (s[i]->dtype != TX_DTYPE_FLOAT32)
@@ -75,7 +70,7 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
     int64_t S = 1, C = 1, ap = 1, bp = 1;
     bool mask[TX_MAX_RANK] = {false};
     if (ln) {
-        tx_status st = tx_axes_mask(ctx, name, xs, 1, &d.axis, mask);
+        st = tx_axes_mask(ctx, name, xs, 1, &d.axis, mask);
         if (st)
             return st;
         int axis = d.axis < 0 ? d.axis + xs->rank : d.axis;
@@ -110,7 +105,7 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                 return fail_param(ctx, name, k_args[i], xs, s[i], want_c);
     }
     tx_tensor y;
-    tx_status st = tx_tensor_alloc(ctx, name, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, name, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     for (int i = 0; i < n_inputs; i++)

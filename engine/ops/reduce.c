@@ -202,19 +202,13 @@ tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_a
 
 tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
                     tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (tx_op_family(op) != TX_FAMILY_REDUCE)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_reduce: %s (%d) is not a reduction",
-                       tx_op_name(op), (int)op);
+    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_REDUCE, "tx_reduce", "a reduction", out);
+    if (st)
+        return st;
     const char *name = tx_op_name(op);
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     tx_reduce_desc d = desc ? *desc : (tx_reduce_desc){0};
     tx_slot *xs;
-    tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_tensor(ctx, name, "x", x, &xs);
     if (st)
         return st;
     bool arg = op == TX_OP_ARGMAX || op == TX_OP_ARGMIN;

@@ -45,6 +45,21 @@ tx_family tx_op_family(tx_op op) {
     return k_families[op];
 }
 
+tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                      const void *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (tx_op_family(op) != fam)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s (%d) is not %s", api,
+                       tx_op_name(op), (int)op, what);
+    if (!out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", tx_op_name(op));
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost",
+                       tx_op_name(op));
+    return TX_STATUS_OK;
+}
+
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                     const tx_op_attrs *attrs, tx_tensor *out) {
     if (!ctx)

@@ -11,19 +11,13 @@
 
 tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *desc,
                      tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (tx_op_family(op) != TX_FAMILY_SOFTMAX)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_softmax: %s (%d) is not a softmax",
-                       tx_op_name(op), (int)op);
+    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_SOFTMAX, "tx_softmax", "a softmax", out);
+    if (st)
+        return st;
     const char *name = tx_op_name(op);
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     tx_softmax_desc d = desc ? *desc : (tx_softmax_desc){.axis = -1};
     tx_slot *xs;
-    tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_tensor(ctx, name, "x", x, &xs);
     if (st)
         return st;
     if (xs->dtype != TX_DTYPE_FLOAT32)
