@@ -45,8 +45,15 @@ vec4 r_init() {
   return vec4(0.0, 0.0, g_K, 0.0);
 }
 
-// Does value x (at a later index) replace the current best b?
+// Does value x (at a later index) replace the current best b? NaN beats
+// every number, as in numpy (the first NaN, or the last with TX_LAST).
 bool r_better(float x, float b) {
+#ifdef TX_LAST
+  if (isnan(b)) return isnan(x);
+#else
+  if (isnan(b)) return false;
+#endif
+  if (isnan(x)) return true;
 #if TX_ACC == 6
 #ifdef TX_LAST
   return x >= b;

@@ -113,6 +113,21 @@ int main(int argc, char **argv) {
                   tx_op_name(cases[i].op), cases[i].last, (double)got, (double)cases[i].want);
             tx_tensor_destroy(g_ctx, y);
         }
+        /* NaN beats every number (numpy): the first NaN, or the last one */
+        v[40000] = v[80000] = NAN;
+        tx_tensor_write(g_ctx, x, v, N * sizeof(float));
+        struct { tx_op op; bool last; float want; } nan_cases[] = {
+            {TX_OP_ARGMAX, false, 40000}, {TX_OP_ARGMAX, true, 80000},
+            {TX_OP_ARGMIN, false, 40000}, {TX_OP_ARGMIN, true, 80000},
+        };
+        for (size_t i = 0; i < TX_COUNTOF(nan_cases); i++) {
+            CHECK(!tx_reduce(g_ctx, nan_cases[i].op, x,
+                             &(tx_reduce_desc){.select_last_index = nan_cases[i].last}, &y),
+                  "%s", tx_last_error(g_ctx));
+            CHECK(fetch(y, &got, 1) && got == nan_cases[i].want, "NaN %s last=%d: got %g",
+                  tx_op_name(nan_cases[i].op), nan_cases[i].last, (double)got);
+            tx_tensor_destroy(g_ctx, y);
+        }
         tx_tensor_destroy(g_ctx, x);
         free(v);
         tx_test_end();

@@ -212,8 +212,9 @@ typedef struct tx_reduce_desc {
 
 /* Any op of family REDUCE: reduce_sum, reduce_mean, reduce_max, reduce_min,
  * reduce_prod, reduce_l2, reduce_sum_square, reduce_log_sum_exp, argmax,
- * argmin (int32 indices). `desc` NULL: all axes, keepdims. Empty reductions
- * give the identity (sum 0, prod 1, max -inf, log_sum_exp -inf, mean NaN). */
+ * argmin (int32 indices; NaN beats every number, as in numpy). `desc` NULL:
+ * all axes, keepdims. Empty reductions give the identity (sum 0, prod 1,
+ * max -inf, log_sum_exp -inf, mean NaN). NaN propagates. */
 tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
                     tx_tensor *out);
 

@@ -109,8 +109,13 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
                 break;
             case TX_OP_ARGMAX:
             case TX_OP_ARGMIN: {
+                /* NaN beats every number (numpy): the first NaN, or the last */
                 bool better = op == TX_OP_ARGMAX ? (d.select_last_index ? v >= *a : v > *a)
                                                  : (d.select_last_index ? v <= *a : v < *a);
+                if (isnan(*a))
+                    better = d.select_last_index && isnan(v);
+                else if (isnan(v))
+                    better = true;
                 if (first || better) {
                     *a = v;
                     aux[o] = (double)j;
