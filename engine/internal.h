@@ -210,6 +210,7 @@ typedef enum tx_reduce_acc {
     TX_REDUCE_ACC_ARGMAX,
     TX_REDUCE_ACC_ARGMIN,
     TX_REDUCE_ACC_MOMENTS, /* (sum(x - K), sum((x - K)^2), K): mean and variance */
+    TX_REDUCE_ACC_L1,      /* sum of |x| */
 } tx_reduce_acc;
 
 void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced,

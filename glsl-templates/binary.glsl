@@ -50,6 +50,9 @@ vec4 tx_b_and(vec4 a, vec4 b) {
 vec4 tx_b_or(vec4 a, vec4 b) {
   return vec4(uvec4(notEqual(a, vec4(0.0))) | uvec4(notEqual(b, vec4(0.0))));
 }
+vec4 tx_b_xor(vec4 a, vec4 b) {
+  return vec4(uvec4(notEqual(a, vec4(0.0))) ^ uvec4(notEqual(b, vec4(0.0))));
+}
 vec4 tx_b_equal(vec4 a, vec4 b) { return vec4(equal(a, b)); }
 vec4 tx_b_less(vec4 a, vec4 b) { return vec4(lessThan(a, b)); }
 vec4 tx_b_greater(vec4 a, vec4 b) { return vec4(greaterThan(a, b)); }

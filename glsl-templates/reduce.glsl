@@ -12,8 +12,8 @@
 // pass (TX_DST 1) writes 4 finished outputs per texel, one per lane.
 //
 // Structural: TX_ACC (accumulator: TX_ACC_SUM, _SUMSQ, _PROD, _MAX, _MIN,
-// _LSE, _ARGMAX, _ARGMIN, _MOMENTS), TX_FIN (final value: 0 s.x, 1 s.x / R,
-// 2 sqrt(s.x), 3 s.x + log(s.y), 4 index s.y), TX_SRC (0 x, 1 states),
+// _LSE, _ARGMAX, _ARGMIN, _MOMENTS, _L1), TX_FIN (final value: 0 s.x, 1 s.x /
+// R, 2 sqrt(s.x), 3 s.x + log(s.y), 4 index s.y, 5 log(s.x)), TX_SRC (0 x, 1 states),
 // TX_DST (0 states, 1 final values), TX_VEC (source x whose innermost reduced
 // group is contiguous with p_r2 % 4 == 0: whole texels per step), TX_LAST
 // (ArgMax/ArgMin select_last_index).
@@ -33,6 +33,7 @@ const int ACC_LSE = 5;
 const int ACC_ARGMAX = 6;
 const int ACC_ARGMIN = 7;
 const int ACC_MOMENTS = 8;
+const int ACC_L1 = 9;
 
 float g_K; // MOMENTS shift for the current output
 
@@ -74,6 +75,8 @@ void r_add(inout vec4 s, float x, int j) {
   s.x += x;
 #elif TX_ACC == 1
   s.x += x * x;
+#elif TX_ACC == 9
+  s.x += abs(x);
 #elif TX_ACC == 2
   s.x *= x;
 #elif TX_ACC == 3
@@ -101,6 +104,8 @@ void r_add4(inout vec4 s, vec4 v, int j) {
   s.x += (v.x + v.y) + (v.z + v.w);
 #elif TX_ACC == 1
   s.x += dot(v, v);
+#elif TX_ACC == 9
+  s.x += dot(abs(v), vec4(1.0));
 #elif TX_ACC == 8
   vec4 d = v - s.z;
   s.x += (d.x + d.y) + (d.z + d.w);
@@ -115,7 +120,7 @@ void r_add4(inout vec4 s, vec4 v, int j) {
 
 // Merges state t (covering later indices) into s.
 void r_merge(inout vec4 s, vec4 t) {
-#if TX_ACC == 0 || TX_ACC == 1 || TX_ACC == 8
+#if TX_ACC == 0 || TX_ACC == 1 || TX_ACC == 8 || TX_ACC == 9
   s.xy += t.xy;
 #elif TX_ACC == 2
   s.x *= t.x;
@@ -147,6 +152,8 @@ float r_final(vec4 s) {
   return s.x + log(s.y);
 #elif TX_FIN == 4
   return max(s.y, 0.0);
+#elif TX_FIN == 5
+  return log(s.x);
 #else
   return s.x;
 #endif

@@ -146,6 +146,9 @@ static int cmd_op(int argc, char **argv) {
     case TX_OP_LEAKY_RELU: d.attrs.alpha = 0.01f; break;
     case TX_OP_ELU: d.attrs.alpha = 1.0f; break;
     case TX_OP_SELU: d.attrs.alpha = 1.67326319f, d.attrs.beta = 1.05070102f; break;
+    case TX_OP_CELU:
+    case TX_OP_THRESHOLDED_RELU: d.attrs.alpha = 1.0f; break;
+    case TX_OP_SHRINK: d.attrs.alpha = 0.5f; break;
     default: break;
     }
     d.attrs.hi = 6;

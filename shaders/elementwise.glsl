@@ -67,6 +67,19 @@ vec4 tx_u_round(vec4 x) { return roundEven(x); }
 vec4 tx_u_sign(vec4 x) { return mix(sign(x), x, isnan(x)); }
 vec4 tx_u_reciprocal(vec4 x) { return 1.0 / x; }
 vec4 tx_u_not(vec4 x) { return vec4(equal(x, vec4(0.0))); }
+vec4 tx_u_sinh(vec4 x) { return sinh(x); }
+vec4 tx_u_cosh(vec4 x) { return cosh(x); }
+// llvmpipe's asin/acos are off by up to 4e-4; its atan is accurate but
+// gives atan(NaN) = 0
+vec4 tx_u_atan(vec4 x) { return mix(atan(x), x, isnan(x)); }
+vec4 tx_u_asin(vec4 x) { return mix(atan(x, sqrt((1.0 - x) * (1.0 + x))), x, isnan(x)); }
+vec4 tx_u_acos(vec4 x) { return mix(2.0 * atan(sqrt((1.0 - x) / (1.0 + x))), x, isnan(x)); }
+// odd-symmetric form: log(x + sqrt(x^2 + 1)) cancels for x << 0
+vec4 tx_u_asinh(vec4 x) { return sign(x) * log(abs(x) + sqrt(x * x + 1.0)); }
+vec4 tx_u_acosh(vec4 x) { return log(x + sqrt(x * x - 1.0)); }
+vec4 tx_u_atanh(vec4 x) { return 0.5 * log((1.0 + x) / (1.0 - x)); }
+vec4 tx_u_mish(vec4 x) { return x * tx_u_tanh(tx_u_softplus(x)); }
+vec4 tx_u_is_nan(vec4 x) { return vec4(isnan(x)); }
 // cast: to int truncates toward zero (NaN -> 0, clamped to the int32 range);
 // to bool: NaN is nonzero, so true
 vec4 tx_u_cast_int(vec4 x) {
@@ -84,6 +97,18 @@ vec4 tx_u_hard_sigmoid(vec4 x) {
 }
 vec4 tx_u_leaky_relu(vec4 x) { return mix(x, p_alpha * x, lessThan(x, vec4(0.0))); }
 vec4 tx_u_elu(vec4 x) { return mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0))); }
+vec4 tx_u_celu(vec4 x) {
+  vec4 n = p_alpha * (exp(x / p_alpha) - 1.0);
+  return mix(mix(x, n, lessThan(x, vec4(0.0))), x, isnan(x));
+}
+vec4 tx_u_thresholded_relu(vec4 x) {
+  return mix(mix(vec4(0.0), x, greaterThan(x, vec4(p_alpha))), x, isnan(x));
+}
+vec4 tx_u_shrink(vec4 x) {
+  vec4 r = mix(vec4(0.0), x + p_beta, lessThan(x, vec4(-p_alpha)));
+  r = mix(r, x - p_beta, greaterThan(x, vec4(p_alpha)));
+  return mix(r, x, isnan(x));
+}
 vec4 tx_u_selu(vec4 x) {
   return p_beta * mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0)));
 }

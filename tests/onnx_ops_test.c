@@ -181,6 +181,9 @@ int main(int argc, char **argv) {
             CHECK(fetch(y, out, 4), "read");
             if (op == TX_OP_NOT) /* a NaN boolean is true */
                 CHECK(out[0] == 0 && out[1] == 0, "not(NaN) = %g", (double)out[0]);
+            else if (op == TX_OP_IS_NAN)
+                CHECK(out[0] == 1 && out[1] == 1 && out[2] == 0, "is_nan: %g %g", (double)out[0],
+                      (double)out[2]);
             else
                 CHECK(isnan(out[0]) && isnan(out[1]), "%s(NaN) = %g, %g",
                       tx_op_name((tx_op)op), (double)out[0], (double)out[1]);

@@ -182,7 +182,7 @@ tx_status tx_unary(tx_ctx *ctx, tx_op op, tx_tensor x, tx_tensor *out);
 /* y = min(max(x, lo), hi); relu6 is tx_clip(x, 0, 6). */
 tx_status tx_clip(tx_ctx *ctx, tx_tensor x, float lo, float hi, tx_tensor *out);
 /* Any op of family BINARY, with numpy broadcasting: add sub mul div pow min max,
- * prelu, and or (0/1), equal less greater less_equal greater_equal (0/1). */
+ * prelu, and or xor (0/1), equal less greater less_equal greater_equal (0/1). */
 tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out);
 
 typedef struct tx_matmul_desc {
@@ -211,7 +211,8 @@ typedef struct tx_reduce_desc {
 } tx_reduce_desc;
 
 /* Any op of family REDUCE: reduce_sum, reduce_mean, reduce_max, reduce_min,
- * reduce_prod, reduce_l2, reduce_sum_square, reduce_log_sum_exp, argmax,
+ * reduce_prod, reduce_l1, reduce_l2, reduce_sum_square, reduce_log_sum,
+ * reduce_log_sum_exp, argmax,
  * argmin (int32 indices; NaN beats every number, as in numpy). `desc` NULL:
  * all axes, keepdims. Empty reductions give the identity (sum 0, prod 1,
  * max -inf, log_sum_exp -inf, mean NaN). NaN propagates. */
@@ -242,7 +243,9 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
 
 /* Family ACT, ONNX defaults in brackets: hard_sigmoid max(0, min(1, alpha x +
  * beta)) [0.2, 0.5]; leaky_relu [alpha 0.01]; elu [alpha 1]; selu
- * [alpha 1.67326319, beta = gamma 1.05070102]. */
+ * [alpha 1.67326319, beta = gamma 1.05070102]; celu [alpha 1];
+ * thresholded_relu x > alpha ? x : 0 [1]; shrink [alpha = lambd 0.5, beta =
+ * bias 0]. */
 tx_status tx_activation(tx_ctx *ctx, tx_op op, tx_tensor x, float alpha, float beta,
                         tx_tensor *out);
 

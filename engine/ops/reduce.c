@@ -258,6 +258,8 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
     case TX_OP_REDUCE_PROD: acc = TX_REDUCE_ACC_PROD; break;
     case TX_OP_REDUCE_L2: acc = TX_REDUCE_ACC_SUMSQ; fin = 2; break;
     case TX_OP_REDUCE_SUM_SQUARE: acc = TX_REDUCE_ACC_SUMSQ; break;
+    case TX_OP_REDUCE_L1: acc = TX_REDUCE_ACC_L1; break;
+    case TX_OP_REDUCE_LOG_SUM: fin = 5; break;
     case TX_OP_REDUCE_LOG_SUM_EXP: acc = TX_REDUCE_ACC_LSE; fin = 3; break;
     case TX_OP_ARGMAX: acc = TX_REDUCE_ACC_ARGMAX; fin = 4; break;
     case TX_OP_ARGMIN: acc = TX_REDUCE_ACC_ARGMIN; fin = 4; break;

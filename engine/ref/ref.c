@@ -47,10 +47,16 @@ void tx_ref_input_range(tx_op op, int input, float *lo, float *hi) {
         if (input == 4) { *lo = 0.1f; *hi = 2.0f; }
         break;
     case TX_OP_TAN: *lo = -1.4f; *hi = 1.4f; break;
+    case TX_OP_ASIN:
+    case TX_OP_ACOS:
+    case TX_OP_ATANH: *lo = -0.99f; *hi = 0.99f; break;
+    case TX_OP_ACOSH: *lo = 1.01f; *hi = 4.0f; break;
+    case TX_OP_CELU: *lo = -4.0f; *hi = 4.0f; break;
     case TX_OP_ROUND:
     case TX_OP_CAST: *lo = -4.0f; *hi = 4.0f; break;
     case TX_OP_NOT:
     case TX_OP_AND:
+    case TX_OP_XOR:
     case TX_OP_OR: *lo = 0.0f; *hi = 2.0f; break;
     case TX_OP_WHERE:
         if (input == 0) { *lo = 0.0f; *hi = 2.0f; }
@@ -71,6 +77,7 @@ double tx_ref_input_step(tx_op op, int input) {
     case TX_OP_NOT:
     case TX_OP_AND:
     case TX_OP_OR:
+    case TX_OP_XOR:
     case TX_OP_EQUAL:
     case TX_OP_LESS:
     case TX_OP_GREATER:
@@ -99,12 +106,24 @@ void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
     case TX_OP_COS:
     case TX_OP_TAN:
     case TX_OP_RECIPROCAL:
+    case TX_OP_SINH:
+    case TX_OP_COSH:
+    case TX_OP_ASIN:
+    case TX_OP_ACOS:
+    case TX_OP_ATAN:
+    case TX_OP_ASINH:
+    case TX_OP_ACOSH:
+    case TX_OP_ATANH:
+    case TX_OP_MISH:
+    case TX_OP_CELU:
     case TX_OP_SOFTMAX:
     case TX_OP_LOG_SOFTMAX: *atol = 1e-5; *rtol = 1e-4; break;
     case TX_OP_REDUCE_SUM:
     case TX_OP_REDUCE_MEAN:
     case TX_OP_REDUCE_L2:
     case TX_OP_REDUCE_SUM_SQUARE:
+    case TX_OP_REDUCE_L1:
+    case TX_OP_REDUCE_LOG_SUM:
     case TX_OP_REDUCE_LOG_SUM_EXP:
         /* float32 sums of k terms of magnitude <= 4, accumulated as a tree */
         *atol = 2e-6 * sqrt((double)k) + 1e-6;

@@ -16,6 +16,7 @@ static double apply(tx_op op, double a, double b, bool is_int) {
     case TX_OP_PRELU: return a < 0 ? a * b : a;
     case TX_OP_AND: return a != 0 && b != 0;
     case TX_OP_OR: return a != 0 || b != 0;
+    case TX_OP_XOR: return (a != 0) != (b != 0);
     case TX_OP_EQUAL: return a == b;
     case TX_OP_LESS: return a < b;
     case TX_OP_GREATER: return a > b;
@@ -78,6 +79,7 @@ BINARY_REF(MAX, max)
 BINARY_REF(PRELU, prelu)
 BINARY_REF(AND, and)
 BINARY_REF(OR, or)
+BINARY_REF(XOR, xor)
 BINARY_REF(EQUAL, equal)
 BINARY_REF(LESS, less)
 BINARY_REF(GREATER, greater)

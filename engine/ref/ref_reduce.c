@@ -92,7 +92,9 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
             }
             switch (op) {
             case TX_OP_REDUCE_SUM:
+            case TX_OP_REDUCE_LOG_SUM:
             case TX_OP_REDUCE_MEAN: *a += v; break;
+            case TX_OP_REDUCE_L1: *a += fabs(v); break;
             case TX_OP_REDUCE_L2:
             case TX_OP_REDUCE_SUM_SQUARE: *a += v * v; break;
             case TX_OP_REDUCE_PROD: *a = first ? v : *a * v; break;
@@ -136,6 +138,7 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
             switch (op) {
             case TX_OP_REDUCE_PROD: a = 1; break;
             case TX_OP_REDUCE_MAX:
+            case TX_OP_REDUCE_LOG_SUM:
             case TX_OP_REDUCE_LOG_SUM_EXP: a = -INFINITY; break;
             case TX_OP_REDUCE_MIN: a = INFINITY; break;
             case TX_OP_REDUCE_MEAN: a = NAN; break;
@@ -145,6 +148,7 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
             switch (op) {
             case TX_OP_REDUCE_MEAN: a /= (double)R; break;
             case TX_OP_REDUCE_L2: a = sqrt(a); break;
+            case TX_OP_REDUCE_LOG_SUM: a = log(a); break;
             case TX_OP_REDUCE_LOG_SUM_EXP: a = a + log(aux[o]); break;
             case TX_OP_ARGMAX:
             case TX_OP_ARGMIN: a = aux[o]; break;
@@ -170,5 +174,7 @@ REDUCE_REF(REDUCE_PROD, reduce_prod)
 REDUCE_REF(REDUCE_L2, reduce_l2)
 REDUCE_REF(REDUCE_SUM_SQUARE, reduce_sum_square)
 REDUCE_REF(REDUCE_LOG_SUM_EXP, reduce_log_sum_exp)
+REDUCE_REF(REDUCE_L1, reduce_l1)
+REDUCE_REF(REDUCE_LOG_SUM, reduce_log_sum)
 REDUCE_REF(ARGMAX, argmax)
 REDUCE_REF(ARGMIN, argmin)

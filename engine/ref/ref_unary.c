@@ -30,6 +30,16 @@ double tx_ref_unary_scalar(tx_op op, double x) {
     case TX_OP_SIGN: return isnan(x) ? x : (x > 0) - (x < 0);
     case TX_OP_RECIPROCAL: return 1.0 / x;
     case TX_OP_NOT: return x == 0;
+    case TX_OP_SINH: return sinh(x);
+    case TX_OP_COSH: return cosh(x);
+    case TX_OP_ASIN: return asin(x);
+    case TX_OP_ACOS: return acos(x);
+    case TX_OP_ATAN: return atan(x);
+    case TX_OP_ASINH: return asinh(x);
+    case TX_OP_ACOSH: return acosh(x);
+    case TX_OP_ATANH: return atanh(x);
+    case TX_OP_MISH: return x * tanh(log1p(exp(x)));
+    case TX_OP_IS_NAN: return isnan(x) ? 1 : 0;
     default: return x;
     }
 }
@@ -68,6 +78,12 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
             y = x < 0 ? al * x : x;
         } else if (op == TX_OP_ELU) {
             y = x < 0 ? al * expm1(x) : x;
+        } else if (op == TX_OP_CELU) {
+            y = x < 0 ? al * expm1(x / al) : x;
+        } else if (op == TX_OP_THRESHOLDED_RELU) {
+            y = x > al ? x : 0;
+        } else if (op == TX_OP_SHRINK) {
+            y = x < -al ? x + be : (x > al ? x - be : 0);
         } else if (op == TX_OP_SELU) {
             y = be * (x < 0 ? al * expm1(x) : x);
         } else {
@@ -107,6 +123,19 @@ UNARY_REF(ROUND, round)
 UNARY_REF(SIGN, sign)
 UNARY_REF(RECIPROCAL, reciprocal)
 UNARY_REF(NOT, not)
+UNARY_REF(SINH, sinh)
+UNARY_REF(COSH, cosh)
+UNARY_REF(ASIN, asin)
+UNARY_REF(ACOS, acos)
+UNARY_REF(ATAN, atan)
+UNARY_REF(ASINH, asinh)
+UNARY_REF(ACOSH, acosh)
+UNARY_REF(ATANH, atanh)
+UNARY_REF(MISH, mish)
+UNARY_REF(IS_NAN, is_nan)
+UNARY_REF(CELU, celu)
+UNARY_REF(THRESHOLDED_RELU, thresholded_relu)
+UNARY_REF(SHRINK, shrink)
 UNARY_REF(HARD_SIGMOID, hard_sigmoid)
 UNARY_REF(LEAKY_RELU, leaky_relu)
 UNARY_REF(ELU, elu)
