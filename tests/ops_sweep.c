@@ -110,6 +110,8 @@ static const shape_case k_layer_norm[] = {
     {.shapes = "5x7x11x13,13", .attrs = {.norm = {.axis = 2}}, .tag = "2/trailing-scale"},
     {.shapes = "4x1000,1000,1000", .attrs = {.norm = {.axis = 1}}, .tag = "1"},
     {.shapes = "6x10,1,1x1", .attrs = {.norm = {.axis = 0, .epsilon = 1e-3f}}, .tag = "0/scalar"},
+    {.shapes = "3x4x6,6,6", .attrs = {.norm = {.axis = 1}}, .tag = "1/period6"},
+    {.shapes = "5x8,8", .attrs = {.norm = {.axis = -1}}, .tag = "-1/no-bias"},
 };
 static const shape_case k_act[] = {
     {.shapes = "5x7x11x13", .attrs = {.alpha = 0.2f, .beta = 0.5f}, .tag = "a.2,b.5"},

@@ -155,11 +155,23 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                 tx_req_int(&r, "p_b_ws", n_inputs > 2 ? s[2]->st->tex.wshift : 0);
                 tx_req_int(&r, "p_R", (int)S);
             }
+            tx_req_int(&r, "p_C", (int)C);
             if (ln) {
                 tx_req_int(&r, "p_ap", (int)ap);
                 tx_req_int(&r, "p_bp", (int)bp);
-            } else {
-                tx_req_int(&r, "p_C", (int)C);
+            }
+            /* A texel within one group: statistics, and per-channel or single
+             * parameters, are fetched once per texel instead of per lane. */
+            if (S % 4 == 0) {
+                tx_req_define(&r, "TX_LANEVEC", "1");
+                if (!ln || ap == 1)
+                    tx_req_define(&r, "TX_ASCALAR", "1");
+                else if (ap % 4 == 0)
+                    tx_req_define(&r, "TX_AVEC", "1");
+                if (!ln || bp == 1)
+                    tx_req_define(&r, "TX_BSCALAR", "1");
+                else if (bp % 4 == 0)
+                    tx_req_define(&r, "TX_BVEC", "1");
             }
             st = tx_cache_bind(ctx, name, &r);
             if (!st) {
