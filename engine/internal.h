@@ -197,6 +197,7 @@ typedef struct tx_reduce_plan {
     int64_t R;    /* elements reduced into each output */
     int ksz[3], kst[3], rsz[3], rst[3];
     bool vec;     /* innermost reduced group contiguous, size % 4 == 0 */
+    bool kvec;    /* innermost kept group contiguous, size % 4 == 0 */
 } tx_reduce_plan;
 
 /* State kinds of glsl-templates/reduce.glsl (TX_ACC); the order is the GLSL's. */

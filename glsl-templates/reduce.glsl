@@ -15,7 +15,10 @@
 // _LSE, _ARGMAX, _ARGMIN, _MOMENTS, _L1), TX_FIN (final value: 0 s.x, 1 s.x /
 // R, 2 sqrt(s.x), 3 s.x + log(s.y), 4 index s.y, 5 log(s.x)), TX_SRC (0 x, 1 states),
 // TX_DST (0 states, 1 final values), TX_VEC (source x whose innermost reduced
-// group is contiguous with p_r2 % 4 == 0: whole texels per step), TX_LAST
+// group is contiguous with p_r2 % 4 == 0: whole texels per step), TX_KVEC
+// (the innermost kept group is contiguous with p_k2 % 4 == 0 and the state
+// is one value: a texel packs the states of 4 adjacent outputs, "output" o
+// below is then a quad, and each fetch serves all 4), TX_LAST
 // (ArgMax/ArgMin select_last_index).
 // States: SUM/SUMSQ/PROD/MAX/MIN (acc, -), LSE (running max m, sum of
 // exp(x - m)), ARG* (best value, index; index < 0 = empty), MOMENTS (sum and
@@ -159,6 +162,24 @@ float r_final(vec4 s) {
 #endif
 }
 
+#ifdef TX_KVEC
+// Lane l of a state texel holds output 4o + l's (scalar) state.
+void r_lanes_add(inout vec4 s, vec4 v, int j) {
+  for (int l = 0; l < 4; l++) {
+    vec4 st = vec4(s[l], 0.0, 0.0, 0.0);
+    r_add(st, v[l], j);
+    s[l] = st.x;
+  }
+}
+void r_lanes_merge(inout vec4 s, vec4 t) {
+  for (int l = 0; l < 4; l++) {
+    vec4 st = vec4(s[l], 0.0, 0.0, 0.0);
+    r_merge(st, vec4(t[l], 0.0, 0.0, 0.0));
+    s[l] = st.x;
+  }
+}
+#endif
+
 #if TX_SRC == 0
 // Element offset of the first element of output o.
 int r_base(int o) {
@@ -170,9 +191,14 @@ int r_base(int o) {
 }
 
 vec4 r_range(int o, int j0, int j1) {
+#ifdef TX_KVEC
+  int base = r_base(o * 4);
+  vec4 s = vec4(r_init().x);
+#else
   int base = r_base(o);
   g_K = TX_ACC == ACC_MOMENTS ? tx_elem(u_in0, base, p_in_ws) : 0.0;
   vec4 s = r_init();
+#endif
   int c2 = j0 % p_r2;
   int q = j0 / p_r2;
   int c1 = q % p_r1;
@@ -184,6 +210,12 @@ vec4 r_range(int o, int j0, int j1) {
     r_add4(s, tx_texel(u_in0, off >> 2, p_in_ws), j);
     c2 += 4;
     off += 4;
+#elif defined(TX_KVEC)
+  // The 4 outputs' elements are adjacent in one texel (p_ks2 == 1, p_k2 % 4 == 0).
+  for (int j = j0; j < j1; j++) {
+    r_lanes_add(s, tx_texel(u_in0, off >> 2, p_in_ws), j);
+    c2++;
+    off += p_rs2;
 #else
   for (int j = j0; j < j1; j++) {
     r_add(s, tx_elem(u_in0, off, p_in_ws), j);
@@ -206,7 +238,13 @@ vec4 r_range(int o, int j0, int j1) {
 vec4 r_range(int o, int j0, int j1) {
   int t = o * p_Pin + j0;
   vec4 s = tx_texel(u_in0, t, p_in_ws);
-  for (int j = j0 + 1; j < j1; j++) r_merge(s, tx_texel(u_in0, ++t, p_in_ws));
+  for (int j = j0 + 1; j < j1; j++) {
+#ifdef TX_KVEC
+    r_lanes_merge(s, tx_texel(u_in0, ++t, p_in_ws));
+#else
+    r_merge(s, tx_texel(u_in0, ++t, p_in_ws));
+#endif
+  }
   return s;
 }
 #endif
@@ -226,6 +264,11 @@ void main() {
   int o = t / p_P;
   int j0 = (t - o * p_P) * p_C;
   o0 = r_range(o, j0, min(j0 + p_C, n));
+#elif defined(TX_KVEC)
+  vec4 s = r_range(t, 0, n);
+  vec4 r;
+  for (int l = 0; l < 4; l++) r[l] = r_final(vec4(s[l], 0.0, 0.0, 0.0));
+  o0 = r;
 #else
   vec4 r = vec4(0.0);
   for (int l = 0; l < 4; l++) {

@@ -86,6 +86,11 @@ int main(int argc, char **argv) {
         check_case(TX_OP_SOFTMAX, "2x40000", (tx_op_attrs){.softmax = {.axis = 1}}, 4);
         check_case(TX_OP_LOG_SOFTMAX, "3x35001", (tx_op_attrs){.softmax = {.axis = -1}}, 4);
         check_case(TX_OP_REDUCE_LOG_SUM_EXP, "70000", (tx_op_attrs){0}, 3);
+        /* 4 adjacent outputs per state texel (innermost kept dim % 4 == 0) */
+        check_case(TX_OP_REDUCE_MAX, "40000x8", (tx_op_attrs){.reduce = {.n_axes = 1, .axes = {0}}},
+                   3);
+        check_case(TX_OP_REDUCE_L1, "3x36000x4",
+                   (tx_op_attrs){.reduce = {.n_axes = 1, .axes = {1}}}, 3);
         tx_test_end();
     }
     if (tx_test_begin("argmax/argmin: ties across partial states keep the first (or last)")) {
@@ -143,6 +148,14 @@ int main(int argc, char **argv) {
                   "%s", tx_last_error(g_ctx));
             CHECK(fetch(y, out, 2) && isnan(out[0]) && !isnan(out[1]), "%s: got %g %g",
                   tx_op_name(ops[i]), (double)out[0], (double)out[1]);
+            tx_tensor_destroy(g_ctx, y);
+            /* axis 0: the 4 outputs share texels (packed lane states) */
+            CHECK(!tx_reduce(g_ctx, ops[i], x2, &(tx_reduce_desc){.n_axes = 1, .axes = {0}}, &y),
+                  "%s", tx_last_error(g_ctx));
+            CHECK(fetch(y, out, 4) && isnan(out[2]) && !isnan(out[0]) && !isnan(out[1]) &&
+                      !isnan(out[3]),
+                  "%s axis 0: got %g %g %g %g", tx_op_name(ops[i]), (double)out[0],
+                  (double)out[1], (double)out[2], (double)out[3]);
             tx_tensor_destroy(g_ctx, y);
         }
         CHECK(!tx_softmax(g_ctx, TX_OP_SOFTMAX, x2, NULL, &y), "%s", tx_last_error(g_ctx));

@@ -70,6 +70,7 @@ void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced,
         for (int i = 0; i < 3; i++)
             p->rsz[i] = 1;
     p->vec = nr > 0 && p->R > 0 && p->rst[2] == 1 && p->rsz[2] % 4 == 0;
+    p->kvec = nk > 0 && p->kst[2] == 1 && p->ksz[2] % 4 == 0;
 }
 
 static const char *const k_ksz[3] = {"p_k0", "p_k1", "p_k2"};
@@ -80,9 +81,9 @@ static const char *const k_rst[3] = {"p_rs0", "p_rs1", "p_rs2"};
 /* One pass. src_states: the source is a state texture with n states per
  * output (else x with p's geometry); out_final: write finished values. */
 static tx_status reduce_pass(tx_ctx *ctx, const char *name, const tx_reduce_plan *p,
-                             tx_reduce_acc acc, int fin, bool last, const tx_texture *src,
-                             bool src_states, int64_t n, int64_t chunk, int64_t parts,
-                             const tx_texture *dst, bool out_final) {
+                             tx_reduce_acc acc, int fin, bool last, bool packed,
+                             const tx_texture *src, bool src_states, int64_t n, int64_t chunk,
+                             int64_t parts, const tx_texture *dst, bool out_final) {
     tx_program_req r;
     tx_req_init(&r, TX_FAMILY_REDUCE, "reduce", 1, 1);
     tx_req_define_int(&r, "TX_ACC", (int)acc);
@@ -93,7 +94,10 @@ static tx_status reduce_pass(tx_ctx *ctx, const char *name, const tx_reduce_plan
         tx_req_define(&r, "TX_VEC", "1");
     if (last)
         tx_req_define(&r, "TX_LAST", "1");
-    int64_t ntex = out_final ? (p->nout + 3) / 4 : p->nout * parts;
+    if (packed)
+        tx_req_define(&r, "TX_KVEC", "1");
+    int64_t rows = packed ? p->nout / 4 : p->nout; /* state rows: outputs or quads */
+    int64_t ntex = out_final ? (p->nout + 3) / 4 : rows * parts;
     tx_req_int(&r, "p_ntex", (int)ntex);
     tx_req_int(&r, "p_out_ws", dst->wshift);
     tx_req_int(&r, "p_in_ws", src->wshift);
@@ -131,6 +135,12 @@ tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x,
                         const tx_reduce_plan *p, tx_reduce_acc acc, int fin, bool last,
                         const tx_texture *final_out, tx_texture *states) {
     TX_ASSERT(p->nout > 0);
+    /* One-value states of outputs adjacent in x pack 4 to a texel. */
+    bool packed = p->kvec && final_out &&
+                  (acc == TX_REDUCE_ACC_SUM || acc == TX_REDUCE_ACC_SUMSQ ||
+                   acc == TX_REDUCE_ACC_L1 || acc == TX_REDUCE_ACC_PROD ||
+                   acc == TX_REDUCE_ACC_MAX || acc == TX_REDUCE_ACC_MIN);
+    int64_t rows = packed ? p->nout / 4 : p->nout;
     const tx_texture *src = x;
     bool src_states = false;
     int64_t n = p->R;
@@ -141,12 +151,12 @@ tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x,
         int64_t chunk = src_states ? TX_REDUCE_CHUNK_STATES : TX_REDUCE_CHUNK_X;
         if (n <= chunk) {
             if (final_out) {
-                st = reduce_pass(ctx, name, p, acc, fin, last, src, src_states, n, 0, 0,
+                st = reduce_pass(ctx, name, p, acc, fin, last, packed, src, src_states, n, 0, 0,
                                  final_out, true);
             } else {
                 st = tx_pool_acquire(ctx, name, p->nout, states);
                 if (!st) {
-                    st = reduce_pass(ctx, name, p, acc, fin, last, src, src_states, n, n, 1,
+                    st = reduce_pass(ctx, name, p, acc, fin, last, packed, src, src_states, n, n, 1,
                                      states, false);
                     if (st)
                         tx_pool_release(ctx, states);
@@ -156,10 +166,10 @@ tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x,
         }
         int64_t parts = (n + chunk - 1) / chunk;
         int nxt = cur == 0 ? 1 : 0;
-        st = tx_pool_acquire(ctx, name, p->nout * parts, &tmp[nxt]);
+        st = tx_pool_acquire(ctx, name, rows * parts, &tmp[nxt]);
         if (st)
             break;
-        st = reduce_pass(ctx, name, p, acc, fin, last, src, src_states, n, chunk, parts,
+        st = reduce_pass(ctx, name, p, acc, fin, last, packed, src, src_states, n, chunk, parts,
                          &tmp[nxt], false);
         if (cur >= 0)
             tx_pool_release(ctx, &tmp[cur]);
