@@ -29,6 +29,12 @@ typedef enum tx_family {
     TX_FAMILY_CONV,
     TX_FAMILY_CONV_TRANSPOSE,
     TX_FAMILY_POOL,
+    TX_FAMILY_REDUCE,
+    TX_FAMILY_SOFTMAX,
+    TX_FAMILY_NORM,
+    TX_FAMILY_ACT,
+    TX_FAMILY_CAST,
+    TX_FAMILY_NARY,
     TX_FAMILY_COUNT_
 } tx_family;
 
@@ -174,9 +180,15 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
 
 /* ops: registry.c */
 tx_family tx_op_family(tx_op op);
+/* The checks an op entry starts with: ctx, op in family `fam` (else "<api>:
+ * <op> is not <what>"), out not NULL, context not lost. */
+tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                      const void *out);
 
 /* ops */
-tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi,
+/* UNARY, CLIP (a, b = lo, hi), ACT (a, b = alpha, beta) and CAST (b != 0:
+ * values become 0/1; output dtype `to`). */
+tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float a, float b, tx_dtype to,
                        tx_tensor *out);
 
 /* ops: conv.c. The geometry of a windowed op (conv, pool) on [N, C, H, W] or
@@ -190,5 +202,42 @@ typedef struct tx_window {
 tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const int kernel[2],
                          const int strides[2], const int dilations[2], const int pads[4],
                          tx_auto_pad auto_pad, bool ceil_mode, tx_window *g);
+/* ---- reductions (ops/reduce.c), shared by softmax and the norms ---- */
+
+/* x canonicalized for one reduction: kept and reduced dims merged into up to
+ * 3 groups each (leading groups padded with size 1, stride 0). */
+typedef struct tx_reduce_plan {
+    int64_t nout; /* outputs (product of kept dims) */
+    int64_t R;    /* elements reduced into each output */
+    int ksz[3], kst[3], rsz[3], rst[3];
+    bool vec;     /* innermost reduced group contiguous, size % 4 == 0 */
+    bool kvec;    /* innermost kept group contiguous, size % 4 == 0 */
+} tx_reduce_plan;
+
+/* State kinds of glsl-templates/reduce.glsl (TX_ACC); the order is the GLSL's. */
+typedef enum tx_reduce_acc {
+    TX_REDUCE_ACC_SUM,
+    TX_REDUCE_ACC_SUMSQ,
+    TX_REDUCE_ACC_PROD,
+    TX_REDUCE_ACC_MAX,
+    TX_REDUCE_ACC_MIN,
+    TX_REDUCE_ACC_LSE,     /* (max, sum of exp(x - max)) */
+    TX_REDUCE_ACC_ARGMAX,
+    TX_REDUCE_ACC_ARGMIN,
+    TX_REDUCE_ACC_MOMENTS, /* (sum(x - K), sum((x - K)^2), K): mean and variance */
+    TX_REDUCE_ACC_L1,      /* sum of |x| */
+} tx_reduce_acc;
+
+void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced,
+                         tx_reduce_plan *p);
+/* Runs the passes over x's texture. With final_out, the last pass writes
+ * finished values (reduce.glsl's TX_FIN `fin`) into it; otherwise *states gets a
+ * pooled texture with one state texel per output (the caller releases it). */
+tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x,
+                        const tx_reduce_plan *p, tx_reduce_acc acc, int fin, bool last,
+                        const tx_texture *final_out, tx_texture *states);
+/* ONNX axes (negative from the end, no repeats) → mask[TX_MAX_RANK]. */
+tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_axes,
+                       const int *axes, bool *mask);
 
 #endif

@@ -41,6 +41,24 @@ bvec4 tx_either_nan(vec4 a, vec4 b) {
 vec4 tx_b_min(vec4 a, vec4 b) { return mix(min(a, b), a + b, tx_either_nan(a, b)); }
 vec4 tx_b_max(vec4 a, vec4 b) { return mix(max(a, b), a + b, tx_either_nan(a, b)); }
 
+// prelu: b is the slope; logic ops treat nonzero (NaN too) as true; the
+// comparisons give 0/1 and are false for NaN, as IEEE says
+vec4 tx_b_prelu(vec4 a, vec4 b) { return mix(a, a * b, lessThan(a, vec4(0.0))); }
+vec4 tx_b_and(vec4 a, vec4 b) {
+  return vec4(uvec4(notEqual(a, vec4(0.0))) & uvec4(notEqual(b, vec4(0.0))));
+}
+vec4 tx_b_or(vec4 a, vec4 b) {
+  return vec4(uvec4(notEqual(a, vec4(0.0))) | uvec4(notEqual(b, vec4(0.0))));
+}
+vec4 tx_b_xor(vec4 a, vec4 b) {
+  return vec4(uvec4(notEqual(a, vec4(0.0))) ^ uvec4(notEqual(b, vec4(0.0))));
+}
+vec4 tx_b_equal(vec4 a, vec4 b) { return vec4(equal(a, b)); }
+vec4 tx_b_less(vec4 a, vec4 b) { return vec4(lessThan(a, b)); }
+vec4 tx_b_greater(vec4 a, vec4 b) { return vec4(greaterThan(a, b)); }
+vec4 tx_b_less_equal(vec4 a, vec4 b) { return vec4(lessThanEqual(a, b)); }
+vec4 tx_b_greater_equal(vec4 a, vec4 b) { return vec4(greaterThanEqual(a, b)); }
+
 #if TX_MODE == 0
 int tx_src_index(int i, out int bi) {
   int r = i;

@@ -78,8 +78,8 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
     memset(r, 0, sizeof *r);
     r->first_bad = -1;
     uint64_t seed = d->seed ? d->seed : 1;
-    tx_ref_tensor ins[4];
-    tx_tensor ts[4] = {{0}};
+    tx_ref_tensor ins[TX_CHECK_MAX_INPUTS];
+    tx_tensor ts[TX_CHECK_MAX_INPUTS] = {{0}};
     int n = d->n_inputs;
     for (int i = 0; i < n; i++) {
         ins[i] = (tx_ref_tensor){.rank = d->rank[i], .dtype = TX_DTYPE_FLOAT32};
@@ -88,9 +88,11 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
         ins[i].data = malloc((size_t)(ne ? ne : 1) * sizeof(float));
         float lo, hi;
         tx_ref_input_range(d->op, i, &lo, &hi);
+        double step = tx_ref_input_step(d->op, i);
         for (int64_t j = 0; j < ne; j++) {
             double u = (double)(rng_next(&seed) >> 11) / 9007199254740992.0;
-            ins[i].data[j] = (float)(lo + (hi - lo) * u);
+            double v = lo + (hi - lo) * u;
+            ins[i].data[j] = (float)(step > 0 ? floor(v / step) * step : v);
         }
     }
     for (int i = 0; i < n && !r->status; i++)
@@ -108,10 +110,16 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
         double t0 = tx_host_ms();
         r->status = tx_op_run(ctx, d->op, ts, n, &d->attrs, &y);
         if (!r->status) {
-            tx_tensor_shape(ctx, y, &r->out_rank, r->out_shape, NULL);
+            tx_tensor_shape(ctx, y, &r->out_rank, r->out_shape, &r->out_dtype);
             r->numel = numel_of(r->out_rank, r->out_shape);
             got = malloc((size_t)(r->numel ? r->numel : 1) * sizeof(float));
             r->status = tx_tensor_read(ctx, y, got, (size_t)r->numel * sizeof(float));
+            if (r->out_dtype == TX_DTYPE_INT32) /* compare as the reference holds them */
+                for (int64_t i = 0; i < r->numel; i++) {
+                    int32_t v;
+                    memcpy(&v, &got[i], sizeof v);
+                    got[i] = (float)v;
+                }
             r->first_ms = tx_host_ms() - t0;
             tx_tensor_destroy(ctx, y);
         }
@@ -123,6 +131,12 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
                 if (!r->status) {
                     r->status = tx_tensor_read(ctx, y, got, (size_t)r->numel * sizeof(float));
                     tx_tensor_destroy(ctx, y);
+                    if (r->out_dtype == TX_DTYPE_INT32)
+                        for (int64_t j = 0; j < r->numel; j++) {
+                            int32_t v;
+                            memcpy(&v, &got[j], sizeof v);
+                            got[j] = (float)v;
+                        }
                 }
                 r->call_ms[i] = tx_host_ms() - t1;
             }
@@ -153,16 +167,23 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
             bool same_shape = want.rank == r->out_rank &&
                               memcmp(want.shape, r->out_shape,
                                      (size_t)want.rank * sizeof(int64_t)) == 0;
-            if (!same_shape || wn != r->numel) {
+            if (want.dtype != r->out_dtype) {
+                r->bad = r->numel ? r->numel : 1;
+                snprintf(r->error, sizeof r->error, "output dtype differs from the reference");
+            } else if (!same_shape || wn != r->numel) {
                 r->bad = r->numel > wn ? r->numel : wn;
                 r->bad = r->bad ? r->bad : 1;
                 snprintf(r->error, sizeof r->error, "output shape differs from the reference");
             } else {
+                /* reduction length: matmul's K, or inputs per output (reductions) */
                 int64_t k = 1;
                 if (d->op == TX_OP_MATMUL)
                     k = (int64_t)(r->flops / 2.0 / (double)(r->numel ? r->numel : 1));
-                else
+                else if (d->op == TX_OP_CONV || d->op == TX_OP_CONV_TRANSPOSE)
                     k = conv_terms(d);
+                else if (n > 0 && r->numel > 0)
+                    k = numel_of(d->rank[0], d->shape[0]) / r->numel;
+                k = k < 1 ? 1 : k;
                 double atol, rtol;
                 tx_ref_tolerance(d->op, k, &atol, &rtol);
                 tx_op act = d->op == TX_OP_MATMUL ? d->attrs.matmul.activation

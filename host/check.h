@@ -6,11 +6,13 @@
 #include "ref/ref.h"
 #include "texel.h"
 
+#define TX_CHECK_MAX_INPUTS 8
+
 typedef struct tx_check_desc {
     tx_op op;
-    int n_inputs;                 /* matmul: 2, or 3 with bias */
-    int rank[4];
-    int64_t shape[4][TX_MAX_RANK];
+    int n_inputs;                 /* matmul: 2, or 3 with bias; variadic ops: any */
+    int rank[TX_CHECK_MAX_INPUTS];
+    int64_t shape[TX_CHECK_MAX_INPUTS][TX_MAX_RANK];
     tx_op_attrs attrs;
     uint64_t seed;
     int repeat;                   /* timed calls after the first; 0 = none */
@@ -21,6 +23,7 @@ typedef struct tx_check_result {
     tx_status status;             /* of the GPU run */
     char error[1024];             /* tx_last_error when status != OK */
     int out_rank;
+    tx_dtype out_dtype;
     int64_t out_shape[TX_MAX_RANK];
     int64_t numel;
     double max_abs_err;

@@ -7,6 +7,9 @@
  *            [--group G] [--auto-pad same_upper|same_lower|valid] [--kernel K]
  *            [--output-padding P] [--output-shape S] [--ceil-mode] [--count-include-pad]
  *            (S, P, D, K: one value for every spatial dim, or AxB; pads: begins then ends)
+ *            [--axes A,B] [--drop-dims] [--noop-empty-axes] [--select-last]
+ *            [--axis A] [--coerce-2d] [--epsilon E] [--alpha V] [--beta V]
+ *            [--to float32|int32] [--bool]
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,10 @@ static int usage(void) {
             "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
             "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
             "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
+            "           reductions: [--axes A,B] [--drop-dims] [--noop-empty-axes]\n"
+            "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
+            "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
+            "           cast: [--to float32|int32] [--bool]\n"
             "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
@@ -170,6 +177,18 @@ static int cmd_op(int argc, char **argv) {
     int repeat = 5;
     tx_ctx_desc cd = {0};
     d.attrs.lo = 0;
+    d.attrs.softmax.axis = d.attrs.norm.axis = -1; /* ONNX opset >= 13 defaults */
+    /* ONNX defaults of the ACT family's alpha / beta */
+    switch (d.op) {
+    case TX_OP_HARD_SIGMOID: d.attrs.alpha = 0.2f, d.attrs.beta = 0.5f; break;
+    case TX_OP_LEAKY_RELU: d.attrs.alpha = 0.01f; break;
+    case TX_OP_ELU: d.attrs.alpha = 1.0f; break;
+    case TX_OP_SELU: d.attrs.alpha = 1.67326319f, d.attrs.beta = 1.05070102f; break;
+    case TX_OP_CELU:
+    case TX_OP_THRESHOLDED_RELU: d.attrs.alpha = 1.0f; break;
+    case TX_OP_SHRINK: d.attrs.alpha = 0.5f; break;
+    default: break;
+    }
     d.attrs.hi = 6;
     spatial_arg stride = {0}, pad = {0}, dil = {0}, kernel = {0}, outpad = {0}, outshape = {0};
     int group = 0;
@@ -190,6 +209,16 @@ static int cmd_op(int argc, char **argv) {
             ceil_mode = true;
         else if (strcmp(a, "--count-include-pad") == 0)
             include_pad = true;
+        else if (strcmp(a, "--drop-dims") == 0)
+            d.attrs.reduce.drop_dims = true;
+        else if (strcmp(a, "--noop-empty-axes") == 0)
+            d.attrs.reduce.noop_with_empty_axes = true;
+        else if (strcmp(a, "--select-last") == 0)
+            d.attrs.reduce.select_last_index = true;
+        else if (strcmp(a, "--coerce-2d") == 0)
+            d.attrs.softmax.coerce_2d = true;
+        else if (strcmp(a, "--bool") == 0)
+            d.attrs.cast_bool = true;
         else if (!v)
             return usage();
         else if (strcmp(a, "--shape") == 0)
@@ -231,8 +260,37 @@ static int cmd_op(int argc, char **argv) {
             }
             auto_pad = (tx_auto_pad)k;
             i++;
-        }
-        else if (strcmp(a, "--activation") == 0) {
+        } else if (strcmp(a, "--axis") == 0)
+            d.attrs.softmax.axis = d.attrs.norm.axis = atoi(v), i++;
+        else if (strcmp(a, "--epsilon") == 0)
+            d.attrs.norm.epsilon = strtof(v, NULL), i++;
+        else if (strcmp(a, "--alpha") == 0)
+            d.attrs.alpha = strtof(v, NULL), i++;
+        else if (strcmp(a, "--beta") == 0)
+            d.attrs.beta = strtof(v, NULL), i++;
+        else if (strcmp(a, "--to") == 0) {
+            if (strcmp(v, "float32") && strcmp(v, "int32")) {
+                fprintf(stderr, "texel op: --to takes float32 or int32\n");
+                return 2;
+            }
+            d.attrs.cast_to = strcmp(v, "int32") == 0 ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
+            i++;
+        } else if (strcmp(a, "--axes") == 0) {
+            char *p = (char *)v, *end;
+            int n = 0;
+            while (*p && n < TX_MAX_RANK) {
+                d.attrs.reduce.axes[n++] = (int)strtol(p, &end, 10);
+                if (end == p || (*end && *end != ','))
+                    break;
+                p = *end ? end + 1 : end;
+            }
+            if (*p) {
+                fprintf(stderr, "texel op: bad --axes \"%s\" (want e.g. 0,-1)\n", v);
+                return 2;
+            }
+            d.attrs.reduce.n_axes = n;
+            i++;
+        } else if (strcmp(a, "--activation") == 0) {
             d.attrs.matmul.activation = tx_op_from_name(v);
             if (d.attrs.matmul.activation == TX_OP_NONE) {
                 fprintf(stderr, "texel op: unknown activation \"%s\"\n", v);
@@ -258,7 +316,7 @@ static int cmd_op(int argc, char **argv) {
     snprintf(buf, sizeof buf, "%s", shapes);
     int ns = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (ns == 3 || (d.rank[ns] = tx_parse_shape(tok, d.shape[ns])) < 0) {
+        if (ns == TX_CHECK_MAX_INPUTS || (d.rank[ns] = tx_parse_shape(tok, d.shape[ns])) < 0) {
             fprintf(stderr, "texel op: bad shape \"%s\" (want e.g. 256x256)\n", tok);
             return 2;
         }
@@ -318,7 +376,8 @@ static int cmd_op(int argc, char **argv) {
         d.shape[2][0] = nn;
         ns = 3;
     }
-    if (ns != arity && !(bias && ns == 3)) {
+    if (ns != arity && !(bias && ns == 3) && !(d.op == TX_OP_MATMUL && ns == 3) &&
+        !(d.op == TX_OP_LAYER_NORM && ns == 2) && !(arity == 0 && ns >= 1)) {
         fprintf(stderr, "texel op: %s takes %d input shape(s), got %d\n", tx_op_name(d.op), arity,
                 ns);
         return 2;

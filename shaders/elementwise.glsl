@@ -3,10 +3,12 @@
 // select by mask rather than max/clamp, whose NaN behaviour GLSL leaves
 // undefined. tx_u_clip reads p_lo/p_hi only when TX_HAS_LO/TX_HAS_HI.
 
-vec4 tx_u_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }
+// Selecting a constant by a compare is folded to max/min by Mesa (llvmpipe
+// gave relu(NaN) = 0): the isnan select keeps NaN.
+vec4 tx_u_relu(vec4 x) { return mix(mix(x, vec4(0.0), lessThan(x, vec4(0.0))), x, isnan(x)); }
 vec4 tx_u_relu6(vec4 x) {
   vec4 r = mix(x, vec4(0.0), lessThan(x, vec4(0.0)));
-  return mix(r, vec4(6.0), greaterThan(x, vec4(6.0)));
+  return mix(mix(r, vec4(6.0), greaterThan(x, vec4(6.0))), x, isnan(x));
 }
 vec4 tx_u_sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 vec4 tx_u_tanh(vec4 x) {
@@ -41,6 +43,73 @@ vec4 tx_u_clip(vec4 x) {
 #ifdef TX_HAS_HI
   r = mix(r, vec4(p_hi), greaterThan(x, vec4(p_hi)));
 #endif
-  return r;
+  return mix(r, x, isnan(x));
 }
 
+vec4 tx_u_softplus(vec4 x) {
+  // log(1 + e^x) = max(x, 0) + log(1 + e^-|x|): no overflow for large x
+  vec4 r = mix(x, vec4(0.0), lessThan(x, vec4(0.0))) + log(1.0 + exp(-abs(x)));
+  return mix(r, x, isnan(x));
+}
+vec4 tx_u_softsign(vec4 x) { return x / (1.0 + abs(x)); }
+vec4 tx_u_hard_swish(vec4 x) {
+  vec4 h = x * (1.0 / 6.0) + 0.5;
+  h = mix(h, vec4(0.0), lessThan(h, vec4(0.0)));
+  h = mix(h, vec4(1.0), greaterThan(h, vec4(1.0)));
+  return x * h;
+}
+vec4 tx_u_sin(vec4 x) { return sin(x); }
+vec4 tx_u_cos(vec4 x) { return cos(x); }
+vec4 tx_u_tan(vec4 x) { return sin(x) / cos(x); }
+vec4 tx_u_floor(vec4 x) { return floor(x); }
+vec4 tx_u_ceil(vec4 x) { return ceil(x); }
+vec4 tx_u_round(vec4 x) { return roundEven(x); }
+vec4 tx_u_sign(vec4 x) { return mix(sign(x), x, isnan(x)); }
+vec4 tx_u_reciprocal(vec4 x) { return 1.0 / x; }
+vec4 tx_u_not(vec4 x) { return vec4(equal(x, vec4(0.0))); }
+vec4 tx_u_sinh(vec4 x) { return sinh(x); }
+vec4 tx_u_cosh(vec4 x) { return cosh(x); }
+// llvmpipe's asin/acos are off by up to 4e-4; its atan is accurate but
+// gives atan(NaN) = 0
+vec4 tx_u_atan(vec4 x) { return mix(atan(x), x, isnan(x)); }
+vec4 tx_u_asin(vec4 x) { return mix(atan(x, sqrt((1.0 - x) * (1.0 + x))), x, isnan(x)); }
+vec4 tx_u_acos(vec4 x) { return mix(2.0 * atan(sqrt((1.0 - x) / (1.0 + x))), x, isnan(x)); }
+// odd-symmetric form: log(x + sqrt(x^2 + 1)) cancels for x << 0
+vec4 tx_u_asinh(vec4 x) { return sign(x) * log(abs(x) + sqrt(x * x + 1.0)); }
+vec4 tx_u_acosh(vec4 x) { return log(x + sqrt(x * x - 1.0)); }
+vec4 tx_u_atanh(vec4 x) { return 0.5 * log((1.0 + x) / (1.0 - x)); }
+vec4 tx_u_mish(vec4 x) { return x * tx_u_tanh(tx_u_softplus(x)); }
+vec4 tx_u_is_nan(vec4 x) { return vec4(isnan(x)); }
+// cast: to int truncates toward zero (NaN -> 0, clamped to the int32 range);
+// to bool: NaN is nonzero, so true
+vec4 tx_u_cast_int(vec4 x) {
+  vec4 r = clamp(trunc(x), -2147483648.0, 2147483520.0);
+  return mix(r, vec4(0.0), isnan(x));
+}
+vec4 tx_u_cast_float(vec4 x) { return x; }
+vec4 tx_u_cast_bool(vec4 x) { return vec4(notEqual(x, vec4(0.0))); }
+#ifdef TX_HAS_ALPHA
+// family ACT: p_alpha, p_beta
+vec4 tx_u_hard_sigmoid(vec4 x) {
+  vec4 h = p_alpha * x + p_beta;
+  h = mix(h, vec4(0.0), lessThan(h, vec4(0.0)));
+  return mix(mix(h, vec4(1.0), greaterThan(h, vec4(1.0))), x, isnan(x));
+}
+vec4 tx_u_leaky_relu(vec4 x) { return mix(x, p_alpha * x, lessThan(x, vec4(0.0))); }
+vec4 tx_u_elu(vec4 x) { return mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0))); }
+vec4 tx_u_celu(vec4 x) {
+  vec4 n = p_alpha * (exp(x / p_alpha) - 1.0);
+  return mix(mix(x, n, lessThan(x, vec4(0.0))), x, isnan(x));
+}
+vec4 tx_u_thresholded_relu(vec4 x) {
+  return mix(mix(vec4(0.0), x, greaterThan(x, vec4(p_alpha))), x, isnan(x));
+}
+vec4 tx_u_shrink(vec4 x) {
+  vec4 r = mix(vec4(0.0), x + p_beta, lessThan(x, vec4(-p_alpha)));
+  r = mix(r, x - p_beta, greaterThan(x, vec4(p_alpha)));
+  return mix(r, x, isnan(x));
+}
+vec4 tx_u_selu(vec4 x) {
+  return p_beta * mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0)));
+}
+#endif

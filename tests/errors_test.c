@@ -1,5 +1,7 @@
 /* Bad input gets a status and a message naming the op and the shapes; no GL
  * error escapes; the context stays usable afterwards. */
+#include <math.h>
+
 #include "glctx.h"
 #include "harness.h"
 #include "internal.h"
@@ -278,6 +280,91 @@ int main(int argc, char **argv) {
                "not a pool op");
         tx_tensor_destroy(ctx, x);
         tx_tensor_destroy(ctx, v);
+        tx_test_end();
+    }
+    if (tx_test_begin("reductions: bad axes and shapes")) {
+        tx_tensor a = mk(ctx, 3, 2, 3, 4), i;
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_SUM, a, &(tx_reduce_desc){.n_axes = 1, .axes = {3}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "reduce_sum", "axis 3", "[2, 3, 4]");
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_MAX, a, &(tx_reduce_desc){.n_axes = 1, .axes = {-4}},
+                         &y),
+               TX_STATUS_INVALID_ARGUMENT, "reduce_max", "axis -4", "[2, 3, 4]");
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_MEAN, a,
+                         &(tx_reduce_desc){.n_axes = 2, .axes = {1, -2}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "reduce_mean", "repeated", "[2, 3, 4]");
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_SUM, a, &(tx_reduce_desc){.n_axes = 7}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "reduce_sum", "7 axes");
+        EXPECT(tx_reduce(ctx, TX_OP_ARGMAX, a, &(tx_reduce_desc){.n_axes = 2, .axes = {0, 1}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "argmax", "one axis", "[2, 3, 4]");
+        EXPECT(tx_reduce(ctx, TX_OP_RELU, a, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
+               "not a reduction");
+        tx_tensor e = mk(ctx, 2, 3, 0, 0);
+        EXPECT(tx_reduce(ctx, TX_OP_ARGMIN, e, &(tx_reduce_desc){.n_axes = 1, .axes = {1}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "argmin", "empty", "[3, 0]");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4},
+                                                       .dtype = TX_DTYPE_INT32}, &i), "create");
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_L2, i, NULL, &y), TX_STATUS_DTYPE_MISMATCH,
+               "reduce_l2", "float32");
+        tx_tensor_destroy(ctx, a);
+        tx_tensor_destroy(ctx, e);
+        tx_tensor_destroy(ctx, i);
+        tx_test_end();
+    }
+    if (tx_test_begin("softmax and norms: bad axes and shapes")) {
+        tx_tensor x = mk(ctx, 3, 2, 3, 4), c3 = mk(ctx, 1, 3, 0, 0), c4 = mk(ctx, 1, 4, 0, 0),
+                  m = mk(ctx, 2, 3, 4, 0), v = mk(ctx, 1, 12, 0, 0);
+        EXPECT(tx_softmax(ctx, TX_OP_SOFTMAX, x, &(tx_softmax_desc){.axis = 3}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "softmax", "axis 3", "[2, 3, 4]");
+        EXPECT(tx_softmax(ctx, TX_OP_LOG_SOFTMAX, c3, &(tx_softmax_desc){.axis = -2}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "log_softmax", "axis -2", "[3]");
+        EXPECT(tx_norm(ctx, TX_OP_BATCH_NORM, (tx_tensor[]){x, c4, c3, c3, c3}, 5, NULL, &y),
+               TX_STATUS_SHAPE_MISMATCH, "batch_norm", "scale [4]", "[2, 3, 4]", "[3]");
+        EXPECT(tx_norm(ctx, TX_OP_BATCH_NORM, (tx_tensor[]){x, c3, c3, c3}, 4, NULL, &y),
+               TX_STATUS_INVALID_ARGUMENT, "batch_norm", "5 inputs, got 4");
+        EXPECT(tx_norm(ctx, TX_OP_INSTANCE_NORM, (tx_tensor[]){c3, c3, c3}, 3, NULL, &y),
+               TX_STATUS_SHAPE_MISMATCH, "instance_norm", "[3]", "rank >= 2");
+        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c3}, 2,
+                       &(tx_norm_desc){.axis = -1}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "layer_norm", "scale [3]", "[2, 3, 4]");
+        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, m, v}, 3,
+                       &(tx_norm_desc){.axis = 1}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "layer_norm", "bias [12]", "[2, 3, 4]");
+        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c4}, 2,
+                       &(tx_norm_desc){.axis = 5}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "layer_norm", "axis 5");
+        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c4}, 2,
+                       &(tx_norm_desc){.axis = -1, .epsilon = -1}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "layer_norm", "epsilon");
+        tx_tensor_destroy(ctx, x);
+        tx_tensor_destroy(ctx, c3);
+        tx_tensor_destroy(ctx, c4);
+        tx_tensor_destroy(ctx, m);
+        tx_tensor_destroy(ctx, v);
+        tx_test_end();
+    }
+    if (tx_test_begin("where, variadic, activations, cast: bad inputs")) {
+        tx_tensor a = mk(ctx, 2, 3, 4, 0), b = mk(ctx, 2, 3, 5, 0), i;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4},
+                                                       .dtype = TX_DTYPE_INT32}, &i), "create");
+        EXPECT(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, a, b}, 3, &y),
+               TX_STATUS_SHAPE_MISMATCH, "where", "input 2 [3, 5]");
+        EXPECT(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, a}, 2, &y),
+               TX_STATUS_INVALID_ARGUMENT, "where", "2 inputs");
+        EXPECT(tx_nary(ctx, TX_OP_SUM, (tx_tensor[]){a}, 0, &y), TX_STATUS_INVALID_ARGUMENT,
+               "sum", "0 inputs");
+        EXPECT(tx_nary(ctx, TX_OP_MAX_N, (tx_tensor[]){a, a, a, i}, 4, &y),
+               TX_STATUS_DTYPE_MISMATCH, "max_n", "input 3 is int32");
+        EXPECT(tx_activation(ctx, TX_OP_RELU, a, 1, 1, &y), TX_STATUS_INVALID_ARGUMENT, "relu");
+        EXPECT(tx_activation(ctx, TX_OP_ELU, a, NAN, 1, &y), TX_STATUS_INVALID_ARGUMENT, "elu",
+               "alpha");
+        EXPECT(tx_unary(ctx, TX_OP_LEAKY_RELU, a, &y), TX_STATUS_INVALID_ARGUMENT,
+               "tx_activation");
+        EXPECT(tx_cast(ctx, a, (tx_dtype)7, false, &y), TX_STATUS_INVALID_ARGUMENT, "cast",
+               "dtype 7");
+        EXPECT(tx_op_run(ctx, TX_OP_SUM, &a, 0, NULL, &y), TX_STATUS_INVALID_ARGUMENT, "sum");
+        tx_tensor_destroy(ctx, a);
+        tx_tensor_destroy(ctx, b);
+        tx_tensor_destroy(ctx, i);
         tx_test_end();
     }
     tx_host_close(g_host, ctx);

@@ -114,14 +114,118 @@ static const shape_case k_pool[] = {
     {.shapes = "1x16x20x20", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}), .label = "k3/s2"},
 };
 #undef POOL
+#define AX(...) .n_axes = (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), .axes = {__VA_ARGS__}
+static const shape_case k_reduce[] = {
+    {.shapes = "1", .label = "all"},
+    {.shapes = "scalar", .label = "all"},
+    {.shapes = "5x7x11x13", .label = "all"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(1)}}, .label = "1"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(-1), .drop_dims = true}}, .label = "-1/drop"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(0, 2)}}, .label = "0,2"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(3, 1), .drop_dims = true}}, .label = "3,1/drop"},
+    {.shapes = "2x3x4x5x6x7", .attrs = {.reduce = {AX(0, 2, 4)}}, .label = "0,2,4"},
+    {.shapes = "2x3x4x5x6x7", .attrs = {.reduce = {AX(1, 3, -1), .drop_dims = true}}, .label = "1,3,5/drop"},
+    {.shapes = "7x1x5", .attrs = {.reduce = {AX(1)}}, .label = "1"},
+    {.shapes = "16x1000", .attrs = {.reduce = {AX(1)}}, .label = "1"},
+    {.shapes = "3x4999", .attrs = {.reduce = {AX(-1)}}, .label = "-1"},
+    {.shapes = "1000x16", .attrs = {.reduce = {AX(0)}}, .label = "0"},
+    {.shapes = "2000x8", .attrs = {.reduce = {AX(0)}}, .label = "0"},
+    {.shapes = "6x5x8", .attrs = {.reduce = {AX(1), .drop_dims = true}}, .label = "1/drop"},
+    {.shapes = "3x4x5x12", .attrs = {.reduce = {AX(0, 2)}}, .label = "0,2"},
+    {.shapes = "16000", .label = "all"},
+    {.shapes = "4x4096", .attrs = {.reduce = {AX(0, 1), .drop_dims = true}}, .label = "0,1/drop"},
+    {.shapes = "5x7", .attrs = {.reduce = {.noop_with_empty_axes = true}}, .label = "noop"},
+    {.shapes = "3x0", .attrs = {.reduce = {AX(1)}}, .label = "empty"},
+    {.shapes = "0x3", .attrs = {.reduce = {AX(1)}}, .label = "1"},
+};
+static const shape_case k_arg[] = {
+    {.shapes = "17", .label = "default"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(1)}}, .label = "1"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(-1), .drop_dims = true}}, .label = "-1/drop"},
+    {.shapes = "5x7x11x13", .attrs = {.reduce = {AX(2), .select_last_index = true}}, .label = "2/last"},
+    {.shapes = "3x4999", .attrs = {.reduce = {AX(1)}}, .label = "1"},
+    {.shapes = "3x4999", .attrs = {.reduce = {AX(1), .select_last_index = true}}, .label = "1/last"},
+    {.shapes = "2x4096", .attrs = {.reduce = {AX(1), .select_last_index = true}}, .label = "1/last"},
+    {.shapes = "1000x16", .attrs = {.reduce = {AX(0), .select_last_index = true}}, .label = "0/last"},
+};
+static const shape_case k_softmax[] = {
+    {.shapes = "17", .attrs = {.softmax = {.axis = 0}}, .label = "0"},
+    {.shapes = "5x7x11x13", .attrs = {.softmax = {.axis = -1}}, .label = "-1"},
+    {.shapes = "5x7x11x13", .attrs = {.softmax = {.axis = 1}}, .label = "1"},
+    {.shapes = "5x7x11x13", .attrs = {.softmax = {.axis = 0}}, .label = "0"},
+    {.shapes = "5x7x11x13", .attrs = {.softmax = {.axis = 1, .coerce_2d = true}}, .label = "1/2d"},
+    {.shapes = "16x1000", .attrs = {.softmax = {.axis = -1}}, .label = "-1"},
+    {.shapes = "3x4999", .attrs = {.softmax = {.axis = 1}}, .label = "1"},
+    {.shapes = "0x3", .attrs = {.softmax = {.axis = 1}}, .label = "1"},
+};
+static const shape_case k_batch_norm[] = {
+    {.shapes = "2x3x5x7,3,3,3,3"},
+    {.shapes = "4x6,6,6,6,6", .attrs = {.norm = {.epsilon = 1e-3f}}, .label = "eps"},
+    {.shapes = "1x8x16x17,8,8,8,8"},
+};
+static const shape_case k_instance_norm[] = {
+    {.shapes = "2x3x5x7,3,3"},
+    {.shapes = "1x4x1000,4,4"},
+    {.shapes = "2x3x17x3,3,3", .attrs = {.norm = {.epsilon = 1e-2f}}, .label = "eps"},
+};
+static const shape_case k_layer_norm[] = {
+    {.shapes = "5x7x11x13,13,13", .attrs = {.norm = {.axis = -1}}, .label = "-1"},
+    {.shapes = "5x7x11x13,11x13,11x13", .attrs = {.norm = {.axis = -2}}, .label = "-2"},
+    {.shapes = "5x7x11x13,13", .attrs = {.norm = {.axis = 2}}, .label = "2/trailing-scale"},
+    {.shapes = "4x1000,1000,1000", .attrs = {.norm = {.axis = 1}}, .label = "1"},
+    {.shapes = "6x10,1,1x1", .attrs = {.norm = {.axis = 0, .epsilon = 1e-3f}}, .label = "0/scalar"},
+    {.shapes = "3x4x6,6,6", .attrs = {.norm = {.axis = 1}}, .label = "1/period6"},
+    {.shapes = "5x8,8", .attrs = {.norm = {.axis = -1}}, .label = "-1/no-bias"},
+};
+static const shape_case k_act[] = {
+    {.shapes = "5x7x11x13", .attrs = {.alpha = 0.2f, .beta = 0.5f}, .label = "a.2,b.5"},
+    {.shapes = "17", .attrs = {.alpha = 1.6732632f, .beta = 1.0507009f}, .label = "selu"},
+    {.shapes = "64x65", .attrs = {.alpha = 0.01f, .beta = 0}, .label = "a.01"},
+    {.shapes = "scalar", .attrs = {.alpha = 2, .beta = -1}, .label = "a2,b-1"},
+};
+static const shape_case k_cast[] = {
+    {.shapes = "5x7x11x13", .attrs = {.cast_to = TX_DTYPE_INT32}, .label = "int32"},
+    {.shapes = "17", .attrs = {.cast_to = TX_DTYPE_FLOAT32}, .label = "float32"},
+    {.shapes = "33x9", .attrs = {.cast_bool = true}, .label = "bool"},
+    {.shapes = "33x9", .attrs = {.cast_to = TX_DTYPE_INT32, .cast_bool = true}, .label = "bool-int32"},
+};
+static const shape_case k_where[] = {
+    {.shapes = "5x7x11,5x7x11,5x7x11"},
+    {.shapes = "2x1x4,3x1,4"},
+    {.shapes = "scalar,3x3,1"},
+    {.shapes = "7x1,1x9,7x9"},
+};
+static const shape_case k_variadic[] = {
+    {.shapes = "5x7"},
+    {.shapes = "5x7,5x7"},
+    {.shapes = "2x1x4,3x1,4"},
+    {.shapes = "5x7x11,11,7x1,1x1x1,5x7x11,scalar"},
+    {.shapes = "9,9,9,9,9,9,9,9"},
+    {.shapes = "0x3,3"},
+};
 
 typedef struct family_cases {
     const shape_case *cases;
     int n;
 } family_cases;
 
-static family_cases cases_for(tx_family f) {
-    switch (f) {
+#define CASES(a) ((family_cases){a, (int)TX_COUNTOF(a)})
+static family_cases cases_for(tx_op op) {
+    switch (op) { /* ops whose inputs or attributes differ from their family's */
+    case TX_OP_ARGMAX:
+    case TX_OP_ARGMIN: return CASES(k_arg);
+    case TX_OP_BATCH_NORM: return CASES(k_batch_norm);
+    case TX_OP_INSTANCE_NORM: return CASES(k_instance_norm);
+    case TX_OP_LAYER_NORM: return CASES(k_layer_norm);
+    case TX_OP_WHERE: return CASES(k_where);
+    default: break;
+    }
+    switch (tx_op_family(op)) {
+    case TX_FAMILY_REDUCE: return CASES(k_reduce);
+    case TX_FAMILY_SOFTMAX: return CASES(k_softmax);
+    case TX_FAMILY_ACT: return CASES(k_act);
+    case TX_FAMILY_CAST: return CASES(k_cast);
+    case TX_FAMILY_NARY: return CASES(k_variadic);
     case TX_FAMILY_UNARY: return (family_cases){k_unary, (int)TX_COUNTOF(k_unary)};
     case TX_FAMILY_CLIP: return (family_cases){k_clip, (int)TX_COUNTOF(k_clip)};
     case TX_FAMILY_BINARY: return (family_cases){k_binary, (int)TX_COUNTOF(k_binary)};
@@ -142,7 +246,7 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
     char buf[128];
     snprintf(buf, sizeof buf, "%s", c->shapes);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (d->n_inputs == 3)
+        if (d->n_inputs == TX_CHECK_MAX_INPUTS)
             return false;
         d->rank[d->n_inputs] = tx_parse_shape(tok, d->shape[d->n_inputs]);
         if (d->rank[d->n_inputs] < 0)
@@ -159,7 +263,8 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
             d->shape[2][0] = d->shape[1][1] * (c->attrs.conv.group ? c->attrs.conv.group : 1);
         d->n_inputs = 3;
     }
-    return d->n_inputs == tx_op_arity(op) || (c->bias && d->n_inputs == 3);
+    return d->n_inputs == tx_op_arity(op) || (c->bias && d->n_inputs == 3) ||
+           (op == TX_OP_LAYER_NORM && d->n_inputs == 2) || tx_op_arity(op) == 0;
 }
 
 typedef struct mode {
@@ -188,7 +293,7 @@ int main(int argc, char **argv) {
         if (rc)
             return 1;
         for (int op = 1; op < TX_OP_COUNT_; op++) {
-            family_cases fc = cases_for(tx_op_family((tx_op)op));
+            family_cases fc = cases_for((tx_op)op);
             if (!fc.n) {
                 char name[96];
                 snprintf(name, sizeof name, "%s/%s", modes[m].name, tx_op_name((tx_op)op));

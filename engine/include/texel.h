@@ -181,7 +181,8 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
 tx_status tx_unary(tx_ctx *ctx, tx_op op, tx_tensor x, tx_tensor *out);
 /* y = min(max(x, lo), hi); relu6 is tx_clip(x, 0, 6). */
 tx_status tx_clip(tx_ctx *ctx, tx_tensor x, float lo, float hi, tx_tensor *out);
-/* Any op of family BINARY, with numpy broadcasting: add sub mul div pow min max. */
+/* Any op of family BINARY, with numpy broadcasting: add sub mul div pow min max,
+ * prelu, and or xor (0/1), equal less greater less_equal greater_equal (0/1). */
 tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out);
 
 typedef struct tx_matmul_desc {
@@ -251,6 +252,67 @@ typedef struct tx_pool_desc {
  * TX_OP_GLOBALAVERAGEPOOL (desc may be NULL; the output keeps rank with
  * spatial dims of 1). MaxPool's optional Indices output is not produced. */
 tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out);
+/* ---- ONNX operator set: reductions, softmax, normalizations, elementwise
+ * extras. Axes follow ONNX: negative counts from the end. ---- */
+
+typedef struct tx_reduce_desc {
+    int n_axes;                /* entries used in axes; 0 = every axis (ONNX empty
+                                  axes); ArgMax/ArgMin: 0 = axis 0, else exactly 1 */
+    int axes[TX_MAX_RANK];     /* each at most once */
+    bool drop_dims;            /* ONNX keepdims = 0: remove the reduced axes
+                                  (default keeps them with size 1) */
+    bool noop_with_empty_axes; /* ONNX: n_axes == 0 returns x unchanged */
+    bool select_last_index;    /* ArgMax/ArgMin: ties give the last index */
+} tx_reduce_desc;
+
+/* Any op of family REDUCE: reduce_sum, reduce_mean, reduce_max, reduce_min,
+ * reduce_prod, reduce_l1, reduce_l2, reduce_sum_square, reduce_log_sum,
+ * reduce_log_sum_exp, argmax,
+ * argmin (int32 indices; NaN beats every number, as in numpy). `desc` NULL:
+ * all axes, keepdims. Empty reductions give the identity (sum 0, prod 1,
+ * max -inf, log_sum_exp -inf, mean NaN). NaN propagates. */
+tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
+                    tx_tensor *out);
+
+typedef struct tx_softmax_desc {
+    int axis;        /* NULL desc: -1 (ONNX opset >= 13 default); pre-13 default is 1 */
+    bool coerce_2d;  /* opset < 13: normalize over the flattened dims [axis, rank) */
+} tx_softmax_desc;
+
+/* softmax or log_softmax along one axis, max-subtracted (numerically stable). */
+tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *desc,
+                     tx_tensor *out);
+
+typedef struct tx_norm_desc {
+    float epsilon; /* 0: 1e-5 (the ONNX default) */
+    int axis;      /* layer_norm: first normalized axis; ONNX's default is -1, which is
+                      not the zero value: set it */
+} tx_norm_desc;
+
+/* batch_norm (inference): inputs x [N, C, ...], scale, B, mean, var (each [C]);
+ * instance_norm: x [N, C, ...], scale [C], B [C];
+ * layer_norm: x, scale[, bias], normalized over dims [axis, rank); scale and
+ * bias have the normalized shape or trailing part of it (or one element). */
+tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                  const tx_norm_desc *desc, tx_tensor *out);
+
+/* Family ACT, ONNX defaults in brackets: hard_sigmoid max(0, min(1, alpha x +
+ * beta)) [0.2, 0.5]; leaky_relu [alpha 0.01]; elu [alpha 1]; selu
+ * [alpha 1.67326319, beta = gamma 1.05070102]; celu [alpha 1];
+ * thresholded_relu x > alpha ? x : 0 [1]; shrink [alpha = lambd 0.5, beta =
+ * bias 0]. */
+tx_status tx_activation(tx_ctx *ctx, tx_op op, tx_tensor x, float alpha, float beta,
+                        tx_tensor *out);
+
+/* Values converted to dtype `to` (float → int32 truncates toward zero, NaN → 0);
+ * as_bool: every nonzero value (NaN included) becomes 1 (ONNX bool). */
+tx_status tx_cast(tx_ctx *ctx, tx_tensor x, tx_dtype to, bool as_bool, tx_tensor *out);
+
+/* Family NARY with numpy broadcasting over all inputs: where (cond, a, b:
+ * cond != 0 ? a : b; 3 inputs) and the variadic sum, mean, min_n, max_n
+ * (1 or more inputs of one dtype). */
+tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                  tx_tensor *out);
 
 /* Runs any op by enum with its inputs in order; `attrs` may be NULL.
  * (CLI and tests use this to walk the op list.) */
@@ -259,12 +321,19 @@ typedef struct tx_op_attrs {
     tx_matmul_desc matmul;      /* matmul */
     tx_conv_desc conv;          /* conv, conv_transpose (bias: the third input) */
     tx_pool_desc pool;          /* maxpool, averagepool (global pools ignore it) */
+    tx_reduce_desc reduce;      /* REDUCE family */
+    tx_softmax_desc softmax;    /* softmax, log_softmax (zero: axis 0) */
+    tx_norm_desc norm;          /* NORM family */
+    float alpha, beta;          /* ACT family (given as is: no ONNX defaults) */
+    tx_dtype cast_to;           /* cast */
+    bool cast_bool;             /* cast: to 0/1 */
 } tx_op_attrs;
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                     const tx_op_attrs *attrs, tx_tensor *out);
 const char *tx_op_name(tx_op op);
 /* Looks an op up by its name ("matmul"); returns TX_OP_NONE if unknown. */
 tx_op tx_op_from_name(const char *name);
+/* Inputs the op takes; 0 for the variadic ones (one or more). */
 int tx_op_arity(tx_op op);
 
 #ifdef __cplusplus

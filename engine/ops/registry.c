@@ -45,6 +45,21 @@ tx_family tx_op_family(tx_op op) {
     return k_families[op];
 }
 
+tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                      const void *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (tx_op_family(op) != fam)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s (%d) is not %s", api,
+                       tx_op_name(op), (int)op, what);
+    if (!out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", tx_op_name(op));
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost",
+                       tx_op_name(op));
+    return TX_STATUS_OK;
+}
+
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                     const tx_op_attrs *attrs, tx_tensor *out) {
     if (!ctx)
@@ -58,7 +73,10 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     int want = k_arity[op];
     bool biased = fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV ||
                   fam == TX_FAMILY_CONV_TRANSPOSE; /* optional third input */
-    if (n_inputs != want && !(biased && n_inputs == 3))
+    bool optional_last = (biased && n_inputs == 3) ||
+                         (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
+                         (want == 0 && n_inputs >= 1); /* variadic */
+    if (n_inputs != want && !optional_last)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
                        k_names[op], want, n_inputs);
     tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
@@ -77,6 +95,12 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
         return fam == TX_FAMILY_CONV ? tx_conv(ctx, inputs[0], inputs[1], &a.conv, out)
                                      : tx_conv_transpose(ctx, inputs[0], inputs[1], &a.conv, out);
     case TX_FAMILY_POOL: return tx_pooling(ctx, op, inputs[0], &a.pool, out);
+    case TX_FAMILY_REDUCE: return tx_reduce(ctx, op, inputs[0], &a.reduce, out);
+    case TX_FAMILY_SOFTMAX: return tx_softmax(ctx, op, inputs[0], &a.softmax, out);
+    case TX_FAMILY_NORM: return tx_norm(ctx, op, inputs, n_inputs, &a.norm, out);
+    case TX_FAMILY_ACT: return tx_activation(ctx, op, inputs[0], a.alpha, a.beta, out);
+    case TX_FAMILY_CAST: return tx_cast(ctx, inputs[0], a.cast_to, a.cast_bool, out);
+    case TX_FAMILY_NARY: return tx_nary(ctx, op, inputs, n_inputs, out);
     default: break;
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);

@@ -1,6 +1,7 @@
 /* The reference dispatch table, generated from the op list. */
 #include "ref.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 const tx_ref_fn tx_ref_table[TX_OP_COUNT_] = {
@@ -39,7 +40,53 @@ void tx_ref_input_range(tx_op op, int input, float *lo, float *hi) {
     case TX_OP_MATMUL:
     case TX_OP_CONV:
     case TX_OP_CONV_TRANSPOSE: *lo = -1.0f; *hi = 1.0f; break;
+    case TX_OP_REDUCE_PROD: *lo = 0.9f; *hi = 1.1f; break;
+    case TX_OP_REDUCE_LOG_SUM_EXP: *lo = -8.0f; *hi = 8.0f; break;
+    /* far past exp's float range: only max subtraction survives */
+    case TX_OP_SOFTMAX:
+    case TX_OP_LOG_SOFTMAX: *lo = -20.0f; *hi = 100.0f; break;
+    case TX_OP_BATCH_NORM:
+        if (input == 4) { *lo = 0.1f; *hi = 2.0f; }
+        break;
+    case TX_OP_TAN: *lo = -1.4f; *hi = 1.4f; break;
+    case TX_OP_ASIN:
+    case TX_OP_ACOS:
+    case TX_OP_ATANH: *lo = -0.99f; *hi = 0.99f; break;
+    case TX_OP_ACOSH: *lo = 1.01f; *hi = 4.0f; break;
+    case TX_OP_CELU: *lo = -4.0f; *hi = 4.0f; break;
+    case TX_OP_ROUND:
+    case TX_OP_CAST: *lo = -4.0f; *hi = 4.0f; break;
+    case TX_OP_NOT:
+    case TX_OP_AND:
+    case TX_OP_XOR:
+    case TX_OP_OR: *lo = 0.0f; *hi = 2.0f; break;
+    case TX_OP_WHERE:
+        if (input == 0) { *lo = 0.0f; *hi = 2.0f; }
+        break;
     default: break;
+    }
+}
+
+double tx_ref_input_step(tx_op op, int input) {
+    switch (op) {
+    case TX_OP_ARGMAX:
+    case TX_OP_ARGMIN:
+    case TX_OP_CAST:
+    case TX_OP_SIGN: return 0.5;
+    case TX_OP_ROUND:
+    case TX_OP_FLOOR:
+    case TX_OP_CEIL: return 0.25;
+    case TX_OP_NOT:
+    case TX_OP_AND:
+    case TX_OP_OR:
+    case TX_OP_XOR:
+    case TX_OP_EQUAL:
+    case TX_OP_LESS:
+    case TX_OP_GREATER:
+    case TX_OP_LESS_EQUAL:
+    case TX_OP_GREATER_EQUAL: return 1.0;
+    case TX_OP_WHERE: return input == 0 ? 1.0 : 0.0;
+    default: return 0.0;
     }
 }
 
@@ -54,6 +101,40 @@ void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
     case TX_OP_LOG: *atol = 1e-5; *rtol = 1e-4; break;
     case TX_OP_ERF:
     case TX_OP_GELU: *atol = 2e-5; *rtol = 1e-5; break;
+    case TX_OP_SOFTPLUS:
+    case TX_OP_ELU:
+    case TX_OP_SELU:
+    case TX_OP_SIN:
+    case TX_OP_COS:
+    case TX_OP_TAN:
+    case TX_OP_RECIPROCAL:
+    case TX_OP_SINH:
+    case TX_OP_COSH:
+    case TX_OP_ASIN:
+    case TX_OP_ACOS:
+    case TX_OP_ATAN:
+    case TX_OP_ASINH:
+    case TX_OP_ACOSH:
+    case TX_OP_ATANH:
+    case TX_OP_MISH:
+    case TX_OP_CELU:
+    case TX_OP_SOFTMAX:
+    case TX_OP_LOG_SOFTMAX: *atol = 1e-5; *rtol = 1e-4; break;
+    case TX_OP_REDUCE_SUM:
+    case TX_OP_REDUCE_MEAN:
+    case TX_OP_REDUCE_L2:
+    case TX_OP_REDUCE_SUM_SQUARE:
+    case TX_OP_REDUCE_L1:
+    case TX_OP_REDUCE_LOG_SUM:
+    case TX_OP_REDUCE_LOG_SUM_EXP:
+        /* float32 sums of k terms of magnitude <= 4, accumulated as a tree */
+        *atol = 2e-6 * sqrt((double)k) + 1e-6;
+        *rtol = 1e-5 * (1.0 + log2((double)k));
+        break;
+    case TX_OP_REDUCE_PROD: *atol = 1e-6; *rtol = 2e-6 * (double)k; break;
+    case TX_OP_BATCH_NORM:
+    case TX_OP_INSTANCE_NORM:
+    case TX_OP_LAYER_NORM: *atol = 1e-4; *rtol = 1e-4; break;
     case TX_OP_MATMUL:
     case TX_OP_CONV:
     case TX_OP_CONV_TRANSPOSE:

@@ -34,6 +34,9 @@ void tx_ref_free(tx_ref_tensor *t);
 /* Where random test inputs of an op should come from (input i), so that the
  * sweep exercises the op's real domain (log of positives, pow bases > 0). */
 void tx_ref_input_range(tx_op op, int input, float *lo, float *hi);
+/* 0, or a step the inputs are rounded down to, so that ties, zeros, exact
+ * halves and 0/1 booleans occur (argmax ties, round half to even, and/or). */
+double tx_ref_input_step(tx_op op, int input);
 /* Allowed |got - want| <= atol + rtol·|want|; `k` is the reduction length
  * (matmul's K, conv's C/group·kH·kW) where error grows with it. */
 void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol);

@@ -13,6 +13,15 @@ static double apply(tx_op op, double a, double b, bool is_int) {
     case TX_OP_POW: return is_int ? round(pow(a, b)) : pow(a, b);
     case TX_OP_MIN: return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
     case TX_OP_MAX: return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
+    case TX_OP_PRELU: return a < 0 ? a * b : a;
+    case TX_OP_AND: return a != 0 && b != 0;
+    case TX_OP_OR: return a != 0 || b != 0;
+    case TX_OP_XOR: return (a != 0) != (b != 0);
+    case TX_OP_EQUAL: return a == b;
+    case TX_OP_LESS: return a < b;
+    case TX_OP_GREATER: return a > b;
+    case TX_OP_LESS_EQUAL: return a <= b;
+    case TX_OP_GREATER_EQUAL: return a >= b;
     default: return NAN;
     }
 }
@@ -67,3 +76,12 @@ BINARY_REF(DIV, div)
 BINARY_REF(POW, pow)
 BINARY_REF(MIN, min)
 BINARY_REF(MAX, max)
+BINARY_REF(PRELU, prelu)
+BINARY_REF(AND, and)
+BINARY_REF(OR, or)
+BINARY_REF(XOR, xor)
+BINARY_REF(EQUAL, equal)
+BINARY_REF(LESS, less)
+BINARY_REF(GREATER, greater)
+BINARY_REF(LESS_EQUAL, less_equal)
+BINARY_REF(GREATER_EQUAL, greater_equal)

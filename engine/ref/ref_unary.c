@@ -1,4 +1,4 @@
-/* Reference: UNARY and CLIP families. */
+/* Reference: UNARY, CLIP, ACT (alpha, beta from attrs, given as is) and CAST. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,28 @@ double tx_ref_unary_scalar(tx_op op, double x) {
     case TX_OP_NEG: return -x;
     case TX_OP_ERF: return erf(x);
     case TX_OP_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case TX_OP_SOFTPLUS: return log1p(exp(x));
+    case TX_OP_SOFTSIGN: return x / (1.0 + fabs(x));
+    case TX_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+    case TX_OP_SIN: return sin(x);
+    case TX_OP_COS: return cos(x);
+    case TX_OP_TAN: return tan(x);
+    case TX_OP_FLOOR: return floor(x);
+    case TX_OP_CEIL: return ceil(x);
+    case TX_OP_ROUND: return nearbyint(x); /* default rounding: half to even */
+    case TX_OP_SIGN: return isnan(x) ? x : (x > 0) - (x < 0);
+    case TX_OP_RECIPROCAL: return 1.0 / x;
+    case TX_OP_NOT: return x == 0;
+    case TX_OP_SINH: return sinh(x);
+    case TX_OP_COSH: return cosh(x);
+    case TX_OP_ASIN: return asin(x);
+    case TX_OP_ACOS: return acos(x);
+    case TX_OP_ATAN: return atan(x);
+    case TX_OP_ASINH: return asinh(x);
+    case TX_OP_ACOSH: return acosh(x);
+    case TX_OP_ATANH: return atanh(x);
+    case TX_OP_MISH: return x * tanh(log1p(exp(x)));
+    case TX_OP_IS_NAN: return isnan(x) ? 1 : 0;
     default: return x;
     }
 }
@@ -27,6 +49,9 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
     if (n_in != 1)
         return -1;
     *out = in[0];
+    if (op == TX_OP_CAST)
+        out->dtype = attrs ? attrs->cast_to : TX_DTYPE_FLOAT32;
+    double al = attrs ? attrs->alpha : 0, be = attrs ? attrs->beta : 0;
     int64_t n = tx_ref_numel(&in[0]);
     out->data = malloc((size_t)(n ? n : 1) * sizeof(float));
     if (!out->data)
@@ -40,6 +65,27 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
                 y = attrs->lo;
             if (attrs && x > attrs->hi)
                 y = attrs->hi;
+        } else if (op == TX_OP_CAST) {
+            if (attrs && attrs->cast_bool)
+                y = x != 0 || isnan(x);
+            else if (out->dtype == TX_DTYPE_INT32)
+                y = isnan(x) ? 0 : fmax(-2147483648.0, fmin(2147483520.0, trunc(x)));
+            else
+                y = x;
+        } else if (op == TX_OP_HARD_SIGMOID) {
+            y = fmax(0.0, fmin(1.0, al * x + be));
+        } else if (op == TX_OP_LEAKY_RELU) {
+            y = x < 0 ? al * x : x;
+        } else if (op == TX_OP_ELU) {
+            y = x < 0 ? al * expm1(x) : x;
+        } else if (op == TX_OP_CELU) {
+            y = x < 0 ? al * expm1(x / al) : x;
+        } else if (op == TX_OP_THRESHOLDED_RELU) {
+            y = x > al ? x : 0;
+        } else if (op == TX_OP_SHRINK) {
+            y = x < -al ? x + be : (x > al ? x - be : 0);
+        } else if (op == TX_OP_SELU) {
+            y = be * (x < 0 ? al * expm1(x) : x);
         } else {
             y = tx_ref_unary_scalar(op, x);
         }
@@ -65,3 +111,33 @@ UNARY_REF(NEG, neg)
 UNARY_REF(ERF, erf)
 UNARY_REF(GELU, gelu)
 UNARY_REF(CLIP, clip)
+UNARY_REF(SOFTPLUS, softplus)
+UNARY_REF(SOFTSIGN, softsign)
+UNARY_REF(HARD_SWISH, hard_swish)
+UNARY_REF(SIN, sin)
+UNARY_REF(COS, cos)
+UNARY_REF(TAN, tan)
+UNARY_REF(FLOOR, floor)
+UNARY_REF(CEIL, ceil)
+UNARY_REF(ROUND, round)
+UNARY_REF(SIGN, sign)
+UNARY_REF(RECIPROCAL, reciprocal)
+UNARY_REF(NOT, not)
+UNARY_REF(SINH, sinh)
+UNARY_REF(COSH, cosh)
+UNARY_REF(ASIN, asin)
+UNARY_REF(ACOS, acos)
+UNARY_REF(ATAN, atan)
+UNARY_REF(ASINH, asinh)
+UNARY_REF(ACOSH, acosh)
+UNARY_REF(ATANH, atanh)
+UNARY_REF(MISH, mish)
+UNARY_REF(IS_NAN, is_nan)
+UNARY_REF(CELU, celu)
+UNARY_REF(THRESHOLDED_RELU, thresholded_relu)
+UNARY_REF(SHRINK, shrink)
+UNARY_REF(HARD_SIGMOID, hard_sigmoid)
+UNARY_REF(LEAKY_RELU, leaky_relu)
+UNARY_REF(ELU, elu)
+UNARY_REF(SELU, selu)
+UNARY_REF(CAST, cast)

@@ -1,0 +1,38 @@
+// glsl-templates/softmax.glsl: the last pass of softmax / log_softmax. The
+// reduction passes (reduce.glsl, TX_ACC_LSE) left one state texel per row:
+// (m = row max, s = sum of exp(x - m)). x is viewed as [A, p_R, p_B] and row
+// o = a * p_B + b. One output texel per fragment.
+// Structural: TX_LOG (log_softmax), TX_ROWVEC (p_B == 1 and p_R % 4 == 0: a
+// texel lies in one row, one state fetch per texel).
+// Params: p_ntex, p_out_ws, p_in_ws, p_st_ws, p_n, p_R, p_B.
+
+vec4 sm_apply(vec4 x, vec4 m, vec4 s) {
+#ifdef TX_LOG
+  return x - m - log(s);
+#else
+  return exp(x - m) / s;
+#endif
+}
+
+void main() {
+  int t = tx_frag_texel(p_out_ws);
+  if (t >= p_ntex) {
+    o0 = vec4(0.0);
+    return;
+  }
+  vec4 x = tx_texel(u_in0, t, p_in_ws);
+#ifdef TX_ROWVEC
+  vec4 st = tx_texel(u_in1, (t * 4) / p_R, p_st_ws);
+  o0 = sm_apply(x, vec4(st.x), vec4(st.y));
+#else
+  vec4 m, s;
+  for (int l = 0; l < 4; l++) {
+    int i = min(t * 4 + l, p_n - 1);
+    int o = (i / (p_R * p_B)) * p_B + i % p_B;
+    vec4 st = tx_texel(u_in1, o, p_st_ws);
+    m[l] = st.x;
+    s[l] = st.y;
+  }
+  o0 = sm_apply(x, m, s);
+#endif
+}
