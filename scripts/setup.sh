@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(meson ninja-build pkg-config gcc python3 python3-glad libglfw3-dev libstb-dev
-      xvfb xauth libgl1-mesa-dri libegl1 libgles2)
+      xvfb xauth libgl1-mesa-dri libegl1 libgles2
+      libonnx-testdata darknet)
 if [[ "${TEXEL_SETUP_EXTRA:-}" != "" ]]; then
     # shellcheck disable=SC2206
     PKGS+=(${TEXEL_SETUP_EXTRA})
