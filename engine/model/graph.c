@@ -295,7 +295,7 @@ done:
 /* ---- 2. support check ---- */
 
 static tx_status check_support(tx_session *s) {
-    char list[768] = "";
+    char list[768] = "", nodes[512] = "";
     int missing = 0;
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -314,12 +314,17 @@ static tx_status check_support(tx_session *s) {
             if (missing)
                 strcat(list, ", ");
             strcat(list, item);
+            char nn[96];
+            snprintf(nn, sizeof nn, "%s\"%.80s\"", missing ? ", " : "", nd->name);
+            if (strlen(nodes) + strlen(nn) + 1 < sizeof nodes)
+                strcat(nodes, nn);
         }
         missing++;
     }
     if (missing)
-        return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED, "onnx: unsupported op_type%s %s",
-                       missing > 1 ? "s" : "", list);
+        return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED,
+                       "onnx: unsupported op_type%s %s (first at node%s %s)",
+                       missing > 1 ? "s" : "", list, missing > 1 ? "s" : "", nodes);
     if (s->n_steps && s->m.opset < 1)
         return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
                        "onnx: the model imports no default-domain opset");
