@@ -204,6 +204,32 @@ static buf chain_model(int len, int64_t n) {
     return model(&g, 13);
 }
 
+/* h = x @ W, then GELU written out as exporters do (erf form); `half_first`
+ * picks the (h * 0.5) * (1 + erf) grouping. */
+static buf gelu_model(int64_t k, int64_t n, const float *w, bool half_first) {
+    buf g = {0};
+    int64_t wd[2] = {k, n};
+    init_f(&g, "W", wd, 2, w);
+    init_f(&g, "sqrt2", NULL, 0, (float[]){1.41421356f});
+    init_f(&g, "one", NULL, 0, (float[]){1.0f});
+    init_f(&g, "half", NULL, 0, (float[]){0.5f});
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, k}, 2);
+    node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"h"}, 1, NULL, 0);
+    node(&g, "Div", "div", (const char *[]){"h", "sqrt2"}, 2, (const char *[]){"d"}, 1, NULL, 0);
+    node(&g, "Erf", "erf", (const char *[]){"d"}, 1, (const char *[]){"e"}, 1, NULL, 0);
+    node(&g, "Add", "add", (const char *[]){"one", "e"}, 2, (const char *[]){"a"}, 1, NULL, 0);
+    if (half_first) {
+        node(&g, "Mul", "mh", (const char *[]){"h", "half"}, 2, (const char *[]){"hh"}, 1, NULL,
+             0);
+        node(&g, "Mul", "m1", (const char *[]){"hh", "a"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+    } else {
+        node(&g, "Mul", "m1", (const char *[]){"h", "a"}, 2, (const char *[]){"p"}, 1, NULL, 0);
+        node(&g, "Mul", "m2", (const char *[]){"p", "half"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+    }
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, n}, 2);
+    return model(&g, 13);
+}
+
 static void *read_all(const char *path, size_t *len) { return tx_read_file(path, len); }
 
 /* Loads every prefix and many corrupted copies of a model: statuses only. */
@@ -541,6 +567,48 @@ int main(int argc, char **argv) {
                   (unsigned long long)after.live_tensors);
         }
         free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("session: the erf GELU pattern becomes one Gelu, fused into MatMul")) {
+        enum { M = 3, K = 4, N = 8 };
+        float w[K * N], x[M * K];
+        for (int i = 0; i < K * N; i++)
+            w[i] = (float)((i * 5) % 9) / 3.0f - 1.3f;
+        for (int i = 0; i < M * K; i++)
+            x[i] = (float)((i * 7) % 5) / 2.0f - 1.0f;
+        for (int variant = 0; variant < 2; variant++) {
+            buf m = gelu_model(K, N, w, variant == 1);
+            tx_session *s;
+            tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                tx_session_stats ss;
+                tx_session_stats_get(s, &ss);
+                CHECK(ss.steps == 1, "variant %d: %d steps (want one matmul with gelu)", variant,
+                      ss.steps);
+                tx_tensor tx = mk(ctx, 2, (int64_t[]){M, K}, x), ty;
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 1, &ty);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                if (!st) {
+                    float y[M * N];
+                    tx_tensor_read(ctx, ty, y, sizeof y);
+                    double err = 0;
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++) {
+                            double h = 0;
+                            for (int k = 0; k < K; k++)
+                                h += (double)x[i * K + k] * w[k * N + j];
+                            double want = 0.5 * h * (1 + erf(h / sqrt(2.0)));
+                            err = fmax(err, fabs(want - y[i * N + j]));
+                        }
+                    CHECK(err < 1e-4, "variant %d: max error %g", variant, err);
+                    tx_tensor_destroy(ctx, ty);
+                }
+                tx_tensor_destroy(ctx, tx);
+                tx_session_destroy(s);
+            }
+            free(m.d);
+        }
         tx_test_end();
     }
     if (tx_test_begin("session: memory plan frees each intermediate after its last use")) {

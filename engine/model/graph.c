@@ -556,6 +556,95 @@ static tx_status fuse_bn_into_conv(tx_session *s) {
     return TX_STATUS_OK;
 }
 
+/* The erf form of GELU as exporters before opset 20 write it:
+ *     y = (x * (1 + erf(x / sqrt 2))) * 0.5    (any grouping of the two Muls,
+ *                                               x * 0.7071 for the Div)
+ * becomes one Gelu node (the engine's tx_u_gelu), placed where the last Mul
+ * was. Every intermediate must have no other reader. */
+static bool const_near(const tx_session *s, int v, double want) {
+    if (v < 0 || !s->vals[v].is_const || s->vals[v].c.numel != 1 || !s->vals[v].c.f)
+        return false;
+    return fabs(s->vals[v].c.f[0] - want) <= 1e-3 * fabs(want);
+}
+
+/* For a 2-input step, the input that is not `v` (-1 if v is not an input). */
+static int other_input(const tx_step *sp, int v) {
+    if (sp->n_in != 2)
+        return -1;
+    return sp->in[0] == v ? sp->in[1] : sp->in[1] == v ? sp->in[0] : -1;
+}
+
+static tx_status fuse_gelu(tx_session *s) {
+    const tx_onnx_op *gelu = tx_onnx_op_find("", "Gelu");
+    for (int k = 0; k < s->n_steps && gelu; k++) {
+        tx_step *e = &s->steps[k];
+        if (!is_op(e, "Erf") || e->n_in != 1)
+            continue;
+        int di = s->vals[e->in[0]].producer;
+        if (di < 0 || sole_consumer(s, e->in[0]) != k)
+            continue;
+        tx_step *d = &s->steps[di];
+        int x = -1;
+        if (is_op(d, "Div") && d->n_in == 2 && const_near(s, d->in[1], 1.41421356))
+            x = d->in[0];
+        else if (is_op(d, "Mul") && d->n_in == 2 && const_near(s, d->in[1], 0.70710678))
+            x = d->in[0];
+        else if (is_op(d, "Mul") && d->n_in == 2 && const_near(s, d->in[0], 0.70710678))
+            x = d->in[1];
+        if (x < 0)
+            continue;
+        int ai = sole_consumer(s, e->out[0]);
+        if (ai < 0 || !is_op(&s->steps[ai], "Add") ||
+            !const_near(s, other_input(&s->steps[ai], e->out[0]), 1.0))
+            continue;
+        int a = s->steps[ai].out[0];
+        int m1 = sole_consumer(s, a);
+        if (m1 < 0 || !is_op(&s->steps[m1], "Mul"))
+            continue;
+        int o1 = other_input(&s->steps[m1], a), m2 = -1;
+        int half = -1; /* the step computing x * 0.5, when that grouping is used */
+        bool ok = false;
+        if (o1 >= 0 && o1 != x && s->vals[o1].producer >= 0) { /* (x * 0.5) * (1 + erf) */
+            half = s->vals[o1].producer;
+            tx_step *h = &s->steps[half];
+            ok = is_op(h, "Mul") && other_input(h, x) >= 0 &&
+                 const_near(s, other_input(h, x), 0.5) && sole_consumer(s, o1) == m1;
+            m2 = m1;
+        } else if (o1 >= 0) { /* (x * (1 + erf)) * 0.5 or (0.5 * (1 + erf)) * x */
+            m2 = sole_consumer(s, s->steps[m1].out[0]);
+            int o2 = m2 >= 0 && is_op(&s->steps[m2], "Mul")
+                         ? other_input(&s->steps[m2], s->steps[m1].out[0])
+                         : -1;
+            ok = o2 >= 0 &&
+                 ((o1 == x && const_near(s, o2, 0.5)) || (const_near(s, o1, 0.5) && o2 == x));
+        }
+        if (!ok)
+            continue;
+        tx_onnx_node *n = tx_arena_alloc(s->m.arena, sizeof *n);
+        const char **io = tx_arena_alloc(s->m.arena, 2 * sizeof *io);
+        if (!n || !io)
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        tx_step *last = &s->steps[m2];
+        io[0] = s->vals[x].name;
+        io[1] = s->vals[last->out[0]].name;
+        *n = (tx_onnx_node){.name = last->node->name, .op_type = "Gelu", .domain = "",
+                            .n_in = 1, .n_out = 1, .in = io, .out = io + 1};
+        int y = last->out[0];
+        d->dead = e->dead = s->steps[ai].dead = s->steps[m1].dead = true;
+        if (half >= 0)
+            s->steps[half].dead = true;
+        last->dead = false;
+        last->node = n;
+        last->op = gelu;
+        last->n_in = last->n_out = 1;
+        last->in[0] = x;
+        last->out[0] = y;
+        s->fused += half >= 0 ? 5 : 4;
+        count_uses(s);
+    }
+    return TX_STATUS_OK;
+}
+
 static void fuse_matmul(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -670,6 +759,8 @@ tx_status tx_graph_plan(tx_session *s) {
         count_uses(s);
         if (!s->no_fusion) {
             st = fuse_bn_into_conv(s);
+            if (!st)
+                st = fuse_gelu(s);
             fuse_matmul(s);
             fuse_activations(s);
         }
