@@ -4,30 +4,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 TEXEL=${1:-build/texel}
 ND=/usr/share/libonnx-testdata/data/node
-pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-check() { # name, python condition over `j` (the JSON), command...
-    local name=$1 cond=$2
-    shift 2
-    local out
-    out=$(xvfb-run -a "$@" 2>/dev/null)
-    if python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if ($cond) else 1)" "$out" 2>/dev/null; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: $cond"
-        echo "  output: $out"
-    fi
-}
-check_rc() { # name, wanted exit code, command...
-    local name=$1 want=$2
-    shift 2
-    xvfb-run -a "$@" >/dev/null 2>&1
-    local rc=$?
-    if [[ $rc -eq $want ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; fi
-}
+# shellcheck source=tests/cli_lib.sh
+source tests/cli_lib.sh
 
 # A Relu model with input x: [N, 3, H, W] (symbolic dims), written by hand in
 # the protobuf wire format.

@@ -653,7 +653,8 @@ static void fuse_matmul(tx_session *s) {
             continue;
         bool has_c = gemm && sp->n_in > 2 && sp->in[2] >= 0;
         int c = sole_consumer(s, sp->out[0]);
-        /* MatMul [.., M, K] x [K, N] + bias [N] or [1, N]: tx_matmul's bias */
+        /* MatMul [.., M, K] x [K, N] + bias [N] or [1, N]: tx_matmul's bias
+         * (a following activation is fused by fuse_activations) */
         if (c >= 0 && !has_c && is_op(&s->steps[c], "Add") && s->steps[c].n_in == 2) {
             tx_step *add = &s->steps[c];
             int other = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
@@ -673,30 +674,17 @@ static void fuse_matmul(tx_session *s) {
                 add->dead = true;
                 s->fused++;
                 count_uses(s);
-                c = sole_consumer(s, sp->out[0]);
-            }
-        }
-        if (c >= 0) {
-            tx_op act = activation_of(s, &s->steps[c]);
-            if (act != TX_OP_NONE && s->steps[c].in[0] == sp->out[0]) {
-                sp->act = act;
-                sp->out[0] = s->steps[c].out[0];
-                s->vals[sp->out[0]].producer = k;
-                s->steps[c].dead = true;
-                s->fused++;
-                count_uses(s);
             }
         }
     }
 }
 
-/* Fuses an activation into any other op that takes one (Conv, once it
- * exists: its table entry sets TX_OPF_FUSE_ACT). */
+/* Fuses a following activation into every op that takes one (MatMul, Gemm;
+ * Conv once it exists: its table entry sets TX_OPF_FUSE_ACT). */
 static void fuse_activations(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
-        if (sp->dead || !(sp->op->flags & TX_OPF_FUSE_ACT) || sp->act || sp->n_out < 1 ||
-            is_op(sp, "MatMul") || is_op(sp, "Gemm"))
+        if (sp->dead || !(sp->op->flags & TX_OPF_FUSE_ACT) || sp->act || sp->n_out < 1)
             continue;
         int c = sole_consumer(s, sp->out[0]);
         if (c < 0)

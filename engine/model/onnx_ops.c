@@ -726,6 +726,21 @@ static tx_status axes_of(tx_xnode *x, int64_t *axes, int *n, bool *given) {
     return host_ints(x, 1, "axes", axes, TX_MAX_RANK, n);
 }
 
+/* Validates and normalizes axes against rank into mark[] (repeats refused). */
+static tx_status mark_axes(tx_xnode *x, const int64_t *axes, int n, int rank, bool *mark) {
+    memset(mark, 0, sizeof(bool) * TX_MAX_RANK);
+    for (int i = 0; i < n; i++) {
+        if (axes[i] < -rank || axes[i] >= rank)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
+                             (long long)axes[i], rank);
+        int a = norm_axis(axes[i], rank);
+        if (mark[a])
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %d is repeated", a);
+        mark[a] = true;
+    }
+    return TX_STATUS_OK;
+}
+
 static tx_status squeeze_shape(tx_xnode *x, int rank, const int64_t *shape, int *orank,
                                int64_t *out) {
     int64_t axes[TX_MAX_RANK];
@@ -734,17 +749,13 @@ static tx_status squeeze_shape(tx_xnode *x, int rank, const int64_t *shape, int 
     tx_status st = axes_of(x, axes, &n, &given);
     if (st)
         return st;
-    bool drop[TX_MAX_RANK] = {false};
-    for (int i = 0; i < n; i++) {
-        if (axes[i] < -rank || axes[i] >= rank)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
-                             (long long)axes[i], rank);
-        int a = norm_axis(axes[i], rank);
-        if (shape[a] != 1)
+    bool drop[TX_MAX_RANK];
+    if ((st = mark_axes(x, axes, n, rank, drop)))
+        return st;
+    for (int a = 0; a < rank; a++)
+        if (drop[a] && shape[a] != 1)
             return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "dim %d is %lld, not 1", a,
                              (long long)shape[a]);
-        drop[a] = true;
-    }
     *orank = 0;
     for (int d = 0; d < rank; d++)
         if (!(given ? drop[d] : shape[d] == 1))
@@ -764,16 +775,9 @@ static tx_status unsqueeze_shape(tx_xnode *x, int rank, const int64_t *shape, in
     if (r > TX_MAX_RANK)
         return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "result rank %d exceeds %d", r,
                          TX_MAX_RANK);
-    bool ins[TX_MAX_RANK] = {false};
-    for (int i = 0; i < n; i++) {
-        if (axes[i] < -r || axes[i] >= r)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
-                             (long long)axes[i], r);
-        int a = norm_axis(axes[i], r);
-        if (ins[a])
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %d is repeated", a);
-        ins[a] = true;
-    }
+    bool ins[TX_MAX_RANK];
+    if ((st = mark_axes(x, axes, n, r, ins)))
+        return st;
     int j = 0;
     for (int d = 0; d < r; d++)
         out[d] = ins[d] ? 1 : shape[j++];
@@ -1224,40 +1228,40 @@ static tx_status exec_slice(tx_xnode *x) {
 #define HO (TX_OPF_HOST | TX_OPF_HOST_ONLY)
 
 static const tx_onnx_op k_ops[] = {
-{"Relu", exec_unary, infer_same, H, 1, 1, 0},
-{"Sigmoid", exec_unary, infer_same, H, 1, 1, 0},
-{"Tanh", exec_unary, infer_same, H, 1, 1, 0},
-{"Exp", exec_unary, infer_same, H, 1, 1, 0},
-{"Log", exec_unary, infer_same, H, 1, 1, 0},
-{"Sqrt", exec_unary, infer_same, H, 1, 1, 0},
-{"Abs", exec_unary, infer_same, H, 1, 1, 0},
-{"Neg", exec_unary, infer_same, H, 1, 1, 0},
-{"Erf", exec_unary, infer_same, H, 1, 1, 0},
-{"Gelu", exec_unary, infer_same, H, 1, 1, 0},
+    {"Relu", exec_unary, infer_same, H, 1, 1, 0},
+    {"Sigmoid", exec_unary, infer_same, H, 1, 1, 0},
+    {"Tanh", exec_unary, infer_same, H, 1, 1, 0},
+    {"Exp", exec_unary, infer_same, H, 1, 1, 0},
+    {"Log", exec_unary, infer_same, H, 1, 1, 0},
+    {"Sqrt", exec_unary, infer_same, H, 1, 1, 0},
+    {"Abs", exec_unary, infer_same, H, 1, 1, 0},
+    {"Neg", exec_unary, infer_same, H, 1, 1, 0},
+    {"Erf", exec_unary, infer_same, H, 1, 1, 0},
+    {"Gelu", exec_unary, infer_same, H, 1, 1, 0},
     {"Clip", exec_clip, infer_same, 0, 1, 3, 6},
-{"Add", exec_binary, infer_bcast, H, 2, 2, 0},
-{"Sub", exec_binary, infer_bcast, H, 2, 2, 0},
-{"Mul", exec_binary, infer_bcast, H, 2, 2, 0},
-{"Div", exec_binary, infer_bcast, H, 2, 2, 0},
-{"Pow", exec_binary, infer_bcast, H, 2, 2, 0},
-{"Min", exec_binary, infer_bcast, H, 1, -1, 0},
-{"Max", exec_binary, infer_bcast, H, 1, -1, 0},
-{"MatMul", exec_matmul, infer_matmul, 0, 2, 2, 0},
-{"Gemm", exec_gemm, infer_gemm, 0, 2, 3, 0},
+    {"Add", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"Sub", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"Mul", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"Div", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"Pow", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"Min", exec_binary, infer_bcast, H, 1, -1, 0},
+    {"Max", exec_binary, infer_bcast, H, 1, -1, 0},
+    {"MatMul", exec_matmul, infer_matmul, TX_OPF_FUSE_ACT, 2, 2, 0},
+    {"Gemm", exec_gemm, infer_gemm, TX_OPF_FUSE_ACT, 2, 3, 0},
     {"Reshape", exec_reshape, infer_reshape, H, 1, 2, 2},
-{"Flatten", exec_flatten, infer_flatten, H, 1, 1, 0},
+    {"Flatten", exec_flatten, infer_flatten, H, 1, 1, 0},
     {"Squeeze", exec_squeeze, infer_squeeze, H, 1, 2, 2},
     {"Unsqueeze", exec_unsqueeze, infer_unsqueeze, H, 1, 2, 2},
-{"Identity", exec_identity, infer_same, H, 1, 1, 0},
+    {"Identity", exec_identity, infer_same, H, 1, 1, 0},
     {"Dropout", exec_identity, infer_same, H, 1, 3, 6},
-{"Shape", exec_shape, infer_shape, TX_OPF_SHAPE_ONLY, 1, 1, 0},
-{"Size", exec_size, NULL, TX_OPF_SHAPE_ONLY, 1, 1, 0},
-{"Constant", exec_constant, NULL, H, 0, 0, 0},
+    {"Shape", exec_shape, infer_shape, TX_OPF_SHAPE_ONLY, 1, 1, 0},
+    {"Size", exec_size, NULL, TX_OPF_SHAPE_ONLY, 1, 1, 0},
+    {"Constant", exec_constant, NULL, H, 0, 0, 0},
     {"ConstantOfShape", exec_constant_of_shape, NULL, H, 1, 1, 1},
     {"Range", exec_range, NULL, H, 3, 3, 7},
-{"Cast", exec_cast, infer_cast, H, 1, 1, 0},
-{"Gather", exec_gather, NULL, HO, 2, 2, 0},
-{"Concat", exec_concat, NULL, HO, 1, -1, 0},
+    {"Cast", exec_cast, infer_cast, H, 1, 1, 0},
+    {"Gather", exec_gather, NULL, HO, 2, 2, 0},
+    {"Concat", exec_concat, NULL, HO, 1, -1, 0},
     {"Slice", exec_slice, NULL, HO, 1, 5, 30},
 };
 
