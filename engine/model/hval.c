@@ -25,7 +25,9 @@ bool tx_hval_alloc(tx_hval *v, int elem, int rank, const int64_t *shape) {
     v->rank = rank;
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
-        if (shape[i] < 0 || (shape[i] > 0 && n > ((int64_t)1 << 40) / shape[i]))
+        /* 2^28 elements (1-2 GiB) at most: a hostile ConstantOfShape must
+         * not make the host allocate (and touch) unbounded memory */
+        if (shape[i] < 0 || (shape[i] > 0 && n > ((int64_t)1 << 28) / shape[i]))
             return false;
         v->shape[i] = shape[i];
         n *= shape[i];
