@@ -60,7 +60,8 @@ typedef enum tx_status {
     TX_STATUS_STALE_HANDLE,      /* a destroyed or never-created tensor */
     TX_STATUS_TOO_LARGE,         /* exceeds what one texture of this device holds */
     TX_STATUS_OUT_OF_MEMORY,     /* the context's byte budget or the driver ran out */
-    TX_STATUS_UNSUPPORTED,       /* the device lacks a required capability */
+    TX_STATUS_UNSUPPORTED,       /* the device lacks a required capability, or a
+                                    model needs an op/type texel lacks */
     TX_STATUS_GL_ERROR,          /* the driver reported an error during the op */
     TX_STATUS_CONTEXT_LOST,      /* the GL context is gone */
     TX_STATUS_COUNT_

@@ -254,6 +254,15 @@ static tx_status build(tx_session *s) {
         }
     }
     s->n_steps = m->n_nodes;
+    int io = 4;
+    for (int n = 0; n < m->n_nodes; n++)
+        if (m->nodes[n].n_in + m->nodes[n].n_out + 4 > io)
+            io = m->nodes[n].n_in + m->nodes[n].n_out + 4;
+    s->io = malloc((size_t)io * sizeof *s->io);
+    if (!s->io) {
+        st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        goto done;
+    }
     /* declared shapes: value_info and outputs */
     for (int i = 0; i < m->n_vinfos; i++) {
         int k = tx_graph_find(s, m->vinfos[i].name);
@@ -344,9 +353,9 @@ static tx_status check_support(tx_session *s) {
 
 /* ---- 3. constant folding and shape inference ---- */
 
-void tx_graph_xnode(tx_session *s, int k, tx_xnode *x, tx_session_val **in,
-                    tx_session_val **out) {
+void tx_graph_xnode(tx_session *s, int k, tx_xnode *x) {
     tx_step *sp = &s->steps[k];
+    tx_session_val **in = s->io, **out = s->io + sp->n_in;
     memset(x, 0, sizeof *x);
     x->s = s;
     x->ctx = s->ctx;
@@ -366,14 +375,8 @@ void tx_graph_xnode(tx_session *s, int k, tx_xnode *x, tx_session_val **in,
 
 /* Runs f over step k's xnode (fold mode). */
 static tx_status with_xnode(tx_session *s, int k, tx_onnx_exec_fn f) {
-    tx_step *sp = &s->steps[k];
-    tx_session_val *in[64], *out[64];
-    if (sp->n_in > 61 || sp->n_out > 64)
-        return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED, "onnx: %s node \"%s\" has too many "
-                                                      "inputs/outputs",
-                       sp->node->op_type, sp->node->name);
     tx_xnode x;
-    tx_graph_xnode(s, k, &x, in, out);
+    tx_graph_xnode(s, k, &x);
     x.fold = true;
     return f(&x);
 }
@@ -768,6 +771,7 @@ void tx_graph_free(tx_session *s) {
         free(s->steps[k].frees);
     }
     free(s->steps);
+    free(s->io);
     free(s->vals);
     free(s->index);
     free(s->inputs);

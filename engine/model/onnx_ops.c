@@ -338,6 +338,8 @@ static tx_status exec_binary(tx_xnode *x) {
     tx_op op = binary_op(x->node->op_type);
     TX_ASSERT(op != TX_OP_NONE);
     int n = 0, idx[64];
+    if (x->n_in > 64)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "more than 64 inputs");
     for (int i = 0; i < x->n_in; i++)
         if (x->in[i])
             idx[n++] = i;
@@ -1092,7 +1094,9 @@ static tx_status exec_gather(tx_xnode *x) {
 static tx_status exec_concat(tx_xnode *x) {
     const tx_hval *h[64];
     int n = 0;
-    for (int i = 0; i < x->n_in && n < 64; i++) {
+    if (x->n_in > 64)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "more than 64 inputs");
+    for (int i = 0; i < x->n_in; i++) {
         if (!x->in[i])
             continue;
         tx_status st = tx_x_host(x, i, &h[n]);

@@ -433,12 +433,8 @@ static tx_status fetch_value(tx_session *s, tx_session_val *v, tx_tensor *out) {
 
 static tx_status run_step(tx_session *s, int k) {
     tx_step *sp = &s->steps[k];
-    tx_session_val *in[64], *outv[64];
-    if (sp->n_in > 61 || sp->n_out > 64)
-        return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED, "onnx: node \"%s\" has too many inputs",
-                       sp->node->name);
     tx_xnode x;
-    tx_graph_xnode(s, k, &x, in, outv);
+    tx_graph_xnode(s, k, &x);
     tx_status st = sp->op->exec(&x);
     if (st == TX_STATUS_DEFER) /* a host-only path met a device value */
         st = tx_x_fail(&x, TX_STATUS_UNSUPPORTED,

@@ -55,6 +55,7 @@ struct tx_session {
     int *inputs, *outputs; /* value indices of the real graph inputs / outputs */
     int n_inputs, n_outputs;
     bool no_fusion;
+    tx_session_val **io; /* scratch for an xnode's input/output pointers */
     int fused;         /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
     int folded;        /* count of nodes folded into constants at plan time */
 };
@@ -65,8 +66,7 @@ int tx_graph_find(const struct tx_session *s, const char *name);
  * computes the memory plan. Fails naming every unsupported op type. */
 tx_status tx_graph_plan(struct tx_session *s);
 void tx_graph_free(struct tx_session *s);
-/* Fills an xnode for step k (in/out arrays must hold n_in/n_out pointers). */
-void tx_graph_xnode(struct tx_session *s, int k, tx_xnode *x, tx_session_val **in,
-                    tx_session_val **out);
+/* Fills an xnode for step k (its pointer arrays are the session's scratch). */
+void tx_graph_xnode(struct tx_session *s, int k, tx_xnode *x);
 
 #endif
