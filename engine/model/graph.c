@@ -706,20 +706,24 @@ static void fuse_activations(tx_session *s) {
 
 /* ---- 5. memory plan ---- */
 
+/* The step after which value i is released: its last reader, or its
+ * producer when nothing reads it (Dropout's mask, unused outputs); -1 for
+ * values the plan never frees (constants, outputs, feeds, dead steps' outputs). */
+static int free_point(const tx_session *s, int i) {
+    const tx_session_val *v = &s->vals[i];
+    if (v->is_const || v->is_output || v->producer < 0 || s->steps[v->producer].dead)
+        return -1;
+    return v->last_use >= 0 ? v->last_use : v->producer;
+}
+
 static tx_status memory_plan(tx_session *s) {
     count_uses(s);
     int *cnt = calloc((size_t)s->n_steps + 1, sizeof *cnt);
     if (!cnt)
         return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-    /* a value dies after its last reader, or right after its producer when
-     * nothing reads it (Dropout's mask, unused outputs) */
-    for (int i = 0; i < s->n_vals; i++) {
-        tx_session_val *v = &s->vals[i];
-        if (v->is_const || v->is_output || v->producer < 0 || s->steps[v->producer].dead)
-            continue;
-        int at = v->last_use >= 0 ? v->last_use : v->producer;
-        cnt[at]++;
-    }
+    for (int i = 0; i < s->n_vals; i++)
+        if (free_point(s, i) >= 0)
+            cnt[free_point(s, i)]++;
     for (int k = 0; k < s->n_steps; k++) {
         s->steps[k].frees = malloc((size_t)(cnt[k] + 1) * sizeof(int));
         if (!s->steps[k].frees) {
@@ -728,14 +732,13 @@ static tx_status memory_plan(tx_session *s) {
         }
     }
     for (int i = 0; i < s->n_vals; i++) {
-        tx_session_val *v = &s->vals[i];
-        if (v->is_const || v->is_output || v->producer < 0 || s->steps[v->producer].dead)
-            continue;
-        int at = v->last_use >= 0 ? v->last_use : v->producer;
-        tx_step *sp = &s->steps[at];
-        sp->frees[sp->n_frees++] = i;
+        int at = free_point(s, i);
+        if (at >= 0) {
+            tx_step *sp = &s->steps[at];
+            sp->frees[sp->n_frees++] = i;
+        }
     }
-    /* feeds are the caller's: nothing to free, but their host copies are */
+    /* feeds stay to the end of the run: the caller owns them */
     free(cnt);
     return TX_STATUS_OK;
 }
