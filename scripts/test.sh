@@ -62,10 +62,13 @@ run_suite() { # name, command...
 # -noreset: a suite opens a context per mode; when one closes, a resetting
 # Xvfb drops connections for a moment and the next glfwInit fails at random
 # ("Connection reset by peer", ~13% of opens measured), i.e. a skip, a CI fail.
-for t in ops_sweep cache_test errors_test conv_test onnx_ops_test; do
+for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test; do
     run_suite "$t" xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
+run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
+run_suite "conformance" xvfb-run -a -s "-screen 0 1280x1024x24 -noreset" "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
+run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 
 if ((skipped)); then
     echo "$passed passed, $failed failed, $skipped skipped"

@@ -2,27 +2,8 @@
 # The CLI's contract: `texel info` and `texel op` output and counters.
 set -uo pipefail
 TEXEL=${1:-build/texel}
-pass=0 fail=0
-check() { # name, python condition over `j` (the JSON), command...
-    local name=$1 cond=$2
-    shift 2
-    local out
-    out=$(xvfb-run -a "$@" 2>/dev/null)
-    if python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if ($cond) else 1)" "$out" 2>/dev/null; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name: $cond"
-        echo "  output: $out"
-    fi
-}
-check_rc() { # name, wanted exit code, command...
-    local name=$1 want=$2
-    shift 2
-    xvfb-run -a "$@" >/dev/null 2>&1
-    local rc=$?
-    if [[ $rc -eq $want ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; fi
-}
+# shellcheck source=tests/cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
 
 check "info probes float32 rendering" 'j["float32_render"] and j["max_texture_size"] >= 2048' \
     "$TEXEL" info --json

@@ -60,7 +60,8 @@ typedef enum tx_status {
     TX_STATUS_STALE_HANDLE,      /* a destroyed or never-created tensor */
     TX_STATUS_TOO_LARGE,         /* exceeds what one texture of this device holds */
     TX_STATUS_OUT_OF_MEMORY,     /* the context's byte budget or the driver ran out */
-    TX_STATUS_UNSUPPORTED,       /* the device lacks a required capability */
+    TX_STATUS_UNSUPPORTED,       /* the device lacks a required capability, or a
+                                    model needs an op/type texel lacks */
     TX_STATUS_GL_ERROR,          /* the driver reported an error during the op */
     TX_STATUS_CONTEXT_LOST,      /* the GL context is gone */
     TX_STATUS_COUNT_
@@ -335,6 +336,69 @@ const char *tx_op_name(tx_op op);
 tx_op tx_op_from_name(const char *name);
 /* Inputs the op takes; 0 for the variadic ones (one or more). */
 int tx_op_arity(tx_op op);
+
+
+/* ---- ONNX sessions (engine/model/) ----
+ *
+ * A session holds one ONNX model: its graph is planned once (constant
+ * shape subgraphs folded on the host, BatchNormalization folded into Conv,
+ * MatMul/Gemm + Add + activation fused into one tx_matmul, intermediates freed
+ * after their last consumer) and its weights are uploaded once, at creation.
+ *
+ *     tx_session *sess;
+ *     if (tx_session_create(ctx, bytes, len, NULL, &sess)) puts(tx_last_error(ctx));
+ *     tx_feed feed = {"x", x};
+ *     const char *fetch = "y";
+ *     tx_tensor y;
+ *     tx_session_run(sess, &feed, 1, &fetch, 1, &y);   // y is the caller's
+ *     tx_tensor_destroy(ctx, y);
+ *     tx_session_destroy(sess);
+ *
+ * Float element types (float, double, float16) run as TX_DTYPE_FLOAT32; all
+ * integer types and bool as TX_DTYPE_INT32 (exact to 2^24). An op type the
+ * engine lacks makes tx_session_create return TX_STATUS_UNSUPPORTED with
+ * every missing op type named in the message. */
+
+typedef struct tx_session tx_session;
+
+typedef struct tx_session_desc {
+    bool no_fusion; /* keep every node a separate op (debugging, tests) */
+} tx_session_desc;
+
+typedef struct tx_value_info {
+    const char *name;            /* owned by the session */
+    int rank;                    /* -1 when the model does not say */
+    int64_t shape[TX_MAX_RANK];  /* -1 for a dynamic dimension */
+    const char *dim_names[TX_MAX_RANK]; /* a dynamic dimension's name ("batch"), or NULL */
+    tx_dtype dtype;
+    int onnx_type;               /* TensorProto.DataType (1 float, 7 int64 ...) */
+} tx_value_info;
+
+typedef struct tx_feed {
+    const char *name;
+    tx_tensor tensor;            /* stays the caller's */
+} tx_feed;
+
+tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
+                            const tx_session_desc *desc, tx_session **out);
+void tx_session_destroy(tx_session *sess);
+int tx_session_input_count(const tx_session *sess);
+int tx_session_output_count(const tx_session *sess);
+tx_status tx_session_input_info(const tx_session *sess, int i, tx_value_info *out);
+tx_status tx_session_output_info(const tx_session *sess, int i, tx_value_info *out);
+/* Runs the graph on `feeds` (every input once) and returns the `fetches`
+ * (graph output names; NULL with n_fetches = output count means all, in
+ * order) as new tensors the caller destroys. Errors name the node. */
+tx_status tx_session_run(tx_session *sess, const tx_feed *feeds, int n_feeds,
+                         const char *const *fetches, int n_fetches, tx_tensor *outs);
+typedef struct tx_session_stats {
+    int nodes;                   /* in the file */
+    int steps;                   /* ops run per tx_session_run */
+    int folded;                  /* nodes computed at plan time (constants, shapes) */
+    int fused;                   /* nodes fused into another op */
+    uint64_t weight_bytes;       /* constants uploaded at creation */
+} tx_session_stats;
+tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 
 #ifdef __cplusplus
 }

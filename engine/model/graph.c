@@ -1,0 +1,813 @@
+/* Plan-time graph passes, in order:
+ *   1. value table (initializers, inputs, node outputs) and topological order
+ *   2. support check: every op type without an executor is named at once
+ *   3. constant folding + shape inference, one walk in topological order:
+ *      a node whose inputs are all constants (or that reads only a statically
+ *      known shape: Shape, Size) runs its executor's host path now; the rest
+ *      get static output shapes from their op's infer function
+ *   4. fusion: Conv ← BatchNormalization (weights rewritten on the host),
+ *      MatMul/Gemm + Add(bias) + activation → one tx_matmul
+ *   5. memory plan: each intermediate is freed right after its last consumer,
+ *      so its texture goes back to the pool for the next op to reuse */
+#include <math.h>
+#include <string.h>
+
+#include "session.h"
+
+static uint32_t hash_str(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+int tx_graph_find(const tx_session *s, const char *name) {
+    if (!s->index_cap)
+        return -1;
+    uint32_t m = (uint32_t)s->index_cap - 1;
+    for (uint32_t h = hash_str(name) & m;; h = (h + 1) & m) {
+        int i = s->index[h];
+        if (i < 0)
+            return -1;
+        if (strcmp(s->vals[i].name, name) == 0)
+            return i;
+    }
+}
+
+static tx_status index_rebuild(tx_session *s, int cap) {
+    int *idx = malloc((size_t)cap * sizeof *idx);
+    if (!idx)
+        return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+    for (int i = 0; i < cap; i++)
+        idx[i] = -1;
+    free(s->index);
+    s->index = idx;
+    s->index_cap = cap;
+    uint32_t m = (uint32_t)cap - 1;
+    for (int i = 0; i < s->n_vals; i++) {
+        uint32_t h = hash_str(s->vals[i].name) & m;
+        while (idx[h] >= 0)
+            h = (h + 1) & m;
+        idx[h] = i;
+    }
+    return TX_STATUS_OK;
+}
+
+/* Adds a value (names must be unique); returns its index or -1 (error set). */
+static int val_add(tx_session *s, const char *name) {
+    if (s->n_vals == s->cap_vals) {
+        int cap = s->cap_vals ? s->cap_vals * 2 : 64;
+        tx_session_val *v = realloc(s->vals, (size_t)cap * sizeof *v);
+        if (!v) {
+            tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+            return -1;
+        }
+        s->vals = v;
+        s->cap_vals = cap;
+    }
+    int i = s->n_vals++;
+    tx_session_val *v = &s->vals[i];
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    v->rank = -1;
+    v->producer = -1;
+    v->last_use = -1;
+    if (s->n_vals * 2 > s->index_cap) {
+        if (index_rebuild(s, s->index_cap ? s->index_cap * 2 : 256))
+            return -1;
+    } else {
+        uint32_t m = (uint32_t)s->index_cap - 1;
+        uint32_t h = hash_str(name) & m;
+        while (s->index[h] >= 0)
+            h = (h + 1) & m;
+        s->index[h] = i;
+    }
+    return i;
+}
+
+static void set_info_from(tx_session_val *v, const tx_onnx_vinfo *vi) {
+    if (vi->elem)
+        v->elem = vi->elem;
+    if (vi->rank >= 0) {
+        v->rank = vi->rank;
+        memcpy(v->shape, vi->shape, sizeof v->shape);
+        memcpy(v->dim_names, vi->dim_param, sizeof v->dim_names);
+    }
+}
+
+/* ---- 1. values and topological order ---- */
+
+static tx_status build(tx_session *s) {
+    tx_onnx_model *m = &s->m;
+    tx_ctx *ctx = s->ctx;
+    for (int i = 0; i < m->n_inits; i++) {
+        if (tx_graph_find(s, m->inits[i].name) >= 0)
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                           "onnx: initializer \"%s\" is defined twice", m->inits[i].name);
+        int k = val_add(s, m->inits[i].name);
+        if (k < 0)
+            return TX_STATUS_OUT_OF_MEMORY;
+        tx_session_val *v = &s->vals[k];
+        v->is_const = true;
+        v->c = m->inits[i].v;
+        v->elem = v->c.elem;
+        v->rank = v->c.rank;
+        memcpy(v->shape, v->c.shape, sizeof v->shape);
+    }
+    s->inputs = malloc((size_t)(m->n_inputs + 1) * sizeof(int));
+    s->outputs = malloc((size_t)(m->n_outputs + 1) * sizeof(int));
+    if (!s->inputs || !s->outputs)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+    for (int i = 0; i < m->n_inputs; i++) {
+        const tx_onnx_vinfo *vi = &m->inputs[i];
+        int k = tx_graph_find(s, vi->name);
+        if (k >= 0 && s->vals[k].is_const)
+            continue; /* IR < 4 lists initializers as inputs too: not a real input */
+        if (k >= 0)
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "onnx: input \"%s\" is listed twice",
+                           vi->name);
+        if (vi->not_tensor)
+            return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                           "onnx: input \"%s\" is not a tensor (sequence/map/optional types are "
+                           "unsupported)",
+                           vi->name);
+        if (vi->elem == TX_ONNX_BFLOAT16 ||
+            (vi->elem && !tx_onnx_type_is_float(vi->elem) && !tx_onnx_type_is_int(vi->elem)))
+            return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                           "onnx: input \"%s\" has element type %s (unsupported)", vi->name,
+                           tx_onnx_type_name(vi->elem));
+        k = val_add(s, vi->name);
+        if (k < 0)
+            return TX_STATUS_OUT_OF_MEMORY;
+        set_info_from(&s->vals[k], vi);
+        s->vals[k].is_input = true;
+        s->inputs[s->n_inputs++] = k;
+    }
+    /* node outputs */
+    int *prod = NULL;
+    s->steps = calloc((size_t)(m->n_nodes + 1), sizeof *s->steps);
+    int *order = malloc((size_t)(m->n_nodes + 1) * sizeof *order);
+    int *pending = calloc((size_t)(m->n_nodes + 1), sizeof *pending);
+    tx_status st = TX_STATUS_OK;
+    if (!s->steps || !order || !pending) {
+        st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        goto done;
+    }
+    for (int n = 0; n < m->n_nodes && !st; n++) {
+        const tx_onnx_node *nd = &m->nodes[n];
+        for (int o = 0; o < nd->n_out && !st; o++) {
+            if (!nd->out[o][0])
+                continue;
+            if (tx_graph_find(s, nd->out[o]) >= 0) {
+                st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                             "onnx: value \"%s\" is produced twice (node \"%s\")", nd->out[o],
+                             nd->name);
+                break;
+            }
+            int k = val_add(s, nd->out[o]);
+            if (k < 0)
+                st = TX_STATUS_OUT_OF_MEMORY;
+            else
+                s->vals[k].producer = n; /* node index for now; step index below */
+        }
+    }
+    if (st)
+        goto done;
+    /* Kahn's algorithm over node indices: pending[n] = inputs not yet produced */
+    prod = malloc((size_t)(s->n_vals + 1) * sizeof *prod);
+    if (!prod) {
+        st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        goto done;
+    }
+    for (int i = 0; i < s->n_vals; i++)
+        prod[i] = s->vals[i].producer;
+    for (int n = 0; n < m->n_nodes; n++) {
+        const tx_onnx_node *nd = &m->nodes[n];
+        for (int i = 0; i < nd->n_in; i++) {
+            if (!nd->in[i][0])
+                continue;
+            int k = tx_graph_find(s, nd->in[i]);
+            if (k < 0) {
+                st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                             "onnx: node \"%s\" (%s) reads \"%s\", which nothing produces",
+                             nd->name, nd->op_type, nd->in[i]);
+                goto done;
+            }
+            if (prod[k] >= 0)
+                pending[n]++;
+        }
+    }
+    int head = 0, tail = 0;
+    for (int n = 0; n < m->n_nodes; n++)
+        if (!pending[n])
+            order[tail++] = n;
+    while (head < tail) {
+        int n = order[head++];
+        const tx_onnx_node *nd = &m->nodes[n];
+        for (int o = 0; o < nd->n_out; o++) {
+            if (!nd->out[o][0])
+                continue;
+            prod[tx_graph_find(s, nd->out[o])] = -1;
+        }
+        /* wake the consumers (a scan over pending nodes: fine for graphs of
+         * a few thousand nodes) */
+        for (int c = 0; c < m->n_nodes; c++) {
+            if (pending[c] <= 0)
+                continue;
+            const tx_onnx_node *cn = &m->nodes[c];
+            for (int i = 0; i < cn->n_in; i++) {
+                if (!cn->in[i][0])
+                    continue;
+                int k = tx_graph_find(s, cn->in[i]);
+                if (s->vals[k].producer == n) {
+                    if (--pending[c] == 0)
+                        order[tail++] = c;
+                }
+            }
+        }
+    }
+    if (tail != m->n_nodes) {
+        st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "onnx: the graph has a cycle");
+        goto done;
+    }
+    /* steps in topological order */
+    for (int k = 0; k < m->n_nodes; k++) {
+        int n = order[k];
+        const tx_onnx_node *nd = &m->nodes[n];
+        tx_step *sp = &s->steps[k];
+        sp->node = nd;
+        sp->bias = -1;
+        sp->n_in = nd->n_in;
+        sp->n_out = nd->n_out;
+        sp->in = malloc((size_t)(nd->n_in + 3) * sizeof(int));
+        sp->out = malloc((size_t)(nd->n_out + 1) * sizeof(int));
+        if (!sp->in || !sp->out) {
+            st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+            goto done;
+        }
+        for (int i = 0; i < nd->n_in; i++)
+            sp->in[i] = nd->in[i][0] ? tx_graph_find(s, nd->in[i]) : -1;
+        for (int o = 0; o < nd->n_out; o++) {
+            sp->out[o] = nd->out[o][0] ? tx_graph_find(s, nd->out[o]) : -1;
+            if (sp->out[o] >= 0)
+                s->vals[sp->out[o]].producer = k;
+        }
+    }
+    s->n_steps = m->n_nodes;
+    int io = 4;
+    for (int n = 0; n < m->n_nodes; n++)
+        if (m->nodes[n].n_in + m->nodes[n].n_out + 4 > io)
+            io = m->nodes[n].n_in + m->nodes[n].n_out + 4;
+    s->io = malloc((size_t)io * sizeof *s->io);
+    if (!s->io) {
+        st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        goto done;
+    }
+    /* declared shapes: value_info and outputs */
+    for (int i = 0; i < m->n_vinfos; i++) {
+        int k = tx_graph_find(s, m->vinfos[i].name);
+        if (k >= 0 && !s->vals[k].is_const)
+            set_info_from(&s->vals[k], &m->vinfos[i]);
+    }
+    for (int i = 0; i < m->n_outputs; i++) {
+        int k = tx_graph_find(s, m->outputs[i].name);
+        if (k < 0) {
+            st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                         "onnx: graph output \"%s\" is never produced", m->outputs[i].name);
+            goto done;
+        }
+        if (m->outputs[i].not_tensor) {
+            st = tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                         "onnx: output \"%s\" is not a tensor (sequence/map/optional types are "
+                         "unsupported)",
+                         m->outputs[i].name);
+            goto done;
+        }
+        if (m->outputs[i].elem == TX_ONNX_BFLOAT16 || m->outputs[i].elem == TX_ONNX_STRING) {
+            st = tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                         "onnx: output \"%s\" has element type %s (unsupported)",
+                         m->outputs[i].name, tx_onnx_type_name(m->outputs[i].elem));
+            goto done;
+        }
+        if (!s->vals[k].is_const && !s->vals[k].is_input)
+            set_info_from(&s->vals[k], &m->outputs[i]);
+        s->vals[k].is_output = true;
+        s->outputs[s->n_outputs++] = k;
+    }
+done:
+    free(prod);
+    free(order);
+    free(pending);
+    return st;
+}
+
+/* ---- 2. support check ---- */
+
+static tx_status check_support(tx_session *s) {
+    char list[768] = "", nodes[512] = "";
+    int missing = 0;
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        const tx_onnx_node *nd = sp->node;
+        sp->op = tx_onnx_op_find(nd->domain, nd->op_type);
+        if (sp->op)
+            continue;
+        char item[160];
+        if (nd->domain[0] && strcmp(nd->domain, "ai.onnx") != 0)
+            snprintf(item, sizeof item, "\"%s:%s\"", nd->domain, nd->op_type);
+        else
+            snprintf(item, sizeof item, "\"%s\"", nd->op_type);
+        if (strstr(list, item))
+            continue;
+        if (strlen(list) + strlen(item) + 8 < sizeof list) {
+            if (missing)
+                strcat(list, ", ");
+            strcat(list, item);
+            char nn[96];
+            snprintf(nn, sizeof nn, "%s\"%.80s\"", missing ? ", " : "", nd->name);
+            if (strlen(nodes) + strlen(nn) + 1 < sizeof nodes)
+                strcat(nodes, nn);
+        }
+        missing++;
+    }
+    if (missing)
+        return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED,
+                       "onnx: unsupported op_type%s %s (first at node%s %s)",
+                       missing > 1 ? "s" : "", list, missing > 1 ? "s" : "", nodes);
+    if (s->n_steps && s->m.opset < 1)
+        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "onnx: the model imports no default-domain opset");
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        int n_in = sp->n_in;
+        while (n_in > 0 && sp->in[n_in - 1] < 0)
+            n_in--;
+        if (n_in < sp->op->min_in || (sp->op->max_in >= 0 && n_in > sp->op->max_in))
+            return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                           "onnx: %s node \"%s\" has %d inputs (takes %d..%d)",
+                           sp->node->op_type, sp->node->name, n_in, sp->op->min_in,
+                           sp->op->max_in);
+    }
+    return TX_STATUS_OK;
+}
+
+/* ---- 3. constant folding and shape inference ---- */
+
+void tx_graph_xnode(tx_session *s, int k, tx_xnode *x) {
+    tx_step *sp = &s->steps[k];
+    tx_session_val **in = s->io, **out = s->io + sp->n_in;
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->ctx = s->ctx;
+    x->node = sp->node;
+    x->opset = s->m.opset;
+    x->n_in = sp->n_in;
+    x->n_out = sp->n_out;
+    x->in = in;
+    x->out = out;
+    for (int i = 0; i < sp->n_in; i++)
+        in[i] = sp->in[i] >= 0 ? &s->vals[sp->in[i]] : NULL;
+    for (int o = 0; o < sp->n_out; o++)
+        out[o] = sp->out[o] >= 0 ? &s->vals[sp->out[o]] : NULL;
+    x->act = sp->act;
+    x->bias = sp->bias >= 0 ? &s->vals[sp->bias] : NULL;
+}
+
+/* Runs f over step k's xnode (fold mode). */
+static tx_status with_xnode(tx_session *s, int k, tx_onnx_exec_fn f) {
+    tx_xnode x;
+    tx_graph_xnode(s, k, &x);
+    x.fold = true;
+    return f(&x);
+}
+
+static tx_status fold_and_infer(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        const tx_onnx_op *op = sp->op;
+        bool all_const = true, all_host = true;
+        for (int i = 0; i < sp->n_in; i++) {
+            if (sp->in[i] < 0)
+                continue;
+            tx_session_val *v = &s->vals[sp->in[i]];
+            all_const &= v->is_const;
+            all_host &= v->is_const || v->host_static;
+        }
+        if ((all_const && (op->flags & TX_OPF_HOST)) || (op->flags & TX_OPF_SHAPE_ONLY)) {
+            tx_status st = with_xnode(s, k, op->exec);
+            if (st == TX_STATUS_OK) {
+                sp->dead = true;
+                s->folded++;
+                continue;
+            }
+            if (st != TX_STATUS_DEFER)
+                return st;
+        }
+        if ((op->flags & TX_OPF_HOST_ONLY) && !all_host)
+            return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED,
+                           "onnx: unsupported op_type \"%s\" on device tensors (node \"%s\": "
+                           "only its host path for shape computations exists)",
+                           sp->node->op_type, sp->node->name);
+        bool host_out = (op->flags & TX_OPF_SHAPE_ONLY) || ((op->flags & TX_OPF_HOST) && all_host);
+        for (int o = 0; o < sp->n_out; o++)
+            if (sp->out[o] >= 0)
+                s->vals[sp->out[o]].host_static = host_out;
+        if (op->infer) {
+            tx_status st = with_xnode(s, k, op->infer);
+            if (st && st != TX_STATUS_DEFER)
+                return st;
+        }
+    }
+    return TX_STATUS_OK;
+}
+
+/* ---- 4. fusion ---- */
+
+static void count_uses(tx_session *s) {
+    for (int i = 0; i < s->n_vals; i++) {
+        s->vals[i].n_uses = 0;
+        s->vals[i].last_use = -1;
+    }
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        if (sp->dead)
+            continue;
+        for (int i = 0; i < sp->n_in; i++) {
+            if (sp->in[i] >= 0) {
+                s->vals[sp->in[i]].n_uses++;
+                s->vals[sp->in[i]].last_use = k;
+            }
+        }
+        if (sp->bias >= 0) {
+            s->vals[sp->bias].n_uses++;
+            s->vals[sp->bias].last_use = k;
+        }
+    }
+}
+
+/* The only live consumer step of value v (which must have exactly one use). */
+static int sole_consumer(tx_session *s, int v) {
+    tx_session_val *val = &s->vals[v];
+    if (v < 0 || val->n_uses != 1 || val->is_output)
+        return -1;
+    return val->last_use;
+}
+
+static bool is_op(const tx_step *sp, const char *op_type) {
+    return !sp->dead && strcmp(sp->node->op_type, op_type) == 0 &&
+           (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0);
+}
+
+/* The engine activation an ONNX node is (TX_OP_NONE if none). */
+static tx_op activation_of(tx_session *s, const tx_step *sp) {
+    static const struct {
+        const char *onnx;
+        tx_op op;
+    } k_acts[] = {{"Relu", TX_OP_RELU},       {"Sigmoid", TX_OP_SIGMOID}, {"Tanh", TX_OP_TANH},
+                  {"Gelu", TX_OP_GELU}};
+    for (size_t i = 0; i < TX_COUNTOF(k_acts); i++)
+        if (is_op(sp, k_acts[i].onnx)) {
+            if (k_acts[i].op == TX_OP_GELU &&
+                strcmp(tx_attr_str(sp->node, "approximate", "none"), "none") != 0)
+                return TX_OP_NONE;
+            return k_acts[i].op;
+        }
+    if (is_op(sp, "Clip")) { /* relu6: Clip(0, 6) */
+        float lo = 0, hi = 0;
+        if (s->m.opset < 11) {
+            lo = tx_attr_float(sp->node, "min", -1);
+            hi = tx_attr_float(sp->node, "max", -1);
+        } else {
+            if (sp->n_in < 3 || sp->in[1] < 0 || sp->in[2] < 0)
+                return TX_OP_NONE;
+            const tx_session_val *a = &s->vals[sp->in[1]], *b = &s->vals[sp->in[2]];
+            if (!a->is_const || !b->is_const || a->c.numel != 1 || b->c.numel != 1)
+                return TX_OP_NONE;
+            lo = (float)tx_hval_get(&a->c, 0);
+            hi = (float)tx_hval_get(&b->c, 0);
+        }
+        if (lo == 0 && hi == 6)
+            return TX_OP_RELU6;
+    }
+    return TX_OP_NONE;
+}
+
+static tx_status fuse_bn_into_conv(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        if (!is_op(sp, "Conv") || sp->n_out < 1 || sp->n_in < 2)
+            continue;
+        int c = sole_consumer(s, sp->out[0]);
+        if (c < 0 || !is_op(&s->steps[c], "BatchNormalization"))
+            continue;
+        tx_step *bn = &s->steps[c];
+        if (bn->n_in != 5 || bn->in[0] != sp->out[0] || tx_attr_int(bn->node, "training_mode", 0))
+            continue;
+        bool ok = bn->n_out >= 1;
+        for (int o = 1; o < bn->n_out; o++)
+            ok &= bn->out[o] < 0;
+        for (int i = 1; i < 5; i++)
+            ok &= bn->in[i] >= 0 && s->vals[bn->in[i]].is_const;
+        ok &= sp->in[1] >= 0 && s->vals[sp->in[1]].is_const;
+        bool has_b = sp->n_in > 2 && sp->in[2] >= 0;
+        if (has_b)
+            ok &= s->vals[sp->in[2]].is_const;
+        if (!ok)
+            continue;
+        tx_hval w2, b2;
+        float eps = tx_attr_float(bn->node, "epsilon", 1e-5f);
+        if (!tx_fold_bn_into_conv(&s->vals[sp->in[1]].c, has_b ? &s->vals[sp->in[2]].c : NULL,
+                                  &s->vals[bn->in[1]].c, &s->vals[bn->in[2]].c,
+                                  &s->vals[bn->in[3]].c, &s->vals[bn->in[4]].c, eps, &w2, &b2))
+            continue;
+        /* new constants get generated names that cannot clash with the file's */
+        char *nw = tx_arena_alloc(s->m.arena, strlen(sp->node->name) + 32);
+        char *nb = tx_arena_alloc(s->m.arena, strlen(sp->node->name) + 32);
+        if (!nw || !nb) {
+            tx_hval_free(&w2);
+            tx_hval_free(&b2);
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        }
+        sprintf(nw, "%s/texel:bn_folded_W:%d", sp->node->name, k);
+        sprintf(nb, "%s/texel:bn_folded_B:%d", sp->node->name, k);
+        int iw = val_add(s, nw), ib = iw >= 0 ? val_add(s, nb) : -1;
+        if (iw < 0 || ib < 0) {
+            tx_hval_free(&w2);
+            tx_hval_free(&b2);
+            return TX_STATUS_OUT_OF_MEMORY;
+        }
+        tx_hval *hv[2] = {&w2, &b2};
+        int iv[2] = {iw, ib};
+        for (int j = 0; j < 2; j++) {
+            tx_session_val *v = &s->vals[iv[j]];
+            v->is_const = v->c_owned = true;
+            v->c = *hv[j];
+            v->elem = v->c.elem;
+            v->rank = v->c.rank;
+            memcpy(v->shape, v->c.shape, sizeof v->shape);
+        }
+        sp->in[1] = iw;
+        sp->in[2] = ib;
+        if (sp->n_in < 3)
+            sp->n_in = 3;
+        sp->out[0] = bn->out[0];
+        s->vals[sp->out[0]].producer = k;
+        bn->dead = true;
+        s->fused++;
+        count_uses(s);
+    }
+    return TX_STATUS_OK;
+}
+
+/* The erf form of GELU as exporters before opset 20 write it:
+ *     y = (x * (1 + erf(x / sqrt 2))) * 0.5    (any grouping of the two Muls,
+ *                                               x * 0.7071 for the Div)
+ * becomes one Gelu node (the engine's tx_u_gelu), placed where the last Mul
+ * was. Every intermediate must have no other reader. */
+static bool const_near(const tx_session *s, int v, double want) {
+    if (v < 0 || !s->vals[v].is_const || s->vals[v].c.numel != 1 || !s->vals[v].c.f)
+        return false;
+    return fabs(s->vals[v].c.f[0] - want) <= 1e-3 * fabs(want);
+}
+
+/* For a 2-input step, the input that is not `v` (-1 if v is not an input). */
+static int other_input(const tx_step *sp, int v) {
+    if (sp->n_in != 2)
+        return -1;
+    return sp->in[0] == v ? sp->in[1] : sp->in[1] == v ? sp->in[0] : -1;
+}
+
+static tx_status fuse_gelu(tx_session *s) {
+    const tx_onnx_op *gelu = tx_onnx_op_find("", "Gelu");
+    for (int k = 0; k < s->n_steps && gelu; k++) {
+        tx_step *e = &s->steps[k];
+        if (!is_op(e, "Erf") || e->n_in != 1)
+            continue;
+        int di = s->vals[e->in[0]].producer;
+        if (di < 0 || sole_consumer(s, e->in[0]) != k)
+            continue;
+        tx_step *d = &s->steps[di];
+        int x = -1;
+        if (is_op(d, "Div") && d->n_in == 2 && const_near(s, d->in[1], 1.41421356))
+            x = d->in[0];
+        else if (is_op(d, "Mul") && d->n_in == 2 && const_near(s, d->in[1], 0.70710678))
+            x = d->in[0];
+        else if (is_op(d, "Mul") && d->n_in == 2 && const_near(s, d->in[0], 0.70710678))
+            x = d->in[1];
+        if (x < 0)
+            continue;
+        int ai = sole_consumer(s, e->out[0]);
+        if (ai < 0 || !is_op(&s->steps[ai], "Add") ||
+            !const_near(s, other_input(&s->steps[ai], e->out[0]), 1.0))
+            continue;
+        int a = s->steps[ai].out[0];
+        int m1 = sole_consumer(s, a);
+        if (m1 < 0 || !is_op(&s->steps[m1], "Mul"))
+            continue;
+        int o1 = other_input(&s->steps[m1], a), m2 = -1;
+        int half = -1; /* the step computing x * 0.5, when that grouping is used */
+        bool ok = false;
+        if (o1 >= 0 && o1 != x && s->vals[o1].producer >= 0) { /* (x * 0.5) * (1 + erf) */
+            half = s->vals[o1].producer;
+            tx_step *h = &s->steps[half];
+            ok = is_op(h, "Mul") && other_input(h, x) >= 0 &&
+                 const_near(s, other_input(h, x), 0.5) && sole_consumer(s, o1) == m1;
+            m2 = m1;
+        } else if (o1 >= 0) { /* (x * (1 + erf)) * 0.5 or (0.5 * (1 + erf)) * x */
+            m2 = sole_consumer(s, s->steps[m1].out[0]);
+            int o2 = m2 >= 0 && is_op(&s->steps[m2], "Mul")
+                         ? other_input(&s->steps[m2], s->steps[m1].out[0])
+                         : -1;
+            ok = o2 >= 0 &&
+                 ((o1 == x && const_near(s, o2, 0.5)) || (const_near(s, o1, 0.5) && o2 == x));
+        }
+        if (!ok)
+            continue;
+        tx_onnx_node *n = tx_arena_alloc(s->m.arena, sizeof *n);
+        const char **io = tx_arena_alloc(s->m.arena, 2 * sizeof *io);
+        if (!n || !io)
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        tx_step *last = &s->steps[m2];
+        io[0] = s->vals[x].name;
+        io[1] = s->vals[last->out[0]].name;
+        *n = (tx_onnx_node){.name = last->node->name, .op_type = "Gelu", .domain = "",
+                            .n_in = 1, .n_out = 1, .in = io, .out = io + 1};
+        int y = last->out[0];
+        d->dead = e->dead = s->steps[ai].dead = s->steps[m1].dead = true;
+        if (half >= 0)
+            s->steps[half].dead = true;
+        last->dead = false;
+        last->node = n;
+        last->op = gelu;
+        last->n_in = last->n_out = 1;
+        last->in[0] = x;
+        last->out[0] = y;
+        s->fused += half >= 0 ? 5 : 4;
+        count_uses(s);
+    }
+    return TX_STATUS_OK;
+}
+
+static void fuse_matmul(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        bool mm = is_op(sp, "MatMul"), gemm = is_op(sp, "Gemm");
+        if ((!mm && !gemm) || sp->n_out != 1 || sp->bias >= 0 || sp->act)
+            continue;
+        bool has_c = gemm && sp->n_in > 2 && sp->in[2] >= 0;
+        int c = sole_consumer(s, sp->out[0]);
+        /* MatMul [.., M, K] x [K, N] + bias [N] or [1, N]: tx_matmul's bias
+         * (a following activation is fused by fuse_activations) */
+        if (c >= 0 && !has_c && is_op(&s->steps[c], "Add") && s->steps[c].n_in == 2) {
+            tx_step *add = &s->steps[c];
+            int other = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
+            const tx_session_val *a = &s->vals[sp->in[0]], *b = &s->vals[sp->in[1]];
+            int64_t n = -1;
+            if (mm && a->rank >= 2 && b->rank >= 2)
+                n = b->shape[b->rank - 1];
+            if (gemm && b->rank == 2)
+                n = b->shape[tx_attr_int(sp->node, "transB", 0) ? 0 : 1];
+            bool alpha1 = !gemm || tx_attr_float(sp->node, "alpha", 1.0f) == 1.0f;
+            const tx_session_val *bv = other >= 0 ? &s->vals[other] : NULL;
+            if (n > 0 && alpha1 && bv && bv->is_const && tx_onnx_type_is_float(bv->elem) &&
+                bv->c.numel == n && (bv->rank == 1 || (bv->rank == 2 && bv->shape[0] == 1))) {
+                sp->bias = other;
+                sp->out[0] = add->out[0];
+                s->vals[sp->out[0]].producer = k;
+                add->dead = true;
+                s->fused++;
+                count_uses(s);
+            }
+        }
+    }
+}
+
+/* Fuses a following activation into every op that takes one (MatMul, Gemm;
+ * Conv once it exists: its table entry sets TX_OPF_FUSE_ACT). */
+static void fuse_activations(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        if (sp->dead || !(sp->op->flags & TX_OPF_FUSE_ACT) || sp->act || sp->n_out < 1)
+            continue;
+        int c = sole_consumer(s, sp->out[0]);
+        if (c < 0)
+            continue;
+        tx_op act = activation_of(s, &s->steps[c]);
+        if (act == TX_OP_NONE || s->steps[c].in[0] != sp->out[0])
+            continue;
+        sp->act = act;
+        sp->out[0] = s->steps[c].out[0];
+        s->vals[sp->out[0]].producer = k;
+        s->steps[c].dead = true;
+        s->fused++;
+        count_uses(s);
+    }
+}
+
+/* ---- 5. memory plan ---- */
+
+/* The step after which value i is released: its last reader, or its
+ * producer when nothing reads it (Dropout's mask, unused outputs); -1 for
+ * values the plan never frees (constants, outputs, feeds, dead steps' outputs). */
+static int free_point(const tx_session *s, int i) {
+    const tx_session_val *v = &s->vals[i];
+    if (v->is_const || v->is_output || v->producer < 0 || s->steps[v->producer].dead)
+        return -1;
+    return v->last_use >= 0 ? v->last_use : v->producer;
+}
+
+static tx_status memory_plan(tx_session *s) {
+    count_uses(s);
+    int *cnt = calloc((size_t)s->n_steps + 1, sizeof *cnt);
+    if (!cnt)
+        return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+    for (int i = 0; i < s->n_vals; i++)
+        if (free_point(s, i) >= 0)
+            cnt[free_point(s, i)]++;
+    for (int k = 0; k < s->n_steps; k++) {
+        s->steps[k].frees = malloc((size_t)(cnt[k] + 1) * sizeof(int));
+        if (!s->steps[k].frees) {
+            free(cnt);
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        }
+    }
+    for (int i = 0; i < s->n_vals; i++) {
+        int at = free_point(s, i);
+        if (at >= 0) {
+            tx_step *sp = &s->steps[at];
+            sp->frees[sp->n_frees++] = i;
+        }
+    }
+    /* feeds stay to the end of the run: the caller owns them */
+    free(cnt);
+    return TX_STATUS_OK;
+}
+
+tx_status tx_graph_plan(tx_session *s) {
+    tx_status st = build(s);
+    if (!st)
+        st = check_support(s);
+    if (!st)
+        st = fold_and_infer(s);
+    if (!st) {
+        count_uses(s);
+        if (!s->no_fusion) {
+            st = fuse_bn_into_conv(s);
+            if (!st)
+                st = fuse_gelu(s);
+            fuse_matmul(s);
+            fuse_activations(s);
+        }
+    }
+    if (!st)
+        st = memory_plan(s);
+    return st;
+}
+
+void tx_graph_free(tx_session *s) {
+    for (int i = 0; i < s->n_vals; i++)
+        if (s->vals[i].c_owned)
+            tx_hval_free(&s->vals[i].c);
+    for (int k = 0; k < s->n_steps; k++) {
+        free(s->steps[k].in);
+        free(s->steps[k].out);
+        free(s->steps[k].frees);
+    }
+    free(s->steps);
+    free(s->io);
+    free(s->vals);
+    free(s->index);
+    free(s->inputs);
+    free(s->outputs);
+}
+
+/* ---- BatchNormalization folded into the preceding Conv ---- */
+
+bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gamma,
+                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var,
+                          float eps, tx_hval *w_out, tx_hval *b_out) {
+    if (!w->f || w->rank < 3)
+        return false;
+    int64_t m = w->shape[0];
+    const tx_hval *ch[4] = {gamma, beta, mean, var};
+    for (int i = 0; i < 4; i++)
+        if (!ch[i]->f || ch[i]->numel != m)
+            return false;
+    if (b && (!b->f || b->numel != m))
+        return false;
+    if (!tx_hval_copy(w_out, w))
+        return false;
+    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
+        tx_hval_free(w_out);
+        return false;
+    }
+    int64_t per = m ? w->numel / m : 0;
+    for (int64_t o = 0; o < m; o++) {
+        double sc = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
+        for (int64_t j = 0; j < per; j++)
+            w_out->f[o * per + j] = (float)(w->f[o * per + j] * sc);
+        double bo = b ? b->f[o] : 0.0;
+        b_out->f[o] = (float)((bo - mean->f[o]) * sc + beta->f[o]);
+    }
+    return true;
+}

@@ -1,0 +1,516 @@
+/* The public tx_session_* API, the run loop, and the helpers node executors
+ * use to reach their inputs and outputs. */
+#include <string.h>
+
+#include "session.h"
+
+/* ---- executor helpers ---- */
+
+bool tx_x_has(const tx_xnode *x, int i) { return i >= 0 && i < x->n_in && x->in[i]; }
+
+bool tx_x_is_host(const tx_xnode *x, int i) {
+    if (!tx_x_has(x, i))
+        return false;
+    const tx_session_val *v = x->in[i];
+    return v->is_const || (!x->fold && v->kind == TX_VAL_HOST);
+}
+
+bool tx_x_all_host(const tx_xnode *x) {
+    for (int i = 0; i < x->n_in; i++)
+        if (x->in[i] && !tx_x_is_host(x, i))
+            return false;
+    return true;
+}
+
+int tx_x_elem(const tx_xnode *x, int i) {
+    if (!tx_x_has(x, i))
+        return 0;
+    const tx_session_val *v = x->in[i];
+    if (v->is_const)
+        return v->c.elem;
+    if (!x->fold && v->kind == TX_VAL_HOST)
+        return v->h.elem;
+    if (!x->fold && v->kind == TX_VAL_DEVICE && !v->elem) {
+        tx_dtype dt = TX_DTYPE_FLOAT32;
+        tx_tensor_shape(x->ctx, v->t, NULL, NULL, &dt);
+        return dt == TX_DTYPE_INT32 ? TX_ONNX_INT32 : TX_ONNX_FLOAT;
+    }
+    return v->elem;
+}
+
+tx_status tx_x_fail(tx_xnode *x, tx_status st, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tx_fail(x->ctx, st, "onnx: %s node \"%s\": %s", x->node->op_type, x->node->name,
+                   msg);
+}
+
+tx_status tx_x_shape(tx_xnode *x, int i, int *rank, int64_t shape[TX_MAX_RANK]) {
+    if (!tx_x_has(x, i))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input %d is missing", i);
+    tx_session_val *v = x->in[i];
+    if (v->is_const) {
+        *rank = v->c.rank;
+        memcpy(shape, v->c.shape, sizeof(int64_t) * TX_MAX_RANK);
+        return TX_STATUS_OK;
+    }
+    if (x->fold) {
+        if (v->rank < 0)
+            return TX_STATUS_DEFER;
+        for (int d = 0; d < v->rank; d++)
+            if (v->shape[d] < 0)
+                return TX_STATUS_DEFER;
+        *rank = v->rank;
+        memcpy(shape, v->shape, sizeof(int64_t) * TX_MAX_RANK);
+        return TX_STATUS_OK;
+    }
+    if (v->kind == TX_VAL_HOST) {
+        *rank = v->h.rank;
+        memcpy(shape, v->h.shape, sizeof(int64_t) * TX_MAX_RANK);
+        return TX_STATUS_OK;
+    }
+    if (v->kind == TX_VAL_DEVICE)
+        return tx_tensor_shape(x->ctx, v->t, rank, shape, NULL);
+    return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input \"%s\" has no value", v->name);
+}
+
+tx_status tx_x_host(tx_xnode *x, int i, const tx_hval **out) {
+    if (!tx_x_has(x, i))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input %d is missing", i);
+    tx_session_val *v = x->in[i];
+    if (v->is_const) {
+        *out = &v->c;
+        return TX_STATUS_OK;
+    }
+    if (x->fold)
+        return TX_STATUS_DEFER;
+    if (v->kind == TX_VAL_HOST || v->h_valid) {
+        *out = &v->h;
+        return TX_STATUS_OK;
+    }
+    if (v->kind != TX_VAL_DEVICE)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input \"%s\" has no value", v->name);
+    /* A device value an op needs on the host (a Reshape's shape fed by the
+     * caller): read it back once. Counted in bytes_downloaded. */
+    tx_status st = tx_hval_download(x->ctx, v->t, v->elem, &v->h);
+    if (st)
+        return st;
+    v->h_valid = true;
+    *out = &v->h;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_x_dev(tx_xnode *x, int i, tx_tensor *out) {
+    if (!tx_x_has(x, i))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input %d is missing", i);
+    if (x->fold)
+        return TX_STATUS_DEFER;
+    tx_session_val *v = x->in[i];
+    if (v->is_const) {
+        if (!v->c_dev.id) {
+            tx_status st = tx_hval_upload(x->ctx, v->name, &v->c, &v->c_dev);
+            if (st)
+                return st;
+        }
+        *out = v->c_dev;
+        return TX_STATUS_OK;
+    }
+    if (v->kind == TX_VAL_HOST && !v->t.id) {
+        tx_status st = tx_hval_upload(x->ctx, v->name, &v->h, &v->t);
+        if (st)
+            return st;
+        v->t_owned = true;
+    }
+    if (!v->t.id)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input \"%s\" has no value", v->name);
+    *out = v->t;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_x_set_host(tx_xnode *x, int i, tx_hval *h) {
+    tx_session_val *v = i < x->n_out ? x->out[i] : NULL;
+    if (!v) {
+        tx_hval_free(h);
+        return TX_STATUS_OK;
+    }
+    if (x->fold) {
+        v->is_const = v->c_owned = true;
+        v->c = *h;
+        v->elem = h->elem;
+        v->rank = h->rank;
+        memcpy(v->shape, h->shape, sizeof v->shape);
+    } else {
+        v->kind = TX_VAL_HOST;
+        v->h = *h;
+        v->h_valid = true;
+    }
+    memset(h, 0, sizeof *h);
+    return TX_STATUS_OK;
+}
+
+tx_status tx_x_set_dev(tx_xnode *x, int i, tx_tensor t, int elem) {
+    tx_session_val *v = i < x->n_out ? x->out[i] : NULL;
+    if (!v)
+        return tx_tensor_destroy(x->ctx, t);
+    TX_ASSERT(!x->fold);
+    v->kind = TX_VAL_DEVICE;
+    v->t = t;
+    v->t_owned = true;
+    if (elem)
+        v->elem = elem;
+    return TX_STATUS_OK;
+}
+
+void tx_x_set_info(tx_xnode *x, int i, int elem, int rank, const int64_t *shape) {
+    tx_session_val *v = i < x->n_out ? x->out[i] : NULL;
+    if (!v || v->is_const)
+        return;
+    if (elem)
+        v->elem = elem;
+    if (rank >= 0 && rank <= TX_MAX_RANK) {
+        /* declared dims (value_info) win where inference knows less */
+        int64_t merged[TX_MAX_RANK] = {0};
+        for (int d = 0; d < rank; d++)
+            merged[d] = shape[d] < 0 && v->rank == rank ? v->shape[d] : shape[d];
+        v->rank = rank;
+        memcpy(v->shape, merged, sizeof v->shape);
+    }
+}
+
+/* ---- attributes ---- */
+
+const tx_onnx_attr *tx_attr_find(const tx_onnx_node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+int64_t tx_attr_int(const tx_onnx_node *n, const char *name, int64_t def) {
+    const tx_onnx_attr *a = tx_attr_find(n, name);
+    return a && a->type == TX_ATTR_INT ? a->i : def;
+}
+
+float tx_attr_float(const tx_onnx_node *n, const char *name, float def) {
+    const tx_onnx_attr *a = tx_attr_find(n, name);
+    if (a && a->type == TX_ATTR_FLOAT)
+        return a->f;
+    if (a && a->type == TX_ATTR_INT)
+        return (float)a->i;
+    return def;
+}
+
+const char *tx_attr_str(const tx_onnx_node *n, const char *name, const char *def) {
+    const tx_onnx_attr *a = tx_attr_find(n, name);
+    return a && a->type == TX_ATTR_STRING && a->s ? a->s : def;
+}
+
+int tx_attr_ints(const tx_onnx_node *n, const char *name, const int64_t **v) {
+    const tx_onnx_attr *a = tx_attr_find(n, name);
+    if (!a || a->type != TX_ATTR_INTS)
+        return -1;
+    *v = a->ints;
+    return a->n_ints;
+}
+
+/* ---- the session ---- */
+
+static void val_release(tx_ctx *ctx, tx_session_val *v) {
+    if (v->t.id && v->t_owned)
+        tx_tensor_destroy(ctx, v->t);
+    if (v->h_valid)
+        tx_hval_free(&v->h);
+    v->t = (tx_tensor){0};
+    v->t_owned = v->h_valid = false;
+    v->kind = TX_VAL_EMPTY;
+}
+
+static void release_all(tx_session *s) {
+    for (int i = 0; i < s->n_vals; i++)
+        val_release(s->ctx, &s->vals[i]);
+}
+
+typedef struct tx_session_full {
+    struct tx_session s;
+    uint64_t weight_bytes;
+} tx_session_full;
+
+/* Uploads every constant a device step reads, so that runs upload nothing
+ * but their feeds. */
+static tx_status upload_weights(tx_session *s, uint64_t *bytes) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        if (sp->dead)
+            continue;
+        bool host_out = false;
+        for (int o = 0; o < sp->n_out; o++)
+            host_out |= sp->out[o] >= 0 && s->vals[sp->out[o]].host_static;
+        if (host_out)
+            continue;
+        for (int i = -1; i < sp->n_in; i++) {
+            int vi = i < 0 ? sp->bias : sp->in[i];
+            if (vi < 0 || (i >= 0 && i < 32 && (sp->op->host_in >> i) & 1))
+                continue;
+            tx_session_val *v = &s->vals[vi];
+            if (!v->is_const || v->c_dev.id)
+                continue;
+            tx_status st = tx_hval_upload(s->ctx, v->name, &v->c, &v->c_dev);
+            if (st == TX_STATUS_UNSUPPORTED)
+                continue; /* e.g. an int64 beyond 2^24 some host path will read */
+            if (st)
+                return st;
+            *bytes += (uint64_t)v->c.numel * 4u;
+        }
+    }
+    return TX_STATUS_OK;
+}
+
+tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
+                            const tx_session_desc *desc, tx_session **out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!out || (!bytes && len))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_session_create: %s is NULL",
+                       !out ? "out" : "bytes");
+    *out = NULL;
+    tx_session_full *f = calloc(1, sizeof *f);
+    if (!f)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_session_create: out of host memory");
+    tx_session *s = &f->s;
+    s->ctx = ctx;
+    s->no_fusion = desc && desc->no_fusion;
+    char err[1024];
+    tx_status st = tx_onnx_load(bytes, len, &s->m, err, sizeof err);
+    if (st) {
+        free(f);
+        return tx_fail(ctx, st, "%s", err);
+    }
+    st = tx_graph_plan(s);
+    if (!st)
+        st = upload_weights(s, &f->weight_bytes);
+    if (st) {
+        char keep[sizeof ctx->err];
+        memcpy(keep, ctx->err, sizeof keep);
+        tx_session_destroy(s);
+        memcpy(ctx->err, keep, sizeof keep);
+        return st;
+    }
+    *out = s;
+    return TX_STATUS_OK;
+}
+
+void tx_session_destroy(tx_session *s) {
+    if (!s)
+        return;
+    release_all(s);
+    for (int i = 0; i < s->n_vals; i++)
+        if (s->vals[i].c_dev.id)
+            tx_tensor_destroy(s->ctx, s->vals[i].c_dev);
+    tx_graph_free(s);
+    tx_onnx_model_free(&s->m);
+    free((tx_session_full *)s);
+}
+
+int tx_session_input_count(const tx_session *s) { return s ? s->n_inputs : 0; }
+int tx_session_output_count(const tx_session *s) { return s ? s->n_outputs : 0; }
+
+static tx_status value_info(const tx_session *s, int vi, tx_value_info *out) {
+    const tx_session_val *v = &s->vals[vi];
+    memset(out, 0, sizeof *out);
+    out->name = v->name;
+    out->rank = v->rank;
+    for (int d = 0; d < TX_MAX_RANK; d++)
+        out->shape[d] = d < v->rank ? v->shape[d] : 0;
+    out->onnx_type = v->elem;
+    memcpy(out->dim_names, v->dim_names, sizeof out->dim_names);
+    out->dtype = tx_onnx_type_is_int(v->elem) ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_session_input_info(const tx_session *s, int i, tx_value_info *out) {
+    if (!s || !out)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (i < 0 || i >= s->n_inputs)
+        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_session_input_info: index %d is outside 0..%d", i, s->n_inputs - 1);
+    return value_info(s, s->inputs[i], out);
+}
+
+tx_status tx_session_output_info(const tx_session *s, int i, tx_value_info *out) {
+    if (!s || !out)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (i < 0 || i >= s->n_outputs)
+        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_session_output_info: index %d is outside 0..%d", i, s->n_outputs - 1);
+    return value_info(s, s->outputs[i], out);
+}
+
+tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {
+    if (!s || !out)
+        return TX_STATUS_INVALID_ARGUMENT;
+    memset(out, 0, sizeof *out);
+    out->nodes = s->m.n_nodes;
+    for (int k = 0; k < s->n_steps; k++)
+        out->steps += !s->steps[k].dead;
+    out->folded = s->folded;
+    out->fused = s->fused;
+    out->weight_bytes = ((const tx_session_full *)s)->weight_bytes;
+    return TX_STATUS_OK;
+}
+
+static tx_status check_feed(tx_session *s, const tx_feed *f, int *vi_out) {
+    tx_ctx *ctx = s->ctx;
+    const char *op = "tx_session_run";
+    if (!f->name)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: a feed has no name", op);
+    int vi = tx_graph_find(s, f->name);
+    if (vi < 0 || !s->vals[vi].is_input) {
+        char names[512] = "";
+        for (int i = 0; i < s->n_inputs && strlen(names) < 400; i++) {
+            if (i)
+                strcat(names, ", ");
+            strncat(names, s->vals[s->inputs[i]].name, 100);
+        }
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: \"%s\" is not an input of the model (inputs: %s)", op, f->name, names);
+    }
+    tx_session_val *v = &s->vals[vi];
+    if (v->kind != TX_VAL_EMPTY)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: input \"%s\" is fed twice", op,
+                       f->name);
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_dtype dt;
+    tx_status st = tx_tensor_shape(ctx, f->tensor, &rank, shape, &dt);
+    if (st)
+        return tx_fail(ctx, st, "%s: the tensor fed as \"%s\" is not a live tensor", op,
+                       f->name);
+    if (v->elem) {
+        tx_dtype want = tx_onnx_type_is_int(v->elem) ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
+        if (dt != want)
+            return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH,
+                           "%s: input \"%s\" is %s (feed a %s tensor), got %s", op, f->name,
+                           tx_onnx_type_name(v->elem), want == TX_DTYPE_INT32 ? "int32" : "float32",
+                           dt == TX_DTYPE_INT32 ? "int32" : "float32");
+    }
+    if (v->rank >= 0) {
+        bool bad = rank != v->rank;
+        for (int d = 0; d < rank && !bad; d++)
+            bad = v->shape[d] >= 0 && v->shape[d] != shape[d];
+        if (bad) {
+            char a[160], b[160];
+            tx_shape_str(a, sizeof a, v->rank, v->shape);
+            tx_shape_str(b, sizeof b, rank, shape);
+            return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                           "%s: input \"%s\" has shape %s (-1: any), got %s", op, f->name, a, b);
+        }
+    }
+    *vi_out = vi;
+    return TX_STATUS_OK;
+}
+
+/* A tensor handle for the caller: a view of device values (the caller owns
+ * the handle, storage is shared), an upload of host values. */
+static tx_status fetch_value(tx_session *s, tx_session_val *v, tx_tensor *out) {
+    if (v->is_const)
+        return tx_hval_upload(s->ctx, v->name, &v->c, out);
+    if (v->kind == TX_VAL_DEVICE || (v->kind == TX_VAL_HOST && v->t.id)) {
+        /* always a new handle: the same output may be fetched twice, and the
+         * run's own handle is released with the rest */
+        int rank;
+        int64_t shape[TX_MAX_RANK];
+        tx_status st = tx_tensor_shape(s->ctx, v->t, &rank, shape, NULL);
+        return st ? st : tx_tensor_reshape(s->ctx, v->t, rank, shape, out);
+    }
+    if (v->kind == TX_VAL_HOST)
+        return tx_hval_upload(s->ctx, v->name, &v->h, out);
+    return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT, "tx_session_run: \"%s\" has no value",
+                   v->name);
+}
+
+static tx_status run_step(tx_session *s, int k) {
+    tx_step *sp = &s->steps[k];
+    tx_xnode x;
+    tx_graph_xnode(s, k, &x);
+    tx_status st = sp->op->exec(&x);
+    if (st == TX_STATUS_DEFER) /* a host-only path met a device value */
+        st = tx_x_fail(&x, TX_STATUS_UNSUPPORTED,
+                       "unsupported op_type \"%s\" on these inputs (host path only)",
+                       sp->node->op_type);
+    if (st && !strstr(s->ctx->err, sp->node->name)) {
+        char keep[sizeof s->ctx->err];
+        snprintf(keep, sizeof keep, "%s", s->ctx->err);
+        tx_fail(s->ctx, st, "onnx: %s node \"%s\": %s", sp->node->op_type, sp->node->name, keep);
+    }
+    return st;
+}
+
+tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
+                         const char *const *fetches, int n_fetches, tx_tensor *outs) {
+    if (!s)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_ctx *ctx = s->ctx;
+    const char *op = "tx_session_run";
+    if ((n_feeds > 0 && !feeds) || n_feeds < 0 || n_fetches < 0 || (n_fetches > 0 && !outs))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: bad feeds/fetches arguments", op);
+    if (!fetches && n_fetches != s->n_outputs)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: fetches is NULL, so n_fetches must be the output count %d, not %d",
+                       op, s->n_outputs, n_fetches);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    int *fv = malloc((size_t)(n_fetches + 1) * sizeof *fv);
+    if (!fv)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    tx_status st = TX_STATUS_OK;
+    for (int i = 0; i < n_fetches && !st; i++) {
+        const char *name = fetches ? fetches[i] : s->vals[s->outputs[i]].name;
+        fv[i] = name ? tx_graph_find(s, name) : -1;
+        if (fv[i] < 0 || !s->vals[fv[i]].is_output)
+            st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: \"%s\" is not an output of the "
+                                                          "model",
+                         op, name ? name : "(null)");
+    }
+    release_all(s);
+    for (int i = 0; i < n_feeds && !st; i++) {
+        int vi;
+        st = check_feed(s, &feeds[i], &vi);
+        if (!st) {
+            s->vals[vi].kind = TX_VAL_DEVICE;
+            s->vals[vi].t = feeds[i].tensor;
+            s->vals[vi].t_owned = false;
+        }
+    }
+    for (int i = 0; i < s->n_inputs && !st; i++) {
+        tx_session_val *v = &s->vals[s->inputs[i]];
+        if (v->kind == TX_VAL_EMPTY) {
+            bool used = false; /* an input nothing reads may be left out */
+            for (int k = 0; k < s->n_steps && !used; k++)
+                for (int j = 0; j < s->steps[k].n_in && !s->steps[k].dead; j++)
+                    used |= s->steps[k].in[j] == s->inputs[i];
+            if (used || v->is_output)
+                st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: input \"%s\" is not fed", op,
+                             v->name);
+        }
+    }
+    for (int k = 0; k < s->n_steps && !st; k++) {
+        tx_step *sp = &s->steps[k];
+        if (sp->dead)
+            continue;
+        st = run_step(s, k);
+        for (int j = 0; j < sp->n_frees && !st; j++)
+            val_release(ctx, &s->vals[sp->frees[j]]);
+    }
+    int done = 0;
+    for (; done < n_fetches && !st; done++)
+        st = fetch_value(s, &s->vals[fv[done]], &outs[done]);
+    if (st)
+        for (int i = 0; i < done - 1; i++)
+            tx_tensor_destroy(ctx, outs[i]);
+    release_all(s);
+    free(fv);
+    return st;
+}

@@ -1,0 +1,72 @@
+/* The session's graph: shared by graph.c (plan-time passes) and session.c
+ * (the public API and the run loop). */
+#ifndef TX_MODEL_SESSION_H
+#define TX_MODEL_SESSION_H
+
+#include "model.h"
+
+enum { TX_VAL_EMPTY, TX_VAL_HOST, TX_VAL_DEVICE };
+
+struct tx_session_val {
+    const char *name;
+    /* static info (shape inference); rank -1 = unknown, dims -1 = dynamic */
+    int elem;
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    const char *dim_names[TX_MAX_RANK]; /* symbolic dims of inputs, or NULL */
+    bool is_const;     /* initializer, Constant or folded: c holds the data */
+    bool c_owned;      /* c's data is malloc'd (folded), not in the model arena */
+    tx_hval c;
+    tx_tensor c_dev;   /* the constant on the device, uploaded once */
+    bool host_static;  /* at run time this value is always a host value */
+    bool is_input, is_output;
+    int producer;      /* step index, -1 for inputs/constants */
+    int n_uses;
+    int last_use;      /* last step reading it: the memory plan frees it after */
+    /* run time */
+    int kind;
+    tx_hval h;         /* kind HOST, or a DEVICE value read back (h_valid) */
+    bool h_valid;
+    tx_tensor t;
+    bool t_owned;      /* false for the caller's feeds */
+};
+
+typedef struct tx_step {
+    const tx_onnx_node *node;
+    const tx_onnx_op *op;
+    int n_in, n_out;
+    int *in, *out;     /* value indices, -1 = omitted */
+    bool dead;         /* folded into constants or fused into another step */
+    tx_op act;         /* fused activation */
+    int bias;          /* fused bias value, -1 none */
+    int *frees;        /* values whose last use is this step */
+    int n_frees;
+} tx_step;
+
+struct tx_session {
+    tx_ctx *ctx;
+    tx_onnx_model m;
+    tx_session_val *vals;
+    int n_vals, cap_vals;
+    int *index;        /* name hash → value index, open addressing, -1 empty */
+    int index_cap;
+    tx_step *steps;    /* in topological order */
+    int n_steps;
+    int *inputs, *outputs; /* value indices of the real graph inputs / outputs */
+    int n_inputs, n_outputs;
+    bool no_fusion;
+    tx_session_val **io; /* scratch for an xnode's input/output pointers */
+    int fused;         /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
+    int folded;        /* count of nodes folded into constants at plan time */
+};
+
+/* graph.c */
+int tx_graph_find(const struct tx_session *s, const char *name);
+/* Builds values, topological steps, folds constants, infers shapes, fuses,
+ * computes the memory plan. Fails naming every unsupported op type. */
+tx_status tx_graph_plan(struct tx_session *s);
+void tx_graph_free(struct tx_session *s);
+/* Fills an xnode for step k (its pointer arrays are the session's scratch). */
+void tx_graph_xnode(struct tx_session *s, int k, tx_xnode *x);
+
+#endif

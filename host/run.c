@@ -1,0 +1,592 @@
+/* texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
+ *
+ * FILE is a .npy or an image (anything stb_image reads): RGB, resized to
+ * --resize WxH (default: the model input's H×W when static), scaled to [0, 1],
+ * normalized by --mean/--std, laid out --layout nchw (default) or nhwc with a
+ * batch of 1. Inputs without --input get seeded random data (uniform [0, 1);
+ * ints 0..9) of the input's shape, dynamic dims 1 or --dim NAME=V.
+ *
+ * Exit status: 0 ok, 1 error, 2 usage, 4 the model needs what texel lacks
+ * (TX_STATUS_UNSUPPORTED: the message names the op types), 77 no GL context. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <stb_image.h>
+
+#include "check.h"
+#include "cmds.h"
+#include "glctx.h"
+#include "npy.h"
+
+#define MAX_ARGS 32
+
+typedef struct run_opts {
+    const char *model;
+    const char *in_name[MAX_ARGS], *in_file[MAX_ARGS];
+    int n_in;
+    const char *outs[MAX_ARGS];
+    int n_outs;
+    const char *dim_name[MAX_ARGS];
+    int64_t dim_val[MAX_ARGS];
+    int n_dims;
+    bool json, no_fusion;
+    const char *save;
+    int resize_w, resize_h;
+    float mean[3], std[3];
+    bool nhwc;
+    uint64_t seed;
+    int repeat;
+    tx_ctx_desc cd;
+} run_opts;
+
+static int usage_run(const char *why) {
+    fprintf(stderr, "texel run: %s\n", why);
+    fprintf(stderr, "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output "
+                    "NAME]... [--json] [--save DIR]\n"
+                    "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
+                    "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
+                    "[--no-fusion]\n");
+    return 2;
+}
+
+static bool parse_floats3(const char *s, float v[3]) {
+    char *end;
+    for (int i = 0; i < 3; i++) {
+        v[i] = strtof(s, &end);
+        if (end == s)
+            return false;
+        s = end;
+        if (i < 2) {
+            if (*s != ',')
+                return i == 0 && *s == 0 ? (v[1] = v[2] = v[0], true) : false;
+            s++;
+        }
+    }
+    return *s == 0;
+}
+
+static int parse_args(int argc, char **argv, run_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->std[0] = o->std[1] = o->std[2] = 1;
+    o->seed = 42;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--no-fusion") == 0) {
+            o->no_fusion = true;
+        } else if (a[0] != '-' || !a[1]) {
+            if (o->model)
+                return usage_run("more than one model given");
+            o->model = a;
+        } else if (!v) {
+            return usage_run("an option lacks its value");
+        } else if (strcmp(a, "--input") == 0 || strcmp(a, "--dim") == 0) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1])
+                return usage_run("want NAME=VALUE");
+            if (o->n_in == MAX_ARGS || o->n_dims == MAX_ARGS)
+                return usage_run("too many --input/--dim options");
+            char *name = strndup(v, (size_t)(eq - v));
+            if (a[2] == 'i') {
+                o->in_name[o->n_in] = name;
+                o->in_file[o->n_in++] = eq + 1;
+            } else {
+                char *end;
+                long long d = strtoll(eq + 1, &end, 10);
+                if (*end || d < 0)
+                    return usage_run("--dim wants NAME=V with V >= 0");
+                o->dim_name[o->n_dims] = name;
+                o->dim_val[o->n_dims++] = d;
+            }
+            i++;
+        } else if (strcmp(a, "--output") == 0) {
+            if (o->n_outs == MAX_ARGS)
+                return usage_run("too many --output options");
+            o->outs[o->n_outs++] = v, i++;
+        } else if (strcmp(a, "--save") == 0) {
+            o->save = v, i++;
+        } else if (strcmp(a, "--resize") == 0) {
+            if (sscanf(v, "%dx%d", &o->resize_w, &o->resize_h) != 2 || o->resize_w < 1 ||
+                o->resize_h < 1 || o->resize_w > 16384 || o->resize_h > 16384)
+                return usage_run("--resize wants WxH");
+            i++;
+        } else if (strcmp(a, "--mean") == 0 || strcmp(a, "--std") == 0) {
+            if (!parse_floats3(v, a[2] == 'm' ? o->mean : o->std))
+                return usage_run("--mean/--std want a or a,b,c");
+            i++;
+        } else if (strcmp(a, "--layout") == 0) {
+            if (strcmp(v, "nchw") && strcmp(v, "nhwc"))
+                return usage_run("--layout is nchw or nhwc");
+            o->nhwc = strcmp(v, "nhwc") == 0, i++;
+        } else if (strcmp(a, "--seed") == 0) {
+            o->seed = strtoull(v, NULL, 10), i++;
+        } else if (strcmp(a, "--repeat") == 0) {
+            o->repeat = atoi(v), i++;
+            if (o->repeat < 0 || o->repeat > 10000)
+                return usage_run("--repeat wants 0..10000");
+        } else if (strcmp(a, "--specialize-after") == 0) {
+            int k = atoi(v);
+            o->cd.specialize_after = k == 0 ? TX_SPECIALIZE_ALWAYS
+                                            : (k < 0 ? TX_SPECIALIZE_NEVER : k);
+            i++;
+        } else {
+            return usage_run("unknown option");
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        if (o->std[i] == 0)
+            return usage_run("--std must not be 0");
+    return o->model ? 0 : usage_run("no model given");
+}
+
+static bool has_suffix(const char *s, const char *suf) {
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcasecmp(s + a - b, suf) == 0;
+}
+
+/* Bilinear resize with half-pixel centres (what most preprocessors do). */
+static void resize_rgb(const unsigned char *src, int sw, int sh, float *dst, int dw, int dh) {
+    for (int y = 0; y < dh; y++) {
+        float fy = ((float)y + 0.5f) * (float)sh / (float)dh - 0.5f;
+        if (fy < 0)
+            fy = 0;
+        int y0 = (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
+        float wy = fy - (float)y0;
+        for (int x = 0; x < dw; x++) {
+            float fx = ((float)x + 0.5f) * (float)sw / (float)dw - 0.5f;
+            if (fx < 0)
+                fx = 0;
+            int x0 = (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
+            float wx = fx - (float)x0;
+            for (int c = 0; c < 3; c++) {
+                float a = src[(y0 * sw + x0) * 3 + c], b = src[(y0 * sw + x1) * 3 + c];
+                float cc = src[(y1 * sw + x0) * 3 + c], d = src[(y1 * sw + x1) * 3 + c];
+                dst[(y * dw + x) * 3 + c] =
+                    (a * (1 - wx) + b * wx) * (1 - wy) + (cc * (1 - wx) + d * wx) * wy;
+            }
+        }
+    }
+}
+
+/* An image → [1, 3, H, W] (or [1, H, W, 3]) float tensor data. */
+static int load_image(const run_opts *o, const char *path, const tx_value_info *info,
+                      tx_npy *out, char *err, size_t err_len) {
+    memset(out, 0, sizeof *out);
+    int w, h, c;
+    unsigned char *px = stbi_load(path, &w, &h, &c, 3);
+    if (!px) {
+        snprintf(err, err_len, "cannot read image %s: %s", path, stbi_failure_reason());
+        return -1;
+    }
+    int dw = o->resize_w, dh = o->resize_h;
+    if (!dw && info->rank == 4) { /* the model's own static size */
+        int64_t mh = o->nhwc ? info->shape[1] : info->shape[2];
+        int64_t mw = o->nhwc ? info->shape[2] : info->shape[3];
+        if (mh > 0 && mw > 0 && mh <= 16384 && mw <= 16384)
+            dw = (int)mw, dh = (int)mh;
+    }
+    if (!dw)
+        dw = w, dh = h;
+    float *rgb = malloc((size_t)dw * (size_t)dh * 3 * sizeof(float));
+    float *data = malloc((size_t)dw * (size_t)dh * 3 * sizeof(float));
+    if (!rgb || !data) {
+        free(rgb);
+        free(data);
+        stbi_image_free(px);
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    resize_rgb(px, w, h, rgb, dw, dh);
+    stbi_image_free(px);
+    for (int y = 0; y < dh; y++)
+        for (int x = 0; x < dw; x++)
+            for (int ch = 0; ch < 3; ch++) {
+                float v = (rgb[(y * dw + x) * 3 + ch] / 255.0f - o->mean[ch]) / o->std[ch];
+                size_t at = o->nhwc ? ((size_t)y * dw + x) * 3 + ch
+                                    : ((size_t)ch * dh + y) * dw + x;
+                data[at] = v;
+            }
+    free(rgb);
+    out->rank = 4;
+    int64_t s[4] = {1, 3, dh, dw}, sn[4] = {1, dh, dw, 3};
+    memcpy(out->shape, o->nhwc ? sn : s, sizeof s);
+    out->numel = (int64_t)dw * dh * 3;
+    out->dtype = TX_DTYPE_FLOAT32;
+    out->data = data;
+    strcpy(out->descr, "<f4");
+    return 0;
+}
+
+static uint64_t rng_next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int random_input(const run_opts *o, const tx_value_info *info, uint64_t *rng,
+                        tx_npy *out, char *err, size_t err_len) {
+    memset(out, 0, sizeof *out);
+    if (info->rank < 0) {
+        snprintf(err, err_len, "input \"%s\" has no declared shape: give --input", info->name);
+        return -1;
+    }
+    out->rank = info->rank;
+    out->numel = 1;
+    for (int d = 0; d < info->rank; d++) {
+        int64_t v = info->shape[d];
+        if (v < 0) {
+            v = 1;
+            for (int k = 0; k < o->n_dims; k++)
+                if (info->dim_names[d] && strcmp(info->dim_names[d], o->dim_name[k]) == 0)
+                    v = o->dim_val[k];
+        }
+        out->shape[d] = v;
+        out->numel *= v;
+    }
+    if (out->numel > ((int64_t)1 << 28)) {
+        snprintf(err, err_len, "input \"%s\" would have %lld elements", info->name,
+                 (long long)out->numel);
+        return -1;
+    }
+    out->dtype = info->dtype;
+    out->data = malloc((size_t)(out->numel ? out->numel : 1) * 4);
+    if (!out->data) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    for (int64_t i = 0; i < out->numel; i++) {
+        uint64_t r = rng_next(rng);
+        if (out->dtype == TX_DTYPE_INT32)
+            ((int32_t *)out->data)[i] = (int32_t)(r % 10);
+        else
+            ((float *)out->data)[i] = (float)((r >> 11) * (1.0 / 9007199254740992.0));
+    }
+    strcpy(out->descr, out->dtype == TX_DTYPE_INT32 ? "<i8" : "<f4");
+    return 0;
+}
+
+static void sanitize(char *dst, size_t n, const char *name) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || c == '.';
+        dst[i] = ok ? c : '_';
+    }
+    dst[i] = 0;
+}
+
+static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < rank && used < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, d ? ", %lld" : "%lld",
+                                 (long long)shape[d]);
+    if (used < n)
+        snprintf(buf + used, n - used, "]");
+}
+
+static void print_shape_json(int rank, const int64_t *shape) {
+    printf("[");
+    for (int d = 0; d < rank; d++)
+        printf(d ? ", %lld" : "%lld", (long long)shape[d]);
+    printf("]");
+}
+
+typedef struct summary {
+    double min, max, mean;
+    int64_t nan;
+    float first[8];
+    int n_first;
+} summary;
+
+static void summarize(const float *v, int64_t n, summary *s) {
+    memset(s, 0, sizeof *s);
+    double sum = 0;
+    int64_t cnt = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i < 8)
+            s->first[s->n_first++] = v[i];
+        if (isnan(v[i])) {
+            s->nan++;
+            continue;
+        }
+        if (cnt == 0 || v[i] < s->min)
+            s->min = v[i];
+        if (cnt == 0 || v[i] > s->max)
+            s->max = v[i];
+        sum += v[i];
+        cnt++;
+    }
+    s->mean = cnt ? sum / (double)cnt : 0;
+}
+
+static int fail_run(const run_opts *o, tx_status st, const char *msg) {
+    if (o->json) {
+        printf("{\"model\": ");
+        tx_json_str(o->model);
+        printf(", \"status\": \"%s\", \"error\": ", tx_status_name(st));
+        tx_json_str(msg);
+        printf("}\n");
+    } else {
+        fprintf(stderr, "texel run: %s: %s\n", tx_status_name(st), msg);
+    }
+    return st == TX_STATUS_UNSUPPORTED ? 4 : 1;
+}
+
+int tx_cmd_run(int argc, char **argv) {
+    run_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    size_t len;
+    void *bytes = tx_read_file(o.model, &len);
+    if (!bytes) {
+        fprintf(stderr, "texel run: cannot read %s: %s\n", o.model, strerror(errno));
+        return 1;
+    }
+    tx_host *h;
+    tx_ctx *ctx;
+    rc = tx_host_open(&o.cd, &h, &ctx);
+    if (rc) {
+        free(bytes);
+        return rc;
+    }
+    char err[1024];
+    tx_session *sess = NULL;
+    int n_in = 0, n_out = 0;
+    tx_feed feeds[MAX_ARGS];
+    tx_npy data[MAX_ARGS];
+    tx_tensor outs[MAX_ARGS];
+    const char *fetch[MAX_ARGS];
+    memset(data, 0, sizeof data);
+    memset(feeds, 0, sizeof feeds);
+    memset(outs, 0, sizeof outs);
+    double t0 = tx_host_ms();
+    tx_status st = tx_session_create(ctx, bytes, len,
+                                     &(tx_session_desc){.no_fusion = o.no_fusion}, &sess);
+    double create_ms = tx_host_ms() - t0;
+    free(bytes);
+    if (st) {
+        rc = fail_run(&o, st, tx_last_error(ctx));
+        goto done;
+    }
+    n_in = tx_session_input_count(sess);
+    if (n_in > MAX_ARGS) {
+        rc = fail_run(&o, TX_STATUS_UNSUPPORTED, "more than 32 inputs");
+        n_in = 0;
+        goto done;
+    }
+    for (int k = 0; k < o.n_in; k++) {
+        bool found = false;
+        for (int i = 0; i < n_in; i++) {
+            tx_value_info info;
+            tx_session_input_info(sess, i, &info);
+            found |= strcmp(info.name, o.in_name[k]) == 0;
+        }
+        if (!found) {
+            snprintf(err, sizeof err, "the model has no input \"%s\"", o.in_name[k]);
+            rc = fail_run(&o, TX_STATUS_INVALID_ARGUMENT, err);
+            goto done;
+        }
+    }
+    uint64_t rng = o.seed * 0x9E3779B97F4A7C15ull + 1;
+    const char *source[MAX_ARGS];
+    for (int i = 0; i < n_in; i++) {
+        tx_value_info info;
+        tx_session_input_info(sess, i, &info);
+        const char *file = NULL;
+        for (int k = 0; k < o.n_in; k++)
+            if (strcmp(info.name, o.in_name[k]) == 0)
+                file = o.in_file[k];
+        int r;
+        if (!file)
+            r = random_input(&o, &info, &rng, &data[i], err, sizeof err);
+        else if (has_suffix(file, ".npy"))
+            r = tx_npy_read(file, &data[i], err, sizeof err);
+        else
+            r = load_image(&o, file, &info, &data[i], err, sizeof err);
+        source[i] = file ? file : "random";
+        if (r) {
+            rc = fail_run(&o, TX_STATUS_INVALID_ARGUMENT, err);
+            goto done;
+        }
+        tx_tensor_desc d = {.rank = data[i].rank, .dtype = data[i].dtype, .data = data[i].data};
+        memcpy(d.shape, data[i].shape, sizeof d.shape);
+        feeds[i].name = info.name;
+        st = tx_tensor_create(ctx, &d, &feeds[i].tensor);
+        if (st) {
+            feeds[i].tensor = (tx_tensor){0};
+            rc = fail_run(&o, st, tx_last_error(ctx));
+            goto done;
+        }
+    }
+    if (o.n_outs) {
+        n_out = o.n_outs;
+        memcpy(fetch, o.outs, sizeof(char *) * (size_t)n_out);
+    } else {
+        n_out = tx_session_output_count(sess);
+        if (n_out > MAX_ARGS)
+            n_out = MAX_ARGS;
+        for (int i = 0; i < n_out; i++) {
+            tx_value_info info;
+            tx_session_output_info(sess, i, &info);
+            fetch[i] = info.name;
+        }
+    }
+    /* first run: compiles every program; then --repeat steady-state runs */
+    double *ms = calloc((size_t)o.repeat + 1, sizeof *ms);
+    double first_ms = 0;
+    for (int r = 0; r <= o.repeat && !st; r++) {
+        if (r > 0)
+            for (int i = 0; i < n_out; i++)
+                tx_tensor_destroy(ctx, outs[i]);
+        t0 = tx_host_ms();
+        st = tx_session_run(sess, feeds, n_in, fetch, n_out, outs);
+        if (!st) /* wait for the GPU so the time includes its work */
+            tx_ctx_finish(ctx);
+        double dt = tx_host_ms() - t0;
+        if (r == 0)
+            first_ms = dt;
+        else
+            ms[r - 1] = dt;
+    }
+    if (st) {
+        free(ms);
+        memset(outs, 0, sizeof outs);
+        rc = fail_run(&o, st, tx_last_error(ctx));
+        goto done;
+    }
+    double steady = o.repeat ? tx_median(ms, o.repeat) : 0;
+    free(ms);
+    if (o.save)
+        mkdir(o.save, 0777);
+    if (o.json) {
+        printf("{\"model\": ");
+        tx_json_str(o.model);
+        printf(", \"status\": \"TX_STATUS_OK\", \"inputs\": [");
+        for (int i = 0; i < n_in; i++) {
+            printf(i ? ", {\"name\": " : "{\"name\": ");
+            tx_json_str(feeds[i].name);
+            printf(", \"shape\": ");
+            print_shape_json(data[i].rank, data[i].shape);
+            printf(", \"source\": ");
+            tx_json_str(source[i]);
+            printf("}");
+        }
+        printf("], \"outputs\": [");
+    } else {
+        printf("model %s\n", o.model);
+        for (int i = 0; i < n_in; i++) {
+            char sh[160];
+            shape_text(sh, sizeof sh, data[i].rank, data[i].shape);
+            printf("input  %s %s (%s)\n", feeds[i].name, sh, source[i]);
+        }
+    }
+    for (int i = 0; i < n_out && !rc; i++) {
+        int rank;
+        int64_t shape[TX_MAX_RANK];
+        tx_dtype dt;
+        tx_tensor_shape(ctx, outs[i], &rank, shape, &dt);
+        int64_t n = 1;
+        for (int d = 0; d < rank; d++)
+            n *= shape[d];
+        float *v = malloc((size_t)(n ? n : 1) * 4);
+        if (!v || tx_tensor_read(ctx, outs[i], v, (size_t)n * 4)) {
+            free(v);
+            rc = fail_run(&o, TX_STATUS_OUT_OF_MEMORY, "cannot read an output back");
+            break;
+        }
+        if (dt == TX_DTYPE_INT32)
+            for (int64_t k = 0; k < n; k++)
+                v[k] = (float)((int32_t *)v)[k];
+        summary s;
+        summarize(v, n, &s);
+        if (o.save) {
+            char fn[256], path[1024];
+            sanitize(fn, sizeof fn, fetch[i]);
+            snprintf(path, sizeof path, "%s/%s.npy", o.save, fn);
+            if (tx_npy_write(path, "<f4", rank, shape, TX_DTYPE_FLOAT32, v))
+                fprintf(stderr, "texel run: cannot write %s\n", path);
+        }
+        free(v);
+        if (o.json) {
+            printf(i ? ", {\"name\": " : "{\"name\": ");
+            tx_json_str(fetch[i]);
+            printf(", \"shape\": ");
+            print_shape_json(rank, shape);
+            printf(", \"dtype\": \"%s\", \"min\": %.9g, \"max\": %.9g, \"mean\": %.9g, "
+                   "\"nan\": %lld, \"first\": [",
+                   dt == TX_DTYPE_INT32 ? "int32" : "float32", s.min, s.max, s.mean,
+                   (long long)s.nan);
+            for (int k = 0; k < s.n_first; k++)
+                printf(k ? ", %.9g" : "%.9g", isfinite(s.first[k]) ? (double)s.first[k] : 0.0);
+            printf("]}");
+        } else {
+            char sh[160];
+            shape_text(sh, sizeof sh, rank, shape);
+            printf("output %s %s %s: min %.6g max %.6g mean %.6g%s; first:", fetch[i], sh,
+                   dt == TX_DTYPE_INT32 ? "int32" : "float32", s.min, s.max, s.mean,
+                   s.nan ? " (has NaN)" : "");
+            for (int k = 0; k < s.n_first; k++)
+                printf(" %.6g", (double)s.first[k]);
+            printf("\n");
+        }
+    }
+    if (o.save) /* the exact inputs, so a reference runtime can run the same */
+        for (int i = 0; i < n_in; i++) {
+            char fn[256], path[1024];
+            sanitize(fn, sizeof fn, feeds[i].name);
+            snprintf(path, sizeof path, "%s/input.%s.npy", o.save, fn);
+            const char *descr = data[i].dtype == TX_DTYPE_INT32 ? "<i8" : "<f4";
+            if (tx_npy_write(path, descr, data[i].rank, data[i].shape, data[i].dtype,
+                             data[i].data))
+                fprintf(stderr, "texel run: cannot write %s\n", path);
+        }
+    tx_session_stats ss;
+    tx_session_stats_get(sess, &ss);
+    tx_stats cs;
+    tx_ctx_stats(ctx, &cs);
+    if (rc) {
+    } else if (o.json) {
+        printf("], \"create_ms\": %.3f, \"first_ms\": %.3f, \"steady_ms\": %.3f, \"repeat\": %d, "
+               "\"nodes\": %d, \"steps\": %d, \"folded\": %d, \"fused\": %d, "
+               "\"weight_bytes\": %llu, ",
+               create_ms, first_ms, steady, o.repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
+               (unsigned long long)ss.weight_bytes);
+        tx_print_stats_json(&cs);
+        printf("}\n");
+    } else {
+        printf("session: %d nodes -> %d ops (%d folded at plan time, %d fused); weights %llu B; "
+               "create %.1f ms\n",
+               ss.nodes, ss.steps, ss.folded, ss.fused, (unsigned long long)ss.weight_bytes,
+               create_ms);
+        printf("first run %.2f ms (compile + run)", first_ms);
+        if (o.repeat)
+            printf("; steady state median %.2f ms over %d runs", steady, o.repeat);
+        printf("\n");
+        tx_print_stats_text(&cs);
+    }
+done:
+    for (int i = 0; i < n_out; i++)
+        if (outs[i].id)
+            tx_tensor_destroy(ctx, outs[i]);
+    for (int i = 0; i < n_in; i++) {
+        if (feeds[i].tensor.id)
+            tx_tensor_destroy(ctx, feeds[i].tensor);
+        tx_npy_free(&data[i]);
+    }
+    for (int k = 0; k < o.n_in; k++)
+        free((char *)o.in_name[k]);
+    for (int k = 0; k < o.n_dims; k++)
+        free((char *)o.dim_name[k]);
+    tx_session_destroy(sess);
+    tx_host_close(h, ctx);
+    return rc;
+}

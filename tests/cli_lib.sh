@@ -1,0 +1,40 @@
+# Helpers for the CLI test scripts (sourced): `check NAME COND CMD...` runs CMD
+# under xvfb-run and evaluates the Python condition COND over its JSON output
+# `j`; `check_rc NAME RC CMD...` wants exit status RC. Both count into
+# $pass / $fail.
+pass=0 fail=0
+
+# xvfb-run's own failures (5: its temp dir vanished under a concurrent
+# xvfb-run, 6: Xvfb did not start) are the harness's, not the command's: such
+# a run is tried once more.
+xrun() {
+    local out rc
+    out=$(xvfb-run -a "$@")
+    rc=$?
+    if [[ $rc -eq 5 || $rc -eq 6 ]]; then
+        out=$(xvfb-run -a "$@")
+        rc=$?
+    fi
+    printf '%s\n' "$out"
+    return $rc
+}
+check() { # name, python condition over `j` (the JSON), command...
+    local name=$1 cond=$2
+    shift 2
+    local out
+    out=$(xrun "$@" 2>/dev/null)
+    if python3 -c "import json,sys; j=json.loads(sys.argv[1]); sys.exit(0 if ($cond) else 1)" "$out" 2>/dev/null; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $cond"
+        echo "  output: $out"
+    fi
+}
+check_rc() { # name, wanted exit code, command...
+    local name=$1 want=$2
+    shift 2
+    xrun "$@" >/dev/null 2>&1
+    local rc=$?
+    if [[ $rc -eq $want ]]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $name: exit $rc, want $want"; fi
+}

@@ -1,0 +1,746 @@
+/* ONNX loader, graph passes and Session API: malformed files give a status
+ * (never a crash), feeds are validated, constants fold, MatMul + Add + Relu
+ * fuse into one matmul, BatchNormalization folds into Conv weights, the
+ * memory plan frees intermediates, weights upload once. Models are built here
+ * with a small protobuf writer; the loader's fuzz corpus also uses models from
+ * libonnx-testdata when installed. */
+#include <math.h>
+
+#include "glctx.h"
+#include "harness.h"
+#include "internal.h"
+#include "model/model.h"
+#include "npy.h"
+
+/* ---- a protobuf writer for test models ---- */
+
+typedef struct buf {
+    uint8_t *d;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const void *p, size_t n) {
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->d = realloc(b->d, b->cap);
+        TX_ASSERT(b->d);
+    }
+    memcpy(b->d + b->n, p, n);
+    b->n += n;
+}
+static void varint(buf *b, uint64_t v) {
+    do {
+        uint8_t c = (uint8_t)(v & 127);
+        v >>= 7;
+        if (v)
+            c |= 128;
+        put(b, &c, 1);
+    } while (v);
+}
+static void key(buf *b, int f, int w) { varint(b, (uint64_t)f << 3 | (uint64_t)w); }
+static void bytes_field(buf *b, int f, const void *p, size_t n) {
+    key(b, f, 2);
+    varint(b, n);
+    put(b, p, n);
+}
+static void str_field(buf *b, int f, const char *s) { bytes_field(b, f, s, strlen(s)); }
+static void int_field(buf *b, int f, int64_t v) {
+    key(b, f, 0);
+    varint(b, (uint64_t)v);
+}
+static void msg_field(buf *b, int f, buf *m) {
+    bytes_field(b, f, m->d, m->n);
+    free(m->d);
+    *m = (buf){0};
+}
+
+/* NodeProto into graph g; attrs: pre-encoded AttributeProtos (may be NULL). */
+static void node(buf *g, const char *op, const char *name, const char *const *ins, int n_in,
+                 const char *const *outs, int n_out, buf *attrs, int n_attrs) {
+    buf n = {0};
+    for (int i = 0; i < n_in; i++)
+        str_field(&n, 1, ins[i]);
+    for (int i = 0; i < n_out; i++)
+        str_field(&n, 2, outs[i]);
+    str_field(&n, 3, name);
+    str_field(&n, 4, op);
+    for (int i = 0; i < n_attrs; i++)
+        msg_field(&n, 5, &attrs[i]);
+    msg_field(g, 1, &n);
+}
+
+static buf attr_f(const char *name, float v) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    key(&a, 2, 5);
+    put(&a, &v, 4);
+    int_field(&a, 20, TX_ATTR_FLOAT);
+    return a;
+}
+
+static buf attr_i(const char *name, int64_t v) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    int_field(&a, 3, v);
+    int_field(&a, 20, TX_ATTR_INT);
+    return a;
+}
+
+static void tensor_msg(buf *t, const char *name, const int64_t *dims, int rank, int elem,
+                       const void *raw, size_t raw_len) {
+    for (int i = 0; i < rank; i++)
+        int_field(t, 1, dims[i]);
+    int_field(t, 2, elem);
+    str_field(t, 8, name);
+    bytes_field(t, 9, raw, raw_len);
+}
+
+static void init_f(buf *g, const char *name, const int64_t *dims, int rank, const float *v) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    buf t = {0};
+    tensor_msg(&t, name, dims, rank, TX_ONNX_FLOAT, v, (size_t)n * 4);
+    msg_field(g, 5, &t);
+}
+
+static void init_i64(buf *g, const char *name, const int64_t *dims, int rank, const int64_t *v) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= dims[i];
+    buf t = {0};
+    tensor_msg(&t, name, dims, rank, TX_ONNX_INT64, v, (size_t)n * 8);
+    msg_field(g, 5, &t);
+}
+
+/* ValueInfoProto (field 11 input, 12 output); dims < 0 become dim_param "N". */
+static void vinfo(buf *g, int field, const char *name, int elem, const int64_t *dims,
+                  int rank) {
+    buf shape = {0}, tt = {0}, type = {0}, vi = {0};
+    for (int i = 0; i < rank; i++) {
+        buf d = {0};
+        if (dims[i] >= 0)
+            int_field(&d, 1, dims[i]);
+        else
+            str_field(&d, 2, "N");
+        msg_field(&shape, 1, &d);
+    }
+    int_field(&tt, 1, elem);
+    msg_field(&tt, 2, &shape);
+    msg_field(&type, 1, &tt);
+    str_field(&vi, 1, name);
+    msg_field(&vi, 2, &type);
+    msg_field(g, field, &vi);
+}
+
+static buf model(buf *g, int opset) {
+    buf m = {0}, os = {0};
+    int_field(&m, 1, 8);
+    int_field(&os, 2, opset);
+    msg_field(&m, 8, &os);
+    msg_field(&m, 7, g);
+    return m;
+}
+
+/* ---- helpers ---- */
+
+static tx_host *g_host;
+
+static tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = rank, .data = data};
+    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
+    if (tx_tensor_create(ctx, &d, &t))
+        printf("  create failed: %s\n", tx_last_error(ctx));
+    return t;
+}
+
+/* y = relu(x @ W + B), then Shape(y) → Gather(1) → Unsqueeze → Concat with
+ * [-1] → Reshape(y) into z: a shape subgraph that must fold at plan time. */
+static buf mlp_model(int64_t m, int64_t k, int64_t n, const float *w, const float *bias) {
+    buf g = {0};
+    int64_t wd[2] = {k, n}, bd[1] = {n}, xd[2] = {-1, k}, one = 1;
+    init_f(&g, "W", wd, 2, w);
+    init_f(&g, "B", bd, 1, bias);
+    init_i64(&g, "idx", NULL, 0, (int64_t[]){1});
+    init_i64(&g, "minus1", &one, 1, (int64_t[]){-1});
+    init_i64(&g, "axes0", &one, 1, (int64_t[]){0});
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, xd, 2);
+    (void)m;
+    node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"xw"}, 1, NULL, 0);
+    node(&g, "Add", "add", (const char *[]){"xw", "B"}, 2, (const char *[]){"xwb"}, 1, NULL, 0);
+    node(&g, "Relu", "relu", (const char *[]){"xwb"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    node(&g, "Shape", "shape", (const char *[]){"W"}, 1, (const char *[]){"ws"}, 1, NULL, 0);
+    node(&g, "Gather", "gather", (const char *[]){"ws", "idx"}, 2, (const char *[]){"wn"}, 1,
+         NULL, 0);
+    node(&g, "Unsqueeze", "unsq", (const char *[]){"wn", "axes0"}, 2, (const char *[]){"wn1"},
+         1, NULL, 0);
+    node(&g, "Concat", "concat", (const char *[]){"minus1", "wn1"}, 2,
+         (const char *[]){"zshape"}, 1, (buf[]){attr_i("axis", 0)}, 1);
+    node(&g, "Reshape", "reshape", (const char *[]){"y", "zshape"}, 2, (const char *[]){"z"}, 1,
+         NULL, 0);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, n}, 2);
+    vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){-1, n}, 2);
+    return model(&g, 13);
+}
+
+/* A chain of `len` Relu/Neg nodes: x → a0 → a1 → ... → y */
+static buf chain_model(int len, int64_t n) {
+    buf g = {0};
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, &n, 1);
+    char in[32] = "x", out[32];
+    for (int i = 0; i < len; i++) {
+        if (i == len - 1)
+            strcpy(out, "y");
+        else
+            snprintf(out, sizeof out, "a%d", i);
+        char nm[32];
+        snprintf(nm, sizeof nm, "n%d", i);
+        node(&g, i % 2 ? "Neg" : "Abs", nm, (const char *[]){in}, 1, (const char *[]){out}, 1,
+             NULL, 0);
+        strcpy(in, out);
+    }
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, &n, 1);
+    return model(&g, 13);
+}
+
+/* h = x @ W, then GELU written out as exporters do (erf form); `half_first`
+ * picks the (h * 0.5) * (1 + erf) grouping. */
+static buf gelu_model(int64_t k, int64_t n, const float *w, bool half_first) {
+    buf g = {0};
+    int64_t wd[2] = {k, n};
+    init_f(&g, "W", wd, 2, w);
+    init_f(&g, "sqrt2", NULL, 0, (float[]){1.41421356f});
+    init_f(&g, "one", NULL, 0, (float[]){1.0f});
+    init_f(&g, "half", NULL, 0, (float[]){0.5f});
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, k}, 2);
+    node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"h"}, 1, NULL, 0);
+    node(&g, "Div", "div", (const char *[]){"h", "sqrt2"}, 2, (const char *[]){"d"}, 1, NULL, 0);
+    node(&g, "Erf", "erf", (const char *[]){"d"}, 1, (const char *[]){"e"}, 1, NULL, 0);
+    node(&g, "Add", "add", (const char *[]){"one", "e"}, 2, (const char *[]){"a"}, 1, NULL, 0);
+    if (half_first) {
+        node(&g, "Mul", "mh", (const char *[]){"h", "half"}, 2, (const char *[]){"hh"}, 1, NULL,
+             0);
+        node(&g, "Mul", "m1", (const char *[]){"hh", "a"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+    } else {
+        node(&g, "Mul", "m1", (const char *[]){"h", "a"}, 2, (const char *[]){"p"}, 1, NULL, 0);
+        node(&g, "Mul", "m2", (const char *[]){"p", "half"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+    }
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, n}, 2);
+    return model(&g, 13);
+}
+
+static void *read_all(const char *path, size_t *len) { return tx_read_file(path, len); }
+
+/* Loads every prefix and many corrupted copies of a model: statuses only. */
+static void fuzz_bytes(const uint8_t *d, size_t n, int *crashes_ok, int *errors) {
+    char err[512];
+    tx_onnx_model m;
+    size_t step = n > 4000 ? n / 2000 : 1;
+    for (size_t len = 0; len < n; len += step) {
+        tx_status st = tx_onnx_load(d, len, &m, err, sizeof err);
+        if (st)
+            (*errors)++;
+        else
+            tx_onnx_model_free(&m);
+        (*crashes_ok)++;
+    }
+    uint8_t *c = malloc(n);
+    uint64_t r = 12345;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(c, d, n);
+        for (int f = 0; f < 1 + it % 4; f++) {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            c[r % n] = (uint8_t)(r >> 32);
+        }
+        if (tx_onnx_load(c, n, &m, err, sizeof err) == TX_STATUS_OK)
+            tx_onnx_model_free(&m);
+        else
+            (*errors)++;
+        (*crashes_ok)++;
+    }
+    free(c);
+}
+
+#define EXPECT_ST(call, status, needle)                                                        \
+    do {                                                                                       \
+        tx_status s_ = (call);                                                                 \
+        CHECK(s_ == (status), "%s returned %s, want %s (%s)", #call, tx_status_name(s_),       \
+              tx_status_name(status), tx_last_error(ctx));                                     \
+        CHECK(strstr(tx_last_error(ctx), needle) != NULL, "message \"%s\" lacks \"%s\"",       \
+              tx_last_error(ctx), needle);                                                     \
+    } while (0)
+
+int main(int argc, char **argv) {
+    if (argc > 1)
+        tx_t.filter = argv[1];
+
+    /* host-only tests first (no GL needed) */
+    if (tx_test_begin("loader: every prefix and corrupted copies of built models")) {
+        float w[12] = {0}, b[4] = {0};
+        buf m = mlp_model(2, 3, 4, w, b);
+        int runs = 0, errors = 0;
+        fuzz_bytes(m.d, m.n, &runs, &errors);
+        CHECK(runs > 3000 && errors > 0, "runs %d errors %d", runs, errors);
+        char err[512];
+        tx_onnx_model om;
+        CHECK(tx_onnx_load(m.d, m.n, &om, err, sizeof err) == TX_STATUS_OK, "%s", err);
+        CHECK(om.n_nodes == 8 && om.n_inits == 5 && om.opset == 13, "nodes %d inits %d",
+              om.n_nodes, om.n_inits);
+        tx_onnx_model_free(&om);
+        /* a truncated file names what was cut */
+        tx_status st = tx_onnx_load(m.d, m.n - 3, &om, err, sizeof err);
+        CHECK(st == TX_STATUS_INVALID_ARGUMENT && strstr(err, "truncated"), "%d %s", st, err);
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("loader: fuzz corpus from libonnx-testdata models")) {
+        const char *files[] = {
+            "/usr/share/libonnx-testdata/data/node/test_gemm_all_attributes/model.onnx",
+            "/usr/share/libonnx-testdata/data/node/test_constant/model.onnx",
+            "/usr/share/libonnx-testdata/data/pytorch-converted/test_Conv2d/model.onnx",
+            "/usr/share/libonnx-testdata/data/node/test_cast_FLOAT_to_FLOAT16/test_data_set_0/"
+            "input_0.pb"};
+        int runs = 0, errors = 0, found = 0;
+        for (size_t i = 0; i < TX_COUNTOF(files); i++) {
+            size_t n;
+            uint8_t *d = read_all(files[i], &n);
+            if (!d)
+                continue;
+            found++;
+            fuzz_bytes(d, n, &runs, &errors);
+            /* the tensor reader too */
+            for (size_t len = 0; len < n && len < 4096; len++) {
+                tx_hval v;
+                char err[256];
+                if (!tx_onnx_load_tensor(d, len, &v, NULL, err, sizeof err))
+                    tx_hval_free(&v);
+            }
+            free(d);
+        }
+        CHECK(found == 0 || errors > 0, "found %d", found);
+        if (!found)
+            printf("  (libonnx-testdata not installed: built models only)\n");
+        tx_test_end();
+    }
+    if (tx_test_begin("loader: malformed inputs get messages")) {
+        char err[512];
+        tx_onnx_model om;
+        const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+        CHECK(tx_onnx_load(junk, sizeof junk, &om, err, sizeof err) == TX_STATUS_INVALID_ARGUMENT,
+              "varint overflow: %s", err);
+        CHECK(tx_onnx_load(NULL, 0, &om, err, sizeof err) != TX_STATUS_OK && strstr(err, "graph"),
+              "empty: %s", err);
+        /* a tensor whose raw_data is shorter than its dims say */
+        buf g = {0}, t = {0};
+        float v[3] = {1, 2, 3};
+        tensor_msg(&t, "w", (int64_t[]){2, 2}, 2, TX_ONNX_FLOAT, v, sizeof v);
+        msg_field(&g, 5, &t);
+        buf m = model(&g, 13);
+        tx_status st = tx_onnx_load(m.d, m.n, &om, err, sizeof err);
+        CHECK(st == TX_STATUS_INVALID_ARGUMENT && strstr(err, "\"w\"") &&
+                  strstr(err, "carries 3 values"),
+              "%s", err);
+        free(m.d);
+        /* a length prefix pointing past the end */
+        const uint8_t past[] = {0x3a, 0x7f, 0x0a, 0x01};
+        CHECK(tx_onnx_load(past, sizeof past, &om, err, sizeof err) == TX_STATUS_INVALID_ARGUMENT,
+              "%s", err);
+        /* float16 initializer via int32_data and an int64 one via int64_data */
+        buf g2 = {0}, t2 = {0}, t3 = {0};
+        int_field(&t2, 1, 2);
+        int_field(&t2, 2, TX_ONNX_FLOAT16);
+        str_field(&t2, 8, "h");
+        int_field(&t2, 5, 0x3c00); /* 1.0 */
+        int_field(&t2, 5, 0xc000); /* -2.0 */
+        msg_field(&g2, 5, &t2);
+        int_field(&t3, 1, 2);
+        int_field(&t3, 2, TX_ONNX_INT64);
+        str_field(&t3, 8, "i");
+        buf packed = {0};
+        varint(&packed, (uint64_t)(int64_t)-5);
+        varint(&packed, 7);
+        msg_field(&t3, 7, &packed);
+        msg_field(&g2, 5, &t3);
+        m = model(&g2, 13);
+        st = tx_onnx_load(m.d, m.n, &om, err, sizeof err);
+        CHECK(st == TX_STATUS_OK, "%s", err);
+        if (!st) {
+            CHECK(om.n_inits == 2 && om.inits[0].v.f[0] == 1.0f && om.inits[0].v.f[1] == -2.0f,
+                  "float16 values");
+            CHECK(om.inits[1].v.i[0] == -5 && om.inits[1].v.i[1] == 7, "int64 values");
+            tx_onnx_model_free(&om);
+        }
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("npy: parse, write, truncation")) {
+        char err[256];
+        const char *path = "onnx_test_tmp.npy";
+        float v[6] = {1, 2, 3, 4, 5, 6.5f};
+        CHECK(tx_npy_write(path, "<f8", 2, (int64_t[]){2, 3}, TX_DTYPE_FLOAT32, v) == 0, "write");
+        tx_npy n;
+        CHECK(tx_npy_read(path, &n, err, sizeof err) == 0, "%s", err);
+        CHECK(n.rank == 2 && n.shape[1] == 3 && ((float *)n.data)[5] == 6.5f, "round trip");
+        tx_npy_free(&n);
+        size_t len;
+        uint8_t *d = tx_read_file(path, &len);
+        int bad = 0;
+        for (size_t l = 0; d && l < len; l++) {
+            if (tx_npy_parse(d, l, &n, err, sizeof err) == 0)
+                tx_npy_free(&n);
+            else
+                bad++;
+        }
+        CHECK(bad == (int)len, "every prefix is rejected (%d of %zu)", bad, len);
+        free(d);
+        int32_t iv[2] = {-3, 1 << 20};
+        CHECK(tx_npy_write(path, "<i8", 1, (int64_t[]){2}, TX_DTYPE_INT32, iv) == 0, "write");
+        CHECK(tx_npy_read(path, &n, err, sizeof err) == 0 && n.dtype == TX_DTYPE_INT32 &&
+                  ((int32_t *)n.data)[0] == -3 && ((int32_t *)n.data)[1] == 1 << 20,
+              "int64 round trip %s", err);
+        tx_npy_free(&n);
+        remove(path);
+        tx_test_end();
+    }
+    if (tx_test_begin("BatchNormalization folds into Conv weights")) {
+        tx_hval w, b, g, be, mu, var, w2, b2;
+        int64_t ws[4] = {2, 1, 1, 2}, cs[1] = {2};
+        tx_hval_alloc(&w, TX_ONNX_FLOAT, 4, ws);
+        tx_hval_alloc(&b, TX_ONNX_FLOAT, 1, cs);
+        tx_hval *ch[4] = {&g, &be, &mu, &var};
+        for (int i = 0; i < 4; i++)
+            tx_hval_alloc(ch[i], TX_ONNX_FLOAT, 1, cs);
+        float wv[4] = {1, 2, 3, 4};
+        memcpy(w.f, wv, sizeof wv);
+        b.f[0] = 0.5f, b.f[1] = -1;
+        g.f[0] = 2, g.f[1] = 0.5f;
+        be.f[0] = 1, be.f[1] = 0;
+        mu.f[0] = 0.25f, mu.f[1] = 1;
+        var.f[0] = 3, var.f[1] = 0;
+        bool ok = tx_fold_bn_into_conv(&w, &b, &g, &be, &mu, &var, 1, &w2, &b2);
+        CHECK(ok, "fold");
+        if (ok) {
+            /* BN(conv(x)) for x = [1, 1] at channel o: (sum(W[o]) + b - mu)·s + beta */
+            for (int o = 0; o < 2; o++) {
+                double s = g.f[o] / sqrt(var.f[o] + 1.0);
+                double want = (wv[2 * o] + wv[2 * o + 1] + b.f[o] - mu.f[o]) * s + be.f[o];
+                double got = w2.f[2 * o] + w2.f[2 * o + 1] + b2.f[o];
+                CHECK(fabs(got - want) < 1e-6, "channel %d: %g vs %g", o, got, want);
+            }
+            tx_hval_free(&w2);
+            tx_hval_free(&b2);
+        }
+        tx_hval bad;
+        tx_hval_alloc(&bad, TX_ONNX_FLOAT, 1, (int64_t[]){3});
+        CHECK(!tx_fold_bn_into_conv(&w, &b, &g, &be, &mu, &bad, 1, &w2, &b2),
+              "3 variances for 2 channels must be refused");
+        tx_hval_free(&bad);
+        tx_hval_free(&w);
+        tx_hval_free(&b);
+        for (int i = 0; i < 4; i++)
+            tx_hval_free(ch[i]);
+        tx_test_end();
+    }
+
+    tx_ctx *ctx = NULL;
+    int rc = tx_host_open(&(tx_ctx_desc){0}, &g_host, &ctx);
+    if (rc == TX_HOST_NO_CONTEXT) {
+        tx_test_finish();
+        return 77;
+    }
+    if (rc)
+        return 1;
+
+    if (tx_test_begin("session: MatMul + Add + Relu fuse; shape subgraph folds; results")) {
+        enum { M = 5, K = 6, N = 8 };
+        float w[K * N], bias[N], x[M * K];
+        for (int i = 0; i < K * N; i++)
+            w[i] = (float)((i * 7) % 11) / 11.0f - 0.4f;
+        for (int i = 0; i < N; i++)
+            bias[i] = (float)i / 8.0f - 0.5f;
+        for (int i = 0; i < M * K; i++)
+            x[i] = (float)((i * 5) % 13) / 13.0f - 0.3f;
+        buf m = mlp_model(M, K, N, w, bias);
+        tx_session *s = NULL;
+        tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+        CHECK(st == TX_STATUS_OK, "create: %s", tx_last_error(ctx));
+        if (!st) {
+            tx_session_stats ss;
+            tx_session_stats_get(s, &ss);
+            /* Shape, Gather, Unsqueeze, Concat fold; Add and Relu fuse into
+             * MatMul: left are the matmul and the reshape view */
+            CHECK(ss.nodes == 8 && ss.steps == 2 && ss.fused == 2 && ss.folded == 4,
+                  "nodes %d steps %d fused %d folded %d", ss.nodes, ss.steps, ss.fused,
+                  ss.folded);
+            CHECK(ss.weight_bytes == (K * N + N) * 4, "weights %llu",
+                  (unsigned long long)ss.weight_bytes);
+            CHECK(tx_session_input_count(s) == 1 && tx_session_output_count(s) == 2, "counts");
+            tx_value_info vi;
+            tx_session_input_info(s, 0, &vi);
+            CHECK(strcmp(vi.name, "x") == 0 && vi.rank == 2 && vi.shape[0] == -1 &&
+                      vi.shape[1] == K && vi.dtype == TX_DTYPE_FLOAT32 && vi.dim_names[0] &&
+                      strcmp(vi.dim_names[0], "N") == 0,
+                  "input info");
+            tx_tensor tx = mk(ctx, 2, (int64_t[]){M, K}, x), out[2];
+            tx_stats a, b;
+            for (int run = 0; run < 2; run++) {
+                tx_ctx_stats(ctx, &a);
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out);
+                tx_ctx_stats(ctx, &b);
+                CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(ctx));
+                if (st)
+                    break;
+                CHECK(b.bytes_uploaded == a.bytes_uploaded, "run %d uploaded %llu bytes", run,
+                      (unsigned long long)(b.bytes_uploaded - a.bytes_uploaded));
+                float y[M * N], z[M * N];
+                int rank;
+                int64_t shape[TX_MAX_RANK];
+                tx_tensor_shape(ctx, out[1], &rank, shape, NULL);
+                CHECK(rank == 2 && shape[0] == M && shape[1] == N, "z shape");
+                tx_tensor_read(ctx, out[0], y, sizeof y);
+                tx_tensor_read(ctx, out[1], z, sizeof z);
+                double err = 0;
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double acc = bias[j];
+                        for (int k = 0; k < K; k++)
+                            acc += (double)x[i * K + k] * w[k * N + j];
+                        acc = acc < 0 ? 0 : acc;
+                        err = fmax(err, fabs(acc - y[i * N + j]));
+                        err = fmax(err, fabs(acc - z[i * N + j]));
+                    }
+                CHECK(err < 1e-5, "max error %g", err);
+                tx_tensor_destroy(ctx, out[0]);
+                tx_tensor_destroy(ctx, out[1]);
+            }
+            /* the same graph without fusion runs three ops */
+            tx_session *s2;
+            st = tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.no_fusion = true}, &s2);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                tx_session_stats ss2;
+                tx_session_stats_get(s2, &ss2);
+                CHECK(ss2.steps == 4 && ss2.fused == 0, "steps %d", ss2.steps);
+                tx_session_destroy(s2);
+            }
+            /* mismatched feeds */
+            tx_tensor bad = mk(ctx, 2, (int64_t[]){M, K + 1}, NULL);
+            tx_tensor bad_rank = mk(ctx, 1, (int64_t[]){K}, NULL);
+            tx_tensor bad_dt;
+            tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {M, K},
+                                                    .dtype = TX_DTYPE_INT32},
+                             &bad_dt);
+            const char *fy = "y";
+            EXPECT_ST(tx_session_run(s, &(tx_feed){"q", tx}, 1, &fy, 1, out),
+                      TX_STATUS_INVALID_ARGUMENT, "\"q\" is not an input");
+            EXPECT_ST(tx_session_run(s, &(tx_feed){"x", bad}, 1, &fy, 1, out),
+                      TX_STATUS_SHAPE_MISMATCH, "[-1, 6]");
+            EXPECT_ST(tx_session_run(s, &(tx_feed){"x", bad_rank}, 1, &fy, 1, out),
+                      TX_STATUS_SHAPE_MISMATCH, "\"x\"");
+            EXPECT_ST(tx_session_run(s, &(tx_feed){"x", bad_dt}, 1, &fy, 1, out),
+                      TX_STATUS_DTYPE_MISMATCH, "int32");
+            EXPECT_ST(tx_session_run(s, NULL, 0, &fy, 1, out), TX_STATUS_INVALID_ARGUMENT,
+                      "not fed");
+            const char *fq = "xw";
+            EXPECT_ST(tx_session_run(s, &(tx_feed){"x", tx}, 1, &fq, 1, out),
+                      TX_STATUS_INVALID_ARGUMENT, "not an output");
+            tx_feed two[2] = {{"x", tx}, {"x", tx}};
+            EXPECT_ST(tx_session_run(s, two, 2, &fy, 1, out), TX_STATUS_INVALID_ARGUMENT,
+                      "fed twice");
+            tx_tensor_destroy(ctx, bad);
+            tx_tensor_destroy(ctx, bad_rank);
+            tx_tensor_destroy(ctx, bad_dt);
+            tx_tensor_destroy(ctx, tx);
+            tx_stats before;
+            tx_ctx_stats(ctx, &before);
+            tx_session_destroy(s);
+            tx_stats after;
+            tx_ctx_stats(ctx, &after);
+            CHECK(after.live_tensors + 2 == before.live_tensors, "weights freed: %llu -> %llu",
+                  (unsigned long long)before.live_tensors,
+                  (unsigned long long)after.live_tensors);
+        }
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("session: the erf GELU pattern becomes one Gelu, fused into MatMul")) {
+        enum { M = 3, K = 4, N = 8 };
+        float w[K * N], x[M * K];
+        for (int i = 0; i < K * N; i++)
+            w[i] = (float)((i * 5) % 9) / 3.0f - 1.3f;
+        for (int i = 0; i < M * K; i++)
+            x[i] = (float)((i * 7) % 5) / 2.0f - 1.0f;
+        for (int variant = 0; variant < 2; variant++) {
+            buf m = gelu_model(K, N, w, variant == 1);
+            tx_session *s;
+            tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                tx_session_stats ss;
+                tx_session_stats_get(s, &ss);
+                CHECK(ss.steps == 1, "variant %d: %d steps (want one matmul with gelu)", variant,
+                      ss.steps);
+                tx_tensor tx = mk(ctx, 2, (int64_t[]){M, K}, x), ty;
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 1, &ty);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                if (!st) {
+                    float y[M * N];
+                    tx_tensor_read(ctx, ty, y, sizeof y);
+                    double err = 0;
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++) {
+                            double h = 0;
+                            for (int k = 0; k < K; k++)
+                                h += (double)x[i * K + k] * w[k * N + j];
+                            double want = 0.5 * h * (1 + erf(h / sqrt(2.0)));
+                            err = fmax(err, fabs(want - y[i * N + j]));
+                        }
+                    CHECK(err < 1e-4, "variant %d: max error %g", variant, err);
+                    tx_tensor_destroy(ctx, ty);
+                }
+                tx_tensor_destroy(ctx, tx);
+                tx_session_destroy(s);
+            }
+            free(m.d);
+        }
+        tx_test_end();
+    }
+    if (tx_test_begin("session: memory plan frees each intermediate after its last use")) {
+        enum { LEN = 12, NUM = 64 * 64 };
+        buf m = chain_model(LEN, NUM);
+        tx_session *s;
+        tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+        CHECK(!st, "%s", tx_last_error(ctx));
+        if (!st) {
+            float *x = malloc(NUM * 4), *y = malloc(NUM * 4);
+            for (int i = 0; i < NUM; i++)
+                x[i] = (float)(i % 7) - 3;
+            tx_tensor tx = mk(ctx, 1, (int64_t[]){NUM}, x), ty;
+            tx_ctx_trim(ctx);
+            tx_stats a, b;
+            tx_ctx_stats(ctx, &a);
+            uint64_t base = a.live_texture_bytes;
+            const char *fy = "y";
+            st = tx_session_run(s, &(tx_feed){"x", tx}, 1, &fy, 1, &ty);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            tx_ctx_stats(ctx, &b);
+            uint64_t one = NUM * 4;
+            /* live: the output; pooled: at most the two textures a step holds */
+            CHECK(b.live_texture_bytes - base == one, "live grew by %llu",
+                  (unsigned long long)(b.live_texture_bytes - base));
+            CHECK(b.pooled_texture_bytes <= 2 * one, "pooled %llu bytes for %d intermediates",
+                  (unsigned long long)b.pooled_texture_bytes, LEN - 1);
+            if (!st) {
+                tx_tensor_read(ctx, ty, y, NUM * 4);
+                int bad = 0;
+                for (int i = 0; i < NUM; i++) /* abs, neg, abs, ... ends with neg */
+                    bad += y[i] != -fabsf(x[i]);
+                CHECK(bad == 0, "%d wrong values", bad);
+                tx_tensor_destroy(ctx, ty);
+            }
+            tx_tensor_destroy(ctx, tx);
+            free(x);
+            free(y);
+            tx_session_destroy(s);
+        }
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("session: unsupported ops are all named; bad graphs are statuses")) {
+        buf g = {0};
+        int64_t d4[4] = {1, 3, 8, 8};
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, d4, 4);
+        node(&g, "FancyConv", "c1", (const char *[]){"x"}, 1, (const char *[]){"a"}, 1, NULL, 0);
+        node(&g, "Relu", "r", (const char *[]){"a"}, 1, (const char *[]){"b"}, 1, NULL, 0);
+        node(&g, "WeirdPool", "p1", (const char *[]){"b"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, d4, 4);
+        buf m = model(&g, 13);
+        tx_session *s;
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_UNSUPPORTED,
+                  "\"FancyConv\", \"WeirdPool\" (first at nodes \"c1\", \"p1\")");
+        free(m.d);
+        /* a cycle and a dangling input */
+        buf g2 = {0};
+        vinfo(&g2, 11, "x", TX_ONNX_FLOAT, d4, 4);
+        node(&g2, "Add", "a1", (const char *[]){"x", "c"}, 2, (const char *[]){"b"}, 1, NULL, 0);
+        node(&g2, "Relu", "r1", (const char *[]){"b"}, 1, (const char *[]){"c"}, 1, NULL, 0);
+        vinfo(&g2, 12, "c", TX_ONNX_FLOAT, d4, 4);
+        m = model(&g2, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
+                  "cycle");
+        free(m.d);
+        buf g3 = {0};
+        vinfo(&g3, 11, "x", TX_ONNX_FLOAT, d4, 4);
+        node(&g3, "Relu", "r1", (const char *[]){"nope"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g3, 12, "y", TX_ONNX_FLOAT, d4, 4);
+        m = model(&g3, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
+                  "\"nope\"");
+        free(m.d);
+        /* Gemm with a bad attribute combination reports the node at run time */
+        buf g4 = {0};
+        vinfo(&g4, 11, "a", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        vinfo(&g4, 11, "b", TX_ONNX_FLOAT, (int64_t[]){4, 5}, 2);
+        node(&g4, "Gemm", "g1", (const char *[]){"a", "b"}, 2, (const char *[]){"y"}, 1,
+             (buf[]){attr_f("alpha", 2.0f)}, 1);
+        vinfo(&g4, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 5}, 2);
+        m = model(&g4, 13);
+        tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+        CHECK(!st, "%s", tx_last_error(ctx));
+        if (!st) {
+            tx_tensor a = mk(ctx, 2, (int64_t[]){2, 3}, NULL), b = mk(ctx, 2, (int64_t[]){4, 5},
+                                                                      NULL), y;
+            tx_feed f[2] = {{"a", a}, {"b", b}};
+            EXPECT_ST(tx_session_run(s, f, 2, NULL, 1, &y), TX_STATUS_SHAPE_MISMATCH,
+                      "Gemm node \"g1\"");
+            tx_tensor_destroy(ctx, a);
+            tx_tensor_destroy(ctx, b);
+            tx_session_destroy(s);
+        }
+        free(m.d);
+        CHECK(tx_gl_error() == 0, "no GL error escaped");
+        tx_test_end();
+    }
+    if (tx_test_begin("session: truncated models never crash tx_session_create")) {
+        float w[12] = {0}, b[4] = {0};
+        buf m = mlp_model(2, 3, 4, w, b);
+        int ok = 0, failed = 0;
+        for (size_t len = 0; len < m.n; len++) {
+            tx_session *s;
+            if (tx_session_create(ctx, m.d, len, NULL, &s) == TX_STATUS_OK) {
+                ok++;
+                tx_session_destroy(s);
+            } else {
+                failed++;
+                CHECK(tx_last_error(ctx)[0] != 0, "a failure without a message at %zu", len);
+            }
+        }
+        CHECK(failed > 0, "ok %d failed %d", ok, failed);
+        /* corrupted copies: plan-time code (folding, fusion) meets odd graphs */
+        uint8_t *c = malloc(m.n);
+        uint64_t r = 99;
+        for (int it = 0; it < 600; it++) {
+            memcpy(c, m.d, m.n);
+            for (int f = 0; f < 1 + it % 3; f++) {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                c[r % m.n] = (uint8_t)(r >> 24);
+            }
+            tx_session *s;
+            if (tx_session_create(ctx, c, m.n, NULL, &s) == TX_STATUS_OK)
+                tx_session_destroy(s);
+        }
+        free(c);
+        tx_stats st;
+        tx_ctx_stats(ctx, &st);
+        CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
+        free(m.d);
+        tx_test_end();
+    }
+    tx_host_close(g_host, ctx);
+    return tx_test_finish();
+}
