@@ -26,6 +26,8 @@ typedef enum tx_family {
     TX_FAMILY_CLIP,
     TX_FAMILY_BINARY,
     TX_FAMILY_MATMUL,
+    TX_FAMILY_MOVE,   /* data movement: ops/move.c, glsl-templates/move.glsl */
+    TX_FAMILY_RESIZE, /* nearest / n-linear resampling: ops/resize.c */
     TX_FAMILY_COUNT_
 } tx_family;
 
@@ -173,6 +175,9 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
 tx_family tx_op_family(tx_op op);
 
 /* ops */
+/* MOVE family dispatch for tx_op_run / tx_op_run_multi (ops/move.c). */
+tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                      const tx_op_attrs *attrs, tx_tensor *outs, int n_outs);
 tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi,
                        tx_tensor *out);
 
