@@ -40,7 +40,7 @@ static uint64_t rng_next(uint64_t *s) {
 }
 
 double tx_median(const double *v, int n) {
-    if (n <= 0)
+    if (n <= 0 || !v)
         return 0;
     double *c = malloc((size_t)n * sizeof *c);
     memcpy(c, v, (size_t)n * sizeof *c);

@@ -184,7 +184,7 @@ static int cmd_op(int argc, char **argv) {
     snprintf(buf, sizeof buf, "%s", shapes);
     int ns = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (ns == 3 || (d.rank[ns] = tx_parse_shape(tok, d.shape[ns])) < 0) {
+        if (ns == TX_CHECK_MAX_INPUTS || (d.rank[ns] = tx_parse_shape(tok, d.shape[ns])) < 0) {
             fprintf(stderr, "texel op: bad shape \"%s\" (want e.g. 256x256)\n", tok);
             return 2;
         }
@@ -207,7 +207,7 @@ static int cmd_op(int argc, char **argv) {
         d.shape[2][0] = nn;
         ns = 3;
     }
-    if (ns != arity && !(d.op == TX_OP_MATMUL && ns == 3)) {
+    if (arity >= 0 && ns != arity && !(d.op == TX_OP_MATMUL && ns == 3)) {
         fprintf(stderr, "texel op: %s takes %d input shape(s), got %d\n", tx_op_name(d.op), arity,
                 ns);
         return 2;

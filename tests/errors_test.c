@@ -273,6 +273,38 @@ int main(int argc, char **argv) {
             tx_tensor_destroy(ctx, ts[i]);
         tx_test_end();
     }
+    if (tx_test_begin("flatten, squeeze, unsqueeze: ONNX shapes as views; bad axes refused")) {
+        tx_tensor a = mk(ctx, 3, 2, 1, 3), v;
+        int rank;
+        int64_t sh[TX_MAX_RANK];
+        CHECK(!tx_flatten(ctx, a, 2, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 2 && sh[0] == 2 && sh[1] == 3, "flatten(2): rank %d [%lld, %lld]", rank,
+              (long long)sh[0], (long long)sh[1]);
+        tx_tensor_destroy(ctx, v);
+        CHECK(!tx_flatten(ctx, a, 0, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 2 && sh[0] == 1 && sh[1] == 6, "flatten(0)");
+        tx_tensor_destroy(ctx, v);
+        CHECK(!tx_squeeze(ctx, a, NULL, 0, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 2 && sh[0] == 2 && sh[1] == 3, "squeeze all: rank %d", rank);
+        tx_tensor_destroy(ctx, v);
+        CHECK(!tx_unsqueeze(ctx, a, (int[]){0, -1}, 2, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 5 && sh[0] == 1 && sh[1] == 2 && sh[3] == 3 && sh[4] == 1,
+              "unsqueeze: rank %d", rank);
+        tx_tensor_destroy(ctx, v);
+        EXPECT(tx_squeeze(ctx, a, (int[]){0}, 1, &y), TX_STATUS_INVALID_ARGUMENT, "squeeze",
+               "axes[0] = 0", "[2, 1, 3]");
+        EXPECT(tx_unsqueeze(ctx, a, (int[]){1, 1}, 2, &y), TX_STATUS_INVALID_ARGUMENT,
+               "unsqueeze", "repeated");
+        EXPECT(tx_unsqueeze(ctx, a, (int[]){0, 1, 2, 3}, 4, &y), TX_STATUS_RANK_TOO_HIGH,
+               "unsqueeze", "rank 7");
+        EXPECT(tx_flatten(ctx, a, 4, &y), TX_STATUS_INVALID_ARGUMENT, "flatten", "axis 4");
+        tx_tensor_destroy(ctx, a);
+        tx_test_end();
+    }
     if (tx_test_begin("gather clamps out-of-range indices; identity is a view")) {
         float v[3] = {10, 20, 30}, got[6];
         int32_t idx[6] = {-1, 5, -7, 1, 2, -3};

@@ -209,6 +209,13 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
 
 /* A view of x with the same shape and storage (no draw). */
 tx_status tx_identity(tx_ctx *ctx, tx_tensor x, tx_tensor *out);
+/* Views with ONNX shape rules (no draw). Flatten: [prod(dims[:axis]),
+ * prod(dims[axis:])], axis in [-rank, rank]. Squeeze: drops the listed dims
+ * (each must be 1), or every 1 when n_axes is 0. Unsqueeze: inserts 1s at
+ * the listed positions of the result (rank + n_axes dims). */
+tx_status tx_flatten(tx_ctx *ctx, tx_tensor x, int axis, tx_tensor *out);
+tx_status tx_squeeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out);
+tx_status tx_unsqueeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out);
 /* y.shape[i] = x.shape[perm[i]]; perm has rank(x) entries, a permutation of
  * 0..rank-1; NULL reverses the dims (the ONNX default). */
 tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out);

@@ -14,7 +14,8 @@
  *  - gather: indices are data (int32 tensor); out-of-range ones are clamped,
  *    as texel.h documents, since a shader cannot report them.
  *
- * Identity is a view; split is one map draw per output. */
+ * Identity, flatten, squeeze and unsqueeze are views; split is one map draw
+ * per output. */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -214,6 +215,79 @@ tx_status tx_identity(tx_ctx *ctx, tx_tensor x, tx_tensor *out) {
     if (st)
         return st;
     return tx_tensor_reshape(ctx, x, xs->rank, xs->shape, out);
+}
+
+tx_status tx_flatten(tx_ctx *ctx, tx_tensor x, int axis, tx_tensor *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *xs;
+    tx_status st = check_args(ctx, "flatten", x, out, &xs);
+    if (st)
+        return st;
+    int a = axis < 0 ? axis + xs->rank : axis;
+    if (a < 0 || a > xs->rank)
+        return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "flatten", xs,
+                          "axis %d is outside [-%d, %d]", axis, xs->rank, xs->rank);
+    int64_t shape[2] = {1, 1};
+    for (int i = 0; i < xs->rank; i++)
+        shape[i >= a] *= xs->shape[i];
+    return tx_tensor_reshape(ctx, x, 2, shape, out);
+}
+
+tx_status tx_squeeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *xs;
+    tx_status st = check_args(ctx, "squeeze", x, out, &xs);
+    if (st)
+        return st;
+    if (n_axes < 0 || n_axes > xs->rank || (n_axes > 0 && !axes))
+        return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "squeeze", xs,
+                          "%d axes (or NULL axes)", n_axes);
+    bool drop[TX_MAX_RANK] = {false};
+    for (int i = 0; i < xs->rank; i++)
+        drop[i] = n_axes == 0 && xs->shape[i] == 1;
+    for (int i = 0; i < n_axes; i++) {
+        int a = norm_axis(axes[i], xs->rank);
+        if (a < 0 || a >= xs->rank || drop[a] || xs->shape[a] != 1)
+            return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "squeeze", xs,
+                              "axes[%d] = %d is out of range, repeated or not a dim of 1", i,
+                              axes[i]);
+        drop[a] = true;
+    }
+    int64_t shape[TX_MAX_RANK];
+    int rank = 0;
+    for (int i = 0; i < xs->rank; i++)
+        if (!drop[i])
+            shape[rank++] = xs->shape[i];
+    return tx_tensor_reshape(ctx, x, rank, shape, out);
+}
+
+tx_status tx_unsqueeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_slot *xs;
+    tx_status st = check_args(ctx, "unsqueeze", x, out, &xs);
+    if (st)
+        return st;
+    int rank = xs->rank + n_axes;
+    if (n_axes < 0 || (n_axes > 0 && !axes) || rank > TX_MAX_RANK)
+        return fail_shape(ctx, rank > TX_MAX_RANK ? TX_STATUS_RANK_TOO_HIGH
+                                                  : TX_STATUS_INVALID_ARGUMENT,
+                          "unsqueeze", xs, "%d axes give rank %d (max %d)", n_axes, rank,
+                          TX_MAX_RANK);
+    bool one[TX_MAX_RANK] = {false};
+    for (int i = 0; i < n_axes; i++) {
+        int a = norm_axis(axes[i], rank);
+        if (a < 0 || a >= rank || one[a])
+            return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "unsqueeze", xs,
+                              "axes[%d] = %d is out of range or repeated", i, axes[i]);
+        one[a] = true;
+    }
+    int64_t shape[TX_MAX_RANK];
+    for (int i = 0, k = 0; i < rank; i++)
+        shape[i] = one[i] ? 1 : xs->shape[k++];
+    return tx_tensor_reshape(ctx, x, rank, shape, out);
 }
 
 /* Transposes the view `shape` (rank dims) of x's storage by perm. */
