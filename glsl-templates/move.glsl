@@ -50,14 +50,17 @@ bool tx_border(inout int c, int n) {
   return true;
 #endif
 }
-#define TX_DIM(BIT, O, MUL, OFF, IN, ST) \
-  if ((TX_BMASK & (BIT)) != 0) { \
-    int c_ = (O) * (MUL) + (OFF); \
-    inside = tx_border(c_, IN) && inside; \
-    src += c_ * (ST); \
-  } else { \
-    src += (O) * (ST); \
+void tx_dim(int bit, int o, int mul, int off, int n, int st, inout int src, inout bool inside) {
+  if ((TX_BMASK & bit) != 0) {
+    int c = o * mul + off;
+    inside = tx_border(c, n) && inside;
+    src += c * st;
+  } else {
+    src += o * st;
   }
+}
+// (macros stay on one line: no reliance on line continuation)
+#define TX_DIM(BIT, O, MUL, OFF, IN, ST) tx_dim(BIT, O, MUL, OFF, IN, ST, src, inside);
 #else
 #define TX_DIM(BIT, O, MUL, OFF, IN, ST) src += (O) * (ST);
 #endif
@@ -174,11 +177,9 @@ float tx_concat(int i) {
   int r = i - o * p_L;
 #if TX_PREV
   bool done = false;
-#define TX_TAKE(S, B, L, WS) \
-  if (r >= (B) && r < (B) + (L)) { v = TX_READ(S, o * (L) + r - (B), WS); done = true; }
+#define TX_TAKE(S, B, L, WS) if (r >= (B) && r < (B) + (L)) { v = TX_READ(S, o * (L) + r - (B), WS); done = true; }
 #else
-#define TX_TAKE(S, B, L, WS) \
-  if (r >= (B) && r < (B) + (L)) v = TX_READ(S, o * (L) + r - (B), WS);
+#define TX_TAKE(S, B, L, WS) if (r >= (B) && r < (B) + (L)) v = TX_READ(S, o * (L) + r - (B), WS);
 #endif
 #if TX_PREV
 #if TX_NIN > 1

@@ -69,6 +69,7 @@ static const shape_case k_move[] = {
     MV(TRANSPOSE, "64x65", "2d", .n_perm = 2, .perm = {1, 0}),
     MV(TRANSPOSE, "1x1x7", "unit-dims", .n_perm = 3, .perm = {2, 1, 0}),
     MVI(TRANSPOSE, "4x6x5", "int32", .n_perm = 3, .perm = {2, 0, 1}),
+    MV(TRANSPOSE, "0x3", "empty", .n_perm = 0),
     MV(SLICE, "5x7x11x13", "axes", .slice = {.n = 2, .starts = {1, 2}, .ends = {4, -1}, .axes = {1, 3}, .has_axes = true}),
     MV(SLICE, "9x10", "neg-steps", .slice = {.n = 2, .starts = {-1, 8}, .ends = {INT64_MIN, 1}, .steps = {-2, -3}}),
     MV(SLICE, "17", "clamp", .slice = {.n = 1, .starts = {-100}, .ends = {100}}),
@@ -85,6 +86,7 @@ static const shape_case k_move[] = {
     MV(PAD, "6x8", "crop", .pad = {.begin = {-1, 2}, .end = {1, -3}, .value = -1}),
     MV(PAD, "3x4x8", "outer-constant", .pad = {.begin = {1, 0, 0}, .end = {0, 1, 0}, .value = 7}),
     MV(PAD, "3x4x8", "outer-edge", .pad = {.mode = TX_PAD_EDGE, .begin = {1, 2, 0}, .end = {2, 0, 0}}),
+    MV(PAD, "0x3", "from-empty", .pad = {.begin = {1, 0}, .end = {1, 0}, .value = 2}),
     MVI(PAD, "5x6", "int32", .pad = {.begin = {1, 1}, .end = {1, 1}, .value = 3.7f}),
     MV(EXPAND, "3x1", "", .rank = 3, .shape = {2, 3, 4}),
     MV(EXPAND, "1x8", "outer", .rank = 2, .shape = {5, 8}),
@@ -119,6 +121,7 @@ static const shape_case k_move[] = {
     MV(GATHER, "10,scalar", "scalar-index", .axis = 0),
     MV(GATHER, "3x4x5,2x1x2", "3d", .axis = 2),
     MVI(GATHER, "7x3,4", "int32", .axis = 0),
+    MV(GATHER, "5x3,0", "no-indices", .axis = 0),
 };
 #define RZ(SH, NOTE, ...) {.shapes = SH, .note = NOTE, .attrs = {.move = {.resize = {__VA_ARGS__}}}}
 static const shape_case k_resize[] = {

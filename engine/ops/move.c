@@ -105,6 +105,13 @@ static int64_t map_simplify(move_map *m) {
 
 static bool fits_int(int64_t v) { return v >= INT_MIN && v <= INT_MAX; }
 
+/* Binds the program for r and draws it from ins into out. */
+static tx_status bind_draw(tx_ctx *ctx, const char *name, const tx_program_req *r,
+                           const tx_texture *const *ins, int n_in, const tx_texture *out) {
+    tx_status st = tx_cache_bind(ctx, name, r);
+    return st ? st : tx_draw(ctx, name, ins, n_in, &out, 1);
+}
+
 /* Draws map m from x into y (y's slot already allocated, numel > 0). */
 static tx_status map_draw(tx_ctx *ctx, const char *name, tx_tensor x, move_map m, tx_tensor y) {
     tx_slot *xs = tx_slot_get(ctx, x), *ys = tx_slot_get(ctx, y);
@@ -152,12 +159,8 @@ static tx_status map_draw(tx_ctx *ctx, const char *name, tx_tensor x, move_map m
     }
     if (bmask && m.bmode == BORDER_CONSTANT)
         tx_req_float(&r, "p_value", m.value);
-    tx_status st = tx_cache_bind(ctx, name, &r);
-    if (st)
-        return st;
     const tx_texture *ins[1] = {&xs->st->tex};
-    const tx_texture *outs[1] = {&ys->st->tex};
-    return tx_draw(ctx, name, ins, 1, outs, 1);
+    return bind_draw(ctx, name, &r, ins, 1, &ys->st->tex);
 }
 
 /* Allocates the output of shape oshape and draws map m into it. */
@@ -182,6 +185,8 @@ static tx_status map_run(tx_ctx *ctx, const char *name, tx_tensor x, int rank,
 /* Common argument checks: ctx, out, context, the input tensor. */
 static tx_status check_args(tx_ctx *ctx, const char *name, tx_tensor x, const void *out,
                             tx_slot **xs) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
     if (ctx->lost)
@@ -208,8 +213,6 @@ static tx_status fail_shape(tx_ctx *ctx, tx_status s, const char *name, const tx
 }
 
 tx_status tx_identity(tx_ctx *ctx, tx_tensor x, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, "identity", x, out, &xs);
     if (st)
@@ -218,8 +221,6 @@ tx_status tx_identity(tx_ctx *ctx, tx_tensor x, tx_tensor *out) {
 }
 
 tx_status tx_flatten(tx_ctx *ctx, tx_tensor x, int axis, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, "flatten", x, out, &xs);
     if (st)
@@ -235,8 +236,6 @@ tx_status tx_flatten(tx_ctx *ctx, tx_tensor x, int axis, tx_tensor *out) {
 }
 
 tx_status tx_squeeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, "squeeze", x, out, &xs);
     if (st)
@@ -264,8 +263,6 @@ tx_status tx_squeeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_t
 }
 
 tx_status tx_unsqueeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, "unsqueeze", x, out, &xs);
     if (st)
@@ -305,8 +302,6 @@ static tx_status transpose_view(tx_ctx *ctx, const char *name, tx_tensor x, int 
 
 tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
     const char *name = "transpose";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -328,8 +323,6 @@ tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out
 
 tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out) {
     const char *name = "slice";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -386,8 +379,6 @@ tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tenso
 
 tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *out) {
     const char *name = "pad";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -423,8 +414,6 @@ tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *o
 
 tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx_tensor *out) {
     const char *name = "expand";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -457,8 +446,6 @@ tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx
 
 tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *out) {
     const char *name = "tile";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -484,8 +471,6 @@ tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *o
 /* Depth/space: a transpose of 6-dim views of x and y. */
 static tx_status depth_space(tx_ctx *ctx, const char *name, tx_tensor x, int b, bool to_space,
                              tx_depth_mode mode, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -543,8 +528,6 @@ tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *
 tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
                    tx_tensor *outs) {
     const char *name = "split";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, outs, &xs);
     if (st)
@@ -697,11 +680,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
         tx_req_int(&r, "p_ntex", (int)((numel + 3) / 4));
         tx_req_int(&r, "p_n", (int)numel);
         tx_req_int(&r, "p_out_ws", ts->st->tex.wshift);
-        st = tx_cache_bind(ctx, name, &r);
-        if (!st) {
-            const tx_texture *outs[1] = {&ts->st->tex};
-            st = tx_draw(ctx, name, ins, nin, outs, 1);
-        }
+        st = bind_draw(ctx, name, &r, ins, nin, &ts->st->tex);
     }
     if (tmp.id)
         tx_tensor_destroy(ctx, tmp);
@@ -715,8 +694,6 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
 
 tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out) {
     const char *name = "gather";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *xs, *is;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (!st)
@@ -778,12 +755,8 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
         tx_req_int(&r, "p_dim", (int)dim);
         tx_req_int(&r, "p_nidx", (int)is->numel);
         tx_req_int(&r, vec ? "p_inner4" : "p_inner", (int)(vec ? inner / 4 : inner));
-        st = tx_cache_bind(ctx, name, &r);
-        if (!st) {
-            const tx_texture *ins[2] = {&xs->st->tex, &is->st->tex};
-            const tx_texture *outs[1] = {&ys->st->tex};
-            st = tx_draw(ctx, name, ins, 2, outs, 1);
-        }
+        const tx_texture *ins[2] = {&xs->st->tex, &is->st->tex};
+        st = bind_draw(ctx, name, &r, ins, 2, &ys->st->tex);
         if (st) {
             tx_tensor_destroy(ctx, y);
             return st;
