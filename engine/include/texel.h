@@ -306,7 +306,8 @@ typedef struct tx_op_attrs {
         int n_perm;             /* transpose: entries in perm; 0 reverses the dims */
         int perm[TX_MAX_RANK];
         int n_split;            /* split: number of outputs (0 means 1) */
-        int64_t split[8];       /* split sizes; all zero: equal parts */
+        int64_t split[8];       /* split sizes (up to 8 outputs here; tx_split takes
+                                   any number); all zero: equal parts */
         tx_slice_desc slice;
         tx_pad_desc pad;
         tx_resize_desc resize;

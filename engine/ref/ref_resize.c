@@ -12,7 +12,7 @@ static float coord(tx_resize_coord m, int64_t o, int64_t od, int64_t in, float s
     case TX_RESIZE_HALF_PIXEL: return ((float)o + 0.5f) / sc - 0.5f;
     case TX_RESIZE_ASYMMETRIC: return (float)o / sc;
     case TX_RESIZE_ALIGN_CORNERS:
-        return od == 1 ? 0.0f : (float)(o * (in - 1)) / (float)(od - 1);
+        return od == 1 ? 0.0f : (float)o * (float)(in - 1) / (float)(od - 1);
     case TX_RESIZE_PYTORCH_HALF_PIXEL: return od > 1 ? ((float)o + 0.5f) / sc - 0.5f : 0.0f;
     default: return ((float)o + 0.5f) / sc;
     }
