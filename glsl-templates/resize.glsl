@@ -15,15 +15,18 @@
 // constant scale into a reciprocal multiply may break a tie differently at
 // non-power-of-two downscales).
 
+// sc is the dim's scale, except: align_corners passes the resized length
+// in * scale (unrounded, as the ONNX reference uses it), pytorch_half_pixel
+// passes 0 where that length is 1 (coordinate -0.5, which clamps to 0).
 float tx_rz_coord(int o, int od, int in_, float sc) {
 #if TX_COORD == 0
   return (float(o) + 0.5) / sc - 0.5;
 #elif TX_COORD == 1
   return float(o) / sc;
 #elif TX_COORD == 2
-  return od == 1 ? 0.0 : float(o) * float(in_ - 1) / float(od - 1);
+  return sc == 1.0 ? 0.0 : float(o) * float(in_ - 1) / (sc - 1.0);
 #elif TX_COORD == 3
-  return od > 1 ? (float(o) + 0.5) / sc - 0.5 : 0.0;
+  return sc == 0.0 ? 0.0 : (float(o) + 0.5) / sc - 0.5;
 #else
   return (float(o) + 0.5) / sc;
 #endif

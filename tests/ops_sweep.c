@@ -132,6 +132,8 @@ static const shape_case k_resize[] = {
     RZ("2x3x5", "tf-ceil", .coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, .nearest = TX_RESIZE_CEIL, .sizes = {2, 3, 9}),
     RZ("1x2x5x7", "linear", .mode = TX_RESIZE_LINEAR, .scales = {1, 1, 2, 2}),
     RZ("1x1x4x6", "align-corners", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ALIGN_CORNERS, .sizes = {1, 1, 7, 11}),
+    RZ("1x1x2x4", "align-fractional", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ALIGN_CORNERS, .scales = {1, 1, 0.6f, 0.6f}),
+    RZ("3x4", "pytorch-len-1.2", .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .nearest = TX_RESIZE_CEIL, .scales = {1, 0.3f}),
     RZ("2x3x4", "asymmetric", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1.5f, 2.5f}),
     RZ("1x2x6x4", "pytorch", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .sizes = {1, 2, 3, 1}),
     RZ("2x3x4x5", "trilinear", .mode = TX_RESIZE_LINEAR, .scales = {1, 2, 2, 2}),

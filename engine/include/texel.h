@@ -261,8 +261,8 @@ typedef enum tx_resize_mode { TX_RESIZE_NEAREST = 0, TX_RESIZE_LINEAR, TX_RESIZE
 typedef enum tx_resize_coord {
     TX_RESIZE_HALF_PIXEL = 0, /* x_in = (x_out + 0.5) / scale - 0.5 */
     TX_RESIZE_ASYMMETRIC,     /* x_in = x_out / scale (ONNX Upsample) */
-    TX_RESIZE_ALIGN_CORNERS,  /* x_in = x_out * (in - 1) / (out - 1) */
-    TX_RESIZE_PYTORCH_HALF_PIXEL, /* half_pixel, but 0 where out == 1 */
+    TX_RESIZE_ALIGN_CORNERS,  /* x_in = x_out * (in - 1) / (len - 1) */
+    TX_RESIZE_PYTORCH_HALF_PIXEL, /* half_pixel, but -0.5 where len == 1 */
     TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, /* x_in = (x_out + 0.5) / scale */
     TX_RESIZE_COORD_COUNT_
 } tx_resize_coord;
@@ -281,7 +281,11 @@ typedef struct tx_resize_desc {
     int64_t sizes[TX_MAX_RANK]; /* output shape; when any entry is nonzero, sizes
                                    win and scale = out / in (0 keeps that dim) */
 } tx_resize_desc;
-/* Resize/Upsample. Upsample(mode) is asymmetric coords with nearest FLOOR. */
+/* Resize/Upsample. Upsample(mode) is asymmetric coords with nearest FLOOR.
+ * len is the resized length as the ONNX reference defines it: in * scale,
+ * unrounded (onnxruntime uses the rounded output size; they differ only
+ * where in * scale is fractional); with sizes, len = out. Coordinates are
+ * clamped to [0, in - 1] (nearest after rounding). */
 tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out);
 
 /* Broadcasts x against `shape` (numpy rules, both ways, as ONNX Expand). */

@@ -15,6 +15,7 @@ static const char *const k_sc[6] = {"p_sc0", "p_sc1", "p_sc2", "p_sc3", "p_sc4",
 typedef struct rz_dim {
     int64_t od, in, st;
     float sc;
+    float len; /* resized length as ONNX defines it: in * scale, unrounded */
     bool resampled;
 } rz_dim;
 
@@ -24,7 +25,7 @@ static bool rz_identity(const tx_resize_desc *d, int64_t in, int64_t od, float s
     if (od != in)
         return false;
     if (d->coord == TX_RESIZE_ALIGN_CORNERS)
-        return true;
+        return (float)in * sc == (float)in; /* the unrounded length is in too */
     if (sc != 1.0f)
         return false;
     /* (o + 0.5) / 1: nearest rounding may still land on o + 1; linear blends */
@@ -61,7 +62,7 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
         by_size = by_size || d.sizes[i] != 0;
     int rank = xs->rank;
     int64_t oshape[TX_MAX_RANK], ist[TX_MAX_RANK];
-    float sc[TX_MAX_RANK];
+    float sc[TX_MAX_RANK], len[TX_MAX_RANK];
     int64_t s = 1;
     for (int i = rank - 1; i >= 0; i--) {
         ist[i] = s;
@@ -85,6 +86,7 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
             sc[i] = f;
             oshape[i] = (int64_t)floor((double)in * (double)f);
         }
+        len[i] = by_size ? (float)oshape[i] : (float)((double)in * (double)sc[i]);
         if (in == 0 && oshape[i] > 0)
             return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                            "resize: dim %d of x %s is empty: nothing to sample", i, xb);
@@ -105,7 +107,8 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
     rz_dim dims[TX_MAX_RANK];
     int n = 0;
     for (int i = 0; i < rank; i++) {
-        rz_dim e = {.od = oshape[i], .in = xs->shape[i], .st = ist[i], .sc = sc[i]};
+        rz_dim e = {.od = oshape[i], .in = xs->shape[i], .st = ist[i], .sc = sc[i],
+                    .len = len[i]};
         e.resampled = !rz_identity(&d, e.in, e.od, e.sc);
         if (!e.resampled) {
             if (e.od == 1)
@@ -120,7 +123,7 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
         dims[n++] = e;
     }
     if (n == 0)
-        dims[n++] = (rz_dim){.od = 1, .in = 1, .st = 0, .sc = 1.0f};
+        dims[n++] = (rz_dim){.od = 1, .in = 1, .st = 0, .sc = 1.0f, .len = 1.0f};
     int rmask = 0;
     for (int k = 0; k < n; k++)
         if (dims[n - 1 - k].resampled)
@@ -141,7 +144,13 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
         tx_req_int(&r, k_od[k], (int)e->od);
         tx_req_int(&r, k_in[k], (int)e->in);
         tx_req_int(&r, k_st[k], (int)e->st);
-        tx_req_float(&r, k_sc[k], e->sc);
+        /* p_sc carries what the coordinate mode needs (resize.glsl) */
+        float v = e->sc;
+        if (d.coord == TX_RESIZE_ALIGN_CORNERS)
+            v = e->len;
+        else if (d.coord == TX_RESIZE_PYTORCH_HALF_PIXEL && e->len == 1.0f)
+            v = 0.0f;
+        tx_req_float(&r, k_sc[k], v);
     }
     st = tx_cache_bind(ctx, name, &r);
     if (!st) {

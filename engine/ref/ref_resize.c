@@ -7,13 +7,16 @@
 
 #include "ref.h"
 
-static float coord(tx_resize_coord m, int64_t o, int64_t od, int64_t in, float sc) {
+/* `len` is the resized length as the ONNX reference defines it: in * scale,
+ * unrounded (the output size when sizes are given). */
+static float coord(tx_resize_coord m, int64_t o, float len, int64_t in, float sc) {
     switch (m) {
     case TX_RESIZE_HALF_PIXEL: return ((float)o + 0.5f) / sc - 0.5f;
     case TX_RESIZE_ASYMMETRIC: return (float)o / sc;
     case TX_RESIZE_ALIGN_CORNERS:
-        return od == 1 ? 0.0f : (float)o * (float)(in - 1) / (float)(od - 1);
-    case TX_RESIZE_PYTORCH_HALF_PIXEL: return od > 1 ? ((float)o + 0.5f) / sc - 0.5f : 0.0f;
+        return len == 1.0f ? 0.0f : (float)o * (float)(in - 1) / (len - 1.0f);
+    case TX_RESIZE_PYTORCH_HALF_PIXEL:
+        return len == 1.0f ? -0.5f : ((float)o + 0.5f) / sc - 0.5f;
     default: return ((float)o + 0.5f) / sc;
     }
 }
@@ -40,7 +43,7 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     bool by_size = false;
     for (int i = 0; i < rank; i++)
         by_size = by_size || d->sizes[i] != 0;
-    float sc[TX_MAX_RANK];
+    float sc[TX_MAX_RANK], len[TX_MAX_RANK];
     *out = (tx_ref_tensor){.rank = rank, .dtype = x->dtype};
     for (int i = 0; i < rank; i++) {
         int64_t n = x->shape[i];
@@ -51,6 +54,7 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
             sc[i] = d->scales[i] == 0.0f ? 1.0f : d->scales[i];
             out->shape[i] = (int64_t)floor((double)n * (double)sc[i]);
         }
+        len[i] = by_size ? (float)out->shape[i] : (float)((double)n * (double)sc[i]);
     }
     int64_t total = tx_ref_numel(out);
     out->data = malloc((size_t)(total ? total : 1) * sizeof(float));
@@ -66,7 +70,7 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
         }
         for (int k = 0; k < rank; k++) {
             int64_t n = x->shape[k];
-            float xf = coord(d->coord, c[k], out->shape[k], n, sc[k]);
+            float xf = coord(d->coord, c[k], len[k], n, sc[k]);
             if (d->mode == TX_RESIZE_NEAREST) {
                 lo[k] = hi[k] = nearest(d->nearest, xf, n);
                 w[k] = 0;
