@@ -164,7 +164,7 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
                 r->numel += out_numel[j];
             }
             got = malloc((size_t)(r->numel ? r->numel : 1) * sizeof(float));
-            for (int j = 0, at = 0; j < n_out && !r->status; at += (int)out_numel[j], j++)
+            for (int64_t j = 0, at = 0; j < n_out && !r->status; at += out_numel[j], j++)
                 r->status = read_floats(ctx, ys[j], got + at, out_numel[j]);
             r->first_ms = tx_host_ms() - t0;
             for (int j = 0; j < n_out; j++)
@@ -176,7 +176,7 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
                 double t1 = tx_host_ms();
                 r->status = tx_op_run_multi(ctx, d->op, ts, n, &d->attrs, ys, n_out);
                 if (!r->status) {
-                    for (int j = 0, at = 0; j < n_out && !r->status; at += (int)out_numel[j], j++)
+                    for (int64_t j = 0, at = 0; j < n_out && !r->status; at += out_numel[j], j++)
                         r->status = read_floats(ctx, ys[j], got + at, out_numel[j]);
                     for (int j = 0; j < n_out; j++)
                         tx_tensor_destroy(ctx, ys[j]);
@@ -211,7 +211,7 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
                 tx_ref_tolerance(d->attrs.matmul.activation, 1, &a2, &r2);
                 rtol += r2;
             }
-            for (int j = 0, at = 0; j < n_out; at += (int)out_numel[j], j++) {
+            for (int64_t j = 0, at = 0; j < n_out; at += out_numel[j], j++) {
                 int64_t wn = tx_ref_numel(&want[j]);
                 if (wn != out_numel[j] || want[j].rank != shapes[j].rank ||
                     memcmp(want[j].shape, shapes[j].shape,
@@ -219,7 +219,7 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
                     r->bad += wn > out_numel[j] ? wn : out_numel[j];
                     r->bad = r->bad ? r->bad : 1;
                     snprintf(r->error, sizeof r->error,
-                             "output %d: shape differs from the reference", j);
+                             "output %d: shape differs from the reference", (int)j);
                     continue;
                 }
                 compare(got + at, at, &want[j], atol, rtol, r);
