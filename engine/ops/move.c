@@ -9,7 +9,7 @@
  *    map, and picks a fast path when the innermost dim is contiguous and 4
  *    elements long or more per row: a texel copy when aligned, two fetches
  *    and a lane shift when not, one fetch when broadcast.
- *  - concat: up to TX_MAX_INPUTS inputs per draw; more inputs chain draws
+ *  - concat: up to 4 inputs per draw; more inputs chain draws
  *    that pass the partial result along.
  *  - gather: indices are data (int32 tensor); out-of-range ones are clamped,
  *    as texel.h documents, since a shader cannot report them.
@@ -30,6 +30,10 @@ static const char *const k_in[6] = {"p_in0", "p_in1", "p_in2", "p_in3", "p_in4",
 static const char *const k_ws[4] = {"p_ws0", "p_ws1", "p_ws2", "p_ws3"};
 static const char *const k_b[4] = {"p_b0", "p_b1", "p_b2", "p_b3"};
 static const char *const k_l[4] = {"p_l0", "p_l1", "p_l2", "p_l3"};
+
+/* Inputs one concat draw reads (move.glsl's concat kind names u_in0..3). */
+#define CONCAT_PER_DRAW 4
+_Static_assert(CONCAT_PER_DRAW <= TX_MAX_INPUTS, "concat draws more inputs than a draw binds");
 
 /* Border rules of the map kind (TX_BMODE); constant..wrap follow tx_pad_mode. */
 enum { BORDER_NONE = 0, BORDER_CONSTANT, BORDER_REFLECT, BORDER_EDGE, BORDER_WRAP };
@@ -642,7 +646,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
         vec = vec && len % 4 == 0 && at % 4 == 0;
         at += len;
     }
-    int per_first = TX_MAX_INPUTS, per_next = TX_MAX_INPUTS - 1;
+    int per_first = CONCAT_PER_DRAW, per_next = CONCAT_PER_DRAW - 1;
     int draws = nk <= per_first ? 1 : 1 + (nk - per_first + per_next - 1) / per_next;
     if (numel > 0 && draws > 1)
         st = tx_tensor_alloc(ctx, name, rank, oshape, dtype, &tmp);
@@ -653,13 +657,13 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
         tx_tensor target = (draws - 1 - dr) % 2 == 0 ? y : tmp;
         tx_tensor prev = target.id == y.id ? tmp : y;
         tx_program_req r;
-        const tx_texture *ins[TX_MAX_INPUTS];
+        const tx_texture *ins[CONCAT_PER_DRAW];
         int nin = 0;
         if (dr > 0)
             ins[nin++] = &tx_slot_get(ctx, prev)->st->tex;
         tx_req_init(&r, TX_FAMILY_MOVE, "move", 0, 1);
         tx_req_int(&r, "p_L", (int)(L / q));
-        while (nin < TX_MAX_INPUTS && next < n) {
+        while (nin < CONCAT_PER_DRAW && next < n) {
             tx_slot *s = tx_slot_get(ctx, xs_in[next++]);
             int64_t len = s->shape[a] * inner;
             at += len;
