@@ -201,11 +201,11 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
  *
  * Every op here takes float32 or int32 tensors and returns the input's dtype
  * (Gather's indices are int32). Axes may be negative (counted from the end).
- * Reshape, Flatten, Squeeze and Unsqueeze are tx_tensor_reshape views;
- * tx_identity is a view too (no draw). Attributes fixed by the caller (perm,
- * axes, starts, pads, repeats, block sizes) are validated on the host;
- * Gather's indices are data on the GPU and cannot be: an index outside
- * [-dim, dim - 1] is clamped to that range (ONNX leaves it undefined). */
+ * Identity, Reshape (tx_tensor_reshape), Flatten, Squeeze and Unsqueeze are
+ * views: no draw. Attributes fixed by the caller (perm, axes, starts, pads,
+ * repeats, block sizes) are validated on the host; Gather's indices are data
+ * on the GPU and cannot be: an index outside [-dim, dim - 1] is clamped to
+ * that range (ONNX calls it an error, which a shader cannot report). */
 
 /* A view of x with the same shape and storage (no draw). */
 tx_status tx_identity(tx_ctx *ctx, tx_tensor x, tx_tensor *out);
@@ -257,7 +257,11 @@ tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *o
  * indices count from the end; out-of-range ones are clamped (see above). */
 tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out);
 
-typedef enum tx_resize_mode { TX_RESIZE_NEAREST = 0, TX_RESIZE_LINEAR, TX_RESIZE_MODE_COUNT_ } tx_resize_mode;
+typedef enum tx_resize_mode {
+    TX_RESIZE_NEAREST = 0,
+    TX_RESIZE_LINEAR, /* n-linear; cubic is not implemented */
+    TX_RESIZE_MODE_COUNT_
+} tx_resize_mode;
 typedef enum tx_resize_coord {
     TX_RESIZE_HALF_PIXEL = 0, /* x_in = (x_out + 0.5) / scale - 0.5 */
     TX_RESIZE_ASYMMETRIC,     /* x_in = x_out / scale (ONNX Upsample) */

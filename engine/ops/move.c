@@ -406,8 +406,8 @@ tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *o
             return fail_shape(ctx, TX_STATUS_SHAPE_MISMATCH, name, xs,
                               "dim %d is empty: only constant mode can pad it", i);
         if (b > INT_MAX / 4 || e > INT_MAX / 4)
-            return fail_shape(ctx, TX_STATUS_TOO_LARGE, name, xs, "pads %lld, %lld are too large", (long long)b,
-                              (long long)e);
+            return fail_shape(ctx, TX_STATUS_TOO_LARGE, name, xs, "pads %lld, %lld are too large",
+                              (long long)b, (long long)e);
         oshape[i] = dim + b + e;
         m.d[i].od = oshape[i];
         m.d[i].off = -b;

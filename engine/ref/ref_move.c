@@ -69,7 +69,9 @@ int tx_ref_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs
     return n < 0 ? -1 : 0;
 }
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
 
 int tx_ref_slice(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                  tx_ref_tensor *out) {
