@@ -214,11 +214,14 @@ int main(int argc, char **argv) {
             return 1;
         for (int op = 1; op < TX_OP_COUNT_; op++) {
             family_cases fc = cases_for(tx_op_family((tx_op)op));
-            if (!fc.n) {
+            int mine = 0; /* cases for this op (a case may name one op of its family) */
+            for (int ci = 0; ci < fc.n; ci++)
+                mine += fc.cases[ci].op == TX_OP_NONE || fc.cases[ci].op == (tx_op)op;
+            if (!mine) {
                 char name[96];
                 snprintf(name, sizeof name, "%s/%s", modes[m].name, tx_op_name((tx_op)op));
                 if (tx_test_begin(name)) {
-                    CHECK(fc.n > 0, "no shape set for this op's family");
+                    CHECK(mine > 0, "no shape case for this op");
                     tx_test_end();
                 }
                 continue;
