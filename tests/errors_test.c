@@ -260,6 +260,12 @@ int main(int argc, char **argv) {
                TX_STATUS_SHAPE_MISMATCH, "resize", "empty");
         EXPECT(tx_resize(ctx, i6, &(tx_resize_desc){.mode = TX_RESIZE_LINEAR}, &y),
                TX_STATUS_DTYPE_MISMATCH, "resize", "linear");
+        tx_tensor r4;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {2, 2, 2, 2}}, &r4), "create");
+        EXPECT(tx_resize(ctx, r4,
+                         &(tx_resize_desc){.mode = TX_RESIZE_CUBIC, .scales = {2, 2, 2, 2}}, &y),
+               TX_STATUS_UNSUPPORTED, "resize", "cubic", "at most 3", "[2, 2, 2, 2]");
+        tx_tensor_destroy(ctx, r4);
         tx_op_attrs at = {.move = {.n_split = 2}};
         EXPECT(tx_op_run(ctx, TX_OP_SPLIT, &a, 1, &at, &y), TX_STATUS_INVALID_ARGUMENT,
                "split", "tx_op_run_multi");

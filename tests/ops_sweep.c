@@ -139,6 +139,11 @@ static const shape_case k_resize[] = {
     RZ("2x3x4x5", "trilinear", .mode = TX_RESIZE_LINEAR, .scales = {1, 2, 2, 2}),
     RZ("2x3x2x3x2x3", "6d", .mode = TX_RESIZE_LINEAR, .scales = {1, 2, 1, 2, 1, 2}),
     RZ("3x9", "down-linear", .mode = TX_RESIZE_LINEAR, .sizes = {2, 4}),
+    RZ("1x2x5x7", "cubic", .mode = TX_RESIZE_CUBIC, .scales = {1, 1, 2, 2}),
+    RZ("1x2x8x9", "cubic-exclude", .mode = TX_RESIZE_CUBIC, .cubic_a = -0.5f, .exclude_outside = true, .scales = {1, 1, 0.6f, 0.8f}),
+    RZ("2x6x7", "cubic-align", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ALIGN_CORNERS, .sizes = {2, 11, 4}),
+    RZ("3x4x5x6", "tricubic", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1.5f, 2, 0.5f}),
+    RZ("4x6", "cubic-pytorch-len-1", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .sizes = {1, 9}),
     {.shapes = "2x3x3", .note = "int32", .int32 = true, .attrs = {.move = {.resize = {.scales = {1, 2, 2}}}}},
 };
 

@@ -259,7 +259,8 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
 
 typedef enum tx_resize_mode {
     TX_RESIZE_NEAREST = 0,
-    TX_RESIZE_LINEAR, /* n-linear; cubic is not implemented */
+    TX_RESIZE_LINEAR, /* n-linear: 2 taps a resampled dim */
+    TX_RESIZE_CUBIC,  /* 4 taps a resampled dim; at most 3 resampled dims */
     TX_RESIZE_MODE_COUNT_
 } tx_resize_mode;
 typedef enum tx_resize_coord {
@@ -278,12 +279,14 @@ typedef enum tx_resize_nearest {
     TX_RESIZE_NEAREST_COUNT_
 } tx_resize_nearest;
 typedef struct tx_resize_desc {
-    tx_resize_mode mode;       /* linear interpolates every dim whose scale is not 1 */
+    tx_resize_mode mode;       /* linear/cubic interpolate every dim not mapped 1:1 */
     tx_resize_coord coord;     /* ONNX coordinate_transformation_mode */
     tx_resize_nearest nearest; /* ONNX nearest_mode */
     float scales[TX_MAX_RANK]; /* per dim of x, > 0; 0 means 1; out = floor(in * scale) */
     int64_t sizes[TX_MAX_RANK]; /* output shape; when any entry is nonzero, sizes
                                    win and scale = out / in (0 keeps that dim) */
+    float cubic_a;             /* cubic coefficient; 0 means -0.75 (ONNX default) */
+    bool exclude_outside;      /* cubic: taps outside x weigh 0, the rest renormalised */
 } tx_resize_desc;
 /* Resize/Upsample. Upsample(mode) is asymmetric coords with nearest FLOOR.
  * len is the resized length as the ONNX reference defines it: in * scale,

@@ -1,7 +1,8 @@
-/* RESIZE family: ONNX Resize (and Upsample), nearest or n-linear, with the
- * common coordinate transformation modes. Dims whose mapping is the identity
- * (same size, scale 1) are merged with their contiguous neighbours, so an
- * NCHW resize of H and W is a 3-dim problem and linear reads 4 corners. */
+/* RESIZE family: ONNX Resize (and Upsample), nearest, n-linear or cubic,
+ * with the common coordinate transformation modes. Dims whose mapping is the
+ * identity (same size, scale 1) are merged with their contiguous neighbours,
+ * so an NCHW resize of H and W is a 3-dim problem and linear reads 4 taps,
+ * cubic 16. */
 #include <math.h>
 #include <string.h>
 
@@ -53,8 +54,11 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "resize: unknown mode %d, coordinate mode %d or nearest mode %d",
                        (int)d.mode, (int)d.coord, (int)d.nearest);
-    if (d.mode == TX_RESIZE_LINEAR && xs->dtype != TX_DTYPE_FLOAT32)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "resize: linear mode needs float32 x");
+    if (d.mode != TX_RESIZE_NEAREST && xs->dtype != TX_DTYPE_FLOAT32)
+        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "resize: %s mode needs float32 x",
+                       d.mode == TX_RESIZE_LINEAR ? "linear" : "cubic");
+    if (!isfinite(d.cubic_a))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "resize: cubic_a is not finite");
     char xb[160];
     tx_shape_str(xb, sizeof xb, xs->rank, xs->shape);
     bool by_size = false;
@@ -124,17 +128,37 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
     }
     if (n == 0)
         dims[n++] = (rz_dim){.od = 1, .in = 1, .st = 0, .sc = 1.0f, .len = 1.0f};
-    int rmask = 0;
+    /* resampled dim k takes digit pos of the shader's tap counter */
+    int rmask = 0, nres = 0, pos = 0;
     for (int k = 0; k < n; k++)
-        if (dims[n - 1 - k].resampled)
+        if (dims[n - 1 - k].resampled) {
             rmask |= 1 << k;
+            pos |= nres++ << (3 * k);
+        }
+    int taps = d.mode == TX_RESIZE_NEAREST ? 1 : (d.mode == TX_RESIZE_LINEAR ? 2 : 4);
+    if (taps == 4 && nres > 3) {
+        tx_tensor_destroy(ctx, y);
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "resize: cubic mode resamples at most 3 dims (x %s has %d)", xb, nres);
+    }
     tx_program_req r;
     tx_req_init(&r, TX_FAMILY_RESIZE, "resize", 1, 1);
     tx_req_define_int(&r, "TX_NDIM", n);
     tx_req_define_int(&r, "TX_RMASK", rmask);
     tx_req_define_int(&r, "TX_COORD", (int)d.coord);
-    tx_req_define_int(&r, "TX_LINEAR", d.mode == TX_RESIZE_LINEAR);
-    tx_req_define_int(&r, "TX_NEAREST", d.mode == TX_RESIZE_LINEAR ? 0 : (int)d.nearest);
+    tx_req_define_int(&r, "TX_TAPS", taps);
+    if (taps == 1) {
+        tx_req_define_int(&r, "TX_NEAREST", (int)d.nearest);
+    } else {
+        tx_req_define_int(&r, "TX_LOG", taps == 2 ? 1 : 2);
+        tx_req_define_int(&r, "TX_NRES", nres);
+        tx_req_define_int(&r, "TX_POS", pos);
+    }
+    if (taps == 4) {
+        tx_req_float(&r, "p_a", d.cubic_a == 0.0f ? -0.75f : d.cubic_a);
+        if (d.exclude_outside)
+            tx_req_define(&r, "TX_EXCLUDE", "1");
+    }
     tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
     tx_req_int(&r, "p_n", (int)ys->numel);
     tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);

@@ -1,6 +1,8 @@
-/* Reference: RESIZE family (ONNX Resize, nearest and n-linear). Coordinates
- * are computed in float32 in onnxruntime's order, so nearest-mode ties pick
- * what onnxruntime picks; the interpolation itself accumulates in double. */
+/* Reference: RESIZE family (ONNX Resize, nearest, n-linear, cubic), after
+ * onnx/reference/ops/op_resize.py: taps around floor(x) on an edge-padded
+ * input, cubic coefficients with A, exclude_outside renormalising.
+ * Coordinates are computed in float32 in onnxruntime's order, so nearest
+ * ties pick what onnxruntime picks; the sums accumulate in double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +62,10 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     out->data = malloc((size_t)(total ? total : 1) * sizeof(float));
     if (!out->data)
         return -1;
-    int64_t c[TX_MAX_RANK], lo[TX_MAX_RANK], hi[TX_MAX_RANK];
-    double w[TX_MAX_RANK];
+    int64_t c[TX_MAX_RANK], tap[TX_MAX_RANK][4];
+    double w[TX_MAX_RANK][4];
+    int nt[TX_MAX_RANK];
+    double A = d->cubic_a == 0.0f ? -0.75 : (double)d->cubic_a;
     for (int64_t i = 0; i < total; i++) {
         int64_t r = i;
         for (int k = rank - 1; k >= 0; k--) {
@@ -72,25 +76,53 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
             int64_t n = x->shape[k];
             float xf = coord(d->coord, c[k], len[k], n, sc[k]);
             if (d->mode == TX_RESIZE_NEAREST) {
-                lo[k] = hi[k] = nearest(d->nearest, xf, n);
-                w[k] = 0;
-            } else {
-                xf = xf < 0 ? 0 : (xf > (float)(n - 1) ? (float)(n - 1) : xf);
-                lo[k] = (int64_t)xf;
-                hi[k] = lo[k] + 1 < n ? lo[k] + 1 : n - 1;
-                w[k] = (double)(xf - (float)lo[k]);
+                nt[k] = 1;
+                tap[k][0] = nearest(d->nearest, xf, n);
+                w[k][0] = 1;
+                continue;
             }
+            double f = floor((double)xf), t = (double)xf - f;
+            if (d->mode == TX_RESIZE_LINEAR) {
+                nt[k] = 2;
+                w[k][0] = 1 - t;
+                w[k][1] = t;
+            } else {
+                double q = 1 - t;
+                nt[k] = 4;
+                w[k][0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+                w[k][1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+                w[k][2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+                w[k][3] = ((A * (q + 1) - 5 * A) * (q + 1) + 8 * A) * (q + 1) - 4 * A;
+            }
+            int64_t first = (int64_t)f - (nt[k] == 4 ? 1 : 0);
+            double sum = 0;
+            for (int j = 0; j < nt[k]; j++) {
+                int64_t p = first + j;
+                if (d->mode == TX_RESIZE_CUBIC && d->exclude_outside && (p < 0 || p >= n))
+                    w[k][j] = 0;
+                sum += w[k][j];
+                tap[k][j] = p < 0 ? 0 : (p >= n ? n - 1 : p); /* edge padding */
+            }
+            if (d->mode == TX_RESIZE_CUBIC && d->exclude_outside)
+                for (int j = 0; j < nt[k]; j++)
+                    w[k][j] /= sum;
         }
-        /* every corner of the 2^rank box (the weight is 0 or the corner
-         * repeats where a dim does not interpolate) */
+        /* every combination of the dims' taps */
+        int64_t combos = 1;
+        for (int k = 0; k < rank; k++)
+            combos *= nt[k];
         double acc = 0;
-        for (int corner = 0; corner < (1 << rank); corner++) {
+        for (int64_t q = 0; q < combos; q++) {
+            int64_t rest = q, idx = 0;
             double wt = 1;
-            int64_t idx = 0;
-            for (int k = 0; k < rank; k++) {
-                bool up = (corner >> (rank - 1 - k)) & 1;
-                wt *= up ? w[k] : 1.0 - w[k];
-                idx = idx * x->shape[k] + (up ? hi[k] : lo[k]);
+            for (int k = rank - 1; k >= 0; k--) {
+                int j = (int)(rest % nt[k]);
+                rest /= nt[k];
+                wt *= w[k][j];
+                int64_t stride = 1;
+                for (int m = k + 1; m < rank; m++)
+                    stride *= x->shape[m];
+                idx += tap[k][j] * stride;
             }
             if (wt != 0)
                 acc += wt * x->data[idx];
