@@ -207,7 +207,7 @@ static int cmd_op(int argc, char **argv) {
         d.shape[2][0] = nn;
         ns = 3;
     }
-    if (arity >= 0 && ns != arity && !(d.op == TX_OP_MATMUL && ns == 3)) {
+    if (arity > 0 && ns != arity && !(d.op == TX_OP_MATMUL && ns == 3)) {
         fprintf(stderr, "texel op: %s takes %d input shape(s), got %d\n", tx_op_name(d.op), arity,
                 ns);
         return 2;

@@ -13,7 +13,7 @@ typedef struct shape_case {
     tx_op_attrs attrs;
     bool bias;
     tx_op op;           /* TX_OP_NONE: every op of the family; else only this op */
-    const char *note;   /* appended to the test name (attributes) */
+    const char *tag;    /* names the attributes in the test name */
     bool int32;         /* every input is int32 */
 } shape_case;
 
@@ -56,9 +56,9 @@ static const shape_case k_matmul[] = {
 };
 
 /* MOVE: each case names its op (attributes differ per op). */
-#define MV(OP, SH, NOTE, ...) {.shapes = SH, .op = TX_OP_##OP, .note = NOTE, .attrs = {.move = {__VA_ARGS__}}}
-#define MVI(OP, SH, NOTE, ...)                                                                   \
-    {.shapes = SH, .op = TX_OP_##OP, .note = NOTE, .int32 = true, .attrs = {.move = {__VA_ARGS__}}}
+#define MV(OP, SH, TAG, ...) {.shapes = SH, .op = TX_OP_##OP, .tag = TAG, .attrs = {.move = {__VA_ARGS__}}}
+#define MVI(OP, SH, TAG, ...)                                                                    \
+    {.shapes = SH, .op = TX_OP_##OP, .tag = TAG, .int32 = true, .attrs = {.move = {__VA_ARGS__}}}
 static const shape_case k_move[] = {
     MV(IDENTITY, "5x7x11x13", "", .axis = 0), MV(IDENTITY, "scalar", "", .axis = 0), MV(IDENTITY, "0x3", "", .axis = 0),
     MV(TRANSPOSE, "5x7x11x13", "nchw-nhwc", .n_perm = 4, .perm = {0, 2, 3, 1}),
@@ -123,7 +123,7 @@ static const shape_case k_move[] = {
     MVI(GATHER, "7x3,4", "int32", .axis = 0),
     MV(GATHER, "5x3,0", "no-indices", .axis = 0),
 };
-#define RZ(SH, NOTE, ...) {.shapes = SH, .note = NOTE, .attrs = {.move = {.resize = {__VA_ARGS__}}}}
+#define RZ(SH, TAG, ...) {.shapes = SH, .tag = TAG, .attrs = {.move = {.resize = {__VA_ARGS__}}}}
 static const shape_case k_resize[] = {
     RZ("1x2x5x7", "nearest", .scales = {1, 1, 2, 2}),
     RZ("1x3x4x4", "upsample", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 2, 3}),
@@ -144,7 +144,7 @@ static const shape_case k_resize[] = {
     RZ("2x6x7", "cubic-align", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ALIGN_CORNERS, .sizes = {2, 11, 4}),
     RZ("3x4x5x6", "tricubic", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1.5f, 2, 0.5f}),
     RZ("4x6", "cubic-pytorch-len-1", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .sizes = {1, 9}),
-    {.shapes = "2x3x3", .note = "int32", .int32 = true, .attrs = {.move = {.resize = {.scales = {1, 2, 2}}}}},
+    {.shapes = "2x3x3", .tag = "int32", .int32 = true, .attrs = {.move = {.resize = {.scales = {1, 2, 2}}}}},
 };
 
 typedef struct family_cases {
@@ -188,7 +188,7 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
         d->n_inputs = 3;
     }
     int arity = tx_op_arity(op);
-    return d->n_inputs == arity || (arity < 0 && d->n_inputs >= 1) ||
+    return d->n_inputs == arity || (arity == 0 && d->n_inputs >= 1) ||
            (op == TX_OP_MATMUL && d->n_inputs == 3);
 }
 
@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
                 snprintf(name, sizeof name, "%s/%s/%s%s%s%s%s%s", modes[m].name,
                          tx_op_name((tx_op)op), c->shapes, c->attrs.matmul.transpose_a ? "/ta" : "",
                          c->attrs.matmul.transpose_b ? "/tb" : "", c->bias ? "/bias" : "",
-                         c->note && *c->note ? "/" : "", c->note ? c->note : "");
+                         c->tag && *c->tag ? "/" : "", c->tag ? c->tag : "");
                 if (!tx_test_begin(name))
                     continue;
                 tx_check_desc d;

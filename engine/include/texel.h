@@ -340,7 +340,7 @@ int tx_op_outputs(tx_op op, const tx_op_attrs *attrs);
 const char *tx_op_name(tx_op op);
 /* Looks an op up by its name ("matmul"); returns TX_OP_NONE if unknown. */
 tx_op tx_op_from_name(const char *name);
-/* Inputs an op takes; -1: any number >= 1 (concat). */
+/* Inputs an op takes; 0: any number >= 1 (variadic: concat). */
 int tx_op_arity(tx_op op);
 
 #ifdef __cplusplus

@@ -56,8 +56,8 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     if (fam == TX_FAMILY_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
     int want = k_arity[op];
-    if (want < 0 ? n_inputs < 1
-                 : n_inputs != want && !(fam == TX_FAMILY_MATMUL && n_inputs == 3))
+    if (want == 0 ? n_inputs < 1
+                  : n_inputs != want && !(fam == TX_FAMILY_MATMUL && n_inputs == 3))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
                        k_names[op], want, n_inputs);
     tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
