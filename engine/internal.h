@@ -35,6 +35,8 @@ typedef enum tx_family {
     TX_FAMILY_ACT,
     TX_FAMILY_CAST,
     TX_FAMILY_NARY,
+    TX_FAMILY_MOVE,   /* data movement: ops/move.c, glsl-templates/move.glsl */
+    TX_FAMILY_RESIZE, /* nearest / n-linear resampling: ops/resize.c */
     TX_FAMILY_COUNT_
 } tx_family;
 
@@ -186,6 +188,9 @@ tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, con
                       const void *out);
 
 /* ops */
+/* MOVE family dispatch for tx_op_run / tx_op_run_multi (ops/move.c). */
+tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                      const tx_op_attrs *attrs, tx_tensor *outs, int n_outs);
 /* UNARY, CLIP (a, b = lo, hi), ACT (a, b = alpha, beta) and CAST (b != 0:
  * values become 0/1; output dtype `to`). */
 tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float a, float b, tx_dtype to,

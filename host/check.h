@@ -13,6 +13,8 @@ typedef struct tx_check_desc {
     int n_inputs;                 /* matmul: 2, or 3 with bias; variadic ops: any */
     int rank[TX_CHECK_MAX_INPUTS];
     int64_t shape[TX_CHECK_MAX_INPUTS][TX_MAX_RANK];
+    tx_dtype dtype[TX_CHECK_MAX_INPUTS]; /* int32: whole values from the input's range
+                                            (tx_ref_input_dtype may ask for int32 too) */
     tx_op_attrs attrs;
     uint64_t seed;
     int repeat;                   /* timed calls after the first; 0 = none */
@@ -22,10 +24,11 @@ typedef struct tx_check_desc {
 typedef struct tx_check_result {
     tx_status status;             /* of the GPU run */
     char error[1024];             /* tx_last_error when status != OK */
-    int out_rank;
-    tx_dtype out_dtype;
+    int n_outputs;                /* tx_op_outputs(op, attrs): split has several */
+    int out_rank;                 /* of the first output */
+    tx_dtype out_dtype;            /* of the first output */
     int64_t out_shape[TX_MAX_RANK];
-    int64_t numel;
+    int64_t numel;                /* all outputs together */
     double max_abs_err;
     int64_t bad;                  /* elements outside tolerance (NaN/Inf mismatch included) */
     int64_t first_bad;

@@ -1,5 +1,6 @@
 #include "glctx.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,16 +17,33 @@ static void on_glfw_error(int code, const char *msg) {
         fprintf(stderr, "glfw error %d: %s\n", code, msg);
 }
 
+/* GLFW is initialised once per process and terminated at exit: with Mesa
+ * llvmpipe under Xvfb, some 16-25 glfwInit/glfwTerminate cycles in one
+ * process make the next XOpenDisplay fail ("X11: Failed to open display"),
+ * while windows created and destroyed under one init are fine. Suites open
+ * a context per test, so they would fail at random past that count. */
+static bool g_glfw_up;
+
+static bool glfw_up(void) {
+    if (g_glfw_up)
+        return true;
+    /* Under xvfb-run with many clients, connecting to the X server now and then
+     * fails transiently; a few retries keep the tests from flaking. */
+    for (int attempt = 0; !glfwInit(); attempt++) {
+        if (attempt == 4)
+            return false;
+        nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
+    }
+    g_glfw_up = true;
+    atexit(glfwTerminate);
+    return true;
+}
+
 int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     *host = NULL;
     *ctx = NULL;
     glfwSetErrorCallback(on_glfw_error);
-    /* Under xvfb-run with many clients, connecting to the X server now and then
-     * fails transiently; a few retries keep the tests from flaking. */
-    int inited = 0;
-    for (int attempt = 0; attempt < 5 && !(inited = glfwInit()); attempt++)
-        nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
-    if (!inited) {
+    if (!glfw_up()) {
         fprintf(stderr, "texel: no display for a GL context (set DISPLAY or run under "
                         "xvfb-run -a)\n");
         return TX_HOST_NO_CONTEXT;
@@ -37,7 +55,6 @@ int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     GLFWwindow *win = glfwCreateWindow(64, 64, "texel", NULL, NULL);
     if (!win) {
         fprintf(stderr, "texel: could not create an OpenGL ES 3.0 context\n");
-        glfwTerminate();
         return TX_HOST_NO_CONTEXT;
     }
     glfwMakeContextCurrent(win);
@@ -47,14 +64,12 @@ int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     if (s != TX_STATUS_OK) {
         fprintf(stderr, "texel: tx_ctx_create failed: %s\n", tx_status_name(s));
         glfwDestroyWindow(win);
-        glfwTerminate();
         return 1;
     }
     tx_host *h = calloc(1, sizeof *h);
     if (!h) {
         tx_ctx_destroy(*ctx);
         glfwDestroyWindow(win);
-        glfwTerminate();
         return 1;
     }
     h->win = win;
@@ -68,7 +83,6 @@ void tx_host_close(tx_host *host, tx_ctx *ctx) {
         glfwDestroyWindow(host->win);
         free(host);
     }
-    glfwTerminate();
 }
 
 double tx_host_ms(void) {

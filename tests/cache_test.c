@@ -212,6 +212,7 @@ int main(int argc, char **argv) {
         CHECK(s.specialized_compiles == 1 && s.specialized_runs == 2,
               "%llu compiles, %llu specialized runs", (unsigned long long)s.specialized_compiles,
               (unsigned long long)s.specialized_runs);
+        tx_tensor_destroy(ctx, a);
         tx_host_close(h, ctx);
         tx_test_end();
     }
@@ -270,6 +271,42 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("data movement: one generic program per structure, specialized per perm")) {
+        /* Transposes of other shapes and perms with the same structure (3 merged
+         * dims, per-lane path) share the generic program; each perm bakes its
+         * own strides into a specialized one. */
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
+        tx_tensor a = make(ctx, 3, (int64_t[]){3, 5, 6}, 0), b = make(ctx, 3, (int64_t[]){4, 7, 9}, 0);
+        tx_tensor y;
+        const int p021[3] = {0, 2, 1}, p102[3] = {1, 0, 2};
+        CHECK(!tx_transpose(ctx, a, p021, &y), "%s", tx_last_error(ctx));
+        tx_tensor_destroy(ctx, y);
+        CHECK(!tx_transpose(ctx, b, p021, &y), "%s", tx_last_error(ctx));
+        tx_tensor_destroy(ctx, y);
+        CHECK(!tx_transpose(ctx, a, p102, &y), "%s", tx_last_error(ctx));
+        tx_tensor_destroy(ctx, y);
+        tx_stats s = stats(ctx);
+        CHECK(s.generic_compiles == 1 && s.generic_runs == 3, "%llu generic compiles, %llu runs",
+              (unsigned long long)s.generic_compiles, (unsigned long long)s.generic_runs);
+        tx_tensor_destroy(ctx, a);
+        tx_tensor_destroy(ctx, b);
+        tx_host_close(h, ctx);
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});
+        a = make(ctx, 3, (int64_t[]){3, 5, 6}, 0);
+        for (int i = 0; i < 2; i++) {
+            CHECK(!tx_transpose(ctx, a, p021, &y), "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, y);
+            CHECK(!tx_transpose(ctx, a, p102, &y), "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, y);
+        }
+        s = stats(ctx);
+        CHECK(s.specialized_compiles == 2 && s.specialized_runs == 4,
+              "%llu specialized compiles, %llu runs", (unsigned long long)s.specialized_compiles,
+              (unsigned long long)s.specialized_runs);
+        tx_tensor_destroy(ctx, a);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
         setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});

@@ -367,6 +367,138 @@ int main(int argc, char **argv) {
         tx_tensor_destroy(ctx, i);
         tx_test_end();
     }
+    if (tx_test_begin("data movement: bad perms, axes, sizes and dtypes")) {
+        tx_tensor a = mk(ctx, 2, 3, 4, 0), b = mk(ctx, 2, 3, 5, 0), c = mk(ctx, 2, 2, 4, 0);
+        EXPECT(tx_transpose(ctx, a, (int[]){1, 1}, &y), TX_STATUS_INVALID_ARGUMENT, "transpose",
+               "perm[1] = 1", "[3, 4]");
+        EXPECT(tx_transpose(ctx, a, (int[]){0, 2}, &y), TX_STATUS_INVALID_ARGUMENT, "transpose",
+               "perm[1] = 2");
+        EXPECT(tx_concat(ctx, (tx_tensor[]){a, b}, 2, 0, &y), TX_STATUS_SHAPE_MISMATCH, "concat",
+               "[3, 4]", "[3, 5]", "axis 0");
+        EXPECT(tx_concat(ctx, (tx_tensor[]){a, c}, 2, 2, &y), TX_STATUS_INVALID_ARGUMENT,
+               "concat", "axis 2");
+        EXPECT(tx_concat(ctx, (tx_tensor[]){a}, 0, 0, &y), TX_STATUS_INVALID_ARGUMENT, "concat");
+        tx_tensor parts[3];
+        EXPECT(tx_split(ctx, a, 1, (int64_t[]){1, 2}, 2, parts), TX_STATUS_SHAPE_MISMATCH,
+               "split", "sum to 3", "[3, 4]");
+        EXPECT(tx_split(ctx, a, -3, NULL, 2, parts), TX_STATUS_INVALID_ARGUMENT, "split",
+               "axis -3");
+        EXPECT(tx_slice(ctx, a, &(tx_slice_desc){.n = 2, .axes = {1, -1}, .has_axes = true},
+                        &y),
+               TX_STATUS_INVALID_ARGUMENT, "slice", "repeated", "[3, 4]");
+        EXPECT(tx_slice(ctx, a, &(tx_slice_desc){.n = 3}, &y), TX_STATUS_INVALID_ARGUMENT,
+               "slice", "3 entries");
+        EXPECT(tx_pad(ctx, a, &(tx_pad_desc){.begin = {-2}, .end = {-2}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "pad", "crop", "[3, 4]");
+        EXPECT(tx_pad(ctx, a, &(tx_pad_desc){.mode = (tx_pad_mode)9}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "pad", "mode");
+        tx_tensor e = mk(ctx, 2, 0, 4, 0);
+        EXPECT(tx_pad(ctx, e, &(tx_pad_desc){.mode = TX_PAD_REFLECT, .begin = {1}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "pad", "empty", "[0, 4]");
+        EXPECT(tx_gather(ctx, a, b, 0, &y), TX_STATUS_DTYPE_MISMATCH, "gather", "int32");
+        tx_tensor i6;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 6, .shape = {1, 1, 1, 1, 1, 2}, .dtype = TX_DTYPE_INT32}, &i6), "create");
+        EXPECT(tx_gather(ctx, a, i6, 0, &y), TX_STATUS_RANK_TOO_HIGH, "gather", "rank 7",
+               "[3, 4]", "[1, 1, 1, 1, 1, 2]");
+        EXPECT(tx_gather(ctx, a, i6, -3, &y), TX_STATUS_INVALID_ARGUMENT, "gather", "axis -3");
+        EXPECT(tx_gather(ctx, e, i6, 0, &y), TX_STATUS_RANK_TOO_HIGH, "gather");
+        EXPECT(tx_expand(ctx, a, 2, (int64_t[]){5, 4}, &y), TX_STATUS_SHAPE_MISMATCH, "expand",
+               "[3, 4]", "[5, 4]");
+        EXPECT(tx_tile(ctx, a, (int64_t[]){1, -1}, &y), TX_STATUS_INVALID_ARGUMENT, "tile",
+               "repeats[1] = -1");
+        tx_tensor d4 = mk(ctx, 3, 2, 3, 4);
+        EXPECT(tx_depth_to_space(ctx, d4, 2, TX_DEPTH_DCR, &y), TX_STATUS_SHAPE_MISMATCH,
+               "depth_to_space", "rank 3", "[2, 3, 4]");
+        tx_tensor x4;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {1, 6, 2, 3}}, &x4), "create");
+        EXPECT(tx_depth_to_space(ctx, x4, 2, TX_DEPTH_DCR, &y), TX_STATUS_SHAPE_MISMATCH,
+               "depth_to_space", "blocksize^2 = 4", "[1, 6, 2, 3]");
+        EXPECT(tx_space_to_depth(ctx, x4, 2, &y), TX_STATUS_SHAPE_MISMATCH, "space_to_depth",
+               "multiples of blocksize 2");
+        EXPECT(tx_depth_to_space(ctx, x4, 0, TX_DEPTH_DCR, &y), TX_STATUS_INVALID_ARGUMENT,
+               "blocksize 0");
+        EXPECT(tx_resize(ctx, a, &(tx_resize_desc){.scales = {1, -2}}, &y),
+               TX_STATUS_INVALID_ARGUMENT, "resize", "scales[1]", "[3, 4]");
+        EXPECT(tx_resize(ctx, e, &(tx_resize_desc){.sizes = {2, 4}}, &y),
+               TX_STATUS_SHAPE_MISMATCH, "resize", "empty");
+        EXPECT(tx_resize(ctx, i6, &(tx_resize_desc){.mode = TX_RESIZE_LINEAR}, &y),
+               TX_STATUS_DTYPE_MISMATCH, "resize", "linear");
+        tx_tensor r4;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {2, 2, 2, 2}}, &r4), "create");
+        EXPECT(tx_resize(ctx, r4,
+                         &(tx_resize_desc){.mode = TX_RESIZE_CUBIC, .scales = {2, 2, 2, 2}}, &y),
+               TX_STATUS_UNSUPPORTED, "resize", "cubic", "at most 3", "[2, 2, 2, 2]");
+        tx_tensor_destroy(ctx, r4);
+        tx_op_attrs at = {.move = {.n_split = 2}};
+        EXPECT(tx_op_run(ctx, TX_OP_SPLIT, &a, 1, &at, &y), TX_STATUS_INVALID_ARGUMENT,
+               "split", "tx_op_run_multi");
+        at = (tx_op_attrs){.move = {.n_perm = 3}};
+        EXPECT(tx_op_run(ctx, TX_OP_TRANSPOSE, &a, 1, &at, &y), TX_STATUS_INVALID_ARGUMENT,
+               "transpose", "3 entries");
+        EXPECT(tx_op_run(ctx, TX_OP_CONCAT, &a, 0, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
+               "concat");
+        tx_tensor ts[] = {a, b, c, d4, e, i6, x4};
+        for (size_t i = 0; i < TX_COUNTOF(ts); i++)
+            tx_tensor_destroy(ctx, ts[i]);
+        tx_test_end();
+    }
+    if (tx_test_begin("flatten, squeeze, unsqueeze: ONNX shapes as views; bad axes refused")) {
+        tx_tensor a = mk(ctx, 3, 2, 1, 3), v;
+        int rank;
+        int64_t sh[TX_MAX_RANK];
+        CHECK(!tx_flatten(ctx, a, 2, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 2 && sh[0] == 2 && sh[1] == 3, "flatten(2): rank %d [%lld, %lld]", rank,
+              (long long)sh[0], (long long)sh[1]);
+        tx_tensor_destroy(ctx, v);
+        CHECK(!tx_flatten(ctx, a, 0, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 2 && sh[0] == 1 && sh[1] == 6, "flatten(0)");
+        tx_tensor_destroy(ctx, v);
+        CHECK(!tx_squeeze(ctx, a, NULL, 0, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 2 && sh[0] == 2 && sh[1] == 3, "squeeze all: rank %d", rank);
+        tx_tensor_destroy(ctx, v);
+        CHECK(!tx_unsqueeze(ctx, a, (int[]){0, -1}, 2, &v), "%s", tx_last_error(ctx));
+        tx_tensor_shape(ctx, v, &rank, sh, NULL);
+        CHECK(rank == 5 && sh[0] == 1 && sh[1] == 2 && sh[3] == 3 && sh[4] == 1,
+              "unsqueeze: rank %d", rank);
+        tx_tensor_destroy(ctx, v);
+        EXPECT(tx_squeeze(ctx, a, (int[]){0}, 1, &y), TX_STATUS_INVALID_ARGUMENT, "squeeze",
+               "axes[0] = 0", "[2, 1, 3]");
+        EXPECT(tx_unsqueeze(ctx, a, (int[]){1, 1}, 2, &y), TX_STATUS_INVALID_ARGUMENT,
+               "unsqueeze", "repeated");
+        EXPECT(tx_unsqueeze(ctx, a, (int[]){0, 1, 2, 3}, 4, &y), TX_STATUS_RANK_TOO_HIGH,
+               "unsqueeze", "rank 7");
+        EXPECT(tx_flatten(ctx, a, 4, &y), TX_STATUS_INVALID_ARGUMENT, "flatten", "axis 4");
+        tx_tensor_destroy(ctx, a);
+        tx_test_end();
+    }
+    if (tx_test_begin("gather clamps out-of-range indices; identity is a view")) {
+        float v[3] = {10, 20, 30}, got[6];
+        int32_t idx[6] = {-1, 5, -7, 1, 2, -3};
+        tx_tensor x, ix, g, id;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {3}, .data = v}, &x), "create");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {6}, .dtype = TX_DTYPE_INT32, .data = idx}, &ix), "create");
+        CHECK(!tx_gather(ctx, x, ix, 0, &g), "%s", tx_last_error(ctx));
+        CHECK(!tx_tensor_read(ctx, g, got, sizeof got), "read");
+        const float want[6] = {30, 30, 10, 20, 30, 10};
+        for (int i = 0; i < 6; i++)
+            CHECK(got[i] == want[i], "index %d -> %g, want %g", idx[i], (double)got[i],
+                  (double)want[i]);
+        tx_stats s0, s1;
+        tx_ctx_stats(ctx, &s0);
+        CHECK(!tx_identity(ctx, g, &id), "%s", tx_last_error(ctx));
+        tx_tensor one;
+        CHECK(!tx_concat(ctx, &g, 1, 0, &one), "%s", tx_last_error(ctx));
+        tx_ctx_stats(ctx, &s1);
+        CHECK(s1.draws == s0.draws && s1.live_texture_bytes == s0.live_texture_bytes,
+              "identity / single concat drew or allocated");
+        tx_tensor ts[] = {x, ix, g, id, one};
+        for (size_t i = 0; i < TX_COUNTOF(ts); i++)
+            tx_tensor_destroy(ctx, ts[i]);
+        tx_test_end();
+    }
     tx_host_close(g_host, ctx);
 
     if (tx_test_begin("specialized compile failure falls back to generic, results right")) {

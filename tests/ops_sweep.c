@@ -13,6 +13,8 @@ typedef struct shape_case {
     tx_op_attrs attrs;
     bool bias;
     const char *label; /* names the attributes in the test name */
+    tx_op op;          /* TX_OP_NONE: every op of the family; else only this op */
+    bool int32;        /* every input is int32 */
 } shape_case;
 
 static const shape_case k_unary[] = {
@@ -203,6 +205,97 @@ static const shape_case k_variadic[] = {
     {.shapes = "9,9,9,9,9,9,9,9"},
     {.shapes = "0x3,3"},
 };
+/* MOVE: each case names its op (attributes differ per op). */
+#define MV(OP, SH, TAG, ...) {.shapes = SH, .op = TX_OP_##OP, .label = TAG, .attrs = {.move = {__VA_ARGS__}}}
+#define MVI(OP, SH, TAG, ...)                                                                    \
+    {.shapes = SH, .op = TX_OP_##OP, .label = TAG, .int32 = true, .attrs = {.move = {__VA_ARGS__}}}
+static const shape_case k_move[] = {
+    MV(IDENTITY, "5x7x11x13", "", .axis = 0), MV(IDENTITY, "scalar", "", .axis = 0), MV(IDENTITY, "0x3", "", .axis = 0),
+    MV(TRANSPOSE, "5x7x11x13", "nchw-nhwc", .n_perm = 4, .perm = {0, 2, 3, 1}),
+    MV(TRANSPOSE, "5x7x11x13", "reverse", .n_perm = 0),
+    MV(TRANSPOSE, "2x3x4x5x6x7", "6d", .n_perm = 6, .perm = {5, 0, 4, 1, 3, 2}),
+    MV(TRANSPOSE, "3x5x8", "rows-aligned", .n_perm = 3, .perm = {1, 0, 2}),
+    MV(TRANSPOSE, "3x5x6", "rows", .n_perm = 3, .perm = {1, 0, 2}),
+    MV(TRANSPOSE, "64x65", "2d", .n_perm = 2, .perm = {1, 0}),
+    MV(TRANSPOSE, "1x1x7", "unit-dims", .n_perm = 3, .perm = {2, 1, 0}),
+    MVI(TRANSPOSE, "4x6x5", "int32", .n_perm = 3, .perm = {2, 0, 1}),
+    MV(TRANSPOSE, "0x3", "empty", .n_perm = 0),
+    MV(SLICE, "5x7x11x13", "axes", .slice = {.n = 2, .starts = {1, 2}, .ends = {4, -1}, .axes = {1, 3}, .has_axes = true}),
+    MV(SLICE, "9x10", "neg-steps", .slice = {.n = 2, .starts = {-1, 8}, .ends = {INT64_MIN, 1}, .steps = {-2, -3}}),
+    MV(SLICE, "17", "clamp", .slice = {.n = 1, .starts = {-100}, .ends = {100}}),
+    MV(SLICE, "6x8", "empty", .slice = {.n = 1, .starts = {10}, .ends = {20}}),
+    MV(SLICE, "6x8", "reversed-empty", .slice = {.n = 1, .starts = {2}, .ends = {4}, .steps = {-1}}),
+    MV(SLICE, "4x16", "unaligned-rows", .slice = {.n = 1, .starts = {1}, .ends = {13}, .axes = {1}, .has_axes = true}),
+    MV(SLICE, "4x16", "aligned-rows", .slice = {.n = 1, .starts = {4}, .ends = {12}, .axes = {-1}, .has_axes = true}),
+    MV(SLICE, "2x3x4x5x6x7", "6d", .slice = {.n = 2, .starts = {0, INT64_MAX}, .ends = {INT64_MAX, -100}, .axes = {-1, -3}, .steps = {2, -1}, .has_axes = true}),
+    MV(PAD, "5x7x11x13", "constant", .pad = {.begin = {0, 0, 1, 2}, .end = {0, 0, 2, 1}, .value = 1.5f}),
+    MV(PAD, "3x7x9", "reflect", .pad = {.mode = TX_PAD_REFLECT, .begin = {0, 2, 3}, .end = {1, 3, 2}}),
+    MV(PAD, "2x3", "reflect-wide", .pad = {.mode = TX_PAD_REFLECT, .begin = {0, 5}, .end = {1, 7}}),
+    MV(PAD, "4x5", "edge", .pad = {.mode = TX_PAD_EDGE, .begin = {2, 3}, .end = {1, 4}}),
+    MV(PAD, "4x5", "wrap", .pad = {.mode = TX_PAD_WRAP, .begin = {1, 6}, .end = {2, 3}}),
+    MV(PAD, "6x8", "crop", .pad = {.begin = {-1, 2}, .end = {1, -3}, .value = -1}),
+    MV(PAD, "3x4x8", "outer-constant", .pad = {.begin = {1, 0, 0}, .end = {0, 1, 0}, .value = 7}),
+    MV(PAD, "3x4x8", "outer-edge", .pad = {.mode = TX_PAD_EDGE, .begin = {1, 2, 0}, .end = {2, 0, 0}}),
+    MV(PAD, "0x3", "from-empty", .pad = {.begin = {1, 0}, .end = {1, 0}, .value = 2}),
+    MVI(PAD, "5x6", "int32", .pad = {.begin = {1, 1}, .end = {1, 1}, .value = 3.7f}),
+    MV(EXPAND, "3x1", "", .rank = 3, .shape = {2, 3, 4}),
+    MV(EXPAND, "1x8", "outer", .rank = 2, .shape = {5, 8}),
+    MV(EXPAND, "5x1", "inner", .rank = 2, .shape = {5, 8}),
+    MV(EXPAND, "2x1x3", "both-ways", .rank = 3, .shape = {2, 4, 1}),
+    MV(EXPAND, "scalar", "scalar", .rank = 2, .shape = {3, 5}),
+    MV(TILE, "3x5", "", .repeats = {2, 3}),
+    MV(TILE, "2x3x4", "inner", .repeats = {1, 2, 2}),
+    MV(TILE, "2x8", "outer", .repeats = {3, 1}),
+    MV(TILE, "4", "zero", .repeats = {0}),
+    MV(DEPTH_TO_SPACE, "2x8x3x5", "dcr", .blocksize = 2),
+    MV(DEPTH_TO_SPACE, "2x8x3x5", "crd", .blocksize = 2, .depth_mode = TX_DEPTH_CRD),
+    MV(DEPTH_TO_SPACE, "1x18x2x3", "b3", .blocksize = 3),
+    MV(SPACE_TO_DEPTH, "2x3x4x6", "b2", .blocksize = 2),
+    MV(SPACE_TO_DEPTH, "1x2x6x9", "b3", .blocksize = 3),
+    MV(SPLIT, "6x10", "sizes", .axis = 1, .n_split = 3, .split = {2, 3, 5}),
+    MV(SPLIT, "7x5", "equal", .axis = 0, .n_split = 3),
+    MV(SPLIT, "2x3x16", "aligned", .axis = -1, .n_split = 2, .split = {8, 8}),
+    MV(SPLIT, "3x9", "mixed", .axis = 1, .n_split = 2, .split = {4, 5}),
+    MV(SPLIT, "4x3", "one", .axis = 0),
+    MV(CONCAT, "5x7x3,5x2x3", "axis1", .axis = 1),
+    MV(CONCAT, "4x8,4x4,4x12", "aligned", .axis = 1),
+    MV(CONCAT, "2x3,2x3,2x3,2x3,2x3,2x3", "six", .axis = 0),
+    MV(CONCAT, "1x3,2x3,1x3,3x3,1x3,1x3,2x3,1x3", "eight", .axis = 0),
+    MV(CONCAT, "3x5,3x0,3x2", "empty-part", .axis = -1),
+    MV(CONCAT, "2x3x4x5x6x7,2x3x4x5x6x1", "6d", .axis = 5),
+    MV(CONCAT, "7x2", "single", .axis = 0),
+    MVI(CONCAT, "3x4,3x4", "int32", .axis = 0),
+    MV(GATHER, "5x7,3", "rows", .axis = 0),
+    MV(GATHER, "5x8x4,2x3", "aligned", .axis = 1),
+    MV(GATHER, "6x7,2x2", "last-axis", .axis = -1),
+    MV(GATHER, "10,scalar", "scalar-index", .axis = 0),
+    MV(GATHER, "3x4x5,2x1x2", "3d", .axis = 2),
+    MVI(GATHER, "7x3,4", "int32", .axis = 0),
+    MV(GATHER, "5x3,0", "no-indices", .axis = 0),
+};
+#define RZ(SH, TAG, ...) {.shapes = SH, .label = TAG, .attrs = {.move = {.resize = {__VA_ARGS__}}}}
+static const shape_case k_resize[] = {
+    RZ("1x2x5x7", "nearest", .scales = {1, 1, 2, 2}),
+    RZ("1x3x4x4", "upsample", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 2, 3}),
+    RZ("1x2x8x8", "down-floor-ties", .scales = {1, 1, 0.5f, 0.5f}),
+    RZ("1x2x8x8", "down-ceil-ties", .nearest = TX_RESIZE_ROUND_PREFER_CEIL, .scales = {1, 1, 0.5f, 0.5f}),
+    RZ("2x3x5", "tf-ceil", .coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, .nearest = TX_RESIZE_CEIL, .sizes = {2, 3, 9}),
+    RZ("1x2x5x7", "linear", .mode = TX_RESIZE_LINEAR, .scales = {1, 1, 2, 2}),
+    RZ("1x1x4x6", "align-corners", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ALIGN_CORNERS, .sizes = {1, 1, 7, 11}),
+    RZ("1x1x2x4", "align-fractional", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ALIGN_CORNERS, .scales = {1, 1, 0.6f, 0.6f}),
+    RZ("3x4", "pytorch-len-1.2", .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .nearest = TX_RESIZE_CEIL, .scales = {1, 0.3f}),
+    RZ("2x3x4", "asymmetric", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1.5f, 2.5f}),
+    RZ("1x2x6x4", "pytorch", .mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .sizes = {1, 2, 3, 1}),
+    RZ("2x3x4x5", "trilinear", .mode = TX_RESIZE_LINEAR, .scales = {1, 2, 2, 2}),
+    RZ("2x3x2x3x2x3", "6d", .mode = TX_RESIZE_LINEAR, .scales = {1, 2, 1, 2, 1, 2}),
+    RZ("3x9", "down-linear", .mode = TX_RESIZE_LINEAR, .sizes = {2, 4}),
+    RZ("1x2x5x7", "cubic", .mode = TX_RESIZE_CUBIC, .scales = {1, 1, 2, 2}),
+    RZ("1x2x8x9", "cubic-exclude", .mode = TX_RESIZE_CUBIC, .cubic_a = -0.5f, .exclude_outside = true, .scales = {1, 1, 0.6f, 0.8f}),
+    RZ("2x6x7", "cubic-align", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ALIGN_CORNERS, .sizes = {2, 11, 4}),
+    RZ("3x4x5x6", "tricubic", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1.5f, 2, 0.5f}),
+    RZ("4x6", "cubic-pytorch-len-1", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .sizes = {1, 9}),
+    {.shapes = "2x3x3", .label = "int32", .int32 = true, .attrs = {.move = {.resize = {.scales = {1, 2, 2}}}}},
+};
 
 typedef struct family_cases {
     const shape_case *cases;
@@ -234,6 +327,8 @@ static family_cases cases_for(tx_op op) {
     case TX_FAMILY_CONV_TRANSPOSE:
         return (family_cases){k_conv_transpose, (int)TX_COUNTOF(k_conv_transpose)};
     case TX_FAMILY_POOL: return (family_cases){k_pool, (int)TX_COUNTOF(k_pool)};
+    case TX_FAMILY_MOVE: return (family_cases){k_move, (int)TX_COUNTOF(k_move)};
+    case TX_FAMILY_RESIZE: return (family_cases){k_resize, (int)TX_COUNTOF(k_resize)};
     default: return (family_cases){NULL, 0};
     }
 }
@@ -243,6 +338,8 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
     d->op = op;
     d->attrs = c->attrs;
     d->seed = 7;
+    for (int i = 0; i < TX_CHECK_MAX_INPUTS; i++)
+        d->dtype[i] = c->int32 ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
     char buf[128];
     snprintf(buf, sizeof buf, "%s", c->shapes);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
@@ -263,8 +360,9 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
             d->shape[2][0] = d->shape[1][1] * (c->attrs.conv.group ? c->attrs.conv.group : 1);
         d->n_inputs = 3;
     }
-    return d->n_inputs == tx_op_arity(op) || (c->bias && d->n_inputs == 3) ||
-           (op == TX_OP_LAYER_NORM && d->n_inputs == 2) || tx_op_arity(op) == 0;
+    int arity = tx_op_arity(op);
+    return d->n_inputs == arity || (arity == 0 && d->n_inputs >= 1) ||
+           (c->bias && d->n_inputs == 3) || (op == TX_OP_LAYER_NORM && d->n_inputs == 2);
 }
 
 typedef struct mode {
@@ -294,11 +392,14 @@ int main(int argc, char **argv) {
             return 1;
         for (int op = 1; op < TX_OP_COUNT_; op++) {
             family_cases fc = cases_for((tx_op)op);
-            if (!fc.n) {
+            int mine = 0; /* cases for this op (a case may name one op of its family) */
+            for (int ci = 0; ci < fc.n; ci++)
+                mine += fc.cases[ci].op == TX_OP_NONE || fc.cases[ci].op == (tx_op)op;
+            if (!mine) {
                 char name[96];
                 snprintf(name, sizeof name, "%s/%s", modes[m].name, tx_op_name((tx_op)op));
                 if (tx_test_begin(name)) {
-                    CHECK(fc.n > 0, "no shape set for this op's family");
+                    CHECK(mine > 0, "no shape case for this op");
                     tx_test_end();
                 }
                 continue;
@@ -306,10 +407,12 @@ int main(int argc, char **argv) {
             for (int ci = 0; ci < fc.n; ci++) {
                 char name[192];
                 const shape_case *c = &fc.cases[ci];
+                if (c->op != TX_OP_NONE && c->op != (tx_op)op)
+                    continue;
                 snprintf(name, sizeof name, "%s/%s/%s%s%s%s%s%s", modes[m].name,
                          tx_op_name((tx_op)op), c->shapes, c->attrs.matmul.transpose_a ? "/ta" : "",
                          c->attrs.matmul.transpose_b ? "/tb" : "", c->bias ? "/bias" : "",
-                         c->label ? "/" : "", c->label ? c->label : "");
+                         c->label && *c->label ? "/" : "", c->label ? c->label : "");
                 if (!tx_test_begin(name))
                     continue;
                 tx_check_desc d;

@@ -314,6 +314,116 @@ tx_status tx_cast(tx_ctx *ctx, tx_tensor x, tx_dtype to, bool as_bool, tx_tensor
  * (1 or more inputs of one dtype). */
 tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                   tx_tensor *out);
+/* ---- data movement: transpose, concat, split, slice, pad, gather, resize,
+ *      expand, tile, depth/space, identity (ONNX semantics) ----
+ *
+ * Every op here takes float32 or int32 tensors and returns the input's dtype
+ * (Gather's indices are int32). Axes may be negative (counted from the end).
+ * Identity, Reshape (tx_tensor_reshape), Flatten, Squeeze and Unsqueeze are
+ * views: no draw. Attributes fixed by the caller (perm, axes, starts, pads,
+ * repeats, block sizes) are validated on the host; Gather's indices are data
+ * on the GPU and cannot be: an index outside [-dim, dim - 1] is clamped to
+ * that range (ONNX calls it an error, which a shader cannot report). */
+
+/* A view of x with the same shape and storage (no draw). */
+tx_status tx_identity(tx_ctx *ctx, tx_tensor x, tx_tensor *out);
+/* Views with ONNX shape rules (no draw). Flatten: [prod(dims[:axis]),
+ * prod(dims[axis:])], axis in [-rank, rank]. Squeeze: drops the listed dims
+ * (each must be 1), or every 1 when n_axes is 0. Unsqueeze: inserts 1s at
+ * the listed positions of the result (rank + n_axes dims). */
+tx_status tx_flatten(tx_ctx *ctx, tx_tensor x, int axis, tx_tensor *out);
+tx_status tx_squeeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out);
+tx_status tx_unsqueeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_tensor *out);
+/* y.shape[i] = x.shape[perm[i]]; perm has rank(x) entries, a permutation of
+ * 0..rank-1; NULL reverses the dims (the ONNX default). */
+tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out);
+/* Joins n >= 1 tensors along `axis`; every other dim must be equal. */
+tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs, int n, int axis, tx_tensor *out);
+/* Cuts x along `axis` into n outputs outs[0..n-1] of sizes split[i] (they
+ * must sum to the dim); split NULL: n parts of ceil(dim / n), the last one
+ * smaller (ONNX 18 num_outputs). */
+tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
+                   tx_tensor *outs);
+
+typedef struct tx_slice_desc {
+    int n;                       /* entries used in each array below */
+    int64_t starts[TX_MAX_RANK]; /* negative counts from the end; clamped like ONNX */
+    int64_t ends[TX_MAX_RANK];   /* exclusive; INT64_MAX / INT64_MIN mean "to the end" */
+    int64_t axes[TX_MAX_RANK];   /* the dim of each entry; only read when has_axes */
+    int64_t steps[TX_MAX_RANK];  /* 0 means 1; negative walks backwards */
+    bool has_axes;               /* false: entry i slices dim i */
+} tx_slice_desc;
+tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out);
+
+typedef enum tx_pad_mode {
+    TX_PAD_CONSTANT = 0, /* outside reads `value` */
+    TX_PAD_REFLECT,      /* mirror without repeating the edge (numpy "reflect") */
+    TX_PAD_EDGE,         /* repeat the edge element */
+    TX_PAD_WRAP,         /* periodic (ONNX 19 "wrap") */
+    TX_PAD_COUNT_
+} tx_pad_mode;
+typedef struct tx_pad_desc {
+    tx_pad_mode mode;
+    int64_t begin[TX_MAX_RANK]; /* elements added before dim i; negative crops */
+    int64_t end[TX_MAX_RANK];   /* elements added after dim i; negative crops */
+    float value;                /* constant mode */
+} tx_pad_desc;
+tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *out);
+
+/* y = x taken along `axis` at int32 `indices` (any rank):
+ * y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]. Negative
+ * indices count from the end; out-of-range ones are clamped (see above). */
+tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out);
+
+typedef enum tx_resize_mode {
+    TX_RESIZE_NEAREST = 0,
+    TX_RESIZE_LINEAR, /* n-linear: 2 taps a resampled dim */
+    TX_RESIZE_CUBIC,  /* 4 taps a resampled dim; at most 3 resampled dims */
+    TX_RESIZE_MODE_COUNT_
+} tx_resize_mode;
+typedef enum tx_resize_coord {
+    TX_RESIZE_HALF_PIXEL = 0, /* x_in = (x_out + 0.5) / scale - 0.5 */
+    TX_RESIZE_ASYMMETRIC,     /* x_in = x_out / scale (ONNX Upsample) */
+    TX_RESIZE_ALIGN_CORNERS,  /* x_in = x_out * (in - 1) / (len - 1) */
+    TX_RESIZE_PYTORCH_HALF_PIXEL, /* half_pixel, but -0.5 where len == 1 */
+    TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, /* x_in = (x_out + 0.5) / scale */
+    TX_RESIZE_COORD_COUNT_
+} tx_resize_coord;
+typedef enum tx_resize_nearest {
+    TX_RESIZE_ROUND_PREFER_FLOOR = 0,
+    TX_RESIZE_ROUND_PREFER_CEIL,
+    TX_RESIZE_FLOOR, /* ONNX Upsample's nearest */
+    TX_RESIZE_CEIL,
+    TX_RESIZE_NEAREST_COUNT_
+} tx_resize_nearest;
+typedef struct tx_resize_desc {
+    tx_resize_mode mode;       /* linear/cubic interpolate every dim not mapped 1:1 */
+    tx_resize_coord coord;     /* ONNX coordinate_transformation_mode */
+    tx_resize_nearest nearest; /* ONNX nearest_mode */
+    float scales[TX_MAX_RANK]; /* per dim of x, > 0; 0 means 1; out = floor(in * scale) */
+    int64_t sizes[TX_MAX_RANK]; /* output shape; when any entry is nonzero, sizes
+                                   win and scale = out / in (0 keeps that dim) */
+    float cubic_a;             /* cubic coefficient; 0 means -0.75 (ONNX default) */
+    bool exclude_outside;      /* cubic: taps outside x weigh 0, the rest renormalised */
+} tx_resize_desc;
+/* Resize/Upsample. Upsample(mode) is asymmetric coords with nearest FLOOR.
+ * len is the resized length as the ONNX reference defines it: in * scale,
+ * unrounded (onnxruntime uses the rounded output size; they differ only
+ * where in * scale is fractional); with sizes, len = out. Coordinates are
+ * clamped to [0, in - 1] (nearest after rounding). */
+tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out);
+
+/* Broadcasts x against `shape` (numpy rules, both ways, as ONNX Expand). */
+tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx_tensor *out);
+/* y.shape[i] = x.shape[i] * repeats[i]; repeats has rank(x) entries >= 0. */
+tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *out);
+
+typedef enum tx_depth_mode { TX_DEPTH_DCR = 0, TX_DEPTH_CRD, TX_DEPTH_COUNT_ } tx_depth_mode;
+/* x [N, C, H, W] -> [N, C / b^2, H * b, W * b] (ONNX DepthToSpace). */
+tx_status tx_depth_to_space(tx_ctx *ctx, tx_tensor x, int blocksize, tx_depth_mode mode,
+                            tx_tensor *out);
+/* x [N, C, H, W] -> [N, C * b^2, H / b, W / b] (ONNX SpaceToDepth). */
+tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *out);
 
 /* Runs any op by enum with its inputs in order; `attrs` may be NULL.
  * (CLI and tests use this to walk the op list.) */
@@ -328,9 +438,31 @@ typedef struct tx_op_attrs {
     float alpha, beta;          /* ACT family (given as is: no ONNX defaults) */
     tx_dtype cast_to;           /* cast */
     bool cast_bool;             /* cast: to 0/1 */
+    struct {                    /* data movement and resize */
+        int axis;               /* concat, split, gather */
+        int n_perm;             /* transpose: entries in perm; 0 reverses the dims */
+        int perm[TX_MAX_RANK];
+        int n_split;            /* split: number of outputs (0 means 1) */
+        int64_t split[8];       /* split sizes (up to 8 outputs here; tx_split takes
+                                   any number); all zero: equal parts */
+        tx_slice_desc slice;
+        tx_pad_desc pad;
+        tx_resize_desc resize;
+        int rank;               /* expand: target shape */
+        int64_t shape[TX_MAX_RANK];
+        int64_t repeats[TX_MAX_RANK]; /* tile */
+        int blocksize;          /* depth_to_space, space_to_depth */
+        tx_depth_mode depth_mode;
+    } move;
 } tx_op_attrs;
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                     const tx_op_attrs *attrs, tx_tensor *out);
+/* For ops with several outputs (split: attrs->move.n_split of them): fills
+ * outs[0..n_outs-1]; n_outs must equal tx_op_outputs(op, attrs). */
+tx_status tx_op_run_multi(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                          const tx_op_attrs *attrs, tx_tensor *outs, int n_outs);
+/* Number of outputs of op with these attributes (1 for most ops). */
+int tx_op_outputs(tx_op op, const tx_op_attrs *attrs);
 const char *tx_op_name(tx_op op);
 /* Looks an op up by its name ("matmul"); returns TX_OP_NONE if unknown. */
 tx_op tx_op_from_name(const char *name);

@@ -80,6 +80,10 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
                        k_names[op], want, n_inputs);
     tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
+    if (tx_op_outputs(op, &a) != 1)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: has %d outputs here: use tx_op_run_multi", k_names[op],
+                       tx_op_outputs(op, &a));
     switch (fam) {
     case TX_FAMILY_UNARY: return tx_unary(ctx, op, inputs[0], out);
     case TX_FAMILY_CLIP: return tx_clip(ctx, inputs[0], a.lo, a.hi, out);
@@ -101,7 +105,34 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     case TX_FAMILY_ACT: return tx_activation(ctx, op, inputs[0], a.alpha, a.beta, out);
     case TX_FAMILY_CAST: return tx_cast(ctx, inputs[0], a.cast_to, a.cast_bool, out);
     case TX_FAMILY_NARY: return tx_nary(ctx, op, inputs, n_inputs, out);
+    case TX_FAMILY_MOVE: return tx_move_run(ctx, op, inputs, n_inputs, &a, out, 1);
+    case TX_FAMILY_RESIZE: return tx_resize(ctx, inputs[0], &a.move.resize, out);
     default: break;
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
+}
+
+int tx_op_outputs(tx_op op, const tx_op_attrs *attrs) {
+    if (op == TX_OP_SPLIT && attrs && attrs->move.n_split > 1)
+        return attrs->move.n_split;
+    return 1;
+}
+
+tx_status tx_op_run_multi(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                          const tx_op_attrs *attrs, tx_tensor *outs, int n_outs) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!outs)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run_multi: outs is NULL");
+    if (n_outs != tx_op_outputs(op, attrs))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: has %d outputs, %d requested",
+                       tx_op_name(op), tx_op_outputs(op, attrs), n_outs);
+    if (n_outs == 1)
+        return tx_op_run(ctx, op, inputs, n_inputs, attrs, outs);
+    if (!inputs)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run_multi: inputs is NULL");
+    if (n_inputs != k_arity[op])
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
+                       k_names[op], k_arity[op], n_inputs);
+    return tx_move_run(ctx, op, inputs, n_inputs, attrs, outs, n_outs);
 }

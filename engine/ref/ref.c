@@ -90,6 +90,20 @@ double tx_ref_input_step(tx_op op, int input) {
     }
 }
 
+tx_dtype tx_ref_input_dtype(tx_op op, int input, const tx_ref_tensor *in, int n_in,
+                            const tx_op_attrs *attrs, float *lo, float *hi) {
+    if (op == TX_OP_GATHER && input == 1 && n_in >= 1) {
+        int a = attrs ? attrs->move.axis : 0;
+        a = a < 0 ? a + in[0].rank : a;
+        float dim = a >= 0 && a < in[0].rank ? (float)in[0].shape[a] : 1.0f;
+        *lo = -dim - 2.0f;
+        *hi = dim + 1.0f;
+        return TX_DTYPE_INT32;
+    }
+    tx_ref_input_range(op, input, lo, hi);
+    return TX_DTYPE_FLOAT32;
+}
+
 void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
     *atol = 1e-5;
     *rtol = 1e-5;

@@ -13,7 +13,9 @@ typedef struct tx_ref_tensor {
     float *data; /* int32 tensors hold their values as floats here too */
 } tx_ref_tensor;
 
-/* Returns 0 and fills *out (data malloc'd) or -1 when the inputs are invalid. */
+/* Returns 0 and fills *out (data malloc'd) or -1 when the inputs are invalid.
+ * Ops with several outputs (split) fill out[0..k-1], k = tx_op_outputs(op,
+ * attrs). */
 typedef int (*tx_ref_fn)(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                          tx_ref_tensor *out);
 
@@ -37,6 +39,13 @@ void tx_ref_input_range(tx_op op, int input, float *lo, float *hi);
 /* 0, or a step the inputs are rounded down to, so that ties, zeros, exact
  * halves and 0/1 booleans occur (argmax ties, round half to even, and/or). */
 double tx_ref_input_step(tx_op op, int input);
+/* The dtype of input `input` of `op` in tests, and for int32 inputs the
+ * inclusive range of whole values to draw. `in` holds every input's rank and
+ * shape (not yet its data), for ranges that depend on shapes: gather's
+ * indices span [-dim - 2, dim + 1], negative and clamped ones included.
+ * Float inputs: float32, with tx_ref_input_range. */
+tx_dtype tx_ref_input_dtype(tx_op op, int input, const tx_ref_tensor *in, int n_in,
+                            const tx_op_attrs *attrs, float *lo, float *hi);
 /* Allowed |got - want| <= atol + rtol·|want|; `k` is the reduction length
  * (matmul's K, conv's C/group·kH·kW) where error grows with it. */
 void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol);
