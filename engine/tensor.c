@@ -33,6 +33,11 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
                        "%s: %s is not a live tensor (handle 0x%08x: destroyed, never "
                        "created, or from another context)",
                        op, arg, t.id);
+    if (s->st->generation != ctx->generation)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "%s: %s was created before the GL context was lost; its contents are "
+                       "gone (destroy it and create it again)",
+                       op, arg);
     *out = s;
     return TX_STATUS_OK;
 }
@@ -141,6 +146,7 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     }
     stg->refs = 1;
     stg->numel = numel;
+    stg->generation = ctx->generation;
     tx_slot *s = &ctx->slots[idx];
     s->live = true;
     s->rank = rank;
@@ -215,12 +221,13 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
 tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
-    if (st)
-        return st;
+    tx_slot *s = tx_slot_get(ctx, t);
+    if (!s)
+        return tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
     if (--s->st->refs == 0) {
-        tx_pool_release(ctx, &s->st->tex);
+        /* Storage of a lost context owns no texture any more. */
+        if (s->st->generation == ctx->generation)
+            tx_pool_release(ctx, &s->st->tex);
         free(s->st);
     }
     s->st = NULL;

@@ -48,6 +48,16 @@ void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *dat
 /* Reads the first `texels` texels into dst (4 floats each). */
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst);
 
+/* Asynchronous read: copies the first `texels` texels into a new pixel-pack
+ * buffer and puts a fence behind the copy. Nothing waits here. */
+bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, void **sync);
+/* Has the fence signalled? Never blocks (under WebGL the answer only changes
+ * between tasks of the event loop, so the caller must yield between polls). */
+bool tx_gl_read_ready(void *sync);
+/* Copies the buffer into dst (4 floats per texel); stalls if not ready. */
+bool tx_gl_read_end(unsigned buf, int texels, float *dst);
+void tx_gl_read_free(unsigned buf, void *sync);
+
 /* Programs. Link is issued without waiting; query completion separately. */
 tx_gl_prog tx_gl_program_begin(tx_gl *g, const char *fs_source);
 /* With KHR_parallel_shader_compile: has the link finished? (else true) */

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the browser package: emscripten (Debian's) via the meson cross file
+# into build-web/, then copies texel.mjs + texel.wasm next to web/texel.js and
+# generates web/texel-ops.d.ts from the op list, so web/ is the npm package.
+#   TEXEL_WEB_BUILD   build directory (default build-web)
+#   TEXEL_WEB_BUILDTYPE  meson buildtype (default release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TEXEL_SETUP_WEB=1 bash scripts/setup.sh
+export NODE_PATH=/usr/share/nodejs
+BUILD=${TEXEL_WEB_BUILD:-build-web}
+werror=false
+[[ "${CI:-}" == "true" ]] && werror=true
+if [[ ! -d "$BUILD" ]]; then
+    meson setup "$BUILD" --cross-file web/emscripten-cross.ini \
+        --buildtype="${TEXEL_WEB_BUILDTYPE:-release}" -Dwerror=$werror
+else
+    meson configure "$BUILD" -Dwerror=$werror >/dev/null
+fi
+ninja -C "$BUILD"
+cp "$BUILD/web/texel.mjs" "$BUILD/web/texel.wasm" web/
+node web/tools/gen-dts.mjs > web/texel-ops.d.ts
