@@ -469,7 +469,7 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
     }
     tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);
     ctx->stats.draws++;
-    unsigned e = tx_gl_error();
+    unsigned e = tx_gl_op_error(&ctx->gl);
     cache_after_draw(ctx, op);
     if (e) {
         if (tx_gl_context_lost(&ctx->gl)) {

@@ -218,8 +218,10 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
                        "if the host saw the loss)");
     drop_gl_objects(ctx);
     bool allow_parallel = ctx->caps.parallel_compile;
+    bool defer_errors = ctx->gl.defer_errors;
     if (!tx_gl_init(&ctx->gl, ctx->get_proc, ctx->err, sizeof ctx->err))
         return TX_STATUS_CONTEXT_LOST;
+    ctx->gl.defer_errors = defer_errors;
     if (tx_gl_context_lost(&ctx->gl))
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
                        "tx_ctx_restore: the GL context is still lost");

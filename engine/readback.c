@@ -174,7 +174,8 @@ tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes
         ctx->lost = true;
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
     }
-    return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: reading the pixel-pack buffer failed", fn);
+    return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: reading the pixel-pack buffer failed (with deferred GL error "
+                   "checks the error may come from an earlier op)", fn);
 }
 
 tx_status tx_readback_cancel(tx_ctx *ctx, tx_readback h) {

@@ -189,7 +189,7 @@ static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
     tx_gl_tex_upload(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)used, buf);
     free(buf);
     ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
-    unsigned e = tx_gl_error();
+    unsigned e = tx_gl_op_error(&ctx->gl);
     if (e)
         return tx_fail(ctx, TX_STATUS_GL_ERROR, "tensor upload: %s", tx_gl_error_name(e));
     return TX_STATUS_OK;
@@ -292,7 +292,9 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
             ctx->lost = true;
             return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
         }
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read: readback failed");
+        return tx_fail(ctx, TX_STATUS_GL_ERROR,
+                       "tx_tensor_read: readback failed (with deferred GL error checks the "
+                       "error may come from an earlier op)");
     }
     if (s->dtype == TX_DTYPE_INT32) {
         int32_t *d = dst;

@@ -64,6 +64,27 @@ for t in ops_sweep cache_test errors_test restore_test; do
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 
+# Browser suites: the same C tests built by emscripten, the JS API tests and
+# the demo end to end, in headless Chromium (SwiftShader WebGL2) driven by
+# playwright-core. scripts/build-web.sh installs emscripten, chromium and the
+# npm packages. TEXEL_WEB=0 leaves them out.
+if [[ "${TEXEL_WEB:-1}" != "0" ]]; then
+    export TEXEL_WEB_BUILD=${TEXEL_WEB_BUILD:-build-web-test}
+    if bash scripts/build-web.sh; then
+        for t in ops_sweep cache_test errors_test restore_test; do
+            run_suite "web:$t" node web/test/run.mjs ctest "$t"
+        done
+        run_suite "web:api" node web/test/run.mjs page web/test/api.html
+        mkdir -p web/results
+        export TEXEL_SCREENSHOT=web/results/demo.png
+        run_suite "web:demo" node web/test/run.mjs page web/demo/index.html autorun=1
+        unset TEXEL_SCREENSHOT
+    else
+        echo "web: build failed"
+        failed=$((failed + 1))
+    fi
+fi
+
 if ((skipped)); then
     echo "$passed passed, $failed failed, $skipped skipped"
 else

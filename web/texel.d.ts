@@ -31,6 +31,9 @@ export interface CreateOptions {
   maxTextureSize?: number;
   /** Print every generated shader to the console. */
   logShaders?: boolean;
+  /** Check GL errors after every op (a synchronous GPU round trip each, ~0.1 ms)
+   *  so they name the op; default: errors surface at the next read. */
+  debug?: boolean;
   /** Where texel.wasm lives (default: next to texel.mjs). */
   wasmUrl?: string;
 }

@@ -523,9 +523,10 @@ function camelKeys(o) {
 }
 
 /**
- * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, wasmUrl?})
+ * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?, wasmUrl?})
  * Loads the engine (once per page) and makes a context on `canvas` (default: a
- * canvas of its own that is never shown).
+ * canvas of its own that is never shown). debug: check for GL errors after
+ * every op (a GPU round trip each) instead of at the next read.
  */
 export async function create(opts = {}) {
   const core = await loadCore(opts);
@@ -538,7 +539,8 @@ export async function create(opts = {}) {
   // specializeAfter: k identical calls; 0 or 'always'; 'never'; default 2.
   const k = opts.specializeAfter;
   const code = k === undefined ? 0 : k === 0 || k === 'always' ? -1 : k === 'never' || k < 0 ? -2 : k;
-  const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0, opts.logShaders ? 1 : 0);
+  const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
+    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0);
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
   return new Context(core, w, canvas);
 }

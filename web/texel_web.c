@@ -46,7 +46,7 @@ static tx_ctx *use(txw *w) {
 /* ---- context ---- */
 
 EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
-                       int log_shaders) {
+                       int log_shaders, int debug) {
     g_create_error[0] = 0;
     txw *w = calloc(1, sizeof *w);
     if (!w) {
@@ -77,6 +77,9 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
         free(w);
         return NULL;
     }
+    /* glGetError after every draw would cost a GPU-process round trip per op;
+     * `debug` keeps it (errors then name the op that caused them). */
+    w->ctx->gl.defer_errors = !debug;
     return w;
 }
 

@@ -88,10 +88,9 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
     if (g->has_parallel && glMaxShaderCompilerThreadsKHR)
         glMaxShaderCompilerThreadsKHR(0xFFFFFFFFu);
 #endif
-    glGenFramebuffers(1, &g->fbo);
+    g->cur_fbo = -1;
     glGenVertexArrays(1, &g->vao);
     g->vs = compile_shader(GL_VERTEX_SHADER, k_vs);
-    glBindFramebuffer(GL_FRAMEBUFFER, g->fbo);
     glBindVertexArray(g->vao);
     glDisable(GL_BLEND);
     glDisable(GL_DEPTH_TEST);
@@ -106,8 +105,9 @@ void tx_gl_shutdown(tx_gl *g) {
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glBindVertexArray(0);
     glUseProgram(0);
-    if (g->fbo)
-        glDeleteFramebuffers(1, &g->fbo);
+    for (int i = 0; i < 4; i++)
+        if (g->fbos[i])
+            glDeleteFramebuffers(1, &g->fbos[i]);
     if (g->vao)
         glDeleteVertexArrays(1, &g->vao);
     if (g->vs)
@@ -158,39 +158,49 @@ static void bind_for_edit(tx_gl *g, tx_gl_tex t) {
     }
 }
 
-static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
-    bool same = n_out == g->n_attached;
-    for (int i = 0; same && i < n_out; i++)
-        same = g->attached[i] == outs[i];
-    if (same)
+static void bind_fbo(tx_gl *g, int idx) {
+    if (g->cur_fbo == idx)
         return;
-    for (int i = 0; i < 4; i++) {
-        tx_gl_tex t = i < n_out ? outs[i] : 0;
-        if (g->attached[i] != t)
-            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
-                                   GL_TEXTURE_2D, t, 0);
-        g->attached[i] = t;
-    }
-    if (n_out != g->n_attached) {
+    if (!g->fbos[idx]) {
         static const GLenum bufs[4] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1,
                                        GL_COLOR_ATTACHMENT2, GL_COLOR_ATTACHMENT3};
-        glDrawBuffers(n_out, bufs);
+        glGenFramebuffers(1, &g->fbos[idx]);
+        glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[idx]);
+        glDrawBuffers(idx + 1, bufs);
+        glReadBuffer(GL_COLOR_ATTACHMENT0);
+    } else {
+        glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[idx]);
     }
-    g->n_attached = n_out;
+    g->cur_fbo = idx;
+}
+
+static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
+    int idx = n_out - 1;
+    bind_fbo(g, idx);
+    for (int i = 0; i < n_out; i++) {
+        if (g->fbo_att[idx][i] != outs[i])
+            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
+                                   GL_TEXTURE_2D, outs[i], 0);
+        g->fbo_att[idx][i] = outs[i];
+    }
 }
 
 /* A texture bound for sampling must not also be the render target (feedback
- * loop); drop it from the unit cache so binding state stays truthful. */
+ * loop); drop it from the unit cache so binding state stays truthful. A
+ * texture about to be deleted must leave every framebuffer: deleting only
+ * detaches it from the bound one. */
 static void unbind_everywhere(tx_gl *g, tx_gl_tex t) {
     for (int u = 0; u < TX_GL_UNITS; u++)
         if (g->unit_tex[u] == t)
             bind_unit(g, u, 0);
-    for (int i = 0; i < 4; i++)
-        if (g->attached[i] == t) {
-            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
-                                   GL_TEXTURE_2D, 0, 0);
-            g->attached[i] = 0;
-        }
+    for (int f = 0; f < 4; f++)
+        for (int i = 0; i <= f; i++)
+            if (g->fbo_att[f][i] == t) {
+                bind_fbo(g, f);
+                glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
+                                       GL_TEXTURE_2D, 0, 0);
+                g->fbo_att[f][i] = 0;
+            }
 }
 
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
@@ -230,10 +240,8 @@ void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *dat
 }
 
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {
-    tx_gl_tex outs[1] = {t};
-    unbind_everywhere(g, t);
+    tx_gl_tex outs[1] = {t}; /* reading needs no unbinding: nothing is drawn */
     attach(g, outs, 1);
-    glReadBuffer(GL_COLOR_ATTACHMENT0);
     int full_rows = texels / w;
     int rest = texels % w;
     if (full_rows > 0)
@@ -245,10 +253,8 @@ bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {
 }
 
 bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, void **sync) {
-    tx_gl_tex outs[1] = {t};
-    unbind_everywhere(g, t);
+    tx_gl_tex outs[1] = {t}; /* reading needs no unbinding: nothing is drawn */
     attach(g, outs, 1);
-    glReadBuffer(GL_COLOR_ATTACHMENT0);
     GLuint b = 0;
     glGenBuffers(1, &b);
     glBindBuffer(GL_PIXEL_PACK_BUFFER, b);
@@ -385,8 +391,10 @@ void tx_gl_uniform_f(int loc, float v) {
 
 void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
                 int w, int h) {
+    /* Units n_in.. must not keep an output bound (feedback loop); units below
+     * n_in get this draw's inputs anyway. */
     for (int i = 0; i < n_out; i++)
-        for (int u = 0; u < TX_GL_UNITS; u++)
+        for (int u = n_in; u < TX_GL_UNITS; u++)
             if (g->unit_tex[u] == outs[i])
                 bind_unit(g, u, 0);
     for (int i = 0; i < n_in; i++)
@@ -412,6 +420,8 @@ unsigned tx_gl_error(void) {
     }
     return first;
 }
+
+unsigned tx_gl_op_error(tx_gl *g) { return g->defer_errors ? 0 : tx_gl_error(); }
 
 const char *tx_gl_error_name(unsigned e) {
     switch (e) {

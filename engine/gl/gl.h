@@ -16,17 +16,25 @@ typedef unsigned int tx_gl_prog;
 #define TX_GL_MAX_UNIFORMS 64
 
 typedef struct tx_gl {
-    unsigned fbo;
+    /* One framebuffer per output count (1..4): a matmul alternates a
+     * 4-target tile pass and a 1-target interleave, and each keeps its
+     * attachments and draw buffers instead of re-attaching every call. */
+    unsigned fbos[4];
+    tx_gl_tex fbo_att[4][4];
+    int cur_fbo; /* index into fbos, -1 none bound */
     unsigned vao;
     unsigned vs; /* the shared full-screen-triangle vertex shader */
     tx_gl_prog cur_prog;
     tx_gl_tex unit_tex[TX_GL_UNITS];
     int active_unit;
-    tx_gl_tex attached[4];
-    int n_attached;
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */
     bool has_robustness;
+    /* Under WebGL glGetError is a synchronous round trip to the GPU process
+     * (~0.1 ms in Chromium, 30x a small op's cost): when set, draws skip it
+     * and an error surfaces at the next read instead (web/texel_web.c sets
+     * it unless the page asks for debug checks). */
+    bool defer_errors;
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns
@@ -78,6 +86,8 @@ void tx_gl_finish(void);
 /* Returns the first pending GL error (0 if none) and clears the queue. */
 unsigned tx_gl_error(void);
 const char *tx_gl_error_name(unsigned e);
+/* tx_gl_error after a draw or upload; 0 without asking when g->defer_errors. */
+unsigned tx_gl_op_error(tx_gl *g);
 /* True when the driver reports the context was reset or lost. */
 bool tx_gl_context_lost(tx_gl *g);
 

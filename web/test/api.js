@@ -172,6 +172,38 @@ test('errors: TexelError with the engine status and message', async () => {
   check(tx.stats().jsLiveTensors >= 0, '');
 });
 
+test('GL calls per op in steady state stay few (bound state is cached in engine/gl)', async () => {
+  const proto = WebGL2RenderingContext.prototype;
+  const saved = {};
+  const counts = {};
+  for (const k of Object.getOwnPropertyNames(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, k);
+    if (typeof d.value !== 'function') continue;
+    saved[k] = d.value;
+    proto[k] = function (...args) { counts[k] = (counts[k] || 0) + 1; return saved[k].apply(this, args); };
+  }
+  try {
+    const t3 = await texel.create();
+    const a = t3.tensor(rand(4096, 1), [64, 64]), b = t3.tensor(rand(4096, 2), [64, 64]);
+    const perOp = (fn) => {
+      for (let i = 0; i < 4; i++) fn().dispose(); // compile, specialize, warm the pool
+      for (const k of Object.keys(counts)) delete counts[k];
+      for (let i = 0; i < 10; i++) fn().dispose();
+      const total = Object.values(counts).reduce((x, y) => x + y, 0) / 10;
+      return { total, detail: Object.entries(counts).map(([k, v]) => `${k}×${v / 10}`).join(' ') };
+    };
+    const add = perOp(() => a.add(b));
+    const mm = perOp(() => a.matmul(b));
+    console.log(`  add: ${add.total} WebGL calls per op (${add.detail})`);
+    console.log(`  matmul (2 draws): ${mm.total} WebGL calls per op (${mm.detail})`);
+    check(add.total <= 2, `add makes ${add.total} WebGL calls per op`);
+    check(mm.total <= 24, `matmul makes ${mm.total} WebGL calls per op`);
+    t3.dispose();
+  } finally {
+    for (const [k, f] of Object.entries(saved)) proto[k] = f;
+  }
+});
+
 test('FinalizationRegistry frees the GPU memory of forgotten tensors', async () => {
   check(typeof gc === 'function', 'run Chromium with --js-flags=--expose-gc');
   const settle = async () => { for (let i = 0; i < 5; i++) { gc(); await new Promise((r) => setTimeout(r, 20)); } };

@@ -2,6 +2,7 @@
 //
 //   node web/test/run.mjs ctest NAME [FILTER]   a C test program built by build-web/
 //   node web/test/run.mjs page PATH [QUERY]     a test page (web/test/api.html)
+//   TEXEL_SCREENSHOT=file.png                   also saves a screenshot at the end
 //
 // The page logs its lines to the console (streamed here to stdout, so the
 // "N passed, N failed" line reaches scripts/test.sh) and sets window.__result =
@@ -43,13 +44,17 @@ async function main() {
   const browser = await launch();
   let status = 1;
   try {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on('console', (m) => console.log(m.text()));
     page.on('pageerror', (e) => console.log(`page error: ${e.stack || e}`));
     await page.goto(base + path);
     const timeout = Number(process.env.TEXEL_WEB_TIMEOUT_MS || 1200000);
     await page.waitForFunction(() => window.__result, null, { timeout, polling: 500 });
     status = await page.evaluate(() => window.__result.status);
+    if (process.env.TEXEL_SCREENSHOT) {
+      await page.screenshot({ path: process.env.TEXEL_SCREENSHOT, fullPage: true });
+      console.log(`screenshot: ${process.env.TEXEL_SCREENSHOT}`);
+    }
   } catch (e) {
     console.log(`run.mjs: ${e.stack || e}`);
   } finally {
