@@ -9,7 +9,7 @@ PKGS=(meson ninja-build pkg-config gcc python3 python3-glad libglfw3-dev libstb-
 # The browser build and tests (scripts/build-web.sh, scripts/test.sh): Debian's
 # emscripten and chromium; node + npm for playwright-core (web/package.json).
 if [[ "${TEXEL_SETUP_WEB:-}" == "1" ]]; then
-    PKGS+=(emscripten chromium nodejs)
+    PKGS+=(emscripten chromium nodejs brotli)
     command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 fi
 if [[ "${TEXEL_SETUP_EXTRA:-}" != "" ]]; then
