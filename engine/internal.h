@@ -149,6 +149,8 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
                           tx_dtype dtype, tx_tensor *out);
 void tx_tensors_release_all(tx_ctx *ctx);
+/* Texture floats → caller values (float32 copied, int32 converted). */
+void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst);
 
 /* pool.c */
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out);

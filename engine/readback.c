@@ -157,13 +157,7 @@ tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes
     }
     bool ok = tx_gl_read_end(r->buf, r->texels, buf);
     if (ok) {
-        if (r->dtype == TX_DTYPE_INT32) {
-            int32_t *d = dst;
-            for (int64_t i = 0; i < r->numel; i++)
-                d[i] = (int32_t)buf[i];
-        } else {
-            memcpy(dst, buf, (size_t)r->numel * 4u);
-        }
+        tx_texels_to_values(r->dtype, buf, r->numel, dst);
         ctx->stats.bytes_downloaded += (uint64_t)r->texels * 16u;
     }
     free(buf);

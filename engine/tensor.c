@@ -264,6 +264,16 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
     return upload(ctx, s, data);
 }
 
+void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst) {
+    if (dtype == TX_DTYPE_INT32) {
+        int32_t *d = dst;
+        for (int64_t i = 0; i < numel; i++)
+            d[i] = (int32_t)texels[i];
+    } else {
+        memcpy(dst, texels, (size_t)numel * 4u);
+    }
+}
+
 tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
@@ -296,13 +306,7 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
                        "tx_tensor_read: readback failed (with deferred GL error checks the "
                        "error may come from an earlier op)");
     }
-    if (s->dtype == TX_DTYPE_INT32) {
-        int32_t *d = dst;
-        for (int64_t i = 0; i < s->numel; i++)
-            d[i] = (int32_t)buf[i];
-    } else {
-        memcpy(dst, buf, (size_t)s->numel * 4u);
-    }
+    tx_texels_to_values(s->dtype, buf, s->numel, dst);
     free(buf);
     ctx->stats.bytes_downloaded += (uint64_t)texels * 16u;
     return TX_STATUS_OK;

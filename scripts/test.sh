@@ -75,6 +75,7 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]]; then
             run_suite "web:$t" node web/test/run.mjs ctest "$t"
         done
         run_suite "web:api" node web/test/run.mjs page web/test/api.html
+        run_suite "web:types" bash web/test/types.sh
         mkdir -p web/results
         export TEXEL_SCREENSHOT=web/results/demo.png
         run_suite "web:demo" node web/test/run.mjs page web/demo/index.html autorun=1
