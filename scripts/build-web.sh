@@ -8,6 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TEXEL_SETUP_WEB=1 bash scripts/setup.sh
 export NODE_PATH=/usr/share/nodejs
+# emcc builds its system libraries into its cache on first use; Debian's lives
+# under /usr/share, which only root may write.
+if [[ -z "${EM_CACHE:-}" && ! -w /usr/share/emscripten/cache ]]; then
+    export EM_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/texel-emscripten"
+fi
 BUILD=${TEXEL_WEB_BUILD:-build-web}
 werror=false
 [[ "${CI:-}" == "true" ]] && werror=true
