@@ -155,7 +155,7 @@ tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes
         readback_free(r);
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
     }
-    bool ok = tx_gl_read_end(r->buf, r->texels, buf);
+    bool ok = tx_gl_read_end(&ctx->gl, r->buf, r->texels, buf);
     if (ok) {
         tx_texels_to_values(r->dtype, buf, r->numel, dst);
         ctx->stats.bytes_downloaded += (uint64_t)r->texels * 16u;

@@ -203,9 +203,28 @@ static void unbind_everywhere(tx_gl *g, tx_gl_tex t) {
             }
 }
 
-bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
-    while (glGetError() != GL_NO_ERROR) {
+/* Clears the error queue before a call whose own error matters; an error
+ * found there belongs to an earlier call whose check was deferred, so it is
+ * kept for the next read (or op check) to report. */
+static void drain_errors(tx_gl *g) {
+    GLenum e;
+    for (int i = 0; i < 16 && (e = glGetError()) != GL_NO_ERROR; i++)
+        if (!g->pending_error)
+            g->pending_error = e;
+}
+
+/* The first error since the last check: a kept one, else the queue's. */
+static unsigned take_error(tx_gl *g) {
+    unsigned e = tx_gl_error();
+    if (g->pending_error) {
+        e = g->pending_error;
+        g->pending_error = 0;
     }
+    return e;
+}
+
+bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
+    drain_errors(g);
     GLuint t = 0;
     glGenTextures(1, &t);
     bind_for_edit(g, t);
@@ -249,7 +268,7 @@ bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {
     if (rest > 0)
         glReadPixels(0, full_rows, rest, 1, GL_RGBA, GL_FLOAT,
                      dst + (size_t)full_rows * (size_t)w * 4);
-    return glGetError() == GL_NO_ERROR;
+    return take_error(g) == GL_NO_ERROR;
 }
 
 bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, void **sync) {
@@ -287,7 +306,7 @@ bool tx_gl_read_ready(void *sync) {
     return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
 }
 
-bool tx_gl_read_end(unsigned buf, int texels, float *dst) {
+bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst) {
     size_t bytes = (size_t)texels * 16u;
     glBindBuffer(GL_PIXEL_PACK_BUFFER, buf);
 #ifdef __EMSCRIPTEN__
@@ -302,7 +321,7 @@ bool tx_gl_read_end(unsigned buf, int texels, float *dst) {
     }
 #endif
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
-    return ok && glGetError() == GL_NO_ERROR;
+    return take_error(g) == GL_NO_ERROR && ok;
 }
 
 void tx_gl_read_free(unsigned buf, void *sync) {
@@ -421,7 +440,7 @@ unsigned tx_gl_error(void) {
     return first;
 }
 
-unsigned tx_gl_op_error(tx_gl *g) { return g->defer_errors ? 0 : tx_gl_error(); }
+unsigned tx_gl_op_error(tx_gl *g) { return g->defer_errors ? 0 : take_error(g); }
 
 const char *tx_gl_error_name(unsigned e) {
     switch (e) {

@@ -35,6 +35,7 @@ typedef struct tx_gl {
      * and an error surfaces at the next read instead (web/texel_web.c sets
      * it unless the page asks for debug checks). */
     bool defer_errors;
+    unsigned pending_error; /* an error found while clearing the queue, not yet reported */
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns
@@ -53,7 +54,8 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
 /* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data);
-/* Reads the first `texels` texels into dst (4 floats each). */
+/* Reads the first `texels` texels into dst (4 floats each); false on any GL
+ * error since the last check (with deferred checks, maybe an earlier op's). */
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst);
 
 /* Asynchronous read: copies the first `texels` texels into a new pixel-pack
@@ -63,7 +65,7 @@ bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, v
  * between tasks of the event loop, so the caller must yield between polls). */
 bool tx_gl_read_ready(void *sync);
 /* Copies the buffer into dst (4 floats per texel); stalls if not ready. */
-bool tx_gl_read_end(unsigned buf, int texels, float *dst);
+bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst);
 void tx_gl_read_free(unsigned buf, void *sync);
 
 /* Programs. Link is issued without waiting; query completion separately. */

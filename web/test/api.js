@@ -204,6 +204,25 @@ test('GL calls per op in steady state stay few (bound state is cached in engine/
   }
 });
 
+test('GL errors: deferred to the next read by default, per op with debug: true', async () => {
+  const S = texel.Status;
+  for (const debug of [false, true]) {
+    const t4 = await texel.create({ debug });
+    const gl = t4.canvas.getContext('webgl2');
+    const a = t4.tensor([1, 2, 3, 4]);
+    a.neg().dispose(); // so the next op's output comes from the pool
+    gl.bindTexture(0x1234, null); // an INVALID_ENUM left in the queue, as a driver fault would
+    if (debug) {
+      throwsTexel(() => a.neg(), S.GL_ERROR, 'neg', 'GL_INVALID_ENUM');
+    } else {
+      const y = a.neg(); // not checked here: no GPU round trip per op
+      throwsTexel(() => y.dataSync(), S.GL_ERROR, 'earlier op');
+    }
+    close(a.neg().dataSync(), [-1, -2, -3, -4], 0, `usable after the error (debug ${debug})`);
+    t4.dispose();
+  }
+});
+
 test('FinalizationRegistry frees the GPU memory of forgotten tensors', async () => {
   check(typeof gc === 'function', 'run Chromium with --js-flags=--expose-gc');
   const settle = async () => { for (let i = 0; i < 5; i++) { gc(); await new Promise((r) => setTimeout(r, 20)); } };
