@@ -60,7 +60,9 @@ run_suite() { # name, command...
 }
 
 for t in ops_sweep cache_test errors_test restore_test; do
-    run_suite "$t" xvfb-run -a "$BUILD/tests/$t"
+    # xvfb-run -a probes display numbers from -n upwards and races with other
+    # Xvfb servers starting on a shared machine; a random start avoids them.
+    run_suite "$t" xvfb-run -a -n $((100 + RANDOM % 4000)) "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 
