@@ -28,6 +28,17 @@ run_suite() { # name, command...
     log=$(mktemp)
     "$@" 2>"$log.err" | tee "$log"
     local rc=${PIPESTATUS[0]}
+    # Xvfb sometimes is not accepting connections yet when a loaded machine
+    # runs the test ("Failed to open display"): try again before calling the
+    # context missing.
+    local tries=1
+    while [[ $rc -eq 77 && $tries -lt 3 ]]; do
+        echo "$name: no GL context (try $tries: $(grep -m1 -i display "$log.err")); retrying"
+        sleep 2
+        "$@" 2>"$log.err" | tee "$log"
+        rc=${PIPESTATUS[0]}
+        tries=$((tries + 1))
+    done
     local line
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
     if [[ $rc -eq 77 ]]; then
