@@ -223,6 +223,19 @@ test('GL errors: deferred to the next read by default, per op with debug: true',
   }
 });
 
+test('in a Worker: OffscreenCanvas context, async read', async () => {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const r = await new Promise((ok, fail) => {
+    w.onmessage = (e) => ok(e.data);
+    w.onerror = (e) => fail(new CheckError(`worker error: ${e.message}`));
+  });
+  w.terminate();
+  check(r.ok, r.error);
+  check(r.canvas === 'OffscreenCanvas', `context on ${r.canvas}`);
+  close(r.values, [8, 11, 16, 23], 0, 'worker matmul');
+  check(r.stats.draws >= 2 && r.stats.liveTensors === 3, `draws ${r.stats.draws}, live ${r.stats.liveTensors}`);
+});
+
 test('FinalizationRegistry frees the GPU memory of forgotten tensors', async () => {
   check(typeof gc === 'function', 'run Chromium with --js-flags=--expose-gc');
   const settle = async () => { for (let i = 0; i < 5; i++) { gc(); await new Promise((r) => setTimeout(r, 20)); } };
