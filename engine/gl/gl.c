@@ -408,16 +408,16 @@ void tx_gl_uniform_f(int loc, float v) {
         glUniform1f(loc, v);
 }
 
+int tx_gl_unit_base(int n_out) { return n_out > 1 ? 0 : TX_GL_UNITS / 2; }
+
 void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
                 int w, int h) {
-    /* Units n_in.. must not keep an output bound (feedback loop); units below
-     * n_in get this draw's inputs anyway. */
-    for (int i = 0; i < n_out; i++)
-        for (int u = n_in; u < TX_GL_UNITS; u++)
-            if (g->unit_tex[u] == outs[i])
-                bind_unit(g, u, 0);
+    int base = tx_gl_unit_base(n_out);
+    /* A feedback loop needs the output sampled by this program (GLES 3.0
+     * 4.4.3): only units base.. are, and they get this draw's inputs, which
+     * are never its outputs. Outputs left bound on other units are harmless. */
     for (int i = 0; i < n_in; i++)
-        bind_unit(g, i, ins[i]);
+        bind_unit(g, base + i, ins[i]);
     attach(g, outs, n_out);
     if (g->vp_w != w || g->vp_h != h) {
         glViewport(0, 0, w, h);

@@ -12,7 +12,7 @@
 typedef unsigned int tx_gl_tex;
 typedef unsigned int tx_gl_prog;
 
-#define TX_GL_UNITS 8
+#define TX_GL_UNITS 16 /* GLES 3.0 guarantees 16 fragment texture units */
 #define TX_GL_MAX_UNIFORMS 64
 
 typedef struct tx_gl {
@@ -80,8 +80,14 @@ void tx_gl_use(tx_gl *g, tx_gl_prog p);
 void tx_gl_uniform_i(int loc, int v);
 void tx_gl_uniform_f(int loc, float v);
 
-/* Binds textures to units 0..n_in-1, the outputs as draw buffers 0..n_out-1,
- * and draws one full-screen triangle of w × h fragments. */
+/* The first texture unit of a program with n_out outputs: its inputs are on
+ * units base..base+n_in-1 (samplers u_in<i> = base + i). Multi-output passes
+ * and single-output ones use disjoint units, so a two-pass op (matmul's tile
+ * pass, then its interleave of the tile outputs) keeps every texture bound
+ * across calls instead of rebinding each pass's inputs. */
+int tx_gl_unit_base(int n_out);
+/* Binds textures to units base..base+n_in-1, the outputs as draw buffers
+ * 0..n_out-1, and draws one full-screen triangle of w × h fragments. */
 void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
                 int w, int h);
 void tx_gl_finish(void);
