@@ -231,7 +231,8 @@ static void prepare(tx_ctx *ctx, prog_info *pi, const tx_program_req *r, bool sp
     for (int i = 0; i < r->n_inputs; i++) {
         char name[16];
         snprintf(name, sizeof name, "u_in%d", i);
-        tx_gl_uniform_i(tx_gl_uniform_location(pi->prog, name), i);
+        tx_gl_uniform_i(tx_gl_uniform_location(pi->prog, name),
+                        tx_gl_unit_base(r->n_outputs) + i);
     }
     pi->n_params = specialized ? 0 : r->n_params;
     for (int i = 0; i < pi->n_params; i++)
@@ -457,6 +458,9 @@ static void cache_after_draw(tx_ctx *ctx, const char *op) {
     issue_specialized(ctx, op, si, &c->todo_req, false);
 }
 
+/* Each pass's inputs sit in its half of the units (tx_gl_unit_base). */
+_Static_assert(TX_MAX_INPUTS <= TX_GL_UNITS / 2, "TX_MAX_INPUTS exceeds half the texture units");
+
 tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int n_in,
                   const tx_texture *const *outs, int n_out) {
     tx_gl_tex in_gl[TX_MAX_INPUTS], out_gl[TX_MAX_OUTPUTS];
@@ -469,7 +473,7 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
     }
     tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);
     ctx->stats.draws++;
-    unsigned e = tx_gl_error();
+    unsigned e = tx_gl_op_error(&ctx->gl);
     cache_after_draw(ctx, op);
     if (e) {
         if (tx_gl_context_lost(&ctx->gl)) {

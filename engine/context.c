@@ -85,6 +85,7 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
         free(ctx);
         return TX_STATUS_UNSUPPORTED;
     }
+    ctx->get_proc = d.get_proc_address;
     ctx->k = resolve_k(&d);
     ctx->max_specialized = d.max_specialized > 0 ? d.max_specialized : TX_DEFAULT_MAX_SPECIALIZED;
     ctx->budget = d.memory_budget ? d.memory_budget : TX_DEFAULT_BUDGET;
@@ -132,6 +133,7 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
 void tx_ctx_destroy(tx_ctx *ctx) {
     if (!ctx)
         return;
+    tx_readbacks_drop(ctx, true);
     tx_tensors_release_all(ctx);
     tx_pool_trim(ctx, 0);
     tx_cache_destroy(ctx);
@@ -170,3 +172,105 @@ void tx_ctx_trim(tx_ctx *ctx) {
 }
 
 int tx_ctx_specialize_after(const tx_ctx *ctx) { return ctx ? ctx->k : -1; }
+
+/* ---- context loss ---- */
+
+/* Forgets every GL object of the lost context. The deletes this issues are
+ * no-ops on a lost context (WebGL and KHR_robustness both say so); what
+ * matters is that no name of the old context is used again. Live tensors keep
+ * their handles but their storage is detached: its bytes leave the counters
+ * and its generation no longer matches, so every use reports the loss. */
+static void drop_gl_objects(tx_ctx *ctx) {
+    if (ctx->gl_dropped)
+        return;
+    tx_readbacks_drop(ctx, false);
+    tx_cache_destroy(ctx);
+    tx_pool_trim(ctx, 0);
+    for (int i = 0; i < ctx->n_slots; i++) {
+        tx_storage *st = ctx->slots[i].live ? ctx->slots[i].st : NULL;
+        if (!st || st->generation != ctx->generation)
+            continue;
+        ctx->stats.live_texture_bytes -= st->tex.bytes;
+        st->tex.bytes = 0;
+        st->tex.gl = 0;
+    }
+    ctx->generation++;
+    ctx->gl_dropped = true;
+}
+
+void tx_ctx_mark_lost(tx_ctx *ctx) {
+    if (!ctx)
+        return;
+    ctx->lost = true;
+    drop_gl_objects(ctx);
+}
+
+bool tx_ctx_is_lost(const tx_ctx *ctx) { return !ctx || ctx->lost; }
+
+int tx_ctx_generation(const tx_ctx *ctx) { return ctx ? (int)ctx->generation : 0; }
+
+tx_status tx_ctx_restore(tx_ctx *ctx) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!ctx->lost)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_ctx_restore: the context is not lost (call tx_ctx_mark_lost first "
+                       "if the host saw the loss)");
+    drop_gl_objects(ctx);
+    bool allow_parallel = ctx->caps.parallel_compile;
+    bool defer_errors = ctx->gl.defer_errors;
+    if (!tx_gl_init(&ctx->gl, ctx->get_proc, ctx->err, sizeof ctx->err))
+        return TX_STATUS_CONTEXT_LOST;
+    ctx->gl.defer_errors = defer_errors;
+    if (tx_gl_context_lost(&ctx->gl))
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "tx_ctx_restore: the GL context is still lost");
+    ctx->gl.has_parallel = ctx->gl.has_parallel && allow_parallel;
+    if (!tx_gl_probe_render(&ctx->gl, false))
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_ctx_restore: the restored context cannot render to RGBA32F textures");
+    tx_status s = tx_cache_create(ctx);
+    if (s)
+        return tx_fail(ctx, s, "tx_ctx_restore: out of host memory");
+    ctx->lost = false;
+    ctx->gl_dropped = false;
+    for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)
+        if (ctx->restore_hooks[i].fn)
+            ctx->restore_hooks[i].fn(ctx, ctx->restore_hooks[i].user);
+    return TX_STATUS_OK;
+}
+
+tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!fn)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_ctx_add_restore_hook: fn is NULL");
+    int free_i = -1;
+    for (int i = 0; i < (int)TX_COUNTOF(ctx->restore_hooks); i++) {
+        if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user)
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                           "tx_ctx_add_restore_hook: this hook is already registered");
+        if (!ctx->restore_hooks[i].fn && free_i < 0)
+            free_i = i;
+    }
+    if (free_i < 0)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
+                       "tx_ctx_add_restore_hook: all %d hook slots are in use",
+                       (int)TX_COUNTOF(ctx->restore_hooks));
+    ctx->restore_hooks[free_i].fn = fn;
+    ctx->restore_hooks[free_i].user = user;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_ctx_remove_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)
+        if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user) {
+            ctx->restore_hooks[i].fn = NULL;
+            ctx->restore_hooks[i].user = NULL;
+            return TX_STATUS_OK;
+        }
+    return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                   "tx_ctx_remove_restore_hook: no such hook is registered");
+}

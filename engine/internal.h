@@ -55,6 +55,7 @@ typedef struct tx_texture {
 /* Storage shared by a tensor and its views. */
 typedef struct tx_storage {
     tx_texture tex;
+    uint32_t generation; /* ctx->generation when made; older: lost with the context */
     int refs;
     int64_t numel;
 } tx_storage;
@@ -131,6 +132,16 @@ struct tx_ctx {
 
     tx_pool pool;
     tx_cache *cache;
+
+    /* context loss (context.c) and asynchronous reads (readback.c) */
+    tx_glproc (*get_proc)(const char *);
+    uint32_t generation;  /* bumped when the GL objects of a lost context are dropped */
+    bool gl_dropped;      /* this loss's GL objects are already forgotten */
+    struct {
+        tx_restore_hook fn;
+        void *user;
+    } restore_hooks[16];
+    struct tx_readbacks *reads;
 };
 
 /* error.c-style helpers (context.c) */
@@ -149,6 +160,8 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
                           tx_dtype dtype, tx_tensor *out);
 void tx_tensors_release_all(tx_ctx *ctx);
+/* Texture floats → caller values (float32 copied, int32 converted). */
+void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst);
 
 /* pool.c */
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out);
@@ -179,6 +192,11 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req);
 /* Draws the bound program over `outs` (all the same dims). */
 tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int n_in,
                   const tx_texture *const *outs, int n_out);
+
+/* readback.c */
+/* Frees every pending readback; `release` also frees the table (context
+ * destroy). Without it handles stay unique across a context loss. */
+void tx_readbacks_drop(tx_ctx *ctx, bool release);
 
 /* ops: registry.c */
 tx_family tx_op_family(tx_op op);

@@ -33,6 +33,11 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
                        "%s: %s is not a live tensor (handle 0x%08x: destroyed, never "
                        "created, or from another context)",
                        op, arg, t.id);
+    if (s->st->generation != ctx->generation)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "%s: %s was created before the GL context was lost; its contents are "
+                       "gone (destroy it and create it again)",
+                       op, arg);
     *out = s;
     return TX_STATUS_OK;
 }
@@ -141,6 +146,7 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     }
     stg->refs = 1;
     stg->numel = numel;
+    stg->generation = ctx->generation;
     tx_slot *s = &ctx->slots[idx];
     s->live = true;
     s->rank = rank;
@@ -183,7 +189,7 @@ static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
     tx_gl_tex_upload(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)used, buf);
     free(buf);
     ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
-    unsigned e = tx_gl_error();
+    unsigned e = tx_gl_op_error(&ctx->gl);
     if (e)
         return tx_fail(ctx, TX_STATUS_GL_ERROR, "tensor upload: %s", tx_gl_error_name(e));
     return TX_STATUS_OK;
@@ -215,12 +221,13 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
 tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
-    if (st)
-        return st;
+    tx_slot *s = tx_slot_get(ctx, t);
+    if (!s)
+        return tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
     if (--s->st->refs == 0) {
-        tx_pool_release(ctx, &s->st->tex);
+        /* Storage of a lost context owns no texture any more. */
+        if (s->st->generation == ctx->generation)
+            tx_pool_release(ctx, &s->st->tex);
         free(s->st);
     }
     s->st = NULL;
@@ -257,6 +264,16 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
     return upload(ctx, s, data);
 }
 
+void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst) {
+    if (dtype == TX_DTYPE_INT32) {
+        int32_t *d = dst;
+        for (int64_t i = 0; i < numel; i++)
+            d[i] = (int32_t)texels[i];
+    } else {
+        memcpy(dst, texels, (size_t)numel * 4u);
+    }
+}
+
 tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
@@ -285,15 +302,11 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
             ctx->lost = true;
             return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
         }
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read: readback failed");
+        return tx_fail(ctx, TX_STATUS_GL_ERROR,
+                       "tx_tensor_read: readback failed (with deferred GL error checks the "
+                       "error may come from an earlier op)");
     }
-    if (s->dtype == TX_DTYPE_INT32) {
-        int32_t *d = dst;
-        for (int64_t i = 0; i < s->numel; i++)
-            d[i] = (int32_t)buf[i];
-    } else {
-        memcpy(dst, buf, (size_t)s->numel * 4u);
-    }
+    tx_texels_to_values(s->dtype, buf, s->numel, dst);
     free(buf);
     ctx->stats.bytes_downloaded += (uint64_t)texels * 16u;
     return TX_STATUS_OK;

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # Installs everything texel needs on a fresh Debian machine (idempotent):
-# Debian packages via apt-get. Run as root (or with sudo available).
+# Debian packages via apt-get, npm packages from lockfiles. Run as root (or
+# with sudo available).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PKGS=(meson ninja-build pkg-config gcc python3 python3-glad libglfw3-dev libstb-dev
       xvfb xauth libgl1-mesa-dri libegl1 libgles2
       libonnx-testdata darknet)
+# The browser build and tests (scripts/build-web.sh, scripts/test.sh): Debian's
+# emscripten and chromium; node + npm for playwright-core (web/package.json).
+if [[ "${TEXEL_SETUP_WEB:-}" == "1" ]]; then
+    PKGS+=(emscripten chromium brotli)
+fi
+# The real-model tests fetch models and onnxruntime-node through npm: Debian's
+# nodejs + npm, unless a node with its own npm is already there.
+command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 if [[ "${TEXEL_SETUP_EXTRA:-}" != "" ]]; then
     # shellcheck disable=SC2206
     PKGS+=(${TEXEL_SETUP_EXTRA})
@@ -20,15 +31,16 @@ if ((${#missing[@]})); then
     [[ $(id -u) -ne 0 ]] && SUDO="sudo"
     echo "setup: installing ${missing[*]}"
     $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+        --no-install-recommends "${missing[@]}"
 fi
 
-# The real-model tests fetch models and onnxruntime-node through npm. Debian's
-# nodejs + npm, unless a node with its own npm is already there.
-if ! command -v npm >/dev/null; then
-    SUDO=""
-    [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-    echo "setup: installing nodejs npm"
-    $SUDO apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+if [[ "${TEXEL_SETUP_WEB:-}" == "1" ]]; then
+    # npm packages from web/package-lock.json (playwright-core drives Debian's
+    # chromium; it never downloads a browser).
+    if [[ ! -f web/node_modules/.package-lock.json ||
+          web/package-lock.json -nt web/node_modules/.package-lock.json ]]; then
+        echo "setup: npm ci in web/"
+        (cd web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+    fi
 fi

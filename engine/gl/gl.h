@@ -12,21 +12,31 @@
 typedef unsigned int tx_gl_tex;
 typedef unsigned int tx_gl_prog;
 
-#define TX_GL_UNITS 8
+#define TX_GL_MAX_OUTPUTS 8 /* draw buffers used at most (matmul, conv tiles) */
+#define TX_GL_UNITS 16 /* GLES 3.0 guarantees 16 fragment texture units */
 #define TX_GL_MAX_UNIFORMS 64
 
 typedef struct tx_gl {
-    unsigned fbo;
+    /* One framebuffer per output count (1..4): a matmul alternates a
+     * 4-target tile pass and a 1-target interleave, and each keeps its
+     * attachments and draw buffers instead of re-attaching every call. */
+    unsigned fbos[TX_GL_MAX_OUTPUTS]; /* one framebuffer per output count */
+    tx_gl_tex fbo_att[TX_GL_MAX_OUTPUTS][TX_GL_MAX_OUTPUTS];
+    int cur_fbo; /* index into fbos, -1 none bound */
     unsigned vao;
     unsigned vs; /* the shared full-screen-triangle vertex shader */
     tx_gl_prog cur_prog;
     tx_gl_tex unit_tex[TX_GL_UNITS];
     int active_unit;
-    tx_gl_tex attached[8];
-    int n_attached;
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */
     bool has_robustness;
+    /* Under WebGL glGetError is a synchronous round trip to the GPU process
+     * (~0.1 ms in Chromium, 30x a small op's cost): when set, draws skip it
+     * and an error surfaces at the next read instead (web/texel_web.c sets
+     * it unless the page asks for debug checks). */
+    bool defer_errors;
+    unsigned pending_error; /* an error found while clearing the queue, not yet reported */
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns
@@ -45,8 +55,19 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
 /* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data);
-/* Reads the first `texels` texels into dst (4 floats each). */
+/* Reads the first `texels` texels into dst (4 floats each); false on any GL
+ * error since the last check (with deferred checks, maybe an earlier op's). */
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst);
+
+/* Asynchronous read: copies the first `texels` texels into a new pixel-pack
+ * buffer and puts a fence behind the copy. Nothing waits here. */
+bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, void **sync);
+/* Has the fence signalled? Never blocks (under WebGL the answer only changes
+ * between tasks of the event loop, so the caller must yield between polls). */
+bool tx_gl_read_ready(void *sync);
+/* Copies the buffer into dst (4 floats per texel); stalls if not ready. */
+bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst);
+void tx_gl_read_free(unsigned buf, void *sync);
 
 /* Programs. Link is issued without waiting; query completion separately. */
 tx_gl_prog tx_gl_program_begin(tx_gl *g, const char *fs_source);
@@ -60,14 +81,22 @@ void tx_gl_use(tx_gl *g, tx_gl_prog p);
 void tx_gl_uniform_i(int loc, int v);
 void tx_gl_uniform_f(int loc, float v);
 
-/* Binds textures to units 0..n_in-1, the outputs as draw buffers 0..n_out-1,
- * and draws one full-screen triangle of w × h fragments. */
+/* The first texture unit of a program with n_out outputs: its inputs are on
+ * units base..base+n_in-1 (samplers u_in<i> = base + i). Multi-output passes
+ * and single-output ones use disjoint units, so a two-pass op (matmul's tile
+ * pass, then its interleave of the tile outputs) keeps every texture bound
+ * across calls instead of rebinding each pass's inputs. */
+int tx_gl_unit_base(int n_out);
+/* Binds textures to units base..base+n_in-1, the outputs as draw buffers
+ * 0..n_out-1, and draws one full-screen triangle of w × h fragments. */
 void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
                 int w, int h);
 void tx_gl_finish(void);
 /* Returns the first pending GL error (0 if none) and clears the queue. */
 unsigned tx_gl_error(void);
 const char *tx_gl_error_name(unsigned e);
+/* tx_gl_error after a draw or upload; 0 without asking when g->defer_errors. */
+unsigned tx_gl_op_error(tx_gl *g);
 /* True when the driver reports the context was reset or lost. */
 bool tx_gl_context_lost(tx_gl *g);
 

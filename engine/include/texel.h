@@ -176,6 +176,55 @@ tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_
 tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape,
                             tx_tensor *out);
 
+/* ---- asynchronous reads ----
+ *
+ * tx_tensor_read stalls until the GPU has finished everything queued before
+ * it. The asynchronous path copies the tensor into a pixel-pack buffer behind
+ * a fence and returns at once; the caller polls (yielding to its event loop
+ * between polls under WebGL) and then collects the values. The read sees the
+ * tensor as it was when tx_tensor_read_async was called: the tensor may be
+ * destroyed or overwritten meanwhile. */
+typedef struct tx_readback {
+    uint32_t id; /* {0} is never valid */
+} tx_readback;
+
+tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out);
+/* Never blocks. *ready becomes true once tx_readback_finish will not stall. */
+tx_status tx_readback_poll(tx_ctx *ctx, tx_readback r, bool *ready);
+/* Copies the values (float or int32 as the tensor's dtype) into dst, which
+ * must hold at least the tensor's size in bytes, and frees the readback (also
+ * on failure). Stalls if called before the poll reported ready. */
+tx_status tx_readback_finish(tx_ctx *ctx, tx_readback r, void *dst, size_t bytes);
+/* Frees a readback without collecting it. */
+tx_status tx_readback_cancel(tx_ctx *ctx, tx_readback r);
+/* Element count and dtype of the tensor being read. */
+tx_status tx_readback_info(tx_ctx *ctx, tx_readback r, int64_t *numel, tx_dtype *dtype);
+
+/* ---- context loss ----
+ *
+ * A GL context can be lost (GPU reset, driver update, a browser reclaiming
+ * memory). From then on every call fails with TX_STATUS_CONTEXT_LOST. Hosts
+ * that learn of the loss first (WebGL's `webglcontextlost` event) say so with
+ * tx_ctx_mark_lost. Once the host has a working context again (WebGL:
+ * `webglcontextrestored`, the same context object; desktop: a new context made
+ * current), tx_ctx_restore rebuilds the engine's GL objects, programs are
+ * recompiled on demand, and restore hooks run so that owners of long-lived
+ * tensors (a model session's weights) can re-upload them. Tensors created
+ * before the loss stay valid handles whose every use fails with
+ * TX_STATUS_CONTEXT_LOST ("created before the GL context was lost"); destroy
+ * them as usual. Counters (tx_stats) are kept across a restore. */
+typedef void (*tx_restore_hook)(tx_ctx *ctx, void *user);
+
+void tx_ctx_mark_lost(tx_ctx *ctx);
+bool tx_ctx_is_lost(const tx_ctx *ctx);
+tx_status tx_ctx_restore(tx_ctx *ctx);
+/* Registers fn(ctx, user) to run at the end of every successful restore (at
+ * most 16 hooks; the same pair twice is refused). */
+tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user);
+tx_status tx_ctx_remove_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user);
+/* How many times the context has been restored. */
+int tx_ctx_generation(const tx_ctx *ctx);
+
 /* ---- ops ---- */
 
 /* Any op of family UNARY: relu, sigmoid, tanh, exp, log, sqrt, abs, neg, erf, gelu… */

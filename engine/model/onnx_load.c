@@ -567,8 +567,8 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
     a->name = "";
     while ((r = tx_pb_next(&b, &f, &w)) == 1) {
         bool ok = true;
-        uint64_t u;
-        uint32_t u32;
+        uint64_t u = 0;
+        uint32_t u32 = 0;
         switch (f) {
         case 1: ok = w == TX_PB_LEN && read_str(p, &b, &a->name, "attribute name"); break;
         case 2:

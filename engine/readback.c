@@ -1,0 +1,198 @@
+/* Asynchronous reads: a pixel-pack buffer and a fence per pending read.
+ *
+ * Handles are {index + 1 in the low 16 bits, generation in the high 16}, like
+ * tensor handles, so a finished or cancelled readback is refused, not reused.
+ * Pending reads belong to the GL context: a loss drops them all. */
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct readback {
+    bool used;
+    uint16_t gen;
+    unsigned buf;
+    void *sync;
+    int texels;
+    int64_t numel;
+    tx_dtype dtype;
+} readback;
+
+struct tx_readbacks {
+    readback *r;
+    int n, cap;
+};
+
+static readback *readback_get(tx_ctx *ctx, tx_readback h) {
+    uint32_t idx = h.id & 0xFFFFu;
+    if (!ctx->reads || idx == 0 || idx > (uint32_t)ctx->reads->n)
+        return NULL;
+    readback *r = &ctx->reads->r[idx - 1];
+    return r->used && r->gen == (h.id >> 16) ? r : NULL;
+}
+
+static tx_status readback_check(tx_ctx *ctx, const char *fn, tx_readback h, readback **out) {
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "%s: the GL context was lost; pending reads are gone", fn);
+    *out = readback_get(ctx, h);
+    if (!*out)
+        return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
+                       "%s: readback 0x%08x is not pending (finished, cancelled, dropped by a "
+                       "context loss, or never started)",
+                       fn, h.id);
+    return TX_STATUS_OK;
+}
+
+static void readback_free(readback *r) {
+    tx_gl_read_free(r->buf, r->sync);
+    r->used = false;
+    r->buf = 0;
+    r->sync = NULL;
+    r->gen = (uint16_t)(r->gen + 1 ? r->gen + 1 : 1);
+}
+
+tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
+    const char *fn = "tx_tensor_read_async";
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, fn, "tensor", t, &s);
+    if (st)
+        return st;
+    if (!ctx->reads) {
+        ctx->reads = calloc(1, sizeof *ctx->reads);
+        if (!ctx->reads)
+            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
+    struct tx_readbacks *rs = ctx->reads;
+    int idx = -1;
+    for (int i = 0; i < rs->n && idx < 0; i++)
+        if (!rs->r[i].used)
+            idx = i;
+    if (idx < 0) {
+        if (rs->n == 0xFFFF)
+            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: %d reads pending already", fn,
+                           rs->n);
+        if (rs->n == rs->cap) {
+            int cap = rs->cap ? rs->cap * 2 : 8;
+            readback *n = realloc(rs->r, (size_t)cap * sizeof *n);
+            if (!n)
+                return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
+            rs->r = n;
+            rs->cap = cap;
+        }
+        idx = rs->n++;
+        memset(&rs->r[idx], 0, sizeof rs->r[idx]);
+        rs->r[idx].gen = 1;
+    }
+    readback *r = &rs->r[idx];
+    int texels = (int)((s->numel + 3) / 4);
+    if (texels < 1)
+        texels = 1;
+    if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf, &r->sync)) {
+        if (tx_gl_context_lost(&ctx->gl)) {
+            ctx->lost = true;
+            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
+        }
+        return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: could not start the pixel-pack copy", fn);
+    }
+    r->used = true;
+    r->texels = texels;
+    r->numel = s->numel;
+    r->dtype = s->dtype;
+    *out = (tx_readback){((uint32_t)r->gen << 16) | (uint32_t)(idx + 1)};
+    return TX_STATUS_OK;
+}
+
+tx_status tx_readback_poll(tx_ctx *ctx, tx_readback h, bool *ready) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!ready)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_readback_poll: ready is NULL");
+    *ready = false;
+    readback *r;
+    tx_status st = readback_check(ctx, "tx_readback_poll", h, &r);
+    if (st)
+        return st;
+    *ready = tx_gl_read_ready(r->sync);
+    return TX_STATUS_OK;
+}
+
+tx_status tx_readback_info(tx_ctx *ctx, tx_readback h, int64_t *numel, tx_dtype *dtype) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    readback *r = readback_get(ctx, h);
+    if (!r)
+        return readback_check(ctx, "tx_readback_info", h, &r);
+    if (numel)
+        *numel = r->numel;
+    if (dtype)
+        *dtype = r->dtype;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes) {
+    const char *fn = "tx_readback_finish";
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    readback *r;
+    tx_status st = readback_check(ctx, fn, h, &r);
+    if (st)
+        return st;
+    if (!dst || bytes < (size_t)r->numel * 4u) {
+        st = tx_fail(ctx, !dst ? TX_STATUS_INVALID_ARGUMENT : TX_STATUS_SHAPE_MISMATCH,
+                     "%s: %s (the tensor needs %lld bytes, %zu given)", fn,
+                     !dst ? "dst is NULL" : "dst is too small", (long long)r->numel * 4, bytes);
+        readback_free(r);
+        return st;
+    }
+    float *buf = malloc((size_t)r->texels * 16u);
+    if (!buf) {
+        readback_free(r);
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
+    bool ok = tx_gl_read_end(&ctx->gl, r->buf, r->texels, buf);
+    if (ok) {
+        tx_texels_to_values(r->dtype, buf, r->numel, dst);
+        ctx->stats.bytes_downloaded += (uint64_t)r->texels * 16u;
+    }
+    free(buf);
+    readback_free(r);
+    if (ok)
+        return TX_STATUS_OK;
+    if (tx_gl_context_lost(&ctx->gl)) {
+        ctx->lost = true;
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
+    }
+    return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: reading the pixel-pack buffer failed (with deferred GL error "
+                   "checks the error may come from an earlier op)", fn);
+}
+
+tx_status tx_readback_cancel(tx_ctx *ctx, tx_readback h) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    readback *r = readback_get(ctx, h);
+    if (!r)
+        return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
+                       "tx_readback_cancel: readback 0x%08x is not pending", h.id);
+    readback_free(r);
+    return TX_STATUS_OK;
+}
+
+void tx_readbacks_drop(tx_ctx *ctx, bool release) {
+    struct tx_readbacks *rs = ctx->reads;
+    if (!rs)
+        return;
+    for (int i = 0; i < rs->n; i++)
+        if (rs->r[i].used)
+            readback_free(&rs->r[i]);
+    if (release) {
+        free(rs->r);
+        free(rs);
+        ctx->reads = NULL;
+    }
+}

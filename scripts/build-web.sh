@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the browser package: emscripten (Debian's) via the meson cross file
+# into build-web/, then copies texel.mjs + texel.wasm next to web/texel.js and
+# generates web/texel-ops.d.ts from the op list, so web/ is the npm package.
+#   TEXEL_WEB_BUILD   build directory (default build-web)
+#   TEXEL_WEB_BUILDTYPE  meson buildtype (default release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TEXEL_SETUP_WEB=1 bash scripts/setup.sh
+export NODE_PATH=/usr/share/nodejs
+# emcc builds its system libraries into its cache on first use; Debian's lives
+# under /usr/share, which only root may write.
+if [[ -z "${EM_CACHE:-}" && ! -w /usr/share/emscripten/cache ]]; then
+    export EM_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/texel-emscripten"
+fi
+BUILD=${TEXEL_WEB_BUILD:-build-web}
+werror=false
+[[ "${CI:-}" == "true" ]] && werror=true
+if [[ ! -d "$BUILD" ]]; then
+    meson setup "$BUILD" --cross-file web/emscripten-cross.ini \
+        --buildtype="${TEXEL_WEB_BUILDTYPE:-release}" -Dwerror=$werror
+else
+    meson configure "$BUILD" -Dwerror=$werror >/dev/null
+fi
+ninja -C "$BUILD"
+cp "$BUILD/web/texel.mjs" "$BUILD/web/texel.wasm" web/
+node web/tools/gen-dts.mjs > web/texel-ops.d.ts

@@ -1,0 +1,320 @@
+// JS API tests, run in headless Chromium by web/test/run.mjs (page mode).
+// Prints "FAIL name" per failure and ends with "N passed, N failed".
+import * as texel from '../texel.js';
+
+const filter = new URLSearchParams(location.search).get('filter');
+let passed = 0, failed = 0;
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+class CheckError extends Error {}
+function check(cond, msg) { if (!cond) throw new CheckError(msg); }
+function close(got, want, tol, what) {
+  check(got.length === want.length, `${what}: length ${got.length}, want ${want.length}`);
+  for (let i = 0; i < want.length; i++)
+    check(Math.abs(got[i] - want[i]) <= tol * (1 + Math.abs(want[i])), `${what}[${i}] = ${got[i]}, want ${want[i]}`);
+}
+function throwsTexel(fn, status, ...needles) {
+  try { fn(); } catch (e) {
+    check(e instanceof texel.TexelError, `threw ${e} instead of a TexelError`);
+    check(e instanceof Error, 'TexelError is not an Error');
+    check(e.status === status, `status ${e.statusName} (${e.status}), want ${status}: ${e.message}`);
+    for (const n of needles) check(e.message.includes(n), `message "${e.message}" lacks "${n}"`);
+    return e;
+  }
+  throw new CheckError(`did not throw (want status ${status})`);
+}
+const rand = (n, seed = 1) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 2);
+function refMatmul(a, b, m, k, n, { ta = false, tb = false, bias = null, relu = false } = {}) {
+  const y = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) for (let j = 0; j < n; j++) {
+    let s = 0;
+    for (let p = 0; p < k; p++) s += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+    if (bias) s += bias[j];
+    y[i * n + j] = relu ? Math.max(s, 0) : s;
+  }
+  return y;
+}
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+let tx;
+
+test('create: WebGL2 context with float32 render targets; ops from the C op list', async () => {
+  check(tx.caps.float32Render === true, `caps ${JSON.stringify(tx.caps)}`);
+  check(tx.caps.maxTextureSize >= 4096, `max texture ${tx.caps.maxTextureSize}`);
+  const names = tx.ops.map((o) => o.name);
+  for (const n of ['relu', 'add', 'matmul', 'clip']) check(names.includes(n), `op ${n} missing from ${names}`);
+  const t = tx.tensor([1]);
+  for (const n of names) check(typeof t[n] === 'function' || ['reshape', 'dispose'].includes(n), `Tensor.${n} is not a method`);
+  t.dispose();
+  check(texel.Status.CONTEXT_LOST > 0 && texel.Status.OK === 0, 'Status table');
+});
+
+test('elementwise ops, scalars, int32, context-level ops, run()', async () => {
+  tx.scope(() => {
+    const a = tx.tensor([-2, -1, 0.5, 3, 4, -6], [2, 3]);
+    const b = tx.tensor([1, 2, 3], [3]);
+    close(a.add(b).dataSync(), [-1, 1, 3.5, 4, 6, -3], 0, 'add broadcast');
+    close(a.relu().dataSync(), [0, 0, 0.5, 3, 4, 0], 0, 'relu');
+    close(a.mul(2).dataSync(), [-4, -2, 1, 6, 8, -12], 0, 'mul scalar');
+    close(a.clip(-1, 3).dataSync(), [-1, -1, 0.5, 3, 3, -1], 0, 'clip positional');
+    close(a.clip({ lo: 0 }).dataSync(), [0, 0, 0.5, 3, 4, 0], 0, 'clip options');
+    close(tx.sub(a, b).dataSync(), [-3, -3, -2.5, 2, 2, -9], 0, 'tx.sub');
+    close(tx.run('max', [a, 0]).dataSync(), [0, 0, 0.5, 3, 4, 0], 0, 'run max');
+    close(a.sigmoid().dataSync(), [-2, -1, 0.5, 3, 4, -6].map((x) => 1 / (1 + Math.exp(-x))), 1e-5, 'sigmoid');
+    const i = tx.tensor(Int32Array.from([5, -7, 16777216]));
+    check(i.dtype === 'int32', i.dtype);
+    const s = i.add(tx.tensor(Int32Array.from([1, 1, -16777216]))).dataSync();
+    check(s instanceof Int32Array && s.join() === '6,-6,0', `int add ${s}`);
+    const v = a.reshape([3, -1]);
+    check(v.shape.join() === '3,2', `reshape ${v.shape}`);
+    check(JSON.stringify(v.arraySync()) === '[[-2,-1],[0.5,3],[4,-6]]', JSON.stringify(v.arraySync()));
+  });
+});
+
+test('matmul with transposeB, bias, activation against a JS reference', async () => {
+  tx.scope(() => {
+    const [m, k, n] = [33, 17, 12];
+    const av = rand(m * k, 1), bv = rand(n * k, 2), cv = rand(n, 3);
+    const a = tx.tensor(av, [m, k]), b = tx.tensor(bv, [n, k]), c = tx.tensor(cv, [n]);
+    const y = a.matmul(b, { transposeB: true, bias: c, activation: 'relu' });
+    check(y.shape.join() === `${m},${n}`, `shape ${y.shape}`);
+    close(y.dataSync(), refMatmul(av, bv, m, k, n, { tb: true, bias: cv, relu: true }), 1e-4, 'matmul');
+    const y2 = tx.tensor(av, [m, k]).matmul(tx.tensor(rand(k * n, 5), [k, n]), false, false, undefined, 'none');
+    close(y2.dataSync(), refMatmul(av, rand(k * n, 5), m, k, n), 1e-4, 'matmul positional');
+  });
+});
+
+test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => {
+  const x = tx.tensor(rand(4099, 7), [4099]);
+  const y = x.neg();
+  const p = y.data();
+  check(p instanceof Promise, 'data() is not a Promise');
+  check(tx.stats().pendingReads === 1, `pendingReads ${tx.stats().pendingReads}`);
+  const sync = y.dataSync();
+  const got = await p;
+  check(got instanceof Float32Array, `${got}`);
+  close(got, sync, 0, 'async vs sync');
+  close(got, rand(4099, 7).map((v) => -v), 0, 'values');
+  // Many reads at once, and one of a tensor disposed right after asking.
+  const z = x.mul(3);
+  const pz = z.data();
+  z.dispose();
+  const all = await Promise.all([y.data(), x.data(), pz]);
+  close(all[2], rand(4099, 7).map((v) => v * 3), 1e-6, 'read of a disposed tensor');
+  check(tx.stats().pendingReads === 0, 'reads left pending');
+  const i = tx.tensor(Int32Array.from([1, -2, 3]));
+  const iv = await i.data();
+  check(iv instanceof Int32Array && iv.join() === '1,-2,3', `${iv}`);
+  for (const t of [x, y, i]) t.dispose();
+});
+
+test('scope/dispose: 1,000 scoped op calls leave no live textures behind', async () => {
+  const a = tx.tensor(rand(64 * 64, 1), [64, 64]), b = tx.tensor(rand(64, 2), [64]);
+  tx.scope(() => a.add(b).relu().dispose()); // warm the pool and programs
+  const s0 = tx.stats();
+  for (let i = 0; i < 1000; i++) tx.scope(() => { a.add(b).relu().mul(2).matmul(a); });
+  const s1 = tx.stats();
+  check(s1.liveTextureBytes === s0.liveTextureBytes, `live texture bytes ${s0.liveTextureBytes} -> ${s1.liveTextureBytes}`);
+  check(s1.liveTensors === s0.liveTensors && s1.jsLiveTensors === s0.jsLiveTensors,
+    `live tensors ${s0.liveTensors} -> ${s1.liveTensors} (js ${s0.jsLiveTensors} -> ${s1.jsLiveTensors})`);
+  check(s1.pooledTextureBytes <= s0.pooledTextureBytes + 4 * 64 * 64 * 4 * 4, `pool grew ${s0.pooledTextureBytes} -> ${s1.pooledTextureBytes}`);
+  check(s1.draws - s0.draws >= 4000, `draws ${s1.draws - s0.draws}`);
+  console.log(`  1000 scoped calls: live texture bytes ${s0.liveTextureBytes} -> ${s1.liveTextureBytes}, ` +
+    `live tensors ${s0.liveTensors} -> ${s1.liveTensors}, pooled ${s1.pooledTextureBytes}`);
+  // Returned tensors survive (nested too); keep() survives; the rest is freed.
+  let kept;
+  const [r1, r2] = tx.scope(() => {
+    const inner = tx.scope(() => { const t = a.relu(); t.neg(); return { t }; });
+    kept = tx.keep(a.neg());
+    a.abs();
+    return [inner.t, a.exp()];
+  });
+  check(!r1.disposed && !r2.disposed && !kept.disposed, 'returned/kept tensors were disposed');
+  check(tx.stats().jsLiveTensors === s1.jsLiveTensors + 3, `live ${tx.stats().jsLiveTensors} vs ${s1.jsLiveTensors + 3}`);
+  for (const t of [r1, r2, kept]) t.dispose();
+  throwsTexel(() => tx.scope(() => { a.relu(); throw new texel.TexelError(texel.Status.GL_ERROR, 'boom'); }), texel.Status.GL_ERROR, 'boom');
+  check(tx.stats().jsLiveTensors === s1.jsLiveTensors, 'a throwing scope leaked');
+  a.dispose();
+  b.dispose();
+});
+
+test('errors: TexelError with the engine status and message', async () => {
+  const S = texel.Status;
+  const a = tx.tensor(new Float32Array(12), [3, 4]), b = tx.tensor(new Float32Array(15), [3, 5]);
+  throwsTexel(() => a.add(b), S.SHAPE_MISMATCH, 'add', '[3, 4]', '[3, 5]');
+  throwsTexel(() => a.matmul(b), S.SHAPE_MISMATCH, 'matmul');
+  throwsTexel(() => a.matmul(tx.tensor(new Float32Array(20), [4, 5]), { activation: 'nope' }), S.INVALID_ARGUMENT, 'unknown op "nope"');
+  throwsTexel(() => a.matmul(b, { transposeC: true }), S.INVALID_ARGUMENT, 'unknown option "transpose_c"', 'transpose_a');
+  throwsTexel(() => a.relu(1), S.INVALID_ARGUMENT, 'too many arguments');
+  throwsTexel(() => a.clip(3, 1), S.INVALID_ARGUMENT, 'clip');
+  throwsTexel(() => tx.tensor([1, 2, 3], [2, 2]), S.SHAPE_MISMATCH, '3 values', '[2, 2]');
+  throwsTexel(() => tx.tensor([1], [1, 1, 1, 1, 1, 1, 1]), S.RANK_TOO_HIGH, 'rank 7');
+  throwsTexel(() => tx.tensor(new Float32Array(20000 * 20000 / 1000), [20000, 20000 / 1000 * 1000]), S.SHAPE_MISMATCH);
+  throwsTexel(() => tx.zeros([9000, 9000, 4]), S.TOO_LARGE, '[9000, 9000, 4]', 'MAX_TEXTURE_SIZE');
+  throwsTexel(() => a.add(tx.tensor(Int32Array.from([1]))), S.DTYPE_MISMATCH);
+  throwsTexel(() => tx.run('nope', [a]), S.INVALID_ARGUMENT, 'unknown op "nope"');
+  b.dispose();
+  throwsTexel(() => a.add(b), S.STALE_HANDLE, 'disposed');
+  throwsTexel(() => b.dataSync(), S.STALE_HANDLE);
+  let rejected = null;
+  await b.data().catch((e) => { rejected = e; });
+  check(rejected instanceof texel.TexelError && rejected.status === S.STALE_HANDLE, `data() of a disposed tensor: ${rejected}`);
+  const other = await texel.create();
+  const o = other.tensor([1]);
+  throwsTexel(() => a.add(o), S.INVALID_ARGUMENT, 'another texel context');
+  // Two contexts on one page each compute correctly.
+  close(o.add(o).dataSync(), [2], 0, 'second context');
+  close(a.relu().dataSync(), new Float32Array(12), 0, 'first context after the second');
+  other.dispose();
+  throwsTexel(() => o.dataSync(), S.INVALID_ARGUMENT, 'disposed');
+  a.dispose();
+  check(tx.stats().jsLiveTensors >= 0, '');
+});
+
+test('GL calls per op in steady state stay few (bound state is cached in engine/gl)', async () => {
+  const proto = WebGL2RenderingContext.prototype;
+  const saved = {};
+  const counts = {};
+  for (const k of Object.getOwnPropertyNames(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, k);
+    if (typeof d.value !== 'function') continue;
+    saved[k] = d.value;
+    proto[k] = function (...args) { counts[k] = (counts[k] || 0) + 1; return saved[k].apply(this, args); };
+  }
+  try {
+    const t3 = await texel.create();
+    const a = t3.tensor(rand(4096, 1), [64, 64]), b = t3.tensor(rand(4096, 2), [64, 64]);
+    const perOp = (fn) => {
+      for (let i = 0; i < 4; i++) fn().dispose(); // compile, specialize, warm the pool
+      for (const k of Object.keys(counts)) delete counts[k];
+      for (let i = 0; i < 10; i++) fn().dispose();
+      const total = Object.values(counts).reduce((x, y) => x + y, 0) / 10;
+      return { total, detail: Object.entries(counts).map(([k, v]) => `${k}×${v / 10}`).join(' ') };
+    };
+    const add = perOp(() => a.add(b));
+    const mm = perOp(() => a.matmul(b));
+    console.log(`  add: ${add.total} WebGL calls per op (${add.detail})`);
+    console.log(`  matmul (2 draws): ${mm.total} WebGL calls per op (${mm.detail})`);
+    check(add.total <= 2, `add makes ${add.total} WebGL calls per op`);
+    check(mm.total <= 8, `matmul makes ${mm.total} WebGL calls per op`);
+    t3.dispose();
+  } finally {
+    for (const [k, f] of Object.entries(saved)) proto[k] = f;
+  }
+});
+
+test('GL errors: deferred to the next read by default, per op with debug: true', async () => {
+  const S = texel.Status;
+  for (const debug of [false, true]) {
+    const t4 = await texel.create({ debug });
+    const gl = t4.canvas.getContext('webgl2');
+    const a = t4.tensor([1, 2, 3, 4]);
+    a.neg().dispose(); // so the next op's output comes from the pool
+    gl.bindTexture(0x1234, null); // an INVALID_ENUM left in the queue, as a driver fault would
+    if (debug) {
+      throwsTexel(() => a.neg(), S.GL_ERROR, 'neg', 'GL_INVALID_ENUM');
+    } else {
+      const y = a.neg(); // not checked here: no GPU round trip per op
+      throwsTexel(() => y.dataSync(), S.GL_ERROR, 'earlier op');
+    }
+    close(a.neg().dataSync(), [-1, -2, -3, -4], 0, `usable after the error (debug ${debug})`);
+    t4.dispose();
+  }
+});
+
+test('in a Worker: OffscreenCanvas context, async read', async () => {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const r = await new Promise((ok, fail) => {
+    w.onmessage = (e) => ok(e.data);
+    w.onerror = (e) => fail(new CheckError(`worker error: ${e.message}`));
+  });
+  w.terminate();
+  check(r.ok, r.error);
+  check(r.canvas === 'OffscreenCanvas', `context on ${r.canvas}`);
+  close(r.values, [8, 11, 16, 23], 0, 'worker matmul');
+  check(r.stats.draws >= 2 && r.stats.liveTensors === 3, `draws ${r.stats.draws}, live ${r.stats.liveTensors}`);
+});
+
+test('FinalizationRegistry frees the GPU memory of forgotten tensors', async () => {
+  check(typeof gc === 'function', 'run Chromium with --js-flags=--expose-gc');
+  const settle = async () => { for (let i = 0; i < 5; i++) { gc(); await new Promise((r) => setTimeout(r, 20)); } };
+  await settle(); // tensors earlier tests dropped on purpose (inside throwing calls)
+  const s0 = tx.stats();
+  (() => { for (let i = 0; i < 50; i++) tx.tensor(new Float32Array(1024), [1024]); })();
+  check(tx.stats().liveTensors === s0.liveTensors + 50, 'tensors not created');
+  let s1 = tx.stats();
+  for (let i = 0; i < 100 && s1.liveTensors > s0.liveTensors; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+    s1 = tx.stats();
+  }
+  check(s1.liveTensors === s0.liveTensors && s1.liveTextureBytes === s0.liveTextureBytes,
+    `after GC: live tensors ${s0.liveTensors} -> ${s1.liveTensors}, bytes ${s0.liveTextureBytes} -> ${s1.liveTextureBytes}`);
+  check(s1.jsFinalized - s0.jsFinalized === 50, `finalized ${s1.jsFinalized - s0.jsFinalized}`);
+});
+
+test('context loss: pending reads reject, calls fail, restore rebuilds, old tensors say so', async () => {
+  const S = texel.Status;
+  const t2 = await texel.create();
+  const gl = t2.canvas.getContext('webgl2');
+  const ext = gl.getExtension('WEBGL_lose_context');
+  check(ext, 'no WEBGL_lose_context');
+  const x = t2.tensor(rand(1000, 3), [10, 100]);
+  const w = t2.tensor(rand(100 * 8, 4), [100, 8]);
+  close(x.matmul(w).dataSync(), refMatmul(rand(1000, 3), rand(800, 4), 10, 100, 8), 1e-4, 'before loss');
+  const events = [];
+  t2.on('contextlost', (e) => events.push(['lost', e.status]));
+  const restored = new Promise((r) => t2.on('contextrestored', (info) => { events.push(['restored', info.generation]); r(); }));
+  const pending = x.relu().data();
+  ext.loseContext();
+  let err = null;
+  await pending.catch((e) => { err = e; });
+  check(err instanceof texel.TexelError && err.status === S.CONTEXT_LOST, `pending read: ${err}`);
+  check(t2.lost, 'context not reported lost');
+  check(events.length === 1 && events[0][1] === S.CONTEXT_LOST, JSON.stringify(events));
+  throwsTexel(() => x.add(x), S.CONTEXT_LOST, 'lost');
+  throwsTexel(() => t2.tensor([1, 2]), S.CONTEXT_LOST);
+  let lateErr = null;
+  await x.data().catch((e) => { lateErr = e; });
+  check(lateErr?.status === S.CONTEXT_LOST, `data() while lost: ${lateErr}`);
+  check(t2.stats().liveTextureBytes === 0, `lost context still counts ${t2.stats().liveTextureBytes} texture bytes`);
+  // Restoring is allowed once the lost event's dispatch is over (Chromium reads
+  // defaultPrevented after the last listener; the awaits above resumed inside it).
+  await new Promise((r) => setTimeout(r, 0));
+  ext.restoreContext();
+  await restored;
+  check(!t2.lost && t2.stats().generation === 1, `lost ${t2.lost}, generation ${t2.stats().generation}`);
+  const e = throwsTexel(() => x.matmul(w), S.CONTEXT_LOST, 'before the GL context was lost');
+  console.log(`  old tensor after restore: ${e.statusName}: ${e.message}`);
+  const x2 = t2.tensor(rand(1000, 3), [10, 100]), w2 = t2.tensor(rand(800, 4), [100, 8]);
+  for (let i = 0; i < 4; i++) // generic, then specialized programs, all rebuilt
+    close(await x2.matmul(w2, { activation: 'relu' }).data(), refMatmul(rand(1000, 3), rand(800, 4), 10, 100, 8, { relu: true }), 1e-4, `after restore, call ${i}`);
+  x.dispose();
+  w.dispose();
+  const s = t2.stats();
+  check(s.specializedRuns > 0 && s.liveTensors === s.jsLiveTensors, JSON.stringify(s));
+  t2.dispose();
+});
+
+(async () => {
+  tx = await texel.create();
+  console.log(`renderer: ${tx.caps.renderer}; ${tx.caps.version}`);
+  for (const t of tests) {
+    if (filter && !t.name.includes(filter)) continue;
+    try {
+      await t.fn();
+      passed++;
+      console.log(`ok   ${t.name}`);
+    } catch (e) {
+      failed++;
+      console.log(`FAIL ${t.name}\n  ${e instanceof CheckError ? e.message : e.stack || e}`);
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  window.__result = { status: failed ? 1 : 0 };
+})().catch((e) => {
+  console.log(`api tests crashed: ${e.stack || e}`);
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  window.__result = { status: 1 };
+});

@@ -1,0 +1,28 @@
+// Compiled (never run) by `tsc -p web/test/tsconfig.json` in scripts/test.sh:
+// texel.d.ts and the generated texel-ops.d.ts must describe the API as used.
+import * as texel from '../texel.js';
+import type { Context, Stats, Tensor } from '../texel.js';
+
+export async function use(): Promise<number> {
+  const tx: Context = await texel.create({ specializeAfter: 'never', debug: true });
+  const a: Tensor = tx.tensor(new Float32Array(6), [2, 3]);
+  const b = tx.tensor([1, 2, 3]);
+  const y = tx.scope(() => a.add(b).relu().mul(2).clip(0, 6).clip({ hi: 3 }));
+  const m = a.matmul(tx.tensor(new Float32Array(12), [3, 4]), { transposeB: false, bias: b, activation: 'relu' });
+  const z = tx.matmul(a, a, { transposeB: true });
+  const r = tx.run('max', [a, 0]);
+  const v: Float32Array | Int32Array = await y.data();
+  const s: Stats = tx.stats();
+  const off = tx.on('contextrestored', (info) => info.generation);
+  off();
+  try {
+    a.add(tx.tensor(Int32Array.from([1])));
+  } catch (e) {
+    if (e instanceof texel.TexelError && e.status === texel.Status.DTYPE_MISMATCH) console.log(e.statusName);
+  }
+  for (const t of [a, b, y, m, z, r]) t.dispose();
+  return v.length + s.liveTextureBytes + y.shape[0];
+}
+
+// @ts-expect-error: relu takes no tensor argument
+export const bad = (t: Tensor) => t.relu(t);

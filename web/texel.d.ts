@@ -1,0 +1,130 @@
+// Types for texel.js. The op methods (TensorOps, ContextOps) are generated
+// from the engine's op list into texel-ops.d.ts by web/tools/gen-dts.mjs.
+import type { ContextOps, OpName, TensorOps } from './texel-ops.js';
+
+export type { OpName } from './texel-ops.js';
+export type DType = 'float32' | 'int32';
+export type TypedValues = Float32Array | Int32Array;
+
+/** Engine status codes by name, e.g. Status.CONTEXT_LOST (filled when the engine loads). */
+export declare const Status: Readonly<Record<
+  | 'OK' | 'INVALID_ARGUMENT' | 'SHAPE_MISMATCH' | 'RANK_TOO_HIGH' | 'DTYPE_MISMATCH'
+  | 'STALE_HANDLE' | 'TOO_LARGE' | 'OUT_OF_MEMORY' | 'UNSUPPORTED' | 'GL_ERROR' | 'CONTEXT_LOST',
+  number>> & Readonly<Record<string, number>>;
+
+/** Every failure of the engine: `status` is the tx_status, `message` names the op and shapes. */
+export declare class TexelError extends Error {
+  readonly name: 'TexelError';
+  readonly status: number;
+  /** e.g. 'TX_STATUS_SHAPE_MISMATCH' */
+  readonly statusName: string;
+}
+
+export interface CreateOptions {
+  /** Canvas to create the WebGL2 context on (default: a canvas of its own, never shown). */
+  canvas?: HTMLCanvasElement | OffscreenCanvas;
+  /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2. */
+  specializeAfter?: number | 'always' | 'never';
+  /** Bytes of live + pooled textures (default 1 GiB). */
+  memoryBudget?: number;
+  /** Clamp the device's MAX_TEXTURE_SIZE (tests). */
+  maxTextureSize?: number;
+  /** Print every generated shader to the console. */
+  logShaders?: boolean;
+  /** Check GL errors after every op (a synchronous GPU round trip each, ~0.1 ms)
+   *  so they name the op; default: errors surface at the next read. */
+  debug?: boolean;
+  /** Where texel.wasm lives (default: next to texel.mjs). */
+  wasmUrl?: string;
+}
+
+export interface Caps {
+  renderer: string;
+  version: string;
+  glslVersion: string;
+  maxTextureSize: number;
+  maxDrawBuffers: number;
+  float32Render: boolean;
+  float16Render: boolean;
+  parallelCompile: boolean;
+  specializeAfter: number;
+}
+
+/** The engine's counters (tx_stats) and the JS wrapper's. */
+export interface Stats {
+  genericCompiles: number;
+  specializedCompiles: number;
+  specializedReady: number;
+  specializedEvicted: number;
+  compileFailures: number;
+  cacheHits: number;
+  genericRuns: number;
+  specializedRuns: number;
+  draws: number;
+  bytesUploaded: number;
+  bytesDownloaded: number;
+  liveTextureBytes: number;
+  pooledTextureBytes: number;
+  peakTextureBytes: number;
+  liveTensors: number;
+  specializedPrograms: number;
+  compileMs: number;
+  /** Times the WebGL context was restored after a loss. */
+  generation: number;
+  /** Tensor objects created and not yet disposed or finalized. */
+  jsLiveTensors: number;
+  /** Tensors freed by the FinalizationRegistry safety net. */
+  jsFinalized: number;
+  pendingReads: number;
+}
+
+export declare class Tensor {
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  readonly size: number;
+  readonly rank: number;
+  readonly disposed: boolean;
+  readonly id: number;
+  dispose(): void;
+  /** Reads without blocking the page (pixel-pack buffer + fence, polled). */
+  data(): Promise<TypedValues>;
+  /** Reads, stalling until the GPU is done. */
+  dataSync(): TypedValues;
+  arraySync(): unknown;
+  /** A view with a new shape (no copy); one dim may be -1. */
+  reshape(shape: number[]): Tensor;
+}
+export interface Tensor extends TensorOps {}
+
+export declare class Context {
+  readonly canvas: HTMLCanvasElement | OffscreenCanvas;
+  readonly caps: Caps;
+  readonly lost: boolean;
+  readonly ops: { name: string; arity: number; attrs: string[] }[];
+  tensor(values: TypedValues | number[] | number, shape?: number[], dtype?: DType): Tensor;
+  zeros(shape: number[], dtype?: DType): Tensor;
+  /** Any op by name: run('matmul', [a, b], { transposeB: true }). */
+  run(op: OpName, inputs: (Tensor | number)[], attrs?: Record<string, unknown>): Tensor;
+  /** Disposes the tensors fn creates, except those it returns. fn must be synchronous. */
+  scope<T>(fn: () => T): T;
+  /** Lets t survive the open scopes. */
+  keep<T extends Tensor>(t: T): T;
+  stats(): Stats;
+  finish(): void;
+  trim(): void;
+  on(event: 'contextlost', fn: (err: TexelError) => void): () => void;
+  on(event: 'contextrestored', fn: (info: { generation: number }) => void): () => void;
+  dispose(): void;
+}
+export interface Context extends ContextOps {}
+
+export declare function create(options?: CreateOptions): Promise<Context>;
+
+declare const texel: {
+  create: typeof create;
+  Status: typeof Status;
+  TexelError: typeof TexelError;
+  Tensor: typeof Tensor;
+  Context: typeof Context;
+};
+export default texel;

@@ -1,0 +1,549 @@
+// texel: tensors on the GPU of any WebGL2 browser. The JS face of the C engine
+// (texel.wasm, driven through the thin C layer web/texel_web.c).
+//
+//   import * as texel from 'texel-gpu';
+//   const tx = await texel.create();
+//   const y = tx.scope(() => tx.tensor([1, 2, 3, 4], [2, 2]).matmul(w, { activation: 'relu' }));
+//   console.log(await y.data());   // Float32Array, read without blocking the page
+//   y.dispose();
+//
+// Op methods (a.add(b), a.matmul(b, {...}), x.relu(), x.clip(0, 6), ...) are made
+// from the engine's op list at load time: an op added to the C engine appears
+// here without JS edits. Arguments after the tensor inputs are the op's
+// attributes, positionally or as one options object (camelCase or snake_case).
+import createTexelCore from './texel.mjs';
+
+/** Engine status codes by name (`Status.CONTEXT_LOST` ...), filled on load. */
+export const Status = {};
+
+export class TexelError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.name = 'TexelError';
+    /** The engine's tx_status (a number; see Status). */
+    this.status = status;
+    /** e.g. 'TX_STATUS_SHAPE_MISMATCH' */
+    this.statusName = statusNames[status] || `TX_STATUS_${status}`;
+  }
+}
+
+const statusNames = [];
+const DTYPES = ['float32', 'int32'];
+let corePromise = null;
+
+function loadCore(opts) {
+  if (!corePromise) {
+    const moduleOpts = {};
+    if (opts.wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? opts.wasmUrl : f);
+    corePromise = createTexelCore(moduleOpts).then((core) => {
+      for (let i = 0; i < core._txw_status_count(); i++) {
+        const name = core.UTF8ToString(core._txw_status_name(i));
+        statusNames[i] = name;
+        Status[name.replace(/^TX_STATUS_/, '')] = i;
+      }
+      installOps(core);
+      return core;
+    });
+    corePromise.catch(() => { corePromise = null; });
+  }
+  return corePromise;
+}
+
+const camelToSnake = (k) => k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`);
+const snakeToCamel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+const numel = (shape) => shape.reduce((a, b) => a * b, 1);
+
+/** The op list of the loaded engine: [{name, op, arity, attrs}]. */
+let opSpecs = [];
+
+function installOps(core) {
+  opSpecs = [];
+  for (let op = 1; op < core._txw_op_count(); op++) {
+    const name = core.UTF8ToString(core._txw_op_name(op));
+    const attrs = core.UTF8ToString(core._txw_op_attr_names(op)).split(',').filter(Boolean);
+    const spec = { name, op, arity: core._txw_op_arity(op), attrs };
+    opSpecs.push(spec);
+    // Built-in members win (an op named like one is still reachable: tx.run).
+    if (!(name in Tensor.prototype)) {
+      Object.defineProperty(Tensor.prototype, name, {
+        configurable: true, writable: true,
+        value(...args) { return this._tx._callOp(spec, [this, ...args]); },
+      });
+    }
+    if (!(name in Context.prototype)) {
+      Object.defineProperty(Context.prototype, name, {
+        configurable: true, writable: true,
+        value(...args) { return this._callOp(spec, args); },
+      });
+    }
+  }
+}
+
+// Frees the GPU memory of tensors the app forgot to dispose. A safety net, not
+// a memory manager: GC timing is up to the browser.
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ tx, id }) => tx._finalize(id)) : null;
+
+export class Tensor {
+  constructor(tx, id, shape, dtype) {
+    this._tx = tx;
+    this._id = id;
+    /** @type {readonly number[]} */
+    this.shape = Object.freeze(shape.slice());
+    this.dtype = dtype;
+    this.size = numel(shape);
+    this.rank = shape.length;
+  }
+
+  get disposed() { return this._id === 0; }
+  /** The engine's handle (for debugging). */
+  get id() { return this._id; }
+
+  dispose() {
+    if (this._id === 0) return;
+    this._tx._destroy(this);
+  }
+
+  /** Blocking read: stalls the page until the GPU is done. */
+  dataSync() { return this._tx._readSync(this); }
+
+  /** Non-blocking read: pixel-pack buffer + fence, polled between tasks. */
+  data() { return this._tx._readAsync(this); }
+
+  /** A view with a new shape (no draw, no copy); one dim may be -1. */
+  reshape(shape) { return this._tx._reshape(this, shape); }
+
+  /** Nested JS arrays (blocking). */
+  arraySync() {
+    const flat = Array.from(this.dataSync());
+    const build = (dim, off) => {
+      if (dim === this.rank) return flat[off];
+      const step = numel(this.shape.slice(dim + 1));
+      return Array.from({ length: this.shape[dim] }, (_, i) => build(dim + 1, off + i * step));
+    };
+    return build(0, 0);
+  }
+
+  toString() {
+    return `Tensor(${this._id ? `#${this._id}` : 'disposed'}, ${this.dtype}, [${this.shape.join(', ')}])`;
+  }
+}
+
+class Context {
+  constructor(core, w, canvas) {
+    this._core = core;
+    this._w = w;
+    this.canvas = canvas;
+    this._scratch = core._malloc(256);
+    this._scopes = [];
+    this._pending = new Set();
+    this._listeners = { contextlost: [], contextrestored: [] };
+    this._live = 0;
+    this._finalized = 0;
+    this._onLost = (e) => {
+      e.preventDefault(); // lets the browser restore the context
+      this._lose();
+    };
+    this._onRestored = () => this._restore();
+    canvas.addEventListener('webglcontextlost', this._onLost);
+    canvas.addEventListener('webglcontextrestored', this._onRestored);
+    /** Probed device capabilities (renderer, max texture size, float render ...). */
+    this.caps = camelKeys(JSON.parse(core.UTF8ToString(core._txw_caps_json(w))));
+  }
+
+  // ---- plumbing ----
+
+  _ctx() {
+    if (!this._w) throw new TexelError(Status.INVALID_ARGUMENT, 'texel: this context was disposed');
+    return this._w;
+  }
+
+  _check(status) {
+    if (status === 0) return;
+    const msg = this._core.UTF8ToString(this._core._txw_last_error(this._w));
+    throw new TexelError(status, msg || statusNames[status]);
+  }
+
+  _u32(i = 0) { return this._core.HEAPU32[(this._scratch >> 2) + i]; }
+
+  _track(t) {
+    this._live++;
+    if (this._scopes.length) this._scopes[this._scopes.length - 1].add(t);
+    registry?.register(t, { tx: this, id: t._id }, t);
+    return t;
+  }
+
+  _wrap(id) {
+    const c = this._core;
+    const p = this._scratch + 64;
+    this._check(c._txw_tensor_shape(this._w, id, p));
+    const h = c.HEAP32.subarray(p >> 2, (p >> 2) + 8);
+    return this._track(new Tensor(this, id, Array.from(h.subarray(2, 2 + h[0])), DTYPES[h[1]]));
+  }
+
+  _destroy(t) {
+    const id = t._id;
+    t._id = 0;
+    this._live--;
+    registry?.unregister(t);
+    if (this._w) this._core._txw_tensor_destroy(this._w, id);
+  }
+
+  _finalize(id) {
+    if (!this._w) return;
+    this._live--;
+    this._finalized++;
+    this._core._txw_tensor_destroy(this._w, id);
+  }
+
+  _own(t, what) {
+    if (!(t instanceof Tensor)) throw new TexelError(Status.INVALID_ARGUMENT, `${what} is not a texel Tensor`);
+    if (t._tx !== this) throw new TexelError(Status.INVALID_ARGUMENT, `${what} belongs to another texel context`);
+    if (t._id === 0) throw new TexelError(Status.STALE_HANDLE, `${what} was disposed`);
+    return t._id;
+  }
+
+  // ---- tensors ----
+
+  /**
+   * tensor(values, shape?, dtype?): values is a Float32Array, Int32Array,
+   * number[] or a number (a scalar). Int32Array gives an int32 tensor.
+   */
+  tensor(values, shape, dtype) {
+    const w = this._ctx();
+    if (typeof values === 'number') {
+      values = [values];
+      shape ??= [];
+    }
+    if (!dtype) dtype = values instanceof Int32Array ? 'int32' : 'float32';
+    const code = DTYPES.indexOf(dtype);
+    if (code < 0) throw new TexelError(Status.INVALID_ARGUMENT, `tensor: unknown dtype "${dtype}" (float32 or int32)`);
+    const data = values instanceof (code ? Int32Array : Float32Array) ? values
+      : (code ? Int32Array : Float32Array).from(values);
+    shape ??= [data.length];
+    if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || d < 0))
+      throw new TexelError(Status.INVALID_ARGUMENT, `tensor: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+    if (shape.length > 6) throw new TexelError(Status.RANK_TOO_HIGH, `tensor: rank ${shape.length} exceeds the maximum of 6`);
+    if (numel(shape) !== data.length)
+      throw new TexelError(Status.SHAPE_MISMATCH, `tensor: ${data.length} values given for shape [${shape.join(', ')}] (${numel(shape)} elements)`);
+    const c = this._core;
+    const bytes = data.length * 4;
+    const ptr = c._malloc(Math.max(bytes, 4));
+    try {
+      c.HEAPU8.set(new Uint8Array(data.buffer, data.byteOffset, bytes), ptr);
+      const sp = this._scratch + 64;
+      c.HEAP32.set(shape, sp >> 2);
+      this._check(c._txw_tensor_create(w, shape.length, sp, code, ptr, this._scratch));
+    } finally {
+      c._free(ptr);
+    }
+    return this._track(new Tensor(this, this._u32(), shape, dtype));
+  }
+
+  /** zeros(shape, dtype?) */
+  zeros(shape, dtype = 'float32') {
+    return this.tensor(dtype === 'int32' ? new Int32Array(numel(shape)) : new Float32Array(numel(shape)), shape, dtype);
+  }
+
+  _reshape(t, shape) {
+    const w = this._ctx();
+    const id = this._own(t, 'reshape: tensor');
+    const c = this._core;
+    const sp = this._scratch + 64;
+    c.HEAP32.set(shape, sp >> 2);
+    this._check(c._txw_tensor_reshape(w, id, shape.length, sp, this._scratch));
+    return this._wrap(this._u32());
+  }
+
+  _readSync(t) {
+    const w = this._ctx();
+    const id = this._own(t, 'dataSync: tensor');
+    const c = this._core;
+    const bytes = t.size * 4;
+    const ptr = c._malloc(Math.max(bytes, 4));
+    try {
+      this._check(c._txw_tensor_read(w, id, ptr, bytes));
+      const Typed = t.dtype === 'int32' ? Int32Array : Float32Array;
+      return new Typed(c.HEAPU8.slice(ptr, ptr + bytes).buffer);
+    } finally {
+      c._free(ptr);
+    }
+  }
+
+  _readAsync(t) {
+    let rid;
+    try {
+      const w = this._ctx();
+      const id = this._own(t, 'data: tensor');
+      this._check(this._core._txw_read_async(w, id, this._scratch));
+      rid = this._u32();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const { size, dtype } = t;
+    return new Promise((resolve, reject) => {
+      const entry = { reject, done: false };
+      this._pending.add(entry);
+      const c = this._core;
+      let polls = 0;
+      const settle = (fn, v) => {
+        entry.done = true;
+        this._pending.delete(entry);
+        fn(v);
+      };
+      const poll = () => {
+        if (entry.done) return; // rejected by a context loss meanwhile
+        try {
+          const rp = this._scratch + 128;
+          this._check(c._txw_read_poll(this._w, rid, rp));
+          if (!c.HEAP32[rp >> 2]) {
+            later(poll, polls++);
+            return;
+          }
+          const bytes = size * 4;
+          const ptr = c._malloc(Math.max(bytes, 4));
+          try {
+            this._check(c._txw_read_finish(this._w, rid, ptr, bytes));
+            const Typed = dtype === 'int32' ? Int32Array : Float32Array;
+            settle(resolve, new Typed(c.HEAPU8.slice(ptr, ptr + bytes).buffer));
+          } finally {
+            c._free(ptr);
+          }
+        } catch (e) {
+          settle(reject, e);
+        }
+      };
+      later(poll, polls++);
+    });
+  }
+
+  // ---- ops ----
+
+  /** run('add', [a, b]) / run('matmul', [a, b], {transposeB: true}): any op by name. */
+  run(name, inputs, attrs = {}) {
+    const spec = opSpecs.find((s) => s.name === name);
+    if (!spec) throw new TexelError(Status.INVALID_ARGUMENT, `unknown op "${name}" (ops: ${opSpecs.map((s) => s.name).join(', ')})`);
+    return this._callOp(spec, [...inputs, attrs]);
+  }
+
+  /** The engine's ops: [{name, arity, attrs}]. */
+  get ops() { return opSpecs.map(({ name, arity, attrs }) => ({ name, arity, attrs: attrs.map(snakeToCamel) })); }
+
+  _callOp(spec, args) {
+    const w = this._ctx();
+    const { name, arity } = spec;
+    const inputs = [];
+    const temps = [];
+    let i = 0;
+    try {
+      for (; inputs.length < arity && i < args.length; i++) {
+        const a = args[i];
+        if (typeof a === 'number') {
+          const t = this.tensor(a, [], inputs[0]?.dtype ?? 'float32');
+          this.keep(t);
+          temps.push(t);
+          inputs.push(t);
+        } else {
+          this._own(a, `${name}: input ${inputs.length}`);
+          inputs.push(a);
+        }
+      }
+      if (inputs.length < arity)
+        throw new TexelError(Status.INVALID_ARGUMENT, `${name}: takes ${arity} tensor input${arity > 1 ? 's' : ''}, got ${inputs.length}`);
+      const attrs = {};
+      let pos = 0;
+      for (; i < args.length; i++) {
+        const a = args[i];
+        if (a && typeof a === 'object' && !(a instanceof Tensor) && !Array.isArray(a) && !ArrayBuffer.isView(a)) {
+          for (const [k, v] of Object.entries(a)) attrs[camelToSnake(k)] = v;
+        } else {
+          if (pos >= spec.attrs.length)
+            throw new TexelError(Status.INVALID_ARGUMENT, `${name}: too many arguments (attributes: ${spec.attrs.map(snakeToCamel).join(', ') || 'none'})`);
+          attrs[spec.attrs[pos++]] = a; // undefined keeps the default
+        }
+      }
+      const enc = [];
+      for (const [k, v] of Object.entries(attrs)) {
+        if (v === undefined || v === null) continue;
+        let s;
+        if (v instanceof Tensor) s = String(this._own(v, `${name}: ${snakeToCamel(k)}`));
+        else if (typeof v === 'boolean') s = v ? '1' : '0';
+        else if (Array.isArray(v) || ArrayBuffer.isView(v)) s = Array.from(v).join(',');
+        else s = String(v);
+        enc.push(`${k}=${s}`);
+      }
+      const c = this._core;
+      const str = enc.join(';');
+      const sp = c._malloc(c.lengthBytesUTF8(str) + 1);
+      const ip = this._scratch + 128;
+      try {
+        c.stringToUTF8(str, sp, c.lengthBytesUTF8(str) + 1);
+        c.HEAPU32.set(inputs.map((t) => t._id), ip >> 2);
+        this._check(c._txw_op_run(w, spec.op, ip, inputs.length, sp, this._scratch));
+      } finally {
+        c._free(sp);
+      }
+      return this._wrap(this._u32());
+    } finally {
+      for (const t of temps) t.dispose();
+    }
+  }
+
+  // ---- memory ----
+
+  /**
+   * Runs fn() and disposes every tensor created inside it except those it
+   * returns (a tensor, or arrays/objects of tensors), which move to the
+   * enclosing scope. fn must be synchronous.
+   */
+  scope(fn) {
+    const mine = new Set();
+    this._scopes.push(mine);
+    let result;
+    try {
+      result = fn();
+      if (result && typeof result.then === 'function')
+        throw new TexelError(Status.INVALID_ARGUMENT, 'scope: fn returned a Promise; scope() takes synchronous functions (await outside it)');
+    } finally {
+      this._scopes.pop();
+      const keep = new Set();
+      collectTensors(result, keep, 0);
+      const parent = this._scopes[this._scopes.length - 1];
+      for (const t of mine) {
+        if (keep.has(t)) parent?.add(t);
+        else t.dispose();
+      }
+    }
+    return result;
+  }
+
+  /** Takes t out of every open scope: it survives them. */
+  keep(t) {
+    for (const s of this._scopes) s.delete(t);
+    return t;
+  }
+
+  /** The engine's counters plus the JS wrapper's (camelCase). */
+  stats() {
+    const s = camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_stats_json(this._ctx()))));
+    s.jsLiveTensors = this._live;
+    s.jsFinalized = this._finalized;
+    s.pendingReads = this._pending.size;
+    return s;
+  }
+
+  /** Waits for all queued GPU work (for timing). */
+  finish() { this._check(this._core._txw_finish(this._ctx())); }
+
+  /** Frees pooled (unused) textures. */
+  trim() { this._core._txw_trim(this._ctx()); }
+
+  // ---- context loss ----
+
+  get lost() { return !this._w || this._core._txw_is_lost(this._w) !== 0; }
+
+  /** on('contextlost' | 'contextrestored', fn). A model session re-uploads its weights on 'contextrestored'. */
+  on(event, fn) {
+    if (!this._listeners[event]) throw new TexelError(Status.INVALID_ARGUMENT, `on: unknown event "${event}"`);
+    this._listeners[event].push(fn);
+    return () => { this._listeners[event] = this._listeners[event].filter((f) => f !== fn); };
+  }
+
+  _emit(event, arg) {
+    for (const fn of this._listeners[event]) {
+      try { fn(arg); } catch (e) { console.error(e); }
+    }
+  }
+
+  _lose() {
+    if (!this._w) return;
+    this._core._txw_mark_lost(this._w);
+    const err = new TexelError(Status.CONTEXT_LOST, 'texel: the WebGL context was lost; pending reads were cancelled');
+    for (const p of this._pending) {
+      p.done = true;
+      p.reject(err);
+    }
+    this._pending.clear();
+    this._emit('contextlost', err);
+  }
+
+  _restore() {
+    if (!this._w) return;
+    const s = this._core._txw_restore(this._w);
+    if (s) {
+      const e = new TexelError(s, this._core.UTF8ToString(this._core._txw_last_error(this._w)));
+      this._emit('contextlost', e);
+      return;
+    }
+    this._emit('contextrestored', { generation: this._core._txw_generation(this._w) });
+  }
+
+  /** Destroys the engine context and every tensor of it. */
+  dispose() {
+    if (!this._w) return;
+    this.canvas.removeEventListener('webglcontextlost', this._onLost);
+    this.canvas.removeEventListener('webglcontextrestored', this._onRestored);
+    const err = new TexelError(Status.INVALID_ARGUMENT, 'texel: the context was disposed');
+    for (const p of this._pending) {
+      p.done = true;
+      p.reject(err);
+    }
+    this._pending.clear();
+    this._core._txw_destroy(this._w);
+    this._core._free(this._scratch);
+    this._w = 0;
+  }
+}
+
+// First polls right after the current task (a fence often signals within
+// one), then back off to a few ms so a long read does not spin.
+const channel = typeof MessageChannel === 'function' ? new MessageChannel() : null;
+const queue = [];
+if (channel) channel.port1.onmessage = () => queue.shift()?.();
+function later(fn, n) {
+  if (n < 4 && channel) {
+    queue.push(fn);
+    channel.port2.postMessage(0);
+  } else {
+    setTimeout(fn, Math.min(1 << Math.max(0, n - 4), 8));
+  }
+}
+
+function collectTensors(v, out, depth) {
+  if (depth > 8 || v === null || typeof v !== 'object') return;
+  if (v instanceof Tensor) out.add(v);
+  else if (Array.isArray(v)) for (const x of v) collectTensors(x, out, depth + 1);
+  else if (Object.getPrototypeOf(v) === Object.prototype) for (const x of Object.values(v)) collectTensors(x, out, depth + 1);
+}
+
+function camelKeys(o) {
+  const r = {};
+  for (const [k, v] of Object.entries(o)) r[snakeToCamel(k)] = v;
+  return r;
+}
+
+/**
+ * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?, wasmUrl?})
+ * Loads the engine (once per page) and makes a context on `canvas` (default: a
+ * canvas of its own that is never shown). debug: check for GL errors after
+ * every op (a GPU round trip each) instead of at the next read.
+ */
+export async function create(opts = {}) {
+  const core = await loadCore(opts);
+  let canvas = opts.canvas;
+  if (!canvas) {
+    canvas = typeof document !== 'undefined' ? document.createElement('canvas') : new OffscreenCanvas(1, 1);
+    canvas.width = canvas.height = 1;
+  }
+  core.txwCanvas = canvas;
+  // specializeAfter: k identical calls; 0 or 'always'; 'never'; default 2.
+  const k = opts.specializeAfter;
+  const code = k === undefined ? 0 : k === 0 || k === 'always' ? -1 : k === 'never' || k < 0 ? -2 : k;
+  const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
+    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0);
+  if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
+  return new Context(core, w, canvas);
+}
+
+export { Context };
+export default { create, Status, TexelError, Tensor, Context };

@@ -1,0 +1,38 @@
+// emscripten JS library: WebGL2 context creation for texel (web/texel_web.c and
+// host/glctx_web.c). JS owns the canvas; the context is registered with
+// emscripten's GL layer so the engine's C code (engine/gl/gl.c) drives it.
+mergeInto(LibraryManager.library, {
+  // Takes Module.txwCanvas if the JS API put one there, else makes a canvas
+  // nobody sees. Returns the GL context handle (0: no WebGL2).
+  txw_js_context_create__deps: ['$GL'],
+  txw_js_context_create: function() {
+    var canvas = Module['txwCanvas'];
+    Module['txwCanvas'] = null;
+    if (!canvas) {
+      if (typeof document != 'undefined') canvas = document.createElement('canvas');
+      else if (typeof OffscreenCanvas != 'undefined') canvas = new OffscreenCanvas(1, 1);
+      else return 0;
+      canvas.width = canvas.height = 1;
+    }
+    var attrs = {alpha: false, depth: false, stencil: false, antialias: false,
+                 premultipliedAlpha: false, preserveDrawingBuffer: false,
+                 powerPreference: 'high-performance'};
+    var gl = canvas.getContext('webgl2', attrs);
+    if (!gl) return 0;
+    var h = GL.registerContext(gl, {majorVersion: 2, minorVersion: 0,
+                                    enableExtensionsByDefault: 1});
+    GL.makeContextCurrent(h);
+    Module['txwLastCanvas'] = canvas;
+    return h;
+  },
+  // Chromium keeps at most 16 WebGL contexts alive and drops the oldest with a
+  // warning; losing ours on purpose frees its GPU memory now.
+  txw_js_context_destroy__deps: ['$GL'],
+  txw_js_context_destroy: function(h) {
+    var c = GL.contexts[h];
+    if (!c) return;
+    var ext = c.GLctx.getExtension('WEBGL_lose_context');
+    GL.deleteContext(h);
+    if (ext) ext.loseContext();
+  },
+});

@@ -1,0 +1,374 @@
+/* The C side of the JS API (web/texel.js): exported functions with plain
+ * int/pointer arguments, so the JS layer needs no knowledge of C struct
+ * layouts.
+ *
+ * - Tensors and readbacks cross as their uint32 handle ids.
+ * - Ops run by enum through tx_op_run. Attributes cross as one string
+ *   "name=value;name=v1,v2" parsed against k_attr_fields below: a new op
+ *   family makes its attributes reachable from JS by adding rows there (JS
+ *   needs no edit; positional JS arguments follow the row order).
+ * - Stats and caps cross as JSON (one X-macro list below).
+ * - Each exported call makes its context's WebGL context current first, so
+ *   several texel contexts can share a page. */
+#include <emscripten.h>
+#include <emscripten/html5.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define EXPORT EMSCRIPTEN_KEEPALIVE
+
+/* web/texel_lib.js */
+extern int txw_js_context_create(void);
+extern void txw_js_context_destroy(int handle);
+
+typedef struct txw {
+    tx_ctx *ctx;
+    int gl;
+    char json[2048];
+} txw;
+
+static txw *g_current;
+static char g_create_error[1024];
+
+static tx_ctx *use(txw *w) {
+    if (g_current != w) {
+        emscripten_webgl_make_context_current(w->gl);
+        g_current = w;
+    }
+    return w->ctx;
+}
+
+/* ---- context ---- */
+
+EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
+                       int log_shaders, int debug) {
+    g_create_error[0] = 0;
+    txw *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(g_create_error, sizeof g_create_error, "out of memory");
+        return NULL;
+    }
+    w->gl = txw_js_context_create();
+    if (!w->gl) {
+        snprintf(g_create_error, sizeof g_create_error,
+                 "this browser gave no WebGL2 context (texel needs WebGL2 with "
+                 "EXT_color_buffer_float)");
+        free(w);
+        return NULL;
+    }
+    g_current = w;
+    tx_ctx_desc d = {
+        .specialize_after = specialize_after,
+        .memory_budget = memory_budget > 0 ? (size_t)memory_budget : 0,
+        .max_texture_size = max_texture_size,
+        .log_shaders = log_shaders != 0,
+    };
+    tx_status s = tx_ctx_create(&d, &w->ctx);
+    if (s) {
+        snprintf(g_create_error, sizeof g_create_error, "tx_ctx_create failed: %s",
+                 tx_status_name(s));
+        txw_js_context_destroy(w->gl);
+        g_current = NULL;
+        free(w);
+        return NULL;
+    }
+    /* glGetError after every draw would cost a GPU-process round trip per op;
+     * `debug` keeps it (errors then name the op that caused them). */
+    w->ctx->gl.defer_errors = !debug;
+    return w;
+}
+
+EXPORT const char *txw_create_error(void) { return g_create_error; }
+
+EXPORT void txw_destroy(txw *w) {
+    if (!w)
+        return;
+    tx_ctx_destroy(use(w));
+    txw_js_context_destroy(w->gl);
+    g_current = NULL;
+    free(w);
+}
+
+EXPORT const char *txw_last_error(txw *w) { return tx_last_error(w->ctx); }
+EXPORT const char *txw_status_name(int s) { return tx_status_name((tx_status)s); }
+EXPORT int txw_status_count(void) { return TX_STATUS_COUNT_; }
+EXPORT int txw_gl_handle(txw *w) { return w->gl; }
+EXPORT int txw_finish(txw *w) { return tx_ctx_finish(use(w)); }
+EXPORT void txw_trim(txw *w) { tx_ctx_trim(use(w)); }
+
+/* ---- context loss ---- */
+
+EXPORT void txw_mark_lost(txw *w) { tx_ctx_mark_lost(use(w)); }
+EXPORT int txw_is_lost(txw *w) { return tx_ctx_is_lost(w->ctx); }
+EXPORT int txw_restore(txw *w) { return tx_ctx_restore(use(w)); }
+EXPORT int txw_generation(txw *w) { return tx_ctx_generation(w->ctx); }
+
+/* ---- stats and caps as JSON ---- */
+
+#define TXW_STATS(X)                                                                           \
+    X(generic_compiles) X(specialized_compiles) X(specialized_ready) X(specialized_evicted)    \
+    X(compile_failures) X(cache_hits) X(generic_runs) X(specialized_runs) X(draws)             \
+    X(bytes_uploaded) X(bytes_downloaded) X(live_texture_bytes) X(pooled_texture_bytes)        \
+    X(peak_texture_bytes) X(live_tensors) X(specialized_programs)
+
+EXPORT const char *txw_stats_json(txw *w) {
+    tx_stats s;
+    tx_ctx_stats(w->ctx, &s);
+    size_t n = 0, cap = sizeof w->json;
+    n += (size_t)snprintf(w->json + n, cap - n, "{");
+#define X(f) n += (size_t)snprintf(w->json + n, cap - n, "\"" #f "\":%llu,", (unsigned long long)s.f);
+    TXW_STATS(X)
+#undef X
+    snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d}", s.compile_ms,
+             tx_ctx_generation(w->ctx));
+    return w->json;
+}
+
+static void json_str(char *dst, size_t n, const char *s) {
+    size_t j = 0;
+    for (; *s && j + 2 < n; s++) {
+        if (*s == '"' || *s == '\\')
+            dst[j++] = '\\';
+        dst[j++] = (*s >= 32 && *s < 127) ? *s : '?';
+    }
+    dst[j] = 0;
+}
+
+EXPORT const char *txw_caps_json(txw *w) {
+    tx_caps c;
+    tx_ctx_caps(w->ctx, &c);
+    char r[256], v[256], g[256];
+    json_str(r, sizeof r, c.renderer);
+    json_str(v, sizeof v, c.version);
+    json_str(g, sizeof g, c.glsl_version);
+    snprintf(w->json, sizeof w->json,
+             "{\"renderer\":\"%s\",\"version\":\"%s\",\"glsl_version\":\"%s\","
+             "\"max_texture_size\":%d,\"max_draw_buffers\":%d,\"float32_render\":%s,"
+             "\"float16_render\":%s,\"parallel_compile\":%s,\"specialize_after\":%d}",
+             r, v, g, c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
+             c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
+             tx_ctx_specialize_after(w->ctx));
+    return w->json;
+}
+
+/* ---- tensors ---- */
+
+static int to_shape(int rank, const int32_t *in, int64_t *out) {
+    if (rank < 0 || rank > TX_MAX_RANK)
+        return 0;
+    for (int i = 0; i < rank; i++)
+        out[i] = in[i];
+    return 1;
+}
+
+EXPORT int txw_tensor_create(txw *w, int rank, const int32_t *shape, int dtype, const void *data,
+                             uint32_t *out) {
+    tx_ctx *ctx = use(w);
+    tx_tensor_desc d = {.rank = rank, .dtype = (tx_dtype)dtype, .data = data};
+    to_shape(rank, shape, d.shape); /* a bad rank is reported by tx_tensor_create */
+    return tx_tensor_create(ctx, &d, (tx_tensor *)out);
+}
+
+EXPORT int txw_tensor_destroy(txw *w, uint32_t id) {
+    return tx_tensor_destroy(use(w), (tx_tensor){id});
+}
+
+EXPORT int txw_tensor_read(txw *w, uint32_t id, void *dst, double bytes) {
+    return tx_tensor_read(use(w), (tx_tensor){id}, dst, (size_t)bytes);
+}
+
+EXPORT int txw_tensor_write(txw *w, uint32_t id, const void *src, double bytes) {
+    return tx_tensor_write(use(w), (tx_tensor){id}, src, (size_t)bytes);
+}
+
+/* out: rank, dtype, then rank dims. */
+EXPORT int txw_tensor_shape(txw *w, uint32_t id, int32_t *out) {
+    int rank = 0;
+    int64_t shape[TX_MAX_RANK];
+    tx_dtype dt;
+    tx_status s = tx_tensor_shape(use(w), (tx_tensor){id}, &rank, shape, &dt);
+    if (s)
+        return s;
+    out[0] = rank;
+    out[1] = (int32_t)dt;
+    for (int i = 0; i < rank; i++)
+        out[2 + i] = (int32_t)shape[i];
+    return 0;
+}
+
+EXPORT int txw_tensor_reshape(txw *w, uint32_t id, int rank, const int32_t *shape,
+                              uint32_t *out) {
+    int64_t s[TX_MAX_RANK] = {0};
+    to_shape(rank < 0 || rank > TX_MAX_RANK ? 0 : rank, shape, s);
+    return tx_tensor_reshape(use(w), (tx_tensor){id}, rank, s, (tx_tensor *)out);
+}
+
+/* ---- asynchronous reads ---- */
+
+EXPORT int txw_read_async(txw *w, uint32_t id, uint32_t *out) {
+    return tx_tensor_read_async(use(w), (tx_tensor){id}, (tx_readback *)out);
+}
+
+EXPORT int txw_read_poll(txw *w, uint32_t r, int *ready) {
+    bool b = false;
+    tx_status s = tx_readback_poll(use(w), (tx_readback){r}, &b);
+    *ready = b;
+    return s;
+}
+
+EXPORT int txw_read_finish(txw *w, uint32_t r, void *dst, double bytes) {
+    return tx_readback_finish(use(w), (tx_readback){r}, dst, (size_t)bytes);
+}
+
+EXPORT int txw_read_cancel(txw *w, uint32_t r) {
+    return tx_readback_cancel(use(w), (tx_readback){r});
+}
+
+/* ---- ops ---- */
+
+EXPORT int txw_op_count(void) { return TX_OP_COUNT_; }
+EXPORT const char *txw_op_name(int op) { return tx_op_name((tx_op)op); }
+EXPORT int txw_op_arity(int op) { return tx_op_arity((tx_op)op); }
+
+typedef enum attr_type { A_BOOL, A_INT, A_FLOAT, A_OP, A_TENSOR } attr_type;
+
+typedef struct attr_field {
+    tx_family family;
+    const char *name; /* snake_case; JS passes camelCase or snake_case */
+    size_t offset;    /* in tx_op_attrs */
+    attr_type type;
+    int count;        /* > 1: an array of that many values */
+} attr_field;
+
+#define FIELD(fam, name, member, type) \
+    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, 1}
+#define FIELDN(fam, name, member, type, n) \
+    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n}
+
+/* One row per attribute an op family takes from JS, in positional order. */
+static const attr_field k_attr_fields[] = {
+    FIELD(CLIP, "lo", lo, A_FLOAT),
+    FIELD(CLIP, "hi", hi, A_FLOAT),
+    FIELD(MATMUL, "transpose_a", matmul.transpose_a, A_BOOL),
+    FIELD(MATMUL, "transpose_b", matmul.transpose_b, A_BOOL),
+    FIELD(MATMUL, "bias", matmul.bias, A_TENSOR),
+    FIELD(MATMUL, "activation", matmul.activation, A_OP),
+};
+/* FIELDN is for array attributes (strides, pads): FIELDN(CONV, "strides",
+ * conv.strides, A_INT, 2) takes "strides=2,2" from JS `{strides: [2, 2]}`. */
+
+/* Comma-separated attribute names of an op, in positional order. */
+EXPORT const char *txw_op_attr_names(int op) {
+    static char buf[512];
+    size_t n = 0;
+    buf[0] = 0;
+    tx_family fam = tx_op_family((tx_op)op);
+    for (size_t i = 0; i < TX_COUNTOF(k_attr_fields) && n + 1 < sizeof buf; i++)
+        if (k_attr_fields[i].family == fam)
+            n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? "," : "",
+                                  k_attr_fields[i].name);
+    return buf;
+}
+
+static tx_status set_attr(tx_ctx *ctx, const char *op, const attr_field *f, tx_op_attrs *a,
+                          const char *val) {
+    char *base = (char *)a + f->offset;
+    const char *p = val;
+    for (int i = 0; i < f->count; i++) {
+        char *end = NULL;
+        switch (f->type) {
+        case A_BOOL:
+        case A_INT: {
+            long v = strtol(p, &end, 10);
+            if (f->type == A_BOOL)
+                ((bool *)base)[i] = v != 0;
+            else
+                ((int *)base)[i] = (int)v;
+            break;
+        }
+        case A_FLOAT: ((float *)base)[i] = strtof(p, &end); break;
+        case A_TENSOR: ((tx_tensor *)base)[i].id = (uint32_t)strtoul(p, &end, 10); break;
+        case A_OP: {
+            size_t len = strcspn(p, ",");
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+            tx_op o = (len == 0 || strcmp(name, "none") == 0) ? TX_OP_NONE
+                                                                : tx_op_from_name(name);
+            if (o == TX_OP_NONE && len && strcmp(name, "none") != 0)
+                return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                               "%s: %s: unknown op \"%s\"", op, f->name, name);
+            ((tx_op *)base)[i] = o;
+            end = (char *)p + len;
+            break;
+        }
+        }
+        if (end == p || (*end != 0 && *end != ','))
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s: cannot parse \"%s\"", op,
+                           f->name, val);
+        bool last = i + 1 == f->count;
+        if (last ? *end != 0 : *end != ',')
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s takes %d value%s, got \"%s\"",
+                           op, f->name, f->count, f->count > 1 ? "s" : "", val);
+        p = end + 1;
+    }
+    return TX_STATUS_OK;
+}
+
+/* "name=value;name=v1,v2" → attrs; unknown names are errors, not ignored. */
+static tx_status parse_attrs(tx_ctx *ctx, tx_op op, const char *s, tx_op_attrs *a) {
+    const char *name = tx_op_name(op);
+    tx_family fam = tx_op_family(op);
+    while (s && *s) {
+        size_t len = strcspn(s, ";");
+        char item[512];
+        if (len >= sizeof item)
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: attribute too long", name);
+        memcpy(item, s, len);
+        item[len] = 0;
+        s += len + (s[len] == ';');
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: attribute \"%s\" has no value",
+                           name, item);
+        *eq = 0;
+        const attr_field *f = NULL;
+        for (size_t i = 0; i < TX_COUNTOF(k_attr_fields) && !f; i++)
+            if (k_attr_fields[i].family == fam && strcmp(k_attr_fields[i].name, item) == 0)
+                f = &k_attr_fields[i];
+        if (!f)
+            return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                           "%s: unknown option \"%s\" (this op takes: %s)", name, item,
+                           txw_op_attr_names(op)[0] ? txw_op_attr_names(op) : "none");
+        tx_status st = set_attr(ctx, name, f, a, eq + 1);
+        if (st)
+            return st;
+    }
+    return TX_STATUS_OK;
+}
+
+/* Family defaults that differ from zero (clip without bounds clips nothing). */
+static void default_attrs(tx_op op, tx_op_attrs *a) {
+    memset(a, 0, sizeof *a);
+    if (tx_op_family(op) == TX_FAMILY_CLIP) {
+        a->lo = -INFINITY;
+        a->hi = INFINITY;
+    }
+}
+
+EXPORT int txw_op_run(txw *w, int op, const uint32_t *inputs, int n_inputs, const char *attrs,
+                      uint32_t *out) {
+    tx_ctx *ctx = use(w);
+    tx_op_attrs a;
+    default_attrs((tx_op)op, &a);
+    if (tx_op_family((tx_op)op) == TX_FAMILY_COUNT_)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "unknown op %d", op);
+    tx_status s = parse_attrs(ctx, (tx_op)op, attrs, &a);
+    if (s)
+        return s;
+    return tx_op_run(ctx, (tx_op)op, (const tx_tensor *)inputs, n_inputs, &a, (tx_tensor *)out);
+}
