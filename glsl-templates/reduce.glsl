@@ -152,11 +152,11 @@ float r_final(vec4 s) {
 #elif TX_FIN == 2
   return sqrt(s.x);
 #elif TX_FIN == 3
-  return s.x + log(s.y);
+  return s.x + tx_u_log(vec4(s.y)).x; // log(0) = -inf, log(<0) = NaN on every driver
 #elif TX_FIN == 4
   return max(s.y, 0.0);
 #elif TX_FIN == 5
-  return log(s.x);
+  return tx_u_log(vec4(s.x)).x;
 #else
   return s.x;
 #endif
