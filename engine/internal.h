@@ -73,7 +73,7 @@ typedef struct tx_pool {
 
 #define TX_MAX_PARAMS 64
 #define TX_MAX_INPUTS 8 /* = TX_GL_UNITS; batch_norm takes 5 */
-#define TX_MAX_OUTPUTS 4
+#define TX_MAX_OUTPUTS 8
 
 typedef enum tx_param_type { TX_PARAM_INT, TX_PARAM_FLOAT } tx_param_type;
 

@@ -3,9 +3,9 @@
 //
 // TX_PASS 0 computes. With TX_VEC (N % 4 == 0) a fragment owns a tile of
 // TX_TM rows x 4 columns: per 4-step of K it fetches TX_TM texels of A and 4
-// of B and does TX_TM mat4 x vec4 products (4 x 4 x TX_TM FMAs). TX_TM = 4
-// writes the four rows to four render targets (o0..o3, "row phase" textures),
-// and TX_PASS 1 interleaves them into the row-major output. TX_TM = 1 writes
+// of B and does TX_TM mat4 x vec4 products (4 x 4 x TX_TM FMAs). TX_TM = 4 or
+// 8 writes the rows to as many render targets (o0..o7, "row phase"
+// textures), and TX_PASS 1 interleaves them into the row-major output. TX_TM = 1 writes
 // the output directly. Without TX_VEC (N % 4 != 0) a fragment computes the 4
 // consecutive output elements of its texel, one dot product each.
 //
@@ -17,6 +17,7 @@
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
 
 #if TX_PASS == 1
+// Interleave: output row m comes from row-phase target m % TX_TM.
 void main() {
   int t = tx_frag_texel(p_out_ws);
   if (t >= p_ntex) {
@@ -29,12 +30,20 @@ void main() {
   int r = t - b * per_b;
   int m = r / n4;
   int c = r - m * n4;
-  int tt = (b * p_MT + (m >> 2)) * n4 + c;
+  int tt = (b * p_MT + m / TX_TM) * n4 + c;
   ivec2 q = tx_coord(tt, p_a_ws);
-  int ph = m & 3;
-  o0 = ph == 0 ? texelFetch(u_in0, q, 0)
-                : (ph == 1 ? texelFetch(u_in1, q, 0)
-                           : (ph == 2 ? texelFetch(u_in2, q, 0) : texelFetch(u_in3, q, 0)));
+  int ph = m % TX_TM;
+  vec4 v = texelFetch(u_in0, q, 0);
+  if (ph == 1) v = texelFetch(u_in1, q, 0);
+  if (ph == 2) v = texelFetch(u_in2, q, 0);
+  if (ph == 3) v = texelFetch(u_in3, q, 0);
+#if TX_TM == 8
+  if (ph == 4) v = texelFetch(u_in4, q, 0);
+  if (ph == 5) v = texelFetch(u_in5, q, 0);
+  if (ph == 6) v = texelFetch(u_in6, q, 0);
+  if (ph == 7) v = texelFetch(u_in7, q, 0);
+#endif
+  o0 = v;
 }
 #else
 
@@ -119,10 +128,16 @@ void main() {
   int t = tx_frag_texel(p_out_ws);
   if (t >= p_ntex) {
     o0 = vec4(0.0);
-#if TX_TM == 4
+#if TX_TM >= 4
     o1 = vec4(0.0);
     o2 = vec4(0.0);
     o3 = vec4(0.0);
+#endif
+#if TX_TM == 8
+    o4 = vec4(0.0);
+    o5 = vec4(0.0);
+    o6 = vec4(0.0);
+    o7 = vec4(0.0);
 #endif
     return;
   }
@@ -135,55 +150,44 @@ void main() {
   int m0 = mt * TX_TM;
   int ao, bo;
   tx_batch_offsets(b, ao, bo);
-  vec4 acc0 = vec4(0.0);
-#if TX_TM == 4
-  vec4 acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
-#endif
+  vec4 acc[TX_TM];
+  for (int i = 0; i < TX_TM; i++) acc[i] = vec4(0.0);
   int kfull = p_K & ~3;
   for (int k0 = 0; k0 < kfull; k0 += 4) {
     mat4 bm = tx_b_block(bo, n0, k0, false);
-#if TX_TM == 4 && defined(TX_A_TVEC)
+#if TX_TM >= 4 && defined(TX_A_TVEC)
     // A^T rows k0..k0+3 hold 4 consecutive m: one texel per k, transposed.
-    mat4 at;
-    for (int j = 0; j < 4; j++) at[j] = tx_texel(u_in0, (ao + (k0 + j) * p_M + m0) >> 2, p_a_ws);
-    mat4 a = transpose(at);
-    acc0 += bm * a[0];
-    acc1 += bm * a[1];
-    acc2 += bm * a[2];
-    acc3 += bm * a[3];
+    for (int q = 0; q < TX_TM; q += 4) {
+      mat4 at;
+      for (int j = 0; j < 4; j++)
+        at[j] = tx_texel(u_in0, (ao + (k0 + j) * p_M + m0 + q) >> 2, p_a_ws);
+      mat4 a = transpose(at);
+      for (int i = 0; i < 4; i++) acc[q + i] += bm * a[i];
+    }
 #else
-    acc0 += bm * tx_a_row(ao, m0, k0, false);
-#if TX_TM == 4
-    acc1 += bm * tx_a_row(ao, m0 + 1, k0, false);
-    acc2 += bm * tx_a_row(ao, m0 + 2, k0, false);
-    acc3 += bm * tx_a_row(ao, m0 + 3, k0, false);
-#endif
+    for (int i = 0; i < TX_TM; i++) acc[i] += bm * tx_a_row(ao, m0 + i, k0, false);
 #endif
   }
   if (kfull < p_K) {
     mat4 bm = tx_b_block(bo, n0, kfull, true);
-    vec4 a0, a1, a2, a3;
-    for (int j = 0; j < 4; j++) {
-      bool in_k = kfull + j < p_K;
-      a0[j] = in_k ? tx_a(ao, m0 < p_M ? m0 : 0, kfull + j) : 0.0;
-#if TX_TM == 4
-      a1[j] = in_k ? tx_a(ao, m0 + 1 < p_M ? m0 + 1 : 0, kfull + j) : 0.0;
-      a2[j] = in_k ? tx_a(ao, m0 + 2 < p_M ? m0 + 2 : 0, kfull + j) : 0.0;
-      a3[j] = in_k ? tx_a(ao, m0 + 3 < p_M ? m0 + 3 : 0, kfull + j) : 0.0;
-#endif
+    for (int i = 0; i < TX_TM; i++) {
+      int m = m0 + i < p_M ? m0 + i : 0;
+      vec4 a;
+      for (int j = 0; j < 4; j++) a[j] = kfull + j < p_K ? tx_a(ao, m, kfull + j) : 0.0;
+      acc[i] += bm * a;
     }
-    acc0 += bm * a0;
-#if TX_TM == 4
-    acc1 += bm * a1;
-    acc2 += bm * a2;
-    acc3 += bm * a3;
-#endif
   }
-  o0 = tx_finish(acc0, n0);
-#if TX_TM == 4
-  o1 = tx_finish(acc1, n0);
-  o2 = tx_finish(acc2, n0);
-  o3 = tx_finish(acc3, n0);
+  o0 = tx_finish(acc[0], n0);
+#if TX_TM >= 4
+  o1 = tx_finish(acc[1], n0);
+  o2 = tx_finish(acc[2], n0);
+  o3 = tx_finish(acc[3], n0);
+#endif
+#if TX_TM == 8
+  o4 = tx_finish(acc[4], n0);
+  o5 = tx_finish(acc[5], n0);
+  o6 = tx_finish(acc[6], n0);
+  o7 = tx_finish(acc[7], n0);
 #endif
 }
 

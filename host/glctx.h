@@ -15,6 +15,8 @@ typedef struct tx_host tx_host;
  * display/context is available, or 1 when the engine refused the context. */
 int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx);
 void tx_host_close(tx_host *host, tx_ctx *ctx);
+/* Another engine context on the host's GL context (e.g. a fresh program cache). */
+tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx);
 
 /* Monotonic milliseconds. */
 double tx_host_ms(void);

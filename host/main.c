@@ -19,6 +19,7 @@ static int usage(void) {
     fprintf(stderr,
             "usage:\n"
             "  texel info [--json]\n"
+            "  texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
             "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
             "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
             "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
@@ -347,6 +348,8 @@ static int cmd_op(int argc, char **argv) {
     return r.status ? 1 : (r.bad ? 3 : 0);
 }
 
+int tx_cmd_bench(int argc, char **argv);
+
 int main(int argc, char **argv) {
     if (argc < 2)
         return usage();
@@ -354,6 +357,8 @@ int main(int argc, char **argv) {
         return cmd_info(argc - 2, argv + 2);
     if (strcmp(argv[1], "op") == 0)
         return cmd_op(argc - 2, argv + 2);
+    if (strcmp(argv[1], "bench") == 0)
+        return tx_cmd_bench(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         usage();
         return 0;

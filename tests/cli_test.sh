@@ -58,6 +58,25 @@ check "variadic sum of 5 broadcast inputs" 'j["mismatches"] == 0 and j["status"]
 check "a bad axis is reported with its status" 'j["status"] == "TX_STATUS_INVALID_ARGUMENT" and "axis 3" in j["error"]' \
     "$TEXEL" op reduce_sum --shape 4x5 --axes 3 --repeat 0 --json
 check_rc "bad --axes is a usage error" 2 "$TEXEL" op reduce_sum --shape 4 --axes 1,x
+bench_json=$(mktemp)
+if xvfb-run -a "$TEXEL" bench --smoke --runs 2 --json "$bench_json" >/dev/null 2>&1 &&
+   python3 -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['cases'], 'no cases'
+for c in j['cases']:
+    for m in ('generic', 'specialized', 'adaptive'):
+        r = c['modes'][m]
+        assert r['status'] == 'TX_STATUS_OK' and r['median_ms'] > 0 and r['first_ms'] > 0, (c['name'], m)
+    assert c['modes']['generic']['specialized_compiles'] == 0
+    assert c['modes']['specialized']['specialized_compiles'] >= 1
+" "$bench_json" && python3 bench/report.py "$(mktemp -d)" "$bench_json" >/dev/null; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "FAIL bench runner smoke run"
+fi
+rm -f "$bench_json"
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus

@@ -45,6 +45,8 @@ static const shape_case k_matmul[] = {
     {.shapes = "7,7"},
     {.shapes = "16x12,20x12", .attrs = {.matmul = {.transpose_b = true}}},
     {.shapes = "12x16,12x20", .attrs = {.matmul = {.transpose_a = true}}},
+    {.shapes = "20x18,20x8", .attrs = {.matmul = {.transpose_a = true}}},
+    {.shapes = "2x40x12,12x16", .attrs = {.matmul = {.activation = TX_OP_TANH}}, .bias = true},
     {.shapes = "10x6,9x10", .attrs = {.matmul = {.transpose_a = true, .transpose_b = true}}},
     {.shapes = "3x16x8,3x16x8", .attrs = {.matmul = {.transpose_a = true}}},
     {.shapes = "20x16,16x24", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},

@@ -161,7 +161,7 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
         same = g->attached[i] == outs[i];
     if (same)
         return;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 8; i++) {
         tx_gl_tex t = i < n_out ? outs[i] : 0;
         if (g->attached[i] != t)
             glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
@@ -169,8 +169,10 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
         g->attached[i] = t;
     }
     if (n_out != g->n_attached) {
-        static const GLenum bufs[4] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1,
-                                       GL_COLOR_ATTACHMENT2, GL_COLOR_ATTACHMENT3};
+        static const GLenum bufs[8] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1,
+                                       GL_COLOR_ATTACHMENT2, GL_COLOR_ATTACHMENT3,
+                                       GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
+                                       GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
         glDrawBuffers(n_out, bufs);
     }
     g->n_attached = n_out;
@@ -182,7 +184,7 @@ static void unbind_everywhere(tx_gl *g, tx_gl_tex t) {
     for (int u = 0; u < TX_GL_UNITS; u++)
         if (g->unit_tex[u] == t)
             bind_unit(g, u, 0);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 8; i++)
         if (g->attached[i] == t) {
             glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
                                    GL_TEXTURE_2D, 0, 0);

@@ -22,7 +22,7 @@ typedef struct tx_gl {
     tx_gl_prog cur_prog;
     tx_gl_tex unit_tex[TX_GL_UNITS];
     int active_unit;
-    tx_gl_tex attached[4];
+    tx_gl_tex attached[8];
     int n_attached;
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */

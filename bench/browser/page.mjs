@@ -1,0 +1,112 @@
+// The in-page half of the browser benchmark: runs every case of the shared
+// table (fetched as /cases.json, generated from bench/cases.c) with TF.js
+// (webgl, then wasm) and, when the runner serves a texel web build, with
+// texel — all in this one page, so ratios come from the same browser run.
+/* global tf */
+const log = (s) => { document.getElementById('log').textContent += '\n' + s; };
+const params = new URLSearchParams(location.search);
+const RUNS = Number(params.get('runs') || 15);
+
+function fill(n, seed) {
+  // xorshift32: inputs only need to be seeded, not identical to the desktop's
+  const v = new Float32Array(n);
+  let s = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    v[i] = (s / 4294967296) * 2 - 1;
+  }
+  return v;
+}
+const numel = (shape) => shape.reduce((a, b) => a * b, 1);
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+
+// TF.js implementations by case name. Shapes come from the shared table.
+const tfCases = {
+  matmul: (t) => tf.matMul(t[0], t[1]),
+  add: (t) => tf.add(t[0], t[1]),
+  relu: (t) => tf.relu(t[0]),
+  softmax: (t) => tf.softmax(t[0]),
+  sum: (t) => tf.sum(t[0]),
+};
+function tfFor(name) {
+  return tfCases[name.split('_')[0]];
+}
+
+async function timeEngine(makeInputs, run, read, dispose) {
+  const t0 = performance.now();
+  const inputs = makeInputs();
+  let out = run(inputs);
+  await read(out);
+  const first = performance.now() - t0;
+  dispose([out]);
+  const ms = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t1 = performance.now();
+    out = run(inputs);
+    await read(out);
+    ms.push(performance.now() - t1);
+    dispose([out]);
+  }
+  dispose(inputs);
+  return { first_ms: first, median_ms: median(ms), min_ms: Math.min(...ms), max_ms: Math.max(...ms) };
+}
+
+async function runTf(c, backend) {
+  const f = tfFor(c.name);
+  if (!f) return { status: 'no TF.js equivalent' };
+  await tf.setBackend(backend);
+  await tf.ready();
+  const r = await timeEngine(
+    () => c.inputs.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
+    (t) => f(t),
+    (o) => o.data(),
+    (ts) => ts.forEach((t) => t.dispose()));
+  return { status: 'ok', ...r };
+}
+
+async function runTexel(c, texel) {
+  if (!texel || !texel.cases[c.name]) return { status: 'not available in this build' };
+  const tx = await texel.create();
+  try {
+    const r = await timeEngine(
+      () => c.inputs.map((shape, i) => tx.tensor(fill(numel(shape), i + 1), shape)),
+      (t) => texel.cases[c.name](tx, t),
+      (o) => o.data(),
+      (ts) => ts.forEach((t) => t.dispose()));
+    return { status: 'ok', ...r, stats: tx.stats() };
+  } finally {
+    tx.destroy?.();
+  }
+}
+
+async function main() {
+  const cases = await (await fetch('/cases.json')).json();
+  let texel = null;
+  if (params.get('texel')) {
+    try {
+      texel = await import(params.get('texel'));
+    } catch (e) {
+      log('texel module failed to load: ' + e);
+    }
+  }
+  const gl = document.createElement('canvas').getContext('webgl2');
+  const dbg = gl && gl.getExtension('WEBGL_debug_renderer_info');
+  const result = {
+    runner: 'browser', browser: navigator.userAgent, runs: RUNS,
+    renderer: dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL) : (gl ? gl.getParameter(gl.RENDERER) : 'no webgl2'),
+    cases: [],
+  };
+  if (tf.wasm) tf.wasm.setWasmPaths('/tfjs-wasm/');
+  for (const c of cases) {
+    log('case ' + c.name);
+    const entry = { name: c.name, what: c.what, flops: c.flops };
+    entry.texel = await runTexel(c, texel);
+    entry.tfjs_webgl = await runTf(c, 'webgl');
+    entry.tfjs_wasm = await runTf(c, 'wasm');
+    result.cases.push(entry);
+    log(JSON.stringify(entry));
+  }
+  window.__benchResult = result;
+}
+main().catch((e) => { window.__benchResult = { error: String(e && e.stack || e) }; });

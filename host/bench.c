@@ -1,0 +1,269 @@
+/* texel bench: the desktop benchmark runner over bench/cases.c.
+ * For each case and mode (generic only, specialized only, adaptive with the
+ * default k) a fresh engine context measures the first call (upload + compile
+ * + run + download) and the steady state (median/min/max over --runs calls,
+ * each including the download), with the cache counters; the plain-C
+ * reference runs once as the CPU baseline. The driver's shader disk cache is
+ * disabled so that no earlier run flatters a first call. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bench/cases.h"
+#include "check.h"
+#include "glctx.h"
+
+typedef struct mode_result {
+    double first_ms, first10_ms, median_ms, min_ms, max_ms;
+    tx_stats stats;
+    tx_status status;
+    char error[256];
+} mode_result;
+
+static int64_t numel(int rank, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
+    return n;
+}
+
+static void make_inputs(const tx_bench_case *c, float **vals) {
+    for (int i = 0; i < c->n_inputs; i++) {
+        int64_t n = numel(c->rank[i], c->shape[i]);
+        vals[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+        tx_bench_fill(vals[i], n, (uint64_t)i + 1);
+    }
+}
+
+static tx_status one_call(tx_ctx *ctx, const tx_bench_case *c, const tx_tensor *in, float *dst,
+                          size_t dst_bytes) {
+    tx_tensor y;
+    tx_status s = c->run(ctx, in, &y);
+    if (s)
+        return s;
+    s = tx_tensor_read(ctx, y, dst, dst_bytes);
+    tx_tensor_destroy(ctx, y);
+    return s;
+}
+
+static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, int k, int runs,
+                     mode_result *r) {
+    memset(r, 0, sizeof *r);
+    tx_ctx *ctx;
+    int kk = k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
+    if (k == -100)
+        kk = TX_SPECIALIZE_DEFAULT;
+    r->status = tx_host_new_ctx(h, &(tx_ctx_desc){.specialize_after = kk}, &ctx);
+    if (r->status) {
+        snprintf(r->error, sizeof r->error, "context: %s", tx_status_name(r->status));
+        return;
+    }
+    tx_tensor in[TX_BENCH_MAX_INPUTS] = {{0}};
+    float *out = NULL;
+    size_t out_bytes = 0;
+    double t0 = tx_host_ms();
+    for (int i = 0; i < c->n_inputs && !r->status; i++) {
+        tx_tensor_desc d = {.rank = c->rank[i], .data = vals[i]};
+        memcpy(d.shape, c->shape[i], sizeof d.shape);
+        r->status = tx_tensor_create(ctx, &d, &in[i]);
+    }
+    if (!r->status) {
+        tx_tensor y;
+        r->status = c->run(ctx, in, &y);
+        if (!r->status) {
+            int rank;
+            int64_t shape[TX_MAX_RANK];
+            tx_tensor_shape(ctx, y, &rank, shape, NULL);
+            out_bytes = (size_t)numel(rank, shape) * sizeof(float);
+            out = malloc(out_bytes ? out_bytes : 4);
+            r->status = tx_tensor_read(ctx, y, out, out_bytes);
+            tx_tensor_destroy(ctx, y);
+        }
+    }
+    r->first_ms = tx_host_ms() - t0;
+    r->first10_ms = r->first_ms;
+    double *ms = calloc((size_t)runs, sizeof *ms);
+    for (int i = 0; i < runs && !r->status; i++) {
+        double t1 = tx_host_ms();
+        r->status = one_call(ctx, c, in, out, out_bytes);
+        ms[i] = tx_host_ms() - t1;
+        if (i < 9)
+            r->first10_ms += ms[i];
+    }
+    if (r->status) {
+        snprintf(r->error, sizeof r->error, "%s", tx_last_error(ctx));
+    } else {
+        r->median_ms = tx_median(ms, runs);
+        r->min_ms = r->max_ms = ms[0];
+        for (int i = 1; i < runs; i++) {
+            r->min_ms = fmin(r->min_ms, ms[i]);
+            r->max_ms = fmax(r->max_ms, ms[i]);
+        }
+    }
+    tx_ctx_stats(ctx, &r->stats);
+    free(ms);
+    free(out);
+    for (int i = 0; i < c->n_inputs; i++)
+        if (in[i].id)
+            tx_tensor_destroy(ctx, in[i]);
+    tx_ctx_destroy(ctx);
+}
+
+static double run_reference(const tx_bench_case *c, float **vals) {
+    tx_ref_tensor in[TX_BENCH_MAX_INPUTS];
+    for (int i = 0; i < c->n_inputs; i++) {
+        in[i] = (tx_ref_tensor){.rank = c->rank[i], .data = vals[i]};
+        memcpy(in[i].shape, c->shape[i], sizeof in[i].shape);
+    }
+    tx_ref_tensor out;
+    double t0 = tx_host_ms();
+    if (c->ref(in, &out) != 0)
+        return -1;
+    double ms = tx_host_ms() - t0;
+    tx_ref_free(&out);
+    return ms;
+}
+
+static bool selected(const char *list, const char *name) {
+    if (!list)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+            return true;
+    return false;
+}
+
+int tx_cmd_bench(int argc, char **argv) {
+    const char *cases = NULL, *json_path = NULL;
+    int runs = 15;
+    bool smoke = false, list = false, no_ref = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--smoke") == 0)
+            smoke = true;
+        else if (strcmp(a, "--list") == 0)
+            list = true;
+        else if (strcmp(a, "--no-reference") == 0)
+            no_ref = true;
+        else if (strcmp(a, "--cases") == 0 && v)
+            cases = v, i++;
+        else if (strcmp(a, "--json") == 0 && v)
+            json_path = v, i++;
+        else if (strcmp(a, "--runs") == 0 && v)
+            runs = atoi(v), i++;
+        else {
+            fprintf(stderr, "usage: texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] "
+                            "[--no-reference] [--list]\n");
+            return 2;
+        }
+    }
+    if (runs < 1)
+        runs = 1;
+    if (list) {
+        printf("[");
+        for (int i = 0; i < tx_bench_case_count; i++) {
+            const tx_bench_case *c = &tx_bench_cases[i];
+            printf("%s\n {\"name\": \"%s\", \"what\": \"%s\", \"flops\": %.0f, \"smoke\": %s, "
+                   "\"inputs\": [",
+                   i ? "," : "", c->name, c->what, c->flops, c->smoke ? "true" : "false");
+            for (int j = 0; j < c->n_inputs; j++) {
+                printf(j ? ", [" : "[");
+                for (int d = 0; d < c->rank[j]; d++)
+                    printf(d ? ", %lld" : "%lld", (long long)c->shape[j][d]);
+                printf("]");
+            }
+            printf("]}");
+        }
+        printf("\n]\n");
+        return 0;
+    }
+    setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
+    tx_host *h;
+    tx_ctx *probe;
+    int rc = tx_host_open(NULL, &h, &probe);
+    if (rc)
+        return rc;
+    tx_caps caps;
+    tx_ctx_caps(probe, &caps);
+    int default_k = tx_ctx_specialize_after(probe);
+    tx_ctx_destroy(probe);
+
+    FILE *js = json_path ? fopen(json_path, "w") : NULL;
+    if (json_path && !js) {
+        fprintf(stderr, "texel bench: cannot write %s\n", json_path);
+        return 1;
+    }
+    if (js)
+        fprintf(js, "{\"runner\": \"desktop\", \"renderer\": \"%s\", \"version\": \"%s\", "
+                    "\"default_k\": %d, \"runs\": %d, \"cases\": [",
+                caps.renderer, caps.version, default_k, runs);
+    printf("renderer: %s (%s); default k = %d; %d runs per mode\n", caps.renderer, caps.version,
+           default_k, runs);
+    printf("%-14s %-11s %10s %10s %9s %9s %8s %6s %6s\n", "case", "mode", "first ms",
+           "median ms", "min", "max", "GFLOP/s", "gen", "spec");
+    const struct {
+        const char *name;
+        int k;
+    } modes[] = {{"generic", -1}, {"specialized", 0}, {"adaptive", -100}};
+    int failures = 0, ncase = 0;
+    for (int ci = 0; ci < tx_bench_case_count; ci++) {
+        const tx_bench_case *c = &tx_bench_cases[ci];
+        if ((smoke && !c->smoke) || !selected(cases, c->name))
+            continue;
+        float *vals[TX_BENCH_MAX_INPUTS];
+        make_inputs(c, vals);
+        double ref_ms = no_ref ? -1 : run_reference(c, vals);
+        if (js)
+            fprintf(js, "%s\n {\"name\": \"%s\", \"what\": \"%s\", \"flops\": %.0f, "
+                        "\"reference_ms\": %.3f, \"modes\": {",
+                    ncase ? "," : "", c->name, c->what, c->flops, ref_ms);
+        ncase++;
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            mode_result r;
+            run_mode(h, c, vals, modes[m].k, runs, &r);
+            double gf = (c->flops > 0 && r.median_ms > 0) ? c->flops / (r.median_ms * 1e6) : 0;
+            if (r.status) {
+                failures++;
+                printf("%-14s %-11s failed: %s: %s\n", c->name, modes[m].name,
+                       tx_status_name(r.status), r.error);
+            } else {
+                printf("%-14s %-11s %10.2f %10.3f %9.3f %9.3f %8.2f %6llu %6llu\n", c->name,
+                       modes[m].name, r.first_ms, r.median_ms, r.min_ms, r.max_ms, gf,
+                       (unsigned long long)r.stats.generic_compiles,
+                       (unsigned long long)r.stats.specialized_compiles);
+            }
+            if (js)
+                fprintf(js,
+                        "%s\"%s\": {\"status\": \"%s\", \"first_ms\": %.3f, \"first10_ms\": %.3f, "
+                        "\"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"gflops\": %.3f, "
+                        "\"generic_compiles\": %llu, \"specialized_compiles\": %llu, "
+                        "\"cache_hits\": %llu, \"draws\": %llu, \"compile_ms\": %.3f, "
+                        "\"peak_texture_bytes\": %llu}",
+                        m ? ", " : "", modes[m].name, tx_status_name(r.status), r.first_ms,
+                        r.first10_ms, r.median_ms, r.min_ms, r.max_ms, gf,
+                        (unsigned long long)r.stats.generic_compiles,
+                        (unsigned long long)r.stats.specialized_compiles,
+                        (unsigned long long)r.stats.cache_hits,
+                        (unsigned long long)r.stats.draws, r.stats.compile_ms,
+                        (unsigned long long)r.stats.peak_texture_bytes);
+        }
+        if (ref_ms >= 0)
+            printf("%-14s %-11s %10s %10.3f %29s\n", c->name, "cpu-ref", "", ref_ms, "");
+        if (js)
+            fprintf(js, "}}");
+        for (int i = 0; i < c->n_inputs; i++)
+            free(vals[i]);
+    }
+    if (js) {
+        fprintf(js, "\n]}\n");
+        fclose(js);
+    }
+    tx_host_close(h, NULL);
+    if (ncase == 0) {
+        fprintf(stderr, "texel bench: no case selected\n");
+        return 2;
+    }
+    return failures ? 1 : 0;
+}
