@@ -32,6 +32,22 @@ check "a conv channel mismatch names the op and shapes" \
     'j["status"] == "TX_STATUS_SHAPE_MISMATCH" and "conv" in j["error"] and "[6, 3, 3, 3]" in j["error"]' \
     "$TEXEL" op conv --shape 1x4x5x5,6x3x3x3 --repeat 1 --json
 check_rc "a 3-value stride on a 2-D conv is a usage error" 2 "$TEXEL" op conv --shape 1x4x5x5,6x4x3x3 --stride 1x2x3
+check "sum of 1M values: 3 draws per call, accurate" \
+    'j["mismatches"] == 0 and j["draws"] == 3 * 3 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op reduce_sum --shape 1048576 --repeat 2 --json
+check "reduce flags: axes, drop-dims" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op reduce_mean --shape 6x5x4 --axes 0,-1 --drop-dims --repeat 1 --json
+check "argmax --select-last" \
+    'j["mismatches"] == 0' "$TEXEL" op argmax --shape 9x13 --axes 1 --select-last --repeat 0 --json
+check "softmax --axis 0 --coerce-2d" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op softmax --shape 4x5x6 --axis 1 --coerce-2d --repeat 0 --json
+check "multi-input shapes: batch_norm, variadic sum" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op batch_norm --shape 2x3x4x4,3,3,3,3 --repeat 0 --json
+check "variadic sum of 5 broadcast inputs" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op sum --shape 5x7,7,5x1,scalar,5x7 --repeat 0 --json
+check "a bad axis is reported with its status" 'j["status"] == "TX_STATUS_INVALID_ARGUMENT" and "axis 3" in j["error"]' \
+    "$TEXEL" op reduce_sum --shape 4x5 --axes 3 --repeat 0 --json
+check_rc "bad --axes is a usage error" 2 "$TEXEL" op reduce_sum --shape 4 --axes 1,x
 bench_json=$(mktemp)
 if xvfb-run -a "$TEXEL" bench --smoke --runs 2 --json "$bench_json" >/dev/null 2>&1 &&
    python3 -c "
@@ -51,22 +67,6 @@ else
     echo "FAIL bench runner smoke run"
 fi
 rm -f "$bench_json"
-check "sum of 1M values: 3 draws per call, accurate" \
-    'j["mismatches"] == 0 and j["draws"] == 3 * 3 and j["status"] == "TX_STATUS_OK"' \
-    "$TEXEL" op reduce_sum --shape 1048576 --repeat 2 --json
-check "reduce flags: axes, drop-dims" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
-    "$TEXEL" op reduce_mean --shape 6x5x4 --axes 0,-1 --drop-dims --repeat 1 --json
-check "argmax --select-last" \
-    'j["mismatches"] == 0' "$TEXEL" op argmax --shape 9x13 --axes 1 --select-last --repeat 0 --json
-check "softmax --axis 0 --coerce-2d" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
-    "$TEXEL" op softmax --shape 4x5x6 --axis 1 --coerce-2d --repeat 0 --json
-check "multi-input shapes: batch_norm, variadic sum" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
-    "$TEXEL" op batch_norm --shape 2x3x4x4,3,3,3,3 --repeat 0 --json
-check "variadic sum of 5 broadcast inputs" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
-    "$TEXEL" op sum --shape 5x7,7,5x1,scalar,5x7 --repeat 0 --json
-check "a bad axis is reported with its status" 'j["status"] == "TX_STATUS_INVALID_ARGUMENT" and "axis 3" in j["error"]' \
-    "$TEXEL" op reduce_sum --shape 4x5 --axes 3 --repeat 0 --json
-check_rc "bad --axes is a usage error" 2 "$TEXEL" op reduce_sum --shape 4 --axes 1,x
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus

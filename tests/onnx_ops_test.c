@@ -100,9 +100,15 @@ int main(int argc, char **argv) {
         v[50] = v[66000] = -1;
         tx_tensor x = vec(N, v, TX_DTYPE_FLOAT32);
         float got;
-        struct { tx_op op; bool last; float want; } cases[] = {
-            {TX_OP_ARGMAX, false, 3000}, {TX_OP_ARGMAX, true, 99999},
-            {TX_OP_ARGMIN, false, 50},   {TX_OP_ARGMIN, true, 66000},
+        struct {
+            tx_op op;
+            bool last;
+            float want;
+        } cases[] = {
+            {TX_OP_ARGMAX, false, 3000},
+            {TX_OP_ARGMAX, true, 99999},
+            {TX_OP_ARGMIN, false, 50},
+            {TX_OP_ARGMIN, true, 66000},
         };
         for (size_t i = 0; i < TX_COUNTOF(cases); i++) {
             tx_status s = tx_reduce(g_ctx, cases[i].op, x,
@@ -121,9 +127,15 @@ int main(int argc, char **argv) {
         /* NaN beats every number (numpy): the first NaN, or the last one */
         v[40000] = v[80000] = NAN;
         tx_tensor_write(g_ctx, x, v, N * sizeof(float));
-        struct { tx_op op; bool last; float want; } nan_cases[] = {
-            {TX_OP_ARGMAX, false, 40000}, {TX_OP_ARGMAX, true, 80000},
-            {TX_OP_ARGMIN, false, 40000}, {TX_OP_ARGMIN, true, 80000},
+        struct {
+            tx_op op;
+            bool last;
+            float want;
+        } nan_cases[] = {
+            {TX_OP_ARGMAX, false, 40000},
+            {TX_OP_ARGMAX, true, 80000},
+            {TX_OP_ARGMIN, false, 40000},
+            {TX_OP_ARGMIN, true, 80000},
         };
         for (size_t i = 0; i < TX_COUNTOF(nan_cases); i++) {
             CHECK(!tx_reduce(g_ctx, nan_cases[i].op, x,
@@ -141,8 +153,9 @@ int main(int argc, char **argv) {
         float v[8] = {1, 2, NAN, 4, 5, 6, 7, 8}, out[8];
         tx_tensor x = vec(8, v, TX_DTYPE_FLOAT32), x2;
         tx_tensor_reshape(g_ctx, x, 2, (int64_t[]){2, 4}, &x2);
-        tx_op ops[] = {TX_OP_REDUCE_SUM, TX_OP_REDUCE_MAX, TX_OP_REDUCE_MIN, TX_OP_REDUCE_PROD,
-                       TX_OP_REDUCE_LOG_SUM_EXP, TX_OP_REDUCE_MEAN, TX_OP_REDUCE_L2};
+        tx_op ops[] = {TX_OP_REDUCE_SUM,  TX_OP_REDUCE_MAX,         TX_OP_REDUCE_MIN,
+                       TX_OP_REDUCE_PROD, TX_OP_REDUCE_LOG_SUM_EXP, TX_OP_REDUCE_MEAN,
+                       TX_OP_REDUCE_L2};
         for (size_t i = 0; i < TX_COUNTOF(ops); i++) {
             CHECK(!tx_reduce(g_ctx, ops[i], x2, &(tx_reduce_desc){.n_axes = 1, .axes = {1}}, &y),
                   "%s", tx_last_error(g_ctx));
@@ -154,8 +167,8 @@ int main(int argc, char **argv) {
                   "%s", tx_last_error(g_ctx));
             CHECK(fetch(y, out, 4) && isnan(out[2]) && !isnan(out[0]) && !isnan(out[1]) &&
                       !isnan(out[3]),
-                  "%s axis 0: got %g %g %g %g", tx_op_name(ops[i]), (double)out[0],
-                  (double)out[1], (double)out[2], (double)out[3]);
+                  "%s axis 0: got %g %g %g %g", tx_op_name(ops[i]), (double)out[0], (double)out[1],
+                  (double)out[2], (double)out[3]);
             tx_tensor_destroy(g_ctx, y);
         }
         CHECK(!tx_softmax(g_ctx, TX_OP_SOFTMAX, x2, NULL, &y), "%s", tx_last_error(g_ctx));
@@ -198,8 +211,8 @@ int main(int argc, char **argv) {
                 CHECK(out[0] == 1 && out[1] == 1 && out[2] == 0, "is_nan: %g %g", (double)out[0],
                       (double)out[2]);
             else
-                CHECK(isnan(out[0]) && isnan(out[1]), "%s(NaN) = %g, %g",
-                      tx_op_name((tx_op)op), (double)out[0], (double)out[1]);
+                CHECK(isnan(out[0]) && isnan(out[1]), "%s(NaN) = %g, %g", tx_op_name((tx_op)op),
+                      (double)out[0], (double)out[1]);
             tx_tensor_destroy(g_ctx, y);
         }
         CHECK(!tx_clip(g_ctx, x, -0.5f, 0.5f, &y), "%s", tx_last_error(g_ctx));
@@ -214,8 +227,11 @@ int main(int argc, char **argv) {
         float b[8] = {NAN, 1, 0, 0, 0, 0, 0, 0};
         float out[8];
         tx_tensor ta = vec(8, a, TX_DTYPE_FLOAT32), tb = vec(8, b, TX_DTYPE_FLOAT32);
-        struct { tx_op op; float w0, w1; } cmp[] = {
-            {TX_OP_EQUAL, 0, 1}, {TX_OP_LESS, 0, 0}, {TX_OP_GREATER_EQUAL, 0, 1},
+        struct {
+            tx_op op;
+            float w0, w1;
+        } cmp[] = {
+            {TX_OP_EQUAL, 0, 1},   {TX_OP_LESS, 0, 0},       {TX_OP_GREATER_EQUAL, 0, 1},
             {TX_OP_GREATER, 0, 0}, {TX_OP_LESS_EQUAL, 0, 1},
         };
         for (size_t i = 0; i < TX_COUNTOF(cmp); i++) {
@@ -237,8 +253,8 @@ int main(int argc, char **argv) {
         float want[8] = {NAN, 1, -2, -2, -0.0f, 0, 2, 2};
         CHECK(fetch(y, out, 8), "read");
         for (int i = 0; i < 8; i++)
-            CHECK(same(out[i], want[i]), "round(%g) = %g, want %g", (double)a[i],
-                  (double)out[i], (double)want[i]);
+            CHECK(same(out[i], want[i]), "round(%g) = %g, want %g", (double)a[i], (double)out[i],
+                  (double)want[i]);
         tx_tensor_destroy(g_ctx, y);
         tx_tensor_destroy(g_ctx, ta);
         tx_tensor_destroy(g_ctx, tb);

@@ -229,7 +229,7 @@ int tx_ctx_generation(const tx_ctx *ctx);
 
 /* Any op of family UNARY: relu, sigmoid, tanh, exp, log, sqrt, abs, neg, erf, gelu… */
 tx_status tx_unary(tx_ctx *ctx, tx_op op, tx_tensor x, tx_tensor *out);
-/* y = min(max(x, lo), hi); relu6 is tx_clip(x, 0, 6). */
+/* y = min(max(x, lo), hi), NaN stays NaN; relu6 is tx_clip(x, 0, 6). */
 tx_status tx_clip(tx_ctx *ctx, tx_tensor x, float lo, float hi, tx_tensor *out);
 /* Any op of family BINARY, with numpy broadcasting: add sub mul div pow min max,
  * prelu, and or xor (0/1), equal less greater less_equal greater_equal (0/1). */
@@ -317,10 +317,10 @@ typedef struct tx_reduce_desc {
 
 /* Any op of family REDUCE: reduce_sum, reduce_mean, reduce_max, reduce_min,
  * reduce_prod, reduce_l1, reduce_l2, reduce_sum_square, reduce_log_sum,
- * reduce_log_sum_exp, argmax,
- * argmin (int32 indices; NaN beats every number, as in numpy). `desc` NULL:
- * all axes, keepdims. Empty reductions give the identity (sum 0, prod 1,
- * max -inf, log_sum_exp -inf, mean NaN). NaN propagates. */
+ * reduce_log_sum_exp, and argmax / argmin (int32 indices; NaN beats every
+ * number, as in numpy). `desc` NULL: all axes, keepdims. NaN propagates.
+ * Empty reductions give the identity (sum 0, prod 1, max -inf, min +inf,
+ * log_sum_exp -inf, mean NaN). Large ones run as a tree of short draws. */
 tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
                     tx_tensor *out);
 

@@ -77,8 +77,7 @@ static tx_status nary_pass(tx_ctx *ctx, tx_op op, tx_slot *const *s, int n, cons
     return st;
 }
 
-tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
-                  tx_tensor *out) {
+tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_NARY, "tx_nary", "an n-ary op", out);
     if (st)
         return st;

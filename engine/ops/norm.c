@@ -48,8 +48,8 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
     int want = tx_op_arity(op);
     bool ln = op == TX_OP_LAYER_NORM;
     if (n_inputs != want && !(ln && n_inputs == 2))
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", name,
-                       want, n_inputs);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", name, want,
+                       n_inputs);
     tx_norm_desc d = desc ? *desc : (tx_norm_desc){0};
     float eps = d.epsilon == 0 ? 1e-5f : d.epsilon;
     if (!(eps > 0))

@@ -15,11 +15,10 @@
  * for chunks of 64..2048 (noise dominated) and ~1 ms for 1M; one fragment
  * looping over everything is not only slow in principle but wrong there:
  * llvmpipe caps a loop at 65535 iterations. Chunks keep every loop far below. */
-#define TX_REDUCE_CHUNK_X 1024
+#define TX_REDUCE_CHUNK_X      1024
 #define TX_REDUCE_CHUNK_STATES 32
 
-void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced,
-                         tx_reduce_plan *p) {
+void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced, tx_reduce_plan *p) {
     memset(p, 0, sizeof *p);
     int64_t stride[TX_MAX_RANK];
     int64_t s = 1;
@@ -131,15 +130,15 @@ static tx_status reduce_pass(tx_ctx *ctx, const char *name, const tx_reduce_plan
     return st;
 }
 
-tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x,
-                        const tx_reduce_plan *p, tx_reduce_acc acc, int fin, bool last,
-                        const tx_texture *final_out, tx_texture *states) {
+tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x, const tx_reduce_plan *p,
+                        tx_reduce_acc acc, int fin, bool last, const tx_texture *final_out,
+                        tx_texture *states) {
     TX_ASSERT(p->nout > 0);
     /* One-value states of outputs adjacent in x pack 4 to a texel. */
-    bool packed = p->kvec && final_out &&
-                  (acc == TX_REDUCE_ACC_SUM || acc == TX_REDUCE_ACC_SUMSQ ||
-                   acc == TX_REDUCE_ACC_L1 || acc == TX_REDUCE_ACC_PROD ||
-                   acc == TX_REDUCE_ACC_MAX || acc == TX_REDUCE_ACC_MIN);
+    bool packed =
+        p->kvec && final_out &&
+        (acc == TX_REDUCE_ACC_SUM || acc == TX_REDUCE_ACC_SUMSQ || acc == TX_REDUCE_ACC_L1 ||
+         acc == TX_REDUCE_ACC_PROD || acc == TX_REDUCE_ACC_MAX || acc == TX_REDUCE_ACC_MIN);
     int64_t rows = packed ? p->nout / 4 : p->nout;
     const tx_texture *src = x;
     bool src_states = false;
@@ -192,14 +191,13 @@ tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_a
     char sh[160];
     tx_shape_str(sh, sizeof sh, xs->rank, xs->shape);
     if (n_axes < 0 || n_axes > TX_MAX_RANK)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %d axes given for x %s", name,
-                       n_axes, sh);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %d axes given for x %s", name, n_axes,
+                       sh);
     for (int i = 0; i < n_axes; i++) {
         int a = axes[i];
         if (a < -xs->rank || a >= xs->rank)
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                           "%s: axis %d is out of range for x %s (rank %d)", name, a, sh,
-                           xs->rank);
+                           "%s: axis %d is out of range for x %s (rank %d)", name, a, sh, xs->rank);
         if (a < 0)
             a += xs->rank;
         if (mask[a])
@@ -222,8 +220,7 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
     if (st)
         return st;
     bool arg = op == TX_OP_ARGMAX || op == TX_OP_ARGMIN;
-    bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX ||
-                  op == TX_OP_REDUCE_MIN;
+    bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX || op == TX_OP_REDUCE_MIN;
     if (xs->dtype != TX_DTYPE_FLOAT32 && !int_ok)
         return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     bool mask[TX_MAX_RANK];
@@ -234,13 +231,13 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes one axis, got %d (x %s)",
                            name, d.n_axes, sh);
         if (xs->rank == 0)
-            return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: x %s has no axis to reduce",
-                           name, sh);
+            return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: x %s has no axis to reduce", name,
+                           sh);
         int axis = d.n_axes ? d.axes[0] : 0;
         st = tx_axes_mask(ctx, name, xs, 1, &axis, mask);
         if (!st && xs->shape[axis < 0 ? axis + xs->rank : axis] == 0)
-            st = tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: axis %d of x %s is empty", name,
-                         axis, sh);
+            st = tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: axis %d of x %s is empty", name, axis,
+                         sh);
     } else {
         st = tx_axes_mask(ctx, name, xs, d.n_axes, d.axes, mask);
         if (d.n_axes == 0 && !d.noop_with_empty_axes)
@@ -266,13 +263,25 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
     case TX_OP_REDUCE_MAX: acc = TX_REDUCE_ACC_MAX; break;
     case TX_OP_REDUCE_MIN: acc = TX_REDUCE_ACC_MIN; break;
     case TX_OP_REDUCE_PROD: acc = TX_REDUCE_ACC_PROD; break;
-    case TX_OP_REDUCE_L2: acc = TX_REDUCE_ACC_SUMSQ; fin = 2; break;
+    case TX_OP_REDUCE_L2:
+        acc = TX_REDUCE_ACC_SUMSQ;
+        fin = 2;
+        break;
     case TX_OP_REDUCE_SUM_SQUARE: acc = TX_REDUCE_ACC_SUMSQ; break;
     case TX_OP_REDUCE_L1: acc = TX_REDUCE_ACC_L1; break;
     case TX_OP_REDUCE_LOG_SUM: fin = 5; break;
-    case TX_OP_REDUCE_LOG_SUM_EXP: acc = TX_REDUCE_ACC_LSE; fin = 3; break;
-    case TX_OP_ARGMAX: acc = TX_REDUCE_ACC_ARGMAX; fin = 4; break;
-    case TX_OP_ARGMIN: acc = TX_REDUCE_ACC_ARGMIN; fin = 4; break;
+    case TX_OP_REDUCE_LOG_SUM_EXP:
+        acc = TX_REDUCE_ACC_LSE;
+        fin = 3;
+        break;
+    case TX_OP_ARGMAX:
+        acc = TX_REDUCE_ACC_ARGMAX;
+        fin = 4;
+        break;
+    case TX_OP_ARGMIN:
+        acc = TX_REDUCE_ACC_ARGMIN;
+        fin = 4;
+        break;
     default: TX_ASSERT(0);
     }
     if (noop) { /* ONNX: x unchanged, whatever the reduction */

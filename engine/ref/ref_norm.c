@@ -80,9 +80,9 @@ int tx_ref_batch_norm(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attr
     int64_t n = tx_ref_numel(x);
     for (int64_t i = 0; i < n; i++) {
         int64_t c = (i / S) % C;
-        out->data[i] = (float)((x->data[i] - in[3].data[c]) / sqrt(in[4].data[c] + eps) *
-                                   in[1].data[c] +
-                               in[2].data[c]);
+        out->data[i] =
+            (float)((x->data[i] - in[3].data[c]) / sqrt(in[4].data[c] + eps) * in[1].data[c] +
+                    in[2].data[c]);
     }
     return 0;
 }
@@ -122,8 +122,8 @@ int tx_ref_instance_norm(const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
     if (alloc_like(x, out))
         return -1;
     if (S > 0)
-        normalize_groups(x, tx_ref_numel(x) / S, S, eps_of(attrs), in[1].data, in[2].data, C, 1,
-                         1, out);
+        normalize_groups(x, tx_ref_numel(x) / S, S, eps_of(attrs), in[1].data, in[2].data, C, 1, 1,
+                         out);
     return 0;
 }
 
