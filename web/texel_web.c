@@ -235,20 +235,25 @@ EXPORT int txw_op_count(void) { return TX_OP_COUNT_; }
 EXPORT const char *txw_op_name(int op) { return tx_op_name((tx_op)op); }
 EXPORT int txw_op_arity(int op) { return tx_op_arity((tx_op)op); }
 
-typedef enum attr_type { A_BOOL, A_INT, A_FLOAT, A_OP, A_TENSOR } attr_type;
+typedef enum attr_type { A_BOOL, A_INT, A_INT64, A_FLOAT, A_OP, A_TENSOR } attr_type;
 
 typedef struct attr_field {
     tx_family family;
     const char *name; /* snake_case; JS passes camelCase or snake_case */
     size_t offset;    /* in tx_op_attrs */
     attr_type type;
-    int count;        /* > 1: an array of that many values */
+    int count;        /* > 1: an array of up to that many values */
+    long n_offset;    /* >= 0: an int in tx_op_attrs that receives the number given */
 } attr_field;
 
 #define FIELD(fam, name, member, type) \
-    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, 1}
+    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, 1, -1}
 #define FIELDN(fam, name, member, type, n) \
-    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n}
+    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n, -1}
+/* An array whose length goes to another member (axes → n_axes). */
+#define FIELDC(fam, name, member, type, n, count_member) \
+    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n, \
+     (long)offsetof(tx_op_attrs, count_member)}
 
 /* One row per attribute an op family takes from JS, in positional order. */
 static const attr_field k_attr_fields[] = {
@@ -258,6 +263,56 @@ static const attr_field k_attr_fields[] = {
     FIELD(MATMUL, "transpose_b", matmul.transpose_b, A_BOOL),
     FIELD(MATMUL, "bias", matmul.bias, A_TENSOR),
     FIELD(MATMUL, "activation", matmul.activation, A_OP),
+    /* enums cross as their C values (auto_pad: 0 notset, 1 same_upper, 2
+     * same_lower, 3 valid; see texel.h) */
+#define CONV_FIELDS(F)                                                                             \
+    FIELDN(F, "strides", conv.strides, A_INT, 2), FIELDN(F, "pads", conv.pads, A_INT, 4),          \
+        FIELDN(F, "dilations", conv.dilations, A_INT, 2), FIELD(F, "group", conv.group, A_INT),    \
+        FIELD(F, "auto_pad", conv.auto_pad, A_INT), FIELD(F, "bias", conv.bias, A_TENSOR),         \
+        FIELD(F, "activation", conv.activation, A_OP), FIELD(F, "lo", conv.lo, A_FLOAT),           \
+        FIELD(F, "hi", conv.hi, A_FLOAT),                                                          \
+        FIELDN(F, "output_padding", conv.output_padding, A_INT, 2),                                \
+        FIELDN(F, "output_shape", conv.output_shape, A_INT, 2)
+    CONV_FIELDS(CONV),
+    CONV_FIELDS(CONV_TRANSPOSE),
+    FIELDN(POOL, "kernel_shape", pool.kernel_shape, A_INT, 2),
+    FIELDN(POOL, "strides", pool.strides, A_INT, 2),
+    FIELDN(POOL, "pads", pool.pads, A_INT, 4),
+    FIELDN(POOL, "dilations", pool.dilations, A_INT, 2),
+    FIELD(POOL, "auto_pad", pool.auto_pad, A_INT),
+    FIELD(POOL, "ceil_mode", pool.ceil_mode, A_BOOL),
+    FIELD(POOL, "count_include_pad", pool.count_include_pad, A_BOOL),
+    FIELDC(REDUCE, "axes", reduce.axes, A_INT, TX_MAX_RANK, reduce.n_axes),
+    FIELD(REDUCE, "drop_dims", reduce.drop_dims, A_BOOL),
+    FIELD(REDUCE, "noop_with_empty_axes", reduce.noop_with_empty_axes, A_BOOL),
+    FIELD(REDUCE, "select_last_index", reduce.select_last_index, A_BOOL),
+    FIELD(SOFTMAX, "axis", softmax.axis, A_INT),
+    FIELD(SOFTMAX, "coerce_2d", softmax.coerce_2d, A_BOOL),
+    FIELD(NORM, "epsilon", norm.epsilon, A_FLOAT),
+    FIELD(NORM, "axis", norm.axis, A_INT),
+    FIELD(ACT, "alpha", alpha, A_FLOAT),
+    FIELD(ACT, "beta", beta, A_FLOAT),
+    FIELD(CAST, "to", cast_to, A_INT),
+    FIELD(CAST, "bool", cast_bool, A_BOOL),
+    FIELD(MOVE, "axis", move.axis, A_INT),
+    FIELDC(MOVE, "perm", move.perm, A_INT, TX_MAX_RANK, move.n_perm),
+    FIELDC(MOVE, "shape", move.shape, A_INT64, TX_MAX_RANK, move.rank),
+    FIELDN(MOVE, "repeats", move.repeats, A_INT64, TX_MAX_RANK),
+    FIELD(MOVE, "blocksize", move.blocksize, A_INT),
+    FIELD(MOVE, "depth_mode", move.depth_mode, A_INT),
+    FIELD(MOVE, "pad_mode", move.pad.mode, A_INT),
+    FIELDN(MOVE, "pad_begin", move.pad.begin, A_INT64, TX_MAX_RANK),
+    FIELDN(MOVE, "pad_end", move.pad.end, A_INT64, TX_MAX_RANK),
+    FIELD(MOVE, "pad_value", move.pad.value, A_FLOAT),
+    FIELDC(MOVE, "starts", move.slice.starts, A_INT64, TX_MAX_RANK, move.slice.n),
+    FIELDN(MOVE, "ends", move.slice.ends, A_INT64, TX_MAX_RANK),
+    FIELDN(MOVE, "steps", move.slice.steps, A_INT64, TX_MAX_RANK),
+    FIELD(RESIZE, "mode", move.resize.mode, A_INT),
+    FIELD(RESIZE, "coord", move.resize.coord, A_INT),
+    FIELD(RESIZE, "nearest", move.resize.nearest, A_INT),
+    FIELDN(RESIZE, "scales", move.resize.scales, A_FLOAT, TX_MAX_RANK),
+    FIELDN(RESIZE, "sizes", move.resize.sizes, A_INT64, TX_MAX_RANK),
+#undef CONV_FIELDS
 };
 /* FIELDN is for array attributes (strides, pads): FIELDN(CONV, "strides",
  * conv.strides, A_INT, 2) takes "strides=2,2" from JS `{strides: [2, 2]}`. */
@@ -291,6 +346,7 @@ static tx_status set_attr(tx_ctx *ctx, const char *op, const attr_field *f, tx_o
                 ((int *)base)[i] = (int)v;
             break;
         }
+        case A_INT64: ((int64_t *)base)[i] = strtoll(p, &end, 10); break;
         case A_FLOAT: ((float *)base)[i] = strtof(p, &end); break;
         case A_TENSOR: ((tx_tensor *)base)[i].id = (uint32_t)strtoul(p, &end, 10); break;
         case A_OP: {
@@ -311,6 +367,12 @@ static tx_status set_attr(tx_ctx *ctx, const char *op, const attr_field *f, tx_o
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s: cannot parse \"%s\"", op,
                            f->name, val);
         bool last = i + 1 == f->count;
+        /* arrays may stop early (the rest stay 0): axes, perm, pads of 1-D */
+        if (*end == 0 && f->count > 1) {
+            if (f->n_offset >= 0)
+                *(int *)((char *)a + f->n_offset) = i + 1;
+            break;
+        }
         if (last ? *end != 0 : *end != ',')
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s takes %d value%s, got \"%s\"",
                            op, f->name, f->count, f->count > 1 ? "s" : "", val);

@@ -22,12 +22,33 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.le
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 // TF.js implementations by case name. Shapes come from the shared table.
+// Convs run NHWC with HWIO filters, TF.js's native layout; inputs are made
+// from the NCHW shapes of the table by tfShapes.
+const nhwc = (s) => (s.length === 4 ? [s[0], s[2], s[3], s[1]] : s);
+const hwio = (s) => [s[2], s[3], s[1], s[0]];
+const hwcm = (s) => [s[2], s[3], s[0], 1]; // depthwise [C,1,kh,kw] -> [kh,kw,C,1]
 const tfCases = {
-  matmul: (t) => tf.matMul(t[0], t[1]),
-  add: (t) => tf.add(t[0], t[1]),
-  relu: (t) => tf.relu(t[0]),
-  softmax: (t) => tf.softmax(t[0]),
-  sum: (t) => tf.sum(t[0]),
+  matmul: { run: (t) => tf.matMul(t[0], t[1]) },
+  add: { run: (t) => tf.add(t[0], t[1]) },
+  relu: { run: (t) => tf.relu(t[0]) },
+  softmax: { run: (t) => tf.softmax(t[0]) },
+  sum: { run: (t) => tf.sum(t[0]) },
+  conv2d: { shapes: (s) => [nhwc(s[0]), hwio(s[1]), s[2]],
+    run: (t) => tf.relu(tf.add(tf.conv2d(t[0], t[1], 1, 'same'), t[2])) },
+  depthwise: { shapes: (s) => [nhwc(s[0]), hwcm(s[1]), s[2]],
+    run: (t) => tf.relu(tf.add(tf.depthwiseConv2d(t[0], t[1], 1, 'same'), t[2])) },
+  mobilenet: {
+    shapes: (s) => s.map((sh, i) => (i === 0 ? nhwc(sh) : sh.length === 4 ? (sh[1] === 1 ? hwcm(sh) : hwio(sh)) : sh)),
+    run: (t) => tf.tidy(() => {
+      const layers = [[false, 2], [true, 1], [false, 1], [true, 2], [false, 1]];
+      let x = t[0];
+      layers.forEach(([dw, s], l) => {
+        const y = dw ? tf.depthwiseConv2d(x, t[1 + 2 * l], s, 'same') : tf.conv2d(x, t[1 + 2 * l], s, 'same');
+        x = tf.clipByValue(tf.add(y, t[2 + 2 * l]), 0, 6);
+      });
+      return x;
+    }),
+  },
 };
 function tfFor(name) {
   return tfCases[name.split('_')[0]];
@@ -57,9 +78,10 @@ async function runTf(c, backend) {
   if (!f) return { status: 'no TF.js equivalent' };
   await tf.setBackend(backend);
   await tf.ready();
+  const shapes = f.shapes ? f.shapes(c.inputs) : c.inputs;
   const r = await timeEngine(
-    () => c.inputs.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
-    (t) => f(t),
+    () => shapes.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
+    (t) => f.run(t),
     (o) => o.data(),
     (ts) => ts.forEach((t) => t.dispose()));
   return { status: 'ok', ...r };

@@ -17,7 +17,7 @@ const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args[
 const cli = opt('--cli', 'build/texel');
 const out = opt('--out', 'results/browser.json');
 const runs = opt('--runs', '15');
-const texelDir = opt('--texel', null);
+const texelDir = opt('--texel', null); // the web/ folder after scripts/build-web.sh
 
 const listArgs = ['bench', '--list'];
 let cases = JSON.parse(execFileSync(cli, listArgs, { encoding: 'utf8' }));
@@ -66,7 +66,7 @@ try {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.error('page:', m.text()); });
   let url = `http://127.0.0.1:${port}/page.html?runs=${runs}`;
-  if (texelDir) url += '&texel=' + encodeURIComponent('/texel/bench_cases.js');
+  if (texelDir) url += '&texel=' + encodeURIComponent('/texel_cases.mjs');
   await page.goto(url);
   await page.waitForFunction(() => window.__benchResult, null, { timeout: 3600e3, polling: 1000 });
   const result = await page.evaluate(() => window.__benchResult);
