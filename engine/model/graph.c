@@ -464,7 +464,8 @@ static tx_op activation_of(tx_session *s, const tx_step *sp) {
         const char *onnx;
         tx_op op;
     } k_acts[] = {{"Relu", TX_OP_RELU},       {"Sigmoid", TX_OP_SIGMOID}, {"Tanh", TX_OP_TANH},
-                  {"Gelu", TX_OP_GELU}};
+                  {"Gelu", TX_OP_GELU},       {"HardSwish", TX_OP_HARD_SWISH},
+                  {"Mish", TX_OP_MISH},       {"Softplus", TX_OP_SOFTPLUS}};
     for (size_t i = 0; i < TX_COUNTOF(k_acts); i++)
         if (is_op(sp, k_acts[i].onnx)) {
             if (k_acts[i].op == TX_OP_GELU &&

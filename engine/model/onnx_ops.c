@@ -16,7 +16,7 @@
  *    host path (if the op has one, flag TX_OPF_HOST) computes the output with
  *    tx_x_set_host. If the op can take a fused activation (Conv), honour
  *    x->act and flag TX_OPF_FUSE_ACT: the fusion pass then folds a following
- *    Relu/Sigmoid/Tanh/Gelu/Clip(0,6) into it.
+ *    Relu/Sigmoid/Tanh/Gelu/HardSwish/Mish/Softplus/Clip(0,6) into it.
  * 2. Optionally write `static tx_status infer_<name>(tx_xnode *x)` setting
  *    static output shapes with tx_x_set_info (infer_same, infer_bcast exist).
  * 3. Add one line to k_ops below:
