@@ -231,10 +231,11 @@ static buf gelu_model(int64_t k, int64_t n, const float *w, bool half_first) {
 }
 
 /* y = Relu(BatchNormalization(Conv(x, W, B))) on x [1, C, H, W] (3x3, pads 1),
- * and idx = ArgMax(y, axis 1): the fusion passes fold BN into the conv
- * weights and fuse the Relu into the conv. */
+ * or HardSwish written out in four nodes instead of the Relu, and
+ * idx = ArgMax(y, axis 1): the fusion passes fold BN into the conv weights
+ * and fuse the activation into the conv. */
 static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float *wt,
-                         const float *b, const float *bn) {
+                         const float *b, const float *bn, bool hswish) {
     buf g = {0};
     int64_t wd[4] = {m, c, 3, 3};
     init_f(&g, "W", wd, 4, wt);
@@ -252,7 +253,21 @@ static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float
          &pads, 1);
     node(&g, "BatchNormalization", "bn", (const char *[]){"c", "gamma", "beta", "mean", "var"},
          5, (const char *[]){"n"}, 1, (buf[]){attr_f("epsilon", 1e-3f)}, 1);
-    node(&g, "Relu", "relu", (const char *[]){"n"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    if (hswish) { /* x * Clip(x + 3, 0, 6) / 6, as Paddle2ONNX writes HardSwish */
+        init_f(&g, "three", NULL, 0, (float[]){3});
+        init_f(&g, "zero", NULL, 0, (float[]){0});
+        init_f(&g, "six", NULL, 0, (float[]){6});
+        node(&g, "Add", "hs_add", (const char *[]){"n", "three"}, 2, (const char *[]){"h1"}, 1,
+             NULL, 0);
+        node(&g, "Clip", "hs_clip", (const char *[]){"h1", "zero", "six"}, 3,
+             (const char *[]){"h2"}, 1, NULL, 0);
+        node(&g, "Mul", "hs_mul", (const char *[]){"n", "h2"}, 2, (const char *[]){"h3"}, 1,
+             NULL, 0);
+        node(&g, "Div", "hs_div", (const char *[]){"h3", "six"}, 2, (const char *[]){"y"}, 1,
+             NULL, 0);
+    } else {
+        node(&g, "Relu", "relu", (const char *[]){"n"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    }
     node(&g, "ArgMax", "am", (const char *[]){"y"}, 1, (const char *[]){"idx"}, 1,
          (buf[]){attr_i("axis", 1)}, 1);
     vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, m, h, w}, 4);
@@ -596,82 +611,92 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
-    if (tx_test_begin("session: Conv + BatchNormalization + Relu fold into one conv; ArgMax")) {
-        enum { C = 3, M = 5, H = 6, W = 7 };
-        float wt[M * C * 9], b[M], bn[4 * M], x[C * H * W];
-        for (int i = 0; i < M * C * 9; i++)
-            wt[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
-        for (int i = 0; i < M; i++) {
-            b[i] = (float)i / 5.0f - 0.3f;
-            bn[i] = 0.5f + (float)i / 4.0f;         /* gamma */
-            bn[M + i] = (float)(i % 3) / 3.0f - 0.2f; /* beta */
-            bn[2 * M + i] = (float)i / 7.0f - 0.1f;   /* mean */
-            bn[3 * M + i] = 0.25f + (float)i / 3.0f;  /* var */
-        }
-        for (int i = 0; i < C * H * W; i++)
-            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
-        /* plain-C reference */
-        double want[M * H * W];
-        for (int o = 0; o < M; o++)
-            for (int i = 0; i < H; i++)
-                for (int j = 0; j < W; j++) {
-                    double acc = b[o];
-                    for (int ci = 0; ci < C; ci++)
-                        for (int ki = 0; ki < 3; ki++)
-                            for (int kj = 0; kj < 3; kj++) {
-                                int yi = i + ki - 1, xj = j + kj - 1;
-                                if (yi >= 0 && yi < H && xj >= 0 && xj < W)
-                                    acc += (double)wt[((o * C + ci) * 3 + ki) * 3 + kj] *
-                                           x[(ci * H + yi) * W + xj];
-                            }
-                    acc = (acc - bn[2 * M + o]) / sqrt(bn[3 * M + o] + 1e-3) * bn[o] + bn[M + o];
-                    want[(o * H + i) * W + j] = acc < 0 ? 0 : acc;
-                }
-        buf m = conv_bn_model(C, M, H, W, wt, b, bn);
-        for (int fusion = 1; fusion >= 0; fusion--) {
-            tx_session *s;
-            tx_status st = tx_session_create(ctx, m.d, m.n,
-                                             &(tx_session_desc){.no_fusion = !fusion}, &s);
-            CHECK(!st, "%s", tx_last_error(ctx));
-            if (st)
-                break;
-            tx_session_stats ss;
-            tx_session_stats_get(s, &ss);
-            CHECK(ss.steps == (fusion ? 2 : 4) && ss.fused == (fusion ? 2 : 0),
-                  "fusion %d: steps %d fused %d", fusion, ss.steps, ss.fused);
-            tx_tensor tx = mk(ctx, 4, (int64_t[]){1, C, H, W}, x), out[2];
-            st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out);
-            CHECK(!st, "%s", tx_last_error(ctx));
-            if (!st) {
-                float y[M * H * W];
-                int32_t idx[H * W];
-                tx_dtype dt;
-                tx_tensor_shape(ctx, out[1], NULL, NULL, &dt);
-                tx_tensor_read(ctx, out[0], y, sizeof y);
-                tx_tensor_read(ctx, out[1], idx, sizeof idx);
-                double err = 0;
-                int bad_idx = 0;
-                for (int i = 0; i < M * H * W; i++)
-                    err = fmax(err, fabs(want[i] - y[i]));
-                for (int p = 0; p < H * W; p++) {
-                    int best = 0;
-                    for (int o = 1; o < M; o++)
-                        if (want[o * H * W + p] > want[best * H * W + p])
-                            best = o;
-                    /* ties (two Relu zeros) may pick either */
-                    bad_idx += idx[p] != best && want[idx[p] * H * W + p] != want[best * H * W + p];
-                }
-                CHECK(err < 1e-4, "fusion %d: max error %g", fusion, err);
-                CHECK(dt == TX_DTYPE_INT32 && bad_idx == 0, "fusion %d: argmax dtype %d, %d "
-                      "wrong", fusion, (int)dt, bad_idx);
-                tx_tensor_destroy(ctx, out[0]);
-                tx_tensor_destroy(ctx, out[1]);
+    for (int hswish = 0; hswish < 2; hswish++) {
+        if (tx_test_begin(hswish ? "session: Conv + BatchNormalization + written-out HardSwish "
+                                   "fold into one conv"
+                                 : "session: Conv + BatchNormalization + Relu fold into one conv; "
+                                   "ArgMax")) {
+            enum { C = 3, M = 5, H = 6, W = 7 };
+            float wt[M * C * 9], b[M], bn[4 * M], x[C * H * W];
+            for (int i = 0; i < M * C * 9; i++)
+                wt[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
+            for (int i = 0; i < M; i++) {
+                b[i] = (float)i / 5.0f - 0.3f;
+                bn[i] = 0.5f + (float)i / 4.0f;         /* gamma */
+                bn[M + i] = (float)(i % 3) / 3.0f - 0.2f; /* beta */
+                bn[2 * M + i] = (float)i / 7.0f - 0.1f;   /* mean */
+                bn[3 * M + i] = 0.25f + (float)i / 3.0f;  /* var */
             }
-            tx_tensor_destroy(ctx, tx);
-            tx_session_destroy(s);
+            for (int i = 0; i < C * H * W; i++)
+                x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+            /* plain-C reference */
+            double want[M * H * W];
+            for (int o = 0; o < M; o++)
+                for (int i = 0; i < H; i++)
+                    for (int j = 0; j < W; j++) {
+                        double acc = b[o];
+                        for (int ci = 0; ci < C; ci++)
+                            for (int ki = 0; ki < 3; ki++)
+                                for (int kj = 0; kj < 3; kj++) {
+                                    int yi = i + ki - 1, xj = j + kj - 1;
+                                    if (yi >= 0 && yi < H && xj >= 0 && xj < W)
+                                        acc += (double)wt[((o * C + ci) * 3 + ki) * 3 + kj] *
+                                               x[(ci * H + yi) * W + xj];
+                                }
+                        acc = (acc - bn[2 * M + o]) / sqrt(bn[3 * M + o] + 1e-3) * bn[o] +
+                              bn[M + o];
+                        want[(o * H + i) * W + j] =
+                            hswish ? acc * fmin(fmax(acc + 3, 0), 6) / 6 : (acc < 0 ? 0 : acc);
+                    }
+            buf m = conv_bn_model(C, M, H, W, wt, b, bn, hswish);
+            for (int fusion = 1; fusion >= 0; fusion--) {
+                tx_session *s;
+                tx_status st = tx_session_create(ctx, m.d, m.n,
+                                                 &(tx_session_desc){.no_fusion = !fusion}, &s);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                if (st)
+                    break;
+                tx_session_stats ss;
+                tx_session_stats_get(s, &ss);
+                /* unfused: conv, bn, relu (or add, clip, mul, div), argmax */
+                int steps = fusion ? 2 : (hswish ? 7 : 4), fused = fusion ? (hswish ? 5 : 2) : 0;
+                CHECK(ss.steps == steps && ss.fused == fused, "fusion %d: steps %d fused %d",
+                      fusion, ss.steps, ss.fused);
+                tx_tensor tx = mk(ctx, 4, (int64_t[]){1, C, H, W}, x), out[2];
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                if (!st) {
+                    float y[M * H * W];
+                    int32_t idx[H * W];
+                    tx_dtype dt;
+                    tx_tensor_shape(ctx, out[1], NULL, NULL, &dt);
+                    tx_tensor_read(ctx, out[0], y, sizeof y);
+                    tx_tensor_read(ctx, out[1], idx, sizeof idx);
+                    double err = 0;
+                    int bad_idx = 0;
+                    for (int i = 0; i < M * H * W; i++)
+                        err = fmax(err, fabs(want[i] - y[i]));
+                    for (int p = 0; p < H * W; p++) {
+                        int best = 0;
+                        for (int o = 1; o < M; o++)
+                            if (want[o * H * W + p] > want[best * H * W + p])
+                                best = o;
+                        /* ties (two Relu zeros) may pick either */
+                        bad_idx += idx[p] != best &&
+                                   want[idx[p] * H * W + p] != want[best * H * W + p];
+                    }
+                    CHECK(err < 1e-4, "fusion %d: max error %g", fusion, err);
+                    CHECK(dt == TX_DTYPE_INT32 && bad_idx == 0, "fusion %d: argmax dtype %d, %d "
+                          "wrong", fusion, (int)dt, bad_idx);
+                    tx_tensor_destroy(ctx, out[0]);
+                    tx_tensor_destroy(ctx, out[1]);
+                }
+                tx_tensor_destroy(ctx, tx);
+                tx_session_destroy(s);
+            }
+            free(m.d);
+            tx_test_end();
         }
-        free(m.d);
-        tx_test_end();
     }
     if (tx_test_begin("session: the erf GELU pattern becomes one Gelu, fused into MatMul")) {
         enum { M = 3, K = 4, N = 8 };

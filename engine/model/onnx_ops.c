@@ -425,19 +425,6 @@ static bool op_is_logic(tx_op op) {
            op == TX_OP_GREATER_EQUAL;
 }
 
-static int64_t host_logic(tx_op op, double a, double b) {
-    switch (op) {
-    case TX_OP_AND: return a != 0 && b != 0;
-    case TX_OP_OR: return a != 0 || b != 0;
-    case TX_OP_XOR: return (a != 0) != (b != 0);
-    case TX_OP_EQUAL: return a == b;
-    case TX_OP_LESS: return a < b;
-    case TX_OP_GREATER: return a > b;
-    case TX_OP_LESS_EQUAL: return a <= b;
-    case TX_OP_GREATER_EQUAL: return a >= b;
-    default: return 0;
-    }
-}
 
 /* y = a (op) b on the host with broadcasting. */
 static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_hval *b,
@@ -468,7 +455,8 @@ static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_h
             ib += c * sb[d];
         }
         if (logic)
-            o->i[k] = host_logic(op, tx_hval_get(a, ia), tx_hval_get(b, ib));
+            o->i[k] =
+                tx_ref_binary_scalar(op, tx_hval_get(a, ia), tx_hval_get(b, ib), false) != 0;
         else if (isf)
             o->f[k] = (float)host_bin_f(op, tx_hval_get(a, ia), tx_hval_get(b, ib));
         else
