@@ -86,6 +86,23 @@ static buf attr_i(const char *name, int64_t v) {
     return a;
 }
 
+static buf attr_s(const char *name, const char *v) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    bytes_field(&a, 4, v, strlen(v));
+    int_field(&a, 20, TX_ATTR_STRING);
+    return a;
+}
+
+static buf attr_is(const char *name, const int64_t *v, int n) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    for (int i = 0; i < n; i++)
+        int_field(&a, 8, v[i]);
+    int_field(&a, 20, TX_ATTR_INTS);
+    return a;
+}
+
 static void tensor_msg(buf *t, const char *name, const int64_t *dims, int rank, int elem,
                        const void *raw, size_t raw_len) {
     for (int i = 0; i < rank; i++)
@@ -273,6 +290,23 @@ static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float
     vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, m, h, w}, 4);
     vinfo(&g, 12, "idx", TX_ONNX_INT64, (int64_t[]){1, 1, h, w}, 4);
     return model(&g, 15);
+}
+
+/* One node `op` reading x [rank, shape] (and the initializers "W" 3x3 conv
+ * weights, "pads" / "split" int64 lists when `inits` says so), writing y (and
+ * a second output "i" when n_out is 2). */
+static buf one_node_model(const char *op, const int64_t *shape, int rank, const char *const *ins,
+                          int n_in, int n_out, buf *attrs, int n_attrs, int opset) {
+    buf g = {0};
+    float w[2 * 1 * 3 * 3] = {0};
+    init_f(&g, "W", (int64_t[]){2, 1, 3, 3}, 4, w);
+    init_i64(&g, "pads3", (int64_t[]){3}, 1, (int64_t[]){1, 1, 1});
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, shape, rank);
+    node(&g, op, "n", ins, n_in, (const char *[]){"y", "i"}, n_out, attrs, n_attrs);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, 0);
+    if (n_out > 1)
+        vinfo(&g, 12, "i", TX_ONNX_INT64, NULL, 0);
+    return model(&g, opset);
 }
 
 static void *read_all(const char *path, size_t *len) { return tx_read_file(path, len); }
@@ -697,6 +731,66 @@ int main(int argc, char **argv) {
             free(m.d);
             tx_test_end();
         }
+    }
+    if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
+        static const struct {
+            const char *op;
+            int rank, n_in, n_out;
+            int64_t shape[5];
+            const char *ins[3];
+            const char *attr; /* which attribute the case sets */
+            tx_status want;
+            const char *needle;
+        } k[] = {
+            {"Conv", 4, 2, 1, {1, 1, 5, 5}, {"x", "W"}, "auto_pad", TX_STATUS_INVALID_ARGUMENT,
+             "auto_pad \"BOGUS\""},
+            {"Conv", 4, 2, 1, {1, 1, 5, 5}, {"x", "W"}, "kernel_shape", TX_STATUS_SHAPE_MISMATCH,
+             "kernel_shape does not match W"},
+            {"Conv", 5, 2, 1, {1, 1, 2, 5, 5}, {"x", "W"}, "", TX_STATUS_UNSUPPORTED,
+             "input rank 5"},
+            {"MaxPool", 4, 1, 2, {1, 1, 5, 5}, {"x"}, "kernel", TX_STATUS_UNSUPPORTED,
+             "Indices output"},
+            {"MaxPool", 4, 1, 1, {1, 1, 5, 5}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT,
+             "kernel_shape is required"},
+            {"Split", 2, 1, 2, {5, 3}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT, "equal parts"},
+            {"Pad", 2, 2, 1, {4, 3}, {"x", "pads3"}, "", TX_STATUS_INVALID_ARGUMENT,
+             "pads has 3 entries for 2 axes"},
+            {"Resize", 2, 1, 1, {4, 3}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT,
+             "exactly one of scales and sizes"},
+            {"Transpose", 2, 1, 1, {4, 3}, {"x"}, "perm", TX_STATUS_INVALID_ARGUMENT,
+             "perm has 3 entries for rank 2"},
+        };
+        for (size_t c = 0; c < TX_COUNTOF(k); c++) {
+            buf a[1];
+            int na = 0;
+            if (!strcmp(k[c].attr, "auto_pad"))
+                a[na++] = attr_s("auto_pad", "BOGUS");
+            else if (!strcmp(k[c].attr, "kernel_shape"))
+                a[na++] = attr_is("kernel_shape", (int64_t[]){2, 2}, 2);
+            else if (!strcmp(k[c].attr, "kernel"))
+                a[na++] = attr_is("kernel_shape", (int64_t[]){2, 2}, 2);
+            else if (!strcmp(k[c].attr, "perm"))
+                a[na++] = attr_is("perm", (int64_t[]){0, 1, 2}, 3);
+            buf m = one_node_model(k[c].op, k[c].shape, k[c].rank, k[c].ins, k[c].n_in,
+                                   k[c].n_out, a, na, 13);
+            tx_session *s = NULL;
+            tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+            if (!st) { /* the executors check when the node runs */
+                tx_tensor tx = mk(ctx, k[c].rank, k[c].shape, NULL), out[2];
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, k[c].n_out, out);
+                if (!st)
+                    for (int o = 0; o < k[c].n_out; o++)
+                        tx_tensor_destroy(ctx, out[o]);
+                tx_tensor_destroy(ctx, tx);
+                tx_session_destroy(s);
+            }
+            CHECK(st == k[c].want && strstr(tx_last_error(ctx), k[c].needle),
+                  "case %zu (%s): %s, \"%s\" (want %s, \"%s\")", c, k[c].op,
+                  tx_status_name(st), tx_last_error(ctx), tx_status_name(k[c].want),
+                  k[c].needle);
+            free(m.d);
+        }
+        tx_test_end();
     }
     if (tx_test_begin("session: the erf GELU pattern becomes one Gelu, fused into MatMul")) {
         enum { M = 3, K = 4, N = 8 };

@@ -1790,7 +1790,8 @@ static tx_status exec_norm(tx_xnode *x) {
     st = tx_norm(x->ctx, op, in, n, &d, &y);
     if (!st)
         st = tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
-    if (!st && op == TX_OP_LAYER_NORM && x->n_out > 1)
+    bool stats = x->n_out > 1 && (x->out[1] || (x->n_out > 2 && x->out[2]));
+    if (!st && op == TX_OP_LAYER_NORM && stats)
         st = layer_norm_stats(x, in[0], d.axis, eps);
     return st;
 }
@@ -1849,6 +1850,8 @@ static tx_status exec_split(tx_xnode *x) {
     if (st)
         return st;
     int n = x->n_out;
+    if (n < 1)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "has no outputs");
     if (n > 64)
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "more than 64 outputs");
     if (ns >= 0 && ns != n)
