@@ -2132,6 +2132,103 @@ static tx_status exec_depth_space(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }
 
+/* Trilu: Where(mask, x, 0) with the [N, M] triangle mask built on the host
+ * (it depends only on the shape and k) and broadcast over the batch dims. */
+static tx_status exec_trilu(tx_xnode *x) {
+    bool upper = tx_attr_int(x->node, "upper", 1) != 0;
+    int64_t k = 0;
+    if (tx_x_has(x, 1)) {
+        int64_t v[1];
+        int n;
+        tx_status st = host_ints(x, 1, "k", v, 1, &n);
+        if (st)
+            return st;
+        if (n != 1)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "k must be a scalar");
+        k = v[0];
+    }
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    if (rank < 2)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "input rank %d (needs at least 2)", rank);
+    tx_tensor t[3], y;
+    st = tx_x_dev(x, 0, &t[1]);
+    if (st)
+        return st;
+    tx_hval mask;
+    if (!tx_hval_alloc(&mask, TX_ONNX_BOOL, 2, shape + rank - 2))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask.i[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    st = tx_hval_upload(x->ctx, x->node->name, &mask, &t[0]);
+    tx_hval_free(&mask);
+    if (st)
+        return st;
+    tx_dtype dt = dtype_of(x, t[1]);
+    float zf = 0;
+    int32_t zi = 0;
+    st = tx_tensor_create(x->ctx,
+                          &(tx_tensor_desc){.rank = 0, .dtype = dt,
+                                            .data = dt == TX_DTYPE_INT32 ? (void *)&zi : &zf},
+                          &t[2]);
+    if (!st) {
+        st = tx_nary(x->ctx, TX_OP_WHERE, t, 3, &y);
+        tx_tensor_destroy(x->ctx, t[2]);
+    }
+    tx_tensor_destroy(x->ctx, t[0]);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* Mod as float arithmetic (ints exact to 2^24, as the int32 Div kernel):
+ * fmod = 0 (integers, sign of the divisor): a - floor(a / b) * b;
+ * fmod = 1 (C fmod, sign of the dividend): sign(a) * (|a| - floor(|a| / |b|) * |b|). */
+static tx_status exec_mod(tx_xnode *x) {
+    bool fmod_ = tx_attr_int(x->node, "fmod", 0) != 0;
+    int elem = tx_x_elem(x, 0);
+    if (!fmod_ && tx_onnx_type_is_float(elem))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "fmod must be 1 for %s inputs",
+                         tx_onnx_type_name(elem));
+    tmp_list l = {0};
+    tx_tensor a, b, y = {0};
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &a);
+    if (!st)
+        st = dev_as(x, 1, TX_DTYPE_FLOAT32, &l, &b);
+    /* each step's result joins the temporaries; the last one is y */
+    tx_tensor *t = l.t;
+#define STEP(call)                                                                             \
+    do {                                                                                       \
+        if (!st && !(st = (call)))                                                             \
+            l.n++;                                                                             \
+    } while (0)
+    tx_tensor sa = a;
+    if (fmod_) {
+        STEP(tx_unary(x->ctx, TX_OP_ABS, a, &t[l.n]));
+        if (!st)
+            a = t[l.n - 1];
+        STEP(tx_unary(x->ctx, TX_OP_ABS, b, &t[l.n]));
+        if (!st)
+            b = t[l.n - 1];
+    }
+    STEP(tx_binary(x->ctx, TX_OP_DIV, a, b, &t[l.n]));
+    STEP(tx_unary(x->ctx, TX_OP_FLOOR, t[l.n - 1], &t[l.n]));
+    STEP(tx_binary(x->ctx, TX_OP_MUL, t[l.n - 1], b, &t[l.n]));
+    STEP(tx_binary(x->ctx, TX_OP_SUB, a, t[l.n - 1], &t[l.n]));
+    if (fmod_) {
+        STEP(tx_unary(x->ctx, TX_OP_SIGN, sa, &t[l.n]));
+        STEP(tx_binary(x->ctx, TX_OP_MUL, t[l.n - 2], t[l.n - 1], &t[l.n]));
+    }
+#undef STEP
+    if (!st)
+        y = t[--l.n]; /* the result leaves the temporaries */
+    tmps_free(x, &l);
+    return st ? st : set_dev_typed(x, 0, y, elem, true);
+}
+
 /* ---- the table ---- */
 
 #define H TX_OPF_HOST
@@ -2252,6 +2349,8 @@ static const tx_onnx_op k_ops[] = {
     {"Expand", exec_expand, NULL, 0, 2, 2, 2},
     {"Tile", exec_tile, NULL, 0, 2, 2, 2},
     {"DepthToSpace", exec_depth_space, NULL, 0, 1, 1, 0},
+    {"Trilu", exec_trilu, infer_same, 0, 1, 2, 2},
+    {"Mod", exec_mod, infer_bcast, 0, 2, 2, 0},
     {"SpaceToDepth", exec_depth_space, NULL, 0, 1, 1, 0},
 };
 
