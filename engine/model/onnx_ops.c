@@ -2229,6 +2229,90 @@ static tx_status exec_mod(tx_xnode *x) {
     return st ? st : set_dev_typed(x, 0, y, elem, true);
 }
 
+static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
+    return tx_tensor_create(x->ctx, &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32,
+                                                      .data = &v}, out);
+}
+
+/* GatherElements as one Gather over x flattened: the flat index of output
+ * element c is idx[c] * stride(axis) + base[c], where base (the offset of c's
+ * other coordinates) depends only on the shapes and is built on the host.
+ * Negative indices get dim added. Flat indices must stay exact: x up to 2^24
+ * elements. */
+static tx_status exec_gather_elements(tx_xnode *x) {
+    int rx, ri;
+    int64_t sx[TX_MAX_RANK], si[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rx, sx);
+    if (!st)
+        st = tx_x_shape(x, 1, &ri, si);
+    if (st)
+        return st;
+    int64_t axis = tx_attr_int(x->node, "axis", 0);
+    if (rx < 1 || ri != rx || axis < -rx || axis >= rx)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "data rank %d, indices rank %d, axis %lld",
+                         rx, ri, (long long)axis);
+    int a = norm_axis(axis, rx);
+    for (int d = 0; d < rx; d++)
+        if (d != a && si[d] > sx[d])
+            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices dim %d (%lld) exceeds the "
+                             "data's (%lld)", d, (long long)si[d], (long long)sx[d]);
+    int64_t nx = numel_of(rx, sx);
+    if (nx > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "data of %lld elements (flat indices are "
+                         "exact to 2^24)", (long long)nx);
+    int64_t stride[TX_MAX_RANK], acc = 1;
+    for (int d = rx - 1; d >= 0; d--) {
+        stride[d] = acc;
+        acc *= sx[d];
+    }
+    tx_hval base;
+    if (!tx_hval_alloc(&base, TX_ONNX_INT64, ri, si))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t k = 0; k < base.numel; k++) {
+        int64_t rem = k, off = 0;
+        for (int d = ri - 1; d >= 0; d--) {
+            int64_t c = rem % si[d];
+            rem /= si[d];
+            if (d != a)
+                off += c * stride[d];
+        }
+        base.i[k] = off;
+    }
+    tmp_list l = {0};
+    tx_tensor in, flat, ix, t, y = {0};
+    st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = dev_as(x, 1, TX_DTYPE_INT32, &l, &ix);
+    if (!st && !(st = tx_hval_upload(x->ctx, x->node->name, &base, &t)))
+        l.t[l.n++] = t;
+    tx_hval_free(&base);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1, &nx, &flat)))
+        l.t[l.n++] = flat;
+    /* flat = idx * stride + base + (idx < 0) * dim * stride */
+    tx_tensor zero, sc, dimsc, lt, n1, n2, n3;
+    if (!st && !(st = int_scalar(x, 0, &zero)))
+        l.t[l.n++] = zero;
+    if (!st && !(st = int_scalar(x, (int32_t)stride[a], &sc)))
+        l.t[l.n++] = sc;
+    if (!st && !(st = int_scalar(x, (int32_t)(stride[a] * sx[a]), &dimsc)))
+        l.t[l.n++] = dimsc;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_LESS, ix, zero, &lt)))
+        l.t[l.n++] = lt;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, dimsc, &n1)))
+        l.t[l.n++] = n1;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, ix, sc, &n2)))
+        l.t[l.n++] = n2;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n2, t, &n3)))
+        l.t[l.n++] = n3;
+    tx_tensor lin;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n3, n1, &lin)))
+        l.t[l.n++] = lin;
+    if (!st)
+        st = tx_gather(x->ctx, flat, lin, 0, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
 /* ---- the table ---- */
 
 #define H TX_OPF_HOST
@@ -2351,6 +2435,7 @@ static const tx_onnx_op k_ops[] = {
     {"DepthToSpace", exec_depth_space, NULL, 0, 1, 1, 0},
     {"Trilu", exec_trilu, infer_same, 0, 1, 2, 2},
     {"Mod", exec_mod, infer_bcast, 0, 2, 2, 0},
+    {"GatherElements", exec_gather_elements, NULL, 0, 2, 2, 0},
     {"SpaceToDepth", exec_depth_space, NULL, 0, 1, 1, 0},
 };
 
