@@ -294,9 +294,9 @@ static tx_status exec_unary(tx_xnode *x) {
     return st;
 }
 
-static tx_status infer_unary(tx_xnode *x) {
+static tx_status infer_bool_same(tx_xnode *x) {
     tx_status st = infer_same(x);
-    if (unary_is_bool(unary_op(x->node->op_type)) && x->out[0])
+    if (x->out[0])
         x->out[0]->elem = TX_ONNX_BOOL;
     return st;
 }
@@ -2313,6 +2313,122 @@ static tx_status exec_gather_elements(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }
 
+/* EyeLike: ones on diagonal k of a 2-D shape; only the input's shape is
+ * read, so the result is a host value (folded at plan time when static). */
+static tx_status exec_eye_like(tx_xnode *x) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    if (rank != 2)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "input rank %d (needs 2)", rank);
+    int elem = (int)tx_attr_int(x->node, "dtype", tx_x_elem(x, 0));
+    if (!tx_onnx_type_is_float(elem) && !tx_onnx_type_is_int(elem))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "dtype %s is unsupported",
+                         tx_onnx_type_name(elem));
+    int64_t k = tx_attr_int(x->node, "k", 0);
+    tx_hval o;
+    if (!tx_hval_alloc(&o, elem, 2, shape))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t i = 0; i < shape[0]; i++) {
+        int64_t j = i + k;
+        if (j >= 0 && j < shape[1]) {
+            if (o.f)
+                o.f[i * shape[1] + j] = 1;
+            else
+                o.i[i * shape[1] + j] = 1;
+        }
+    }
+    return tx_x_set_host(x, 0, &o);
+}
+
+/* IsInf: x == +inf (detect_positive) or x == -inf (detect_negative). */
+static tx_status exec_is_inf(tx_xnode *x) {
+    bool pos = tx_attr_int(x->node, "detect_positive", 1) != 0,
+         neg = tx_attr_int(x->node, "detect_negative", 1) != 0;
+    tmp_list l = {0};
+    tx_tensor in, y = {0};
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &in);
+    tx_tensor hit[2];
+    int n = 0;
+    for (int sign = 0; sign < 2 && !st; sign++) {
+        if (!(sign ? neg : pos))
+            continue;
+        tx_tensor inf;
+        st = scalar_tensor(x, sign ? -INFINITY : INFINITY, &inf);
+        if (st)
+            break;
+        l.t[l.n++] = inf;
+        st = tx_binary(x->ctx, TX_OP_EQUAL, in, inf, &hit[n]);
+        if (!st)
+            l.t[l.n++] = hit[n++];
+    }
+    if (!st && n == 2)
+        st = tx_binary(x->ctx, TX_OP_OR, hit[0], hit[1], &y);
+    else if (!st && n == 1)
+        st = tx_identity(x->ctx, hit[0], &y);
+    else if (!st) /* detects nothing: all false (x < x is, NaN included) */
+        st = tx_binary(x->ctx, TX_OP_LESS, in, in, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_BOOL);
+}
+
+/* Hardmax: 1 where ArgMax along the axis is (the first maximum), else 0: the
+ * argmax compared with an index ramp along the axis. Before opset 13 the input
+ * is coerced to 2-D at axis (default 1) and the maximum taken over the
+ * flattened trailing dims. */
+static tx_status exec_hardmax(tx_xnode *x) {
+    bool old = x->opset < 13;
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = float_input_only(x, 0);
+    if (!st)
+        st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    int64_t axis = tx_attr_int(x->node, "axis", old ? 1 : -1);
+    if (rank < 1 || axis < -rank || axis >= rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d",
+                         (long long)axis, rank);
+    int a = norm_axis(axis, rank);
+    tmp_list l = {0};
+    tx_tensor in, v, am, ramp, eq, y = {0};
+    int vr = rank;
+    int64_t vs[TX_MAX_RANK];
+    memcpy(vs, shape, sizeof vs);
+    if (old) { /* [prod(:a), prod(a:)], max over dim 1 */
+        vr = 2;
+        vs[0] = numel_of(a, shape);
+        vs[1] = numel_of(rank - a, shape + a);
+        a = 1;
+    }
+    tx_hval r;
+    int64_t rs[TX_MAX_RANK];
+    for (int d = 0; d < vr; d++)
+        rs[d] = d == a ? vs[a] : 1;
+    if (!tx_hval_alloc(&r, TX_ONNX_INT64, vr, rs))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t k = 0; k < r.numel; k++)
+        r.i[k] = k;
+    st = tx_x_dev(x, 0, &in);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, vr, vs, &v)))
+        l.t[l.n++] = v;
+    tx_reduce_desc rd = {.n_axes = 1, .axes = {a}};
+    if (!st && !(st = tx_reduce(x->ctx, TX_OP_ARGMAX, v, &rd, &am)))
+        l.t[l.n++] = am;
+    if (!st && !(st = tx_hval_upload(x->ctx, x->node->name, &r, &ramp)))
+        l.t[l.n++] = ramp;
+    tx_hval_free(&r);
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_EQUAL, ramp, am, &eq)))
+        l.t[l.n++] = eq;
+    tx_tensor f;
+    if (!st && !(st = to_dtype(x, eq, TX_DTYPE_FLOAT32, &l, &f)))
+        st = tx_tensor_reshape(x->ctx, f, rank, shape, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
 /* ---- the table ---- */
 
 #define H TX_OPF_HOST
@@ -2367,7 +2483,7 @@ static const tx_onnx_op k_ops[] = {
     {"Round", exec_unary, infer_same, H, 1, 1, 0},
     {"Sign", exec_unary, infer_same, H, 1, 1, 0},
     {"Reciprocal", exec_unary, infer_same, H, 1, 1, 0},
-    {"Not", exec_unary, infer_unary, H, 1, 1, 0},
+    {"Not", exec_unary, infer_bool_same, H, 1, 1, 0},
     {"Sinh", exec_unary, infer_same, H, 1, 1, 0},
     {"Cosh", exec_unary, infer_same, H, 1, 1, 0},
     {"Asin", exec_unary, infer_same, H, 1, 1, 0},
@@ -2377,7 +2493,7 @@ static const tx_onnx_op k_ops[] = {
     {"Acosh", exec_unary, infer_same, H, 1, 1, 0},
     {"Atanh", exec_unary, infer_same, H, 1, 1, 0},
     {"Mish", exec_unary, infer_same, H, 1, 1, 0},
-    {"IsNaN", exec_unary, infer_unary, H, 1, 1, 0},
+    {"IsNaN", exec_unary, infer_bool_same, H, 1, 1, 0},
     /* alpha / beta activations */
     {"HardSigmoid", exec_act, infer_same, 0, 1, 1, 0},
     {"LeakyRelu", exec_act, infer_same, 0, 1, 1, 0},
@@ -2436,6 +2552,9 @@ static const tx_onnx_op k_ops[] = {
     {"Trilu", exec_trilu, infer_same, 0, 1, 2, 2},
     {"Mod", exec_mod, infer_bcast, 0, 2, 2, 0},
     {"GatherElements", exec_gather_elements, NULL, 0, 2, 2, 0},
+    {"EyeLike", exec_eye_like, NULL, TX_OPF_SHAPE_ONLY, 1, 1, 0},
+    {"IsInf", exec_is_inf, infer_bool_same, 0, 1, 1, 0},
+    {"Hardmax", exec_hardmax, infer_same, 0, 1, 1, 0},
     {"SpaceToDepth", exec_depth_space, NULL, 0, 1, 1, 0},
 };
 
