@@ -2234,6 +2234,35 @@ static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
                                                       .data = &v}, out);
 }
 
+/* A host int64 tensor uploaded as a node temporary. */
+static tx_status upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
+                             tmp_list *l, tx_tensor *out) {
+    tx_hval h;
+    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
+    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
+    tx_hval_free(&h);
+    if (!st)
+        l->t[l->n++] = *out;
+    return st;
+}
+
+/* t + bound * (t < 0), elementwise (bound broadcasts): ONNX's negative
+ * indices. t is int32. */
+static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tmp_list *l,
+                               tx_tensor *out) {
+    tx_tensor zero, lt, m;
+    tx_status st = int_scalar(x, 0, &zero);
+    if (!st && (l->t[l->n++] = zero, !(st = tx_binary(x->ctx, TX_OP_LESS, t, zero, &lt))))
+        l->t[l->n++] = lt;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, bound, &m)))
+        l->t[l->n++] = m;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, t, m, out)))
+        l->t[l->n++] = *out;
+    return st;
+}
+
 /* GatherElements as one Gather over x flattened: the flat index of output
  * element c is idx[c] * stride(axis) + base[c], where base (the offset of c's
  * other coordinates) depends only on the shapes and is built on the host.
@@ -2288,24 +2317,17 @@ static tx_status exec_gather_elements(tx_xnode *x) {
     tx_hval_free(&base);
     if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1, &nx, &flat)))
         l.t[l.n++] = flat;
-    /* flat = idx * stride + base + (idx < 0) * dim * stride */
-    tx_tensor zero, sc, dimsc, lt, n1, n2, n3;
-    if (!st && !(st = int_scalar(x, 0, &zero)))
-        l.t[l.n++] = zero;
+    /* flat = wrapped(idx) * stride + base */
+    tx_tensor sc, dim, iw, n1, lin;
     if (!st && !(st = int_scalar(x, (int32_t)stride[a], &sc)))
         l.t[l.n++] = sc;
-    if (!st && !(st = int_scalar(x, (int32_t)(stride[a] * sx[a]), &dimsc)))
-        l.t[l.n++] = dimsc;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_LESS, ix, zero, &lt)))
-        l.t[l.n++] = lt;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, dimsc, &n1)))
+    if (!st && !(st = int_scalar(x, (int32_t)sx[a], &dim)))
+        l.t[l.n++] = dim;
+    if (!st)
+        st = wrap_negative(x, ix, dim, &l, &iw);
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, iw, sc, &n1)))
         l.t[l.n++] = n1;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, ix, sc, &n2)))
-        l.t[l.n++] = n2;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n2, t, &n3)))
-        l.t[l.n++] = n3;
-    tx_tensor lin;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n3, n1, &lin)))
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n1, t, &lin)))
         l.t[l.n++] = lin;
     if (!st)
         st = tx_gather(x->ctx, flat, lin, 0, &y);
@@ -2427,35 +2449,6 @@ static tx_status exec_hardmax(tx_xnode *x) {
         st = tx_tensor_reshape(x->ctx, f, rank, shape, &y);
     tmps_free(x, &l);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
-}
-
-/* A host int64 tensor uploaded as a node temporary. */
-static tx_status upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
-                             tmp_list *l, tx_tensor *out) {
-    tx_hval h;
-    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
-    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
-    tx_hval_free(&h);
-    if (!st)
-        l->t[l->n++] = *out;
-    return st;
-}
-
-/* t + bound * (t < 0), elementwise (bound broadcasts): ONNX's negative
- * indices. t is int32. */
-static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tmp_list *l,
-                               tx_tensor *out) {
-    tx_tensor zero, lt, m;
-    tx_status st = int_scalar(x, 0, &zero);
-    if (!st && (l->t[l->n++] = zero, !(st = tx_binary(x->ctx, TX_OP_LESS, t, zero, &lt))))
-        l->t[l->n++] = lt;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, bound, &m)))
-        l->t[l->n++] = m;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, t, m, out)))
-        l->t[l->n++] = *out;
-    return st;
 }
 
 /* OneHot(indices, depth, values [off, on]): Where(unsqueezed indices == a
