@@ -6,7 +6,7 @@
 
 /* Chosen by measurement (bench/README.md, "Choosing k"): 2 identical calls. */
 #define TX_DEFAULT_SPECIALIZE_AFTER 2
-#define TX_DEFAULT_MAX_SPECIALIZED 128
+#define TX_DEFAULT_MAX_SPECIALIZED 1024
 #define TX_DEFAULT_BUDGET ((size_t)1 << 30)
 
 static const char *const k_status_names[TX_STATUS_COUNT_] = {

@@ -103,7 +103,7 @@ typedef struct tx_ctx_desc {
     int specialize_after;      /* k > 0: identical calls before specializing;
                                   0: default (2, or env TEXEL_SPECIALIZE_AFTER);
                                   TX_SPECIALIZE_ALWAYS / TX_SPECIALIZE_NEVER */
-    int max_specialized;       /* LRU cap on specialized programs; 0: 128 */
+    int max_specialized;       /* LRU cap on specialized programs; 0: 1024 */
     size_t memory_budget;      /* bytes of live + pooled textures; 0: 1 GiB */
     int max_texture_size;      /* clamp the probed limit (tests); 0: device limit */
     bool no_parallel_compile;  /* ignore KHR_parallel_shader_compile */
