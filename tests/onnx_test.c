@@ -86,6 +86,23 @@ static buf attr_i(const char *name, int64_t v) {
     return a;
 }
 
+static buf attr_s(const char *name, const char *v) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    bytes_field(&a, 4, v, strlen(v));
+    int_field(&a, 20, TX_ATTR_STRING);
+    return a;
+}
+
+static buf attr_is(const char *name, const int64_t *v, int n) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    for (int i = 0; i < n; i++)
+        int_field(&a, 8, v[i]);
+    int_field(&a, 20, TX_ATTR_INTS);
+    return a;
+}
+
 static void tensor_msg(buf *t, const char *name, const int64_t *dims, int rank, int elem,
                        const void *raw, size_t raw_len) {
     for (int i = 0; i < rank; i++)
@@ -228,6 +245,68 @@ static buf gelu_model(int64_t k, int64_t n, const float *w, bool half_first) {
     }
     vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, n}, 2);
     return model(&g, 13);
+}
+
+/* y = Relu(BatchNormalization(Conv(x, W, B))) on x [1, C, H, W] (3x3, pads 1),
+ * or HardSwish written out in four nodes instead of the Relu, and
+ * idx = ArgMax(y, axis 1): the fusion passes fold BN into the conv weights
+ * and fuse the activation into the conv. */
+static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float *wt,
+                         const float *b, const float *bn, bool hswish) {
+    buf g = {0};
+    int64_t wd[4] = {m, c, 3, 3};
+    init_f(&g, "W", wd, 4, wt);
+    init_f(&g, "B", &m, 1, b);
+    const char *bn_names[4] = {"gamma", "beta", "mean", "var"};
+    for (int i = 0; i < 4; i++)
+        init_f(&g, bn_names[i], &m, 1, bn + i * m);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, c, h, w}, 4);
+    buf pads = {0};
+    str_field(&pads, 1, "pads");
+    for (int i = 0; i < 4; i++)
+        int_field(&pads, 8, 1);
+    int_field(&pads, 20, TX_ATTR_INTS);
+    node(&g, "Conv", "conv", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1,
+         &pads, 1);
+    node(&g, "BatchNormalization", "bn", (const char *[]){"c", "gamma", "beta", "mean", "var"},
+         5, (const char *[]){"n"}, 1, (buf[]){attr_f("epsilon", 1e-3f)}, 1);
+    if (hswish) { /* x * Clip(x + 3, 0, 6) / 6, as Paddle2ONNX writes HardSwish */
+        init_f(&g, "three", NULL, 0, (float[]){3});
+        init_f(&g, "zero", NULL, 0, (float[]){0});
+        init_f(&g, "six", NULL, 0, (float[]){6});
+        node(&g, "Add", "hs_add", (const char *[]){"n", "three"}, 2, (const char *[]){"h1"}, 1,
+             NULL, 0);
+        node(&g, "Clip", "hs_clip", (const char *[]){"h1", "zero", "six"}, 3,
+             (const char *[]){"h2"}, 1, NULL, 0);
+        node(&g, "Mul", "hs_mul", (const char *[]){"n", "h2"}, 2, (const char *[]){"h3"}, 1,
+             NULL, 0);
+        node(&g, "Div", "hs_div", (const char *[]){"h3", "six"}, 2, (const char *[]){"y"}, 1,
+             NULL, 0);
+    } else {
+        node(&g, "Relu", "relu", (const char *[]){"n"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    }
+    node(&g, "ArgMax", "am", (const char *[]){"y"}, 1, (const char *[]){"idx"}, 1,
+         (buf[]){attr_i("axis", 1)}, 1);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, m, h, w}, 4);
+    vinfo(&g, 12, "idx", TX_ONNX_INT64, (int64_t[]){1, 1, h, w}, 4);
+    return model(&g, 15);
+}
+
+/* One node `op` reading x [rank, shape] (and the initializers "W" 3x3 conv
+ * weights, "pads" / "split" int64 lists when `inits` says so), writing y (and
+ * a second output "i" when n_out is 2). */
+static buf one_node_model(const char *op, const int64_t *shape, int rank, const char *const *ins,
+                          int n_in, int n_out, buf *attrs, int n_attrs, int opset) {
+    buf g = {0};
+    float w[2 * 1 * 3 * 3] = {0};
+    init_f(&g, "W", (int64_t[]){2, 1, 3, 3}, 4, w);
+    init_i64(&g, "pads3", (int64_t[]){3}, 1, (int64_t[]){1, 1, 1});
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, shape, rank);
+    node(&g, op, "n", ins, n_in, (const char *[]){"y", "i"}, n_out, attrs, n_attrs);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, 0);
+    if (n_out > 1)
+        vinfo(&g, 12, "i", TX_ONNX_INT64, NULL, 0);
+    return model(&g, opset);
 }
 
 static void *read_all(const char *path, size_t *len) { return tx_read_file(path, len); }
@@ -564,6 +643,153 @@ int main(int argc, char **argv) {
                   (unsigned long long)after.live_tensors);
         }
         free(m.d);
+        tx_test_end();
+    }
+    for (int hswish = 0; hswish < 2; hswish++) {
+        if (tx_test_begin(hswish ? "session: Conv + BatchNormalization + written-out HardSwish "
+                                   "fold into one conv"
+                                 : "session: Conv + BatchNormalization + Relu fold into one conv; "
+                                   "ArgMax")) {
+            enum { C = 3, M = 5, H = 6, W = 7 };
+            float wt[M * C * 9], b[M], bn[4 * M], x[C * H * W];
+            for (int i = 0; i < M * C * 9; i++)
+                wt[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
+            for (int i = 0; i < M; i++) {
+                b[i] = (float)i / 5.0f - 0.3f;
+                bn[i] = 0.5f + (float)i / 4.0f;         /* gamma */
+                bn[M + i] = (float)(i % 3) / 3.0f - 0.2f; /* beta */
+                bn[2 * M + i] = (float)i / 7.0f - 0.1f;   /* mean */
+                bn[3 * M + i] = 0.25f + (float)i / 3.0f;  /* var */
+            }
+            for (int i = 0; i < C * H * W; i++)
+                x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+            /* plain-C reference */
+            double want[M * H * W];
+            for (int o = 0; o < M; o++)
+                for (int i = 0; i < H; i++)
+                    for (int j = 0; j < W; j++) {
+                        double acc = b[o];
+                        for (int ci = 0; ci < C; ci++)
+                            for (int ki = 0; ki < 3; ki++)
+                                for (int kj = 0; kj < 3; kj++) {
+                                    int yi = i + ki - 1, xj = j + kj - 1;
+                                    if (yi >= 0 && yi < H && xj >= 0 && xj < W)
+                                        acc += (double)wt[((o * C + ci) * 3 + ki) * 3 + kj] *
+                                               x[(ci * H + yi) * W + xj];
+                                }
+                        acc = (acc - bn[2 * M + o]) / sqrt(bn[3 * M + o] + 1e-3) * bn[o] +
+                              bn[M + o];
+                        want[(o * H + i) * W + j] =
+                            hswish ? acc * fmin(fmax(acc + 3, 0), 6) / 6 : (acc < 0 ? 0 : acc);
+                    }
+            buf m = conv_bn_model(C, M, H, W, wt, b, bn, hswish);
+            for (int fusion = 1; fusion >= 0; fusion--) {
+                tx_session *s;
+                tx_status st = tx_session_create(ctx, m.d, m.n,
+                                                 &(tx_session_desc){.no_fusion = !fusion}, &s);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                if (st)
+                    break;
+                tx_session_stats ss;
+                tx_session_stats_get(s, &ss);
+                /* unfused: conv, bn, relu (or add, clip, mul, div), argmax */
+                int steps = fusion ? 2 : (hswish ? 7 : 4), fused = fusion ? (hswish ? 5 : 2) : 0;
+                CHECK(ss.steps == steps && ss.fused == fused, "fusion %d: steps %d fused %d",
+                      fusion, ss.steps, ss.fused);
+                tx_tensor tx = mk(ctx, 4, (int64_t[]){1, C, H, W}, x), out[2];
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                if (!st) {
+                    float y[M * H * W];
+                    int32_t idx[H * W];
+                    tx_dtype dt;
+                    tx_tensor_shape(ctx, out[1], NULL, NULL, &dt);
+                    tx_tensor_read(ctx, out[0], y, sizeof y);
+                    tx_tensor_read(ctx, out[1], idx, sizeof idx);
+                    double err = 0;
+                    int bad_idx = 0;
+                    for (int i = 0; i < M * H * W; i++)
+                        err = fmax(err, fabs(want[i] - y[i]));
+                    for (int p = 0; p < H * W; p++) {
+                        int best = 0;
+                        for (int o = 1; o < M; o++)
+                            if (want[o * H * W + p] > want[best * H * W + p])
+                                best = o;
+                        /* ties (two Relu zeros) may pick either */
+                        bad_idx += idx[p] != best &&
+                                   want[idx[p] * H * W + p] != want[best * H * W + p];
+                    }
+                    CHECK(err < 1e-4, "fusion %d: max error %g", fusion, err);
+                    CHECK(dt == TX_DTYPE_INT32 && bad_idx == 0, "fusion %d: argmax dtype %d, %d "
+                          "wrong", fusion, (int)dt, bad_idx);
+                    tx_tensor_destroy(ctx, out[0]);
+                    tx_tensor_destroy(ctx, out[1]);
+                }
+                tx_tensor_destroy(ctx, tx);
+                tx_session_destroy(s);
+            }
+            free(m.d);
+            tx_test_end();
+        }
+    }
+    if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
+        static const struct {
+            const char *op;
+            int rank, n_in, n_out;
+            int64_t shape[5];
+            const char *ins[3];
+            const char *attr; /* which attribute the case sets */
+            tx_status want;
+            const char *needle;
+        } k[] = {
+            {"Conv", 4, 2, 1, {1, 1, 5, 5}, {"x", "W"}, "auto_pad", TX_STATUS_INVALID_ARGUMENT,
+             "auto_pad \"BOGUS\""},
+            {"Conv", 4, 2, 1, {1, 1, 5, 5}, {"x", "W"}, "kernel_shape", TX_STATUS_SHAPE_MISMATCH,
+             "kernel_shape does not match W"},
+            {"Conv", 5, 2, 1, {1, 1, 2, 5, 5}, {"x", "W"}, "", TX_STATUS_UNSUPPORTED,
+             "input rank 5"},
+            {"MaxPool", 4, 1, 2, {1, 1, 5, 5}, {"x"}, "kernel", TX_STATUS_UNSUPPORTED,
+             "Indices output"},
+            {"MaxPool", 4, 1, 1, {1, 1, 5, 5}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT,
+             "kernel_shape is required"},
+            {"Split", 2, 1, 2, {5, 3}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT, "equal parts"},
+            {"Pad", 2, 2, 1, {4, 3}, {"x", "pads3"}, "", TX_STATUS_INVALID_ARGUMENT,
+             "pads has 3 entries for 2 axes"},
+            {"Resize", 2, 1, 1, {4, 3}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT,
+             "exactly one of scales and sizes"},
+            {"Transpose", 2, 1, 1, {4, 3}, {"x"}, "perm", TX_STATUS_INVALID_ARGUMENT,
+             "perm has 3 entries for rank 2"},
+        };
+        for (size_t c = 0; c < TX_COUNTOF(k); c++) {
+            buf a[1];
+            int na = 0;
+            if (!strcmp(k[c].attr, "auto_pad"))
+                a[na++] = attr_s("auto_pad", "BOGUS");
+            else if (!strcmp(k[c].attr, "kernel_shape"))
+                a[na++] = attr_is("kernel_shape", (int64_t[]){2, 2}, 2);
+            else if (!strcmp(k[c].attr, "kernel"))
+                a[na++] = attr_is("kernel_shape", (int64_t[]){2, 2}, 2);
+            else if (!strcmp(k[c].attr, "perm"))
+                a[na++] = attr_is("perm", (int64_t[]){0, 1, 2}, 3);
+            buf m = one_node_model(k[c].op, k[c].shape, k[c].rank, k[c].ins, k[c].n_in,
+                                   k[c].n_out, a, na, 13);
+            tx_session *s = NULL;
+            tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+            if (!st) { /* the executors check when the node runs */
+                tx_tensor tx = mk(ctx, k[c].rank, k[c].shape, NULL), out[2];
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, k[c].n_out, out);
+                if (!st)
+                    for (int o = 0; o < k[c].n_out; o++)
+                        tx_tensor_destroy(ctx, out[o]);
+                tx_tensor_destroy(ctx, tx);
+                tx_session_destroy(s);
+            }
+            CHECK(st == k[c].want && strstr(tx_last_error(ctx), k[c].needle),
+                  "case %zu (%s): %s, \"%s\" (want %s, \"%s\")", c, k[c].op,
+                  tx_status_name(st), tx_last_error(ctx), tx_status_name(k[c].want),
+                  k[c].needle);
+            free(m.d);
+        }
         tx_test_end();
     }
     if (tx_test_begin("session: the erf GELU pattern becomes one Gelu, fused into MatMul")) {

@@ -464,7 +464,8 @@ static tx_op activation_of(tx_session *s, const tx_step *sp) {
         const char *onnx;
         tx_op op;
     } k_acts[] = {{"Relu", TX_OP_RELU},       {"Sigmoid", TX_OP_SIGMOID}, {"Tanh", TX_OP_TANH},
-                  {"Gelu", TX_OP_GELU}};
+                  {"Gelu", TX_OP_GELU},       {"HardSwish", TX_OP_HARD_SWISH},
+                  {"Mish", TX_OP_MISH},       {"Softplus", TX_OP_SOFTPLUS}};
     for (size_t i = 0; i < TX_COUNTOF(k_acts); i++)
         if (is_op(sp, k_acts[i].onnx)) {
             if (k_acts[i].op == TX_OP_GELU &&
@@ -648,6 +649,64 @@ static tx_status fuse_gelu(tx_session *s) {
     return TX_STATUS_OK;
 }
 
+/* HardSwish as Paddle2ONNX and others write it:
+ *     y = x * Clip(x + 3, 0, 6) / 6      (Mul then Div, or Div then Mul)
+ * becomes one HardSwish node (then fused into a preceding Conv by
+ * fuse_activations), placed where the last node was. Every intermediate must
+ * have no other reader. */
+static tx_status fuse_hard_swish(tx_session *s) {
+    const tx_onnx_op *hs = tx_onnx_op_find("", "HardSwish");
+    for (int k = 0; k < s->n_steps && hs; k++) {
+        tx_step *c = &s->steps[k];
+        if (!is_op(c, "Clip") || activation_of(s, c) != TX_OP_RELU6 || c->n_out != 1)
+            continue;
+        int ai = s->vals[c->in[0]].producer;
+        if (ai < 0 || sole_consumer(s, c->in[0]) != k || !is_op(&s->steps[ai], "Add"))
+            continue;
+        tx_step *add = &s->steps[ai];
+        int x = -1;
+        if (add->n_in == 2 && const_near(s, add->in[1], 3.0))
+            x = add->in[0];
+        else if (add->n_in == 2 && const_near(s, add->in[0], 3.0))
+            x = add->in[1];
+        if (x < 0)
+            continue;
+        int f1 = sole_consumer(s, c->out[0]);
+        if (f1 < 0 || s->steps[f1].n_out != 1)
+            continue;
+        tx_step *s1 = &s->steps[f1];
+        int f2 = sole_consumer(s, s1->out[0]);
+        if (f2 < 0)
+            continue;
+        tx_step *s2 = &s->steps[f2];
+        bool ok = false;
+        if (is_op(s1, "Mul") && other_input(s1, c->out[0]) == x) /* (x * clip) / 6 */
+            ok = is_op(s2, "Div") && s2->n_in == 2 && s2->in[0] == s1->out[0] &&
+                 const_near(s, s2->in[1], 6.0);
+        else if (is_op(s1, "Div") && s1->n_in == 2 && s1->in[0] == c->out[0] &&
+                 const_near(s, s1->in[1], 6.0)) /* x * (clip / 6) */
+            ok = is_op(s2, "Mul") && other_input(s2, s1->out[0]) == x;
+        if (!ok || s2->n_out != 1)
+            continue;
+        tx_onnx_node *n = tx_arena_alloc(s->m.arena, sizeof *n);
+        const char **io = tx_arena_alloc(s->m.arena, 2 * sizeof *io);
+        if (!n || !io)
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        io[0] = s->vals[x].name;
+        io[1] = s->vals[s2->out[0]].name;
+        *n = (tx_onnx_node){.name = s2->node->name, .op_type = "HardSwish", .domain = "",
+                            .n_in = 1, .n_out = 1, .in = io, .out = io + 1};
+        add->dead = c->dead = s1->dead = true;
+        s2->node = n;
+        s2->op = hs;
+        s2->n_in = 1;
+        s2->in[0] = x;
+        s->fused += 3;
+        count_uses(s);
+    }
+    return TX_STATUS_OK;
+}
+
 static void fuse_matmul(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -755,6 +814,8 @@ tx_status tx_graph_plan(tx_session *s) {
             st = fuse_bn_into_conv(s);
             if (!st)
                 st = fuse_gelu(s);
+            if (!st)
+                st = fuse_hard_swish(s);
             fuse_matmul(s);
             fuse_activations(s);
         }

@@ -16,7 +16,7 @@
  *    host path (if the op has one, flag TX_OPF_HOST) computes the output with
  *    tx_x_set_host. If the op can take a fused activation (Conv), honour
  *    x->act and flag TX_OPF_FUSE_ACT: the fusion pass then folds a following
- *    Relu/Sigmoid/Tanh/Gelu/Clip(0,6) into it.
+ *    Relu/Sigmoid/Tanh/Gelu/HardSwish/Mish/Softplus/Clip(0,6) into it.
  * 2. Optionally write `static tx_status infer_<name>(tx_xnode *x)` setting
  *    static output shapes with tx_x_set_info (infer_same, infer_bcast exist).
  * 3. Add one line to k_ops below:
@@ -160,12 +160,98 @@ static tx_op unary_op(const char *op_type) {
     } k[] = {{"Relu", TX_OP_RELU}, {"Sigmoid", TX_OP_SIGMOID}, {"Tanh", TX_OP_TANH},
              {"Exp", TX_OP_EXP},   {"Log", TX_OP_LOG},         {"Sqrt", TX_OP_SQRT},
              {"Abs", TX_OP_ABS},   {"Neg", TX_OP_NEG},         {"Erf", TX_OP_ERF},
-             {"Gelu", TX_OP_GELU}};
+             {"Gelu", TX_OP_GELU}, {"Softplus", TX_OP_SOFTPLUS}, {"Softsign", TX_OP_SOFTSIGN},
+             {"HardSwish", TX_OP_HARD_SWISH}, {"Sin", TX_OP_SIN}, {"Cos", TX_OP_COS},
+             {"Tan", TX_OP_TAN}, {"Floor", TX_OP_FLOOR}, {"Ceil", TX_OP_CEIL},
+             {"Round", TX_OP_ROUND}, {"Sign", TX_OP_SIGN}, {"Reciprocal", TX_OP_RECIPROCAL},
+             {"Not", TX_OP_NOT}, {"Sinh", TX_OP_SINH}, {"Cosh", TX_OP_COSH},
+             {"Asin", TX_OP_ASIN}, {"Acos", TX_OP_ACOS}, {"Atan", TX_OP_ATAN},
+             {"Asinh", TX_OP_ASINH}, {"Acosh", TX_OP_ACOSH}, {"Atanh", TX_OP_ATANH},
+             {"Mish", TX_OP_MISH}, {"IsNaN", TX_OP_IS_NAN}};
     for (size_t i = 0; i < TX_COUNTOF(k); i++)
         if (strcmp(k[i].name, op_type) == 0)
             return k[i].op;
     return TX_OP_NONE;
 }
+
+/* ---- device dtypes ----
+ * Int and bool values live as TX_DTYPE_INT32 tensors, except the 0/1 results
+ * of comparisons and logic on float tensors, which stay float32 (a cast per
+ * node would cost a draw). Ops needing one dtype across inputs harmonise with
+ * dev_as. */
+
+/* Tensors created while executing one node, destroyed when it finishes. */
+typedef struct tmp_list {
+    tx_tensor t[64];
+    int n;
+} tmp_list;
+
+static void tmps_free(tx_xnode *x, tmp_list *l) {
+    for (int i = 0; i < l->n; i++)
+        tx_tensor_destroy(x->ctx, l->t[i]);
+    l->n = 0;
+}
+
+static tx_dtype dtype_of(tx_xnode *x, tx_tensor t) {
+    tx_dtype dt = TX_DTYPE_FLOAT32;
+    tx_tensor_shape(x->ctx, t, NULL, NULL, &dt);
+    return dt;
+}
+
+/* t converted to `want` (a cast kept in l) or t itself. */
+static tx_status to_dtype(tx_xnode *x, tx_tensor t, tx_dtype want, tmp_list *l, tx_tensor *out) {
+    if (dtype_of(x, t) == want) {
+        *out = t;
+        return TX_STATUS_OK;
+    }
+    TX_ASSERT(l->n < (int)TX_COUNTOF(l->t));
+    tx_status st = tx_cast(x->ctx, t, want, false, out);
+    if (!st)
+        l->t[l->n++] = *out;
+    return st;
+}
+
+/* Input i on the device as dtype `want`. */
+static tx_status dev_as(tx_xnode *x, int i, tx_dtype want, tmp_list *l, tx_tensor *out) {
+    tx_tensor t;
+    tx_status st = tx_x_dev(x, i, &t);
+    return st ? st : to_dtype(x, t, want, l, out);
+}
+
+/* Inputs idx[0..n) on the device with one dtype: int32 when all are int32,
+ * else float32. */
+static tx_status dev_same(tx_xnode *x, const int *idx, int n, tmp_list *l, tx_tensor *ts) {
+    bool all_int = true;
+    for (int j = 0; j < n; j++) {
+        tx_status st = tx_x_dev(x, idx[j], &ts[j]);
+        if (st)
+            return st;
+        all_int &= dtype_of(x, ts[j]) == TX_DTYPE_INT32;
+    }
+    for (int j = 0; j < n && !all_int; j++) {
+        tx_status st = to_dtype(x, ts[j], TX_DTYPE_FLOAT32, l, &ts[j]);
+        if (st)
+            return st;
+    }
+    return TX_STATUS_OK;
+}
+
+/* Sets output i, converted to the device dtype of elem when `exact` (int
+ * results of float computations must be int32 for integer arithmetic). */
+static tx_status set_dev_typed(tx_xnode *x, int i, tx_tensor y, int elem, bool exact) {
+    tx_dtype want = tx_onnx_type_is_int(elem) ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
+    if (exact && dtype_of(x, y) != want) {
+        tx_tensor z;
+        tx_status st = tx_cast(x->ctx, y, want, false, &z);
+        tx_tensor_destroy(x->ctx, y);
+        if (st)
+            return st;
+        y = z;
+    }
+    return tx_x_set_dev(x, i, y, elem);
+}
+
+static bool unary_is_bool(tx_op op) { return op == TX_OP_NOT || op == TX_OP_IS_NAN; }
 
 static tx_status exec_unary(tx_xnode *x) {
     tx_op op = unary_op(x->node->op_type);
@@ -174,28 +260,79 @@ static tx_status exec_unary(tx_xnode *x) {
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "approximate=\"%s\" is unsupported",
                          tx_attr_str(x->node, "approximate", ""));
     int elem = tx_x_elem(x, 0);
-    if (tx_x_is_host(x, 0) && tx_onnx_type_is_float(elem)) {
+    if (elem == TX_ONNX_STRING || elem == TX_ONNX_BFLOAT16)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s on %s tensors is unsupported",
+                         x->node->op_type, tx_onnx_type_name(elem));
+    int oelem = unary_is_bool(op) ? TX_ONNX_BOOL : elem;
+    if (tx_x_is_host(x, 0)) {
         /* constant folding: the plain-C reference's scalar function */
         const tx_hval *h;
         tx_status st = tx_x_host(x, 0, &h);
         if (st)
             return st;
         tx_hval o;
-        if (!tx_hval_copy(&o, h))
+        if (!tx_hval_alloc(&o, oelem ? oelem : TX_ONNX_FLOAT, h->rank, h->shape))
             return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-        for (int64_t k = 0; k < o.numel; k++)
-            o.f[k] = (float)tx_ref_unary_scalar(op, o.f[k]);
+        for (int64_t k = 0; k < o.numel; k++) {
+            double v = tx_ref_unary_scalar(op, tx_hval_get(h, k));
+            if (o.f)
+                o.f[k] = (float)v;
+            else
+                o.i[k] = isfinite(v) ? (int64_t)v : 0;
+        }
         return tx_x_set_host(x, 0, &o);
     }
-    if (elem && !tx_onnx_type_is_float(elem))
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s on %s tensors is unsupported",
-                         x->node->op_type, tx_onnx_type_name(elem));
+    /* int inputs (Abs, Neg, Sign of int64; Not of bool) run as float */
+    tmp_list l = {0};
     tx_tensor t, y;
-    tx_status st = tx_x_dev(x, 0, &t);
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &t);
     if (!st)
         st = tx_unary(x->ctx, op, t, &y);
+    tmps_free(x, &l);
     if (!st)
-        st = tx_x_set_dev(x, 0, y, elem);
+        st = set_dev_typed(x, 0, y, oelem, !unary_is_bool(op));
+    return st;
+}
+
+static tx_status infer_unary(tx_xnode *x) {
+    tx_status st = infer_same(x);
+    if (unary_is_bool(unary_op(x->node->op_type)) && x->out[0])
+        x->out[0]->elem = TX_ONNX_BOOL;
+    return st;
+}
+
+/* ---- activations with alpha / beta (tx_activation) ---- */
+
+static tx_status exec_act(tx_xnode *x) {
+    static const struct {
+        const char *name, *a_name, *b_name;
+        tx_op op;
+        float a, b;
+    } k[] = {{"HardSigmoid", "alpha", "beta", TX_OP_HARD_SIGMOID, 0.2f, 0.5f},
+             {"LeakyRelu", "alpha", NULL, TX_OP_LEAKY_RELU, 0.01f, 0},
+             {"Elu", "alpha", NULL, TX_OP_ELU, 1.0f, 0},
+             {"Selu", "alpha", "gamma", TX_OP_SELU, 1.67326319217681884765625f,
+              1.05070102214813232421875f},
+             {"Celu", "alpha", NULL, TX_OP_CELU, 1.0f, 0},
+             {"ThresholdedRelu", "alpha", NULL, TX_OP_THRESHOLDED_RELU, 1.0f, 0},
+             {"Shrink", "lambd", "bias", TX_OP_SHRINK, 0.5f, 0}};
+    size_t i = 0;
+    while (strcmp(k[i].name, x->node->op_type) != 0)
+        i++;
+    float a = tx_attr_float(x->node, k[i].a_name, k[i].a);
+    float b = k[i].b_name ? tx_attr_float(x->node, k[i].b_name, k[i].b) : k[i].b;
+    if (!isfinite(a) || !isfinite(b))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "attributes %g / %g must be finite",
+                         (double)a, (double)b);
+    int elem = tx_x_elem(x, 0);
+    tmp_list l = {0};
+    tx_tensor t, y;
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &t);
+    if (!st)
+        st = tx_activation(x->ctx, k[i].op, t, a, b, &y);
+    tmps_free(x, &l);
+    if (!st)
+        st = set_dev_typed(x, 0, y, elem, true);
     return st;
 }
 
@@ -219,17 +356,19 @@ static tx_status exec_clip(tx_xnode *x) {
         }
     }
     int elem = tx_x_elem(x, 0);
-    if (elem && !tx_onnx_type_is_float(elem))
+    if (elem == TX_ONNX_STRING || elem == TX_ONNX_BFLOAT16)
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "Clip on %s tensors is unsupported",
                          tx_onnx_type_name(elem));
     if (lo > hi) /* ONNX: min > max sets every output to max */
         lo = hi;
+    tmp_list l = {0}; /* int inputs are clipped as float (exact to 2^24) */
     tx_tensor t, y;
-    tx_status st = tx_x_dev(x, 0, &t);
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &t);
     if (!st)
         st = tx_clip(x->ctx, t, lo, hi, &y);
+    tmps_free(x, &l);
     if (!st)
-        st = tx_x_set_dev(x, 0, y, elem);
+        st = set_dev_typed(x, 0, y, elem, true);
     return st;
 }
 
@@ -240,7 +379,11 @@ static tx_op binary_op(const char *op_type) {
         const char *name;
         tx_op op;
     } k[] = {{"Add", TX_OP_ADD}, {"Sub", TX_OP_SUB}, {"Mul", TX_OP_MUL}, {"Div", TX_OP_DIV},
-             {"Pow", TX_OP_POW}, {"Min", TX_OP_MIN}, {"Max", TX_OP_MAX}};
+             {"Pow", TX_OP_POW}, {"Min", TX_OP_MIN}, {"Max", TX_OP_MAX},
+             {"Sum", TX_OP_ADD}, {"Mean", TX_OP_MEAN}, {"PRelu", TX_OP_PRELU},
+             {"And", TX_OP_AND}, {"Or", TX_OP_OR}, {"Xor", TX_OP_XOR},
+             {"Equal", TX_OP_EQUAL}, {"Less", TX_OP_LESS}, {"Greater", TX_OP_GREATER},
+             {"LessOrEqual", TX_OP_LESS_EQUAL}, {"GreaterOrEqual", TX_OP_GREATER_EQUAL}};
     for (size_t i = 0; i < TX_COUNTOF(k); i++)
         if (strcmp(k[i].name, op_type) == 0)
             return k[i].op;
@@ -256,6 +399,7 @@ static double host_bin_f(tx_op op, double a, double b) {
     case TX_OP_POW: return pow(a, b);
     case TX_OP_MIN: return isnan(a) || isnan(b) ? a + b : (a < b ? a : b);
     case TX_OP_MAX: return isnan(a) || isnan(b) ? a + b : (a > b ? a : b);
+    case TX_OP_PRELU: return a < 0 ? a * b : a;
     default: return 0;
     }
 }
@@ -269,9 +413,18 @@ static int64_t host_bin_i(tx_op op, int64_t a, int64_t b) {
     case TX_OP_POW: return (int64_t)pow((double)a, (double)b);
     case TX_OP_MIN: return a < b ? a : b;
     case TX_OP_MAX: return a > b ? a : b;
+    case TX_OP_PRELU: return a < 0 ? a * b : a;
     default: return 0;
     }
 }
+
+/* Comparisons and logic: 0/1 results (ONNX bool). */
+static bool op_is_logic(tx_op op) {
+    return op == TX_OP_AND || op == TX_OP_OR || op == TX_OP_XOR || op == TX_OP_EQUAL ||
+           op == TX_OP_LESS || op == TX_OP_GREATER || op == TX_OP_LESS_EQUAL ||
+           op == TX_OP_GREATER_EQUAL;
+}
+
 
 /* y = a (op) b on the host with broadcasting. */
 static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_hval *b,
@@ -280,8 +433,9 @@ static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_h
     int64_t shape[TX_MAX_RANK];
     if (!bcast(a->rank, a->shape, b->rank, b->shape, &rank, shape))
         return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "shapes do not broadcast");
-    bool isf = a->f || b->f;
-    if (!tx_hval_alloc(o, isf ? (a->f ? a->elem : b->elem) : a->elem, rank, shape))
+    bool isf = a->f || b->f, logic = op_is_logic(op);
+    int oelem = logic ? TX_ONNX_BOOL : isf ? (a->f ? a->elem : b->elem) : a->elem;
+    if (!tx_hval_alloc(o, oelem, rank, shape))
         return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
     int64_t sa[TX_MAX_RANK], sb[TX_MAX_RANK], ea = 1, eb = 1;
     for (int d = rank - 1; d >= 0; d--) {
@@ -300,7 +454,10 @@ static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_h
             ia += c * sa[d];
             ib += c * sb[d];
         }
-        if (isf)
+        if (logic)
+            o->i[k] =
+                tx_ref_binary_scalar(op, tx_hval_get(a, ia), tx_hval_get(b, ib), false) != 0;
+        else if (isf)
             o->f[k] = (float)host_bin_f(op, tx_hval_get(a, ia), tx_hval_get(b, ib));
         else
             o->i[k] = host_bin_i(op, a->i[ia], b->i[ib]);
@@ -308,30 +465,33 @@ static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_h
     return TX_STATUS_OK;
 }
 
-/* Input i on the device as float: a host int input of a float op (the int64
- * exponent of Pow(float, int64)) is converted. */
-static tx_status dev_as_float(tx_xnode *x, int i, tx_tensor *t, bool *temp) {
-    *temp = false;
-    int e = tx_x_elem(x, i);
-    if (!tx_onnx_type_is_int(e))
-        return tx_x_dev(x, i, t);
-    if (!tx_x_is_host(x, i))
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
-                         "mixing float and %s device tensors is unsupported",
-                         tx_onnx_type_name(e));
-    const tx_hval *h;
-    tx_status st = tx_x_host(x, i, &h);
-    if (st)
+/* PRelu before opset 7: a 1-D slope of C entries applies per channel of
+ * x [N, C, ...] (a view of it as [C, 1, ...]). */
+static tx_status prelu_legacy_slope(tx_xnode *x, tx_tensor in, tx_tensor *slope, tmp_list *l) {
+    int rx, rs;
+    int64_t sx[TX_MAX_RANK], ss[TX_MAX_RANK];
+    tx_status st = tx_tensor_shape(x->ctx, in, &rx, sx, NULL);
+    if (!st)
+        st = tx_tensor_shape(x->ctx, *slope, &rs, ss, NULL);
+    if (st || rs != 1 || rx < 3 || ss[0] != sx[1] || ss[0] == 1)
         return st;
-    tx_hval f;
-    if (!tx_hval_alloc(&f, TX_ONNX_FLOAT, h->rank, h->shape))
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    for (int64_t k = 0; k < h->numel; k++)
-        f.f[k] = (float)h->i[k];
-    st = x->fold ? TX_STATUS_DEFER : tx_hval_upload(x->ctx, x->node->name, &f, t);
-    tx_hval_free(&f);
-    *temp = !st;
+    int64_t v[TX_MAX_RANK];
+    v[0] = ss[0];
+    for (int i = 1; i < rx - 1; i++)
+        v[i] = 1;
+    st = tx_tensor_reshape(x->ctx, *slope, rx - 1, v, slope);
+    if (!st)
+        l->t[l->n++] = *slope;
     return st;
+}
+
+static tx_op nary_of(tx_op op) {
+    switch (op) {
+    case TX_OP_ADD: return TX_OP_SUM;
+    case TX_OP_MIN: return TX_OP_MIN_N;
+    case TX_OP_MAX: return TX_OP_MAX_N;
+    default: return op;
+    }
 }
 
 static tx_status exec_binary(tx_xnode *x) {
@@ -345,7 +505,13 @@ static tx_status exec_binary(tx_xnode *x) {
             idx[n++] = i;
     if (n == 0)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "no inputs");
-    if (tx_x_all_host(x)) {
+    for (int j = 0; j < n; j++) {
+        int e = tx_x_elem(x, idx[j]);
+        if (e == TX_ONNX_STRING || e == TX_ONNX_BFLOAT16)
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s on %s tensors is unsupported",
+                             x->node->op_type, tx_onnx_type_name(e));
+    }
+    if (tx_x_all_host(x) && op != TX_OP_MEAN) {
         const tx_hval *a;
         tx_status st = tx_x_host(x, idx[0], &a);
         if (st)
@@ -374,40 +540,50 @@ static tx_status exec_binary(tx_xnode *x) {
     bool isf = tx_onnx_type_is_float(e0);
     for (int j = 1; j < n; j++)
         isf |= tx_onnx_type_is_float(tx_x_elem(x, idx[j]));
-    tx_tensor acc = {0};
-    bool acc_temp = false;
-    tx_status st = isf ? dev_as_float(x, idx[0], &acc, &acc_temp) : tx_x_dev(x, idx[0], &acc);
-    if (st)
-        return st;
-    if (n == 1) { /* Min/Max of one input: a view */
-        int rank;
-        int64_t shape[TX_MAX_RANK];
-        tx_tensor y;
-        st = tx_tensor_shape(x->ctx, acc, &rank, shape, NULL);
-        if (!st)
-            st = tx_tensor_reshape(x->ctx, acc, rank, shape, &y);
-        if (acc_temp)
-            tx_tensor_destroy(x->ctx, acc);
-        return st ? st : tx_x_set_dev(x, 0, y, e0);
-    }
-    for (int j = 1; j < n && !st; j++) {
-        tx_tensor b, y;
-        bool b_temp = false;
-        st = isf ? dev_as_float(x, idx[j], &b, &b_temp) : tx_x_dev(x, idx[j], &b);
-        if (!st)
-            st = tx_binary(x->ctx, op, acc, b, &y);
-        if (b_temp)
-            tx_tensor_destroy(x->ctx, b);
-        if (acc_temp)
-            tx_tensor_destroy(x->ctx, acc);
-        if (!st) {
-            acc = y;
-            acc_temp = true;
-        }
-    }
-    if (st)
-        return st;
-    return tx_x_set_dev(x, 0, acc, isf && !tx_onnx_type_is_float(e0) ? TX_ONNX_FLOAT : e0);
+    int oelem = op_is_logic(op) ? TX_ONNX_BOOL
+                                : (isf && !tx_onnx_type_is_float(e0) ? TX_ONNX_FLOAT : e0);
+    /* one dtype for all (Pow(float, int64) exponents, bools of both storages) */
+    tmp_list l = {0};
+    tx_tensor ts[64], y;
+    tx_status st = dev_same(x, idx, n, &l, ts);
+    if (!st && op == TX_OP_PRELU && x->opset < 7)
+        st = prelu_legacy_slope(x, ts[0], &ts[1], &l);
+    if (!st && n == 1 && op != TX_OP_MEAN) /* Min/Max/Sum of one input: a view */
+        st = tx_identity(x->ctx, ts[0], &y);
+    else if (!st && (n > 2 || op == TX_OP_MEAN))
+        st = tx_nary(x->ctx, nary_of(op), ts, n, &y);
+    else if (!st)
+        st = tx_binary(x->ctx, op, ts[0], ts[1], &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, oelem);
+}
+
+static tx_status infer_logic(tx_xnode *x) {
+    tx_status st = infer_bcast(x);
+    if (x->out[0])
+        x->out[0]->elem = TX_ONNX_BOOL;
+    return st;
+}
+
+/* Where(cond, a, b), numpy broadcasting over all three. */
+static tx_status exec_where(tx_xnode *x) {
+    int idx[2] = {1, 2};
+    tmp_list l = {0};
+    tx_tensor ts[3], y;
+    tx_status st = tx_x_dev(x, 0, &ts[0]);
+    if (!st)
+        st = dev_same(x, idx, 2, &l, ts + 1);
+    if (!st)
+        st = tx_nary(x->ctx, TX_OP_WHERE, ts, 3, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 1));
+}
+
+static tx_status infer_where(tx_xnode *x) {
+    tx_status st = infer_bcast(x);
+    if (x->out[0] && tx_x_elem(x, 1))
+        x->out[0]->elem = tx_x_elem(x, 1);
+    return st;
 }
 
 /* ---- MatMul, Gemm ---- */
@@ -995,7 +1171,8 @@ static tx_status exec_range(tx_xnode *x) {
  * where their inputs are host values. */
 
 static tx_status exec_cast(tx_xnode *x) {
-    int64_t to = tx_attr_int(x->node, "to", 0);
+    bool like = strcmp(x->node->op_type, "CastLike") == 0;
+    int64_t to = like ? tx_x_elem(x, 1) : tx_attr_int(x->node, "to", 0);
     if (to == TX_ONNX_BFLOAT16 || (!tx_onnx_type_is_float((int)to) && !tx_onnx_type_is_int((int)to)))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "cast to %s is unsupported",
                          tx_onnx_type_name((int)to));
@@ -1019,28 +1196,42 @@ static tx_status exec_cast(tx_xnode *x) {
         }
         return tx_x_set_host(x, 0, &o);
     }
-    if (tx_onnx_type_is_float(from) != tx_onnx_type_is_float((int)to) || to == TX_ONNX_BOOL ||
-        !from)
-        return TX_STATUS_DEFER; /* needs a device cast kernel */
-    int rank;
-    int64_t shape[TX_MAX_RANK];
-    tx_status st = tx_x_shape(x, 0, &rank, shape);
-    if (!st)
-        st = emit_view(x, rank, shape);
-    if (!st)
-        x->out[0]->elem = (int)to;
-    return st;
+    if (from == TX_ONNX_STRING || from == TX_ONNX_BFLOAT16)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "cast from %s is unsupported",
+                         tx_onnx_type_name(from));
+    tx_tensor in, y;
+    tx_status st = tx_x_dev(x, 0, &in);
+    if (st)
+        return st;
+    tx_dtype want = tx_onnx_type_is_int((int)to) ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
+    if (to == TX_ONNX_BOOL || dtype_of(x, in) != want) {
+        st = tx_cast(x->ctx, in, want, to == TX_ONNX_BOOL, &y);
+    } else { /* same storage (float16 <-> float, int widths): a view */
+        int rank;
+        int64_t shape[TX_MAX_RANK];
+        st = tx_tensor_shape(x->ctx, in, &rank, shape, NULL);
+        if (!st)
+            st = tx_tensor_reshape(x->ctx, in, rank, shape, &y);
+    }
+    return st ? st : tx_x_set_dev(x, 0, y, (int)to);
 }
 
 static tx_status infer_cast(tx_xnode *x) {
     int elem, rank;
     int64_t shape[TX_MAX_RANK];
     sinfo(x, 0, &elem, &rank, shape);
-    tx_x_set_info(x, 0, (int)tx_attr_int(x->node, "to", 0), rank, shape);
+    int to = strcmp(x->node->op_type, "CastLike") == 0 ? tx_x_elem(x, 1)
+                                                       : (int)tx_attr_int(x->node, "to", 0);
+    tx_x_set_info(x, 0, to, rank, shape);
     return TX_STATUS_OK;
 }
 
+static tx_status gather_dev(tx_xnode *x);
+static tx_status concat_dev(tx_xnode *x);
+
 static tx_status exec_gather(tx_xnode *x) {
+    if (!tx_x_is_host(x, 0) || !tx_x_is_host(x, 1))
+        return gather_dev(x);
     const tx_hval *d, *ix;
     tx_status st = tx_x_host(x, 0, &d);
     if (!st)
@@ -1096,6 +1287,8 @@ static tx_status exec_concat(tx_xnode *x) {
     int n = 0;
     if (x->n_in > 64)
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "more than 64 inputs");
+    if (!tx_x_all_host(x))
+        return concat_dev(x);
     for (int i = 0; i < x->n_in; i++) {
         if (!x->in[i])
             continue;
@@ -1142,10 +1335,7 @@ static tx_status exec_concat(tx_xnode *x) {
 
 static tx_status exec_slice(tx_xnode *x) {
     const tx_hval *d;
-    tx_status st = tx_x_host(x, 0, &d);
-    if (st)
-        return st;
-    int r = d->rank;
+    tx_status st;
     int64_t starts[TX_MAX_RANK], ends[TX_MAX_RANK], axes[TX_MAX_RANK], steps[TX_MAX_RANK];
     int n, ne, na = -1, ns = -1;
     if (x->opset < 10) {
@@ -1176,6 +1366,26 @@ static tx_status exec_slice(tx_xnode *x) {
     }
     if (ne != n || (na >= 0 && na != n) || (ns >= 0 && ns != n))
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "starts/ends/axes/steps differ in length");
+    if (!tx_x_is_host(x, 0)) {
+        tx_slice_desc sd = {.n = n, .has_axes = na >= 0};
+        for (int i = 0; i < n; i++) {
+            if (ns >= 0 && steps[i] == 0)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "step 0");
+            sd.starts[i] = starts[i];
+            sd.ends[i] = ends[i];
+            sd.axes[i] = na >= 0 ? axes[i] : i;
+            sd.steps[i] = ns >= 0 ? steps[i] : 1;
+        }
+        tx_tensor in, y;
+        st = tx_x_dev(x, 0, &in);
+        if (!st)
+            st = tx_slice(x->ctx, in, &sd, &y);
+        return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+    }
+    st = tx_x_host(x, 0, &d);
+    if (st)
+        return st;
+    int r = d->rank;
     int64_t lo[TX_MAX_RANK], step[TX_MAX_RANK], oshape[TX_MAX_RANK];
     for (int i = 0; i < r; i++) {
         lo[i] = 0;
@@ -1226,6 +1436,883 @@ static tx_status exec_slice(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
+/* ---- attribute helpers for the NN / data-movement families ---- */
+
+/* An INTS attribute copied into out (at most max entries); *n = -1 when absent. */
+static tx_status attr_ints_into(tx_xnode *x, const char *name, int64_t *out, int max, int *n) {
+    const int64_t *v;
+    *n = tx_attr_ints(x->node, name, &v);
+    if (*n > max)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s has %d entries (at most %d)", name, *n,
+                         max);
+    if (*n > 0)
+        memcpy(out, v, sizeof(int64_t) * (size_t)*n);
+    return TX_STATUS_OK;
+}
+
+/* An int list that is attribute `name` before opset `since` and host input i
+ * from it on (Reduce axes, Split split, Pad pads ...); *n = -1 when absent. */
+static tx_status ints_attr_or_input(tx_xnode *x, const char *name, int64_t since, int i,
+                                    int64_t *out, int max, int *n) {
+    if (x->opset < since)
+        return attr_ints_into(x, name, out, max, n);
+    *n = -1;
+    if (!tx_x_has(x, i))
+        return TX_STATUS_OK;
+    return host_ints(x, i, name, out, max, n);
+}
+
+static tx_status float_input_only(tx_xnode *x, int i) {
+    int e = tx_x_elem(x, i);
+    if (tx_x_has(x, i) && e && !tx_onnx_type_is_float(e))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s on %s tensors is unsupported",
+                         x->node->op_type, tx_onnx_type_name(e));
+    return TX_STATUS_OK;
+}
+
+/* Rank of input 0, which must be 3 or 4 (1-D or 2-D spatial): the conv and
+ * pool kernels' layouts. */
+static tx_status spatial_rank(tx_xnode *x, int *spatial) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    if (rank != 3 && rank != 4)
+        return tx_x_fail(x, rank > 4 ? TX_STATUS_UNSUPPORTED : TX_STATUS_SHAPE_MISMATCH,
+                         "input rank %d: only 1-D and 2-D spatial inputs (rank 3, 4) are "
+                         "supported", rank);
+    *spatial = rank - 2;
+    return TX_STATUS_OK;
+}
+
+static tx_status auto_pad_of(tx_xnode *x, tx_auto_pad *out) {
+    const char *s = tx_attr_str(x->node, "auto_pad", "NOTSET");
+    static const char *names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (tx_auto_pad)i;
+            return TX_STATUS_OK;
+        }
+    return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "auto_pad \"%s\" is not one of NOTSET, "
+                     "SAME_UPPER, SAME_LOWER, VALID", s);
+}
+
+/* An INTS attribute of exactly `want` entries into int out[] (absent: left). */
+static tx_status attr_spatial(tx_xnode *x, const char *name, int want, int *out) {
+    int64_t v[2 * TX_MAX_RANK];
+    int n;
+    tx_status st = attr_ints_into(x, name, v, 2 * TX_MAX_RANK, &n);
+    if (st || n < 0)
+        return st;
+    if (n != want)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "%s has %d entries, want %d", name, n,
+                         want);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < 0 || v[i] > INT32_MAX)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "%s[%d] = %lld is out of range",
+                             name, i, (long long)v[i]);
+        out[i] = (int)v[i];
+    }
+    return TX_STATUS_OK;
+}
+
+/* ---- Conv, ConvTranspose ---- */
+
+static tx_status conv_desc_of(tx_xnode *x, int spatial, tx_conv_desc *d) {
+    memset(d, 0, sizeof *d);
+    tx_status st = auto_pad_of(x, &d->auto_pad);
+    if (!st)
+        st = attr_spatial(x, "strides", spatial, d->strides);
+    if (!st)
+        st = attr_spatial(x, "dilations", spatial, d->dilations);
+    if (!st)
+        st = attr_spatial(x, "pads", 2 * spatial, d->pads);
+    int64_t g = tx_attr_int(x->node, "group", 1);
+    if (!st && (g < 1 || g > INT32_MAX))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "group %lld", (long long)g);
+    d->group = (int)g;
+    /* kernel_shape, when given, must agree with W */
+    int64_t ks[TX_MAX_RANK];
+    int nk, rw;
+    int64_t sw[TX_MAX_RANK];
+    if (!st)
+        st = attr_ints_into(x, "kernel_shape", ks, TX_MAX_RANK, &nk);
+    if (!st)
+        st = tx_x_shape(x, 1, &rw, sw);
+    if (!st && rw != spatial + 2)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "W has rank %d, X has %d spatial dims",
+                         rw, spatial);
+    for (int i = 0; !st && nk >= 0 && i < spatial; i++)
+        if (nk != spatial || ks[i] != sw[2 + i])
+            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "kernel_shape does not match W");
+    if (!st && d->auto_pad != TX_AUTO_PAD_NOTSET)
+        memset(d->pads, 0, sizeof d->pads);
+    return st;
+}
+
+static tx_status exec_conv(tx_xnode *x) {
+    bool tr = strcmp(x->node->op_type, "ConvTranspose") == 0;
+    int spatial;
+    tx_status st = float_input_only(x, 0);
+    if (!st)
+        st = spatial_rank(x, &spatial);
+    tx_conv_desc d;
+    if (!st)
+        st = conv_desc_of(x, spatial, &d);
+    if (!st && tr) {
+        st = attr_spatial(x, "output_padding", spatial, d.output_padding);
+        if (!st)
+            st = attr_spatial(x, "output_shape", spatial, d.output_shape);
+    }
+    tx_tensor in, w, y;
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_x_dev(x, 1, &w);
+    if (!st && tx_x_has(x, 2))
+        st = tx_x_dev(x, 2, &d.bias);
+    if (st)
+        return st;
+    d.activation = x->act;
+    st = tr ? tx_conv_transpose(x->ctx, in, w, &d, &y) : tx_conv(x->ctx, in, w, &d, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
+/* ---- pools ---- */
+
+static tx_status exec_pool(tx_xnode *x) {
+    const char *t = x->node->op_type;
+    tx_op op = strcmp(t, "MaxPool") == 0          ? TX_OP_MAXPOOL
+               : strcmp(t, "AveragePool") == 0    ? TX_OP_AVERAGEPOOL
+               : strcmp(t, "GlobalMaxPool") == 0  ? TX_OP_GLOBALMAXPOOL
+                                                  : TX_OP_GLOBALAVERAGEPOOL;
+    if (x->n_out > 1 && x->out[1])
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "the Indices output is unsupported");
+    int spatial;
+    /* MaxPool of ints runs as float (exact to 2^24) */
+    tx_status st = op == TX_OP_MAXPOOL ? TX_STATUS_OK : float_input_only(x, 0);
+    if (!st)
+        st = spatial_rank(x, &spatial);
+    tx_pool_desc d = {0};
+    if (!st && (op == TX_OP_MAXPOOL || op == TX_OP_AVERAGEPOOL)) {
+        st = attr_spatial(x, "kernel_shape", spatial, d.kernel_shape);
+        if (!st && !d.kernel_shape[0])
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "kernel_shape is required");
+        if (!st)
+            st = auto_pad_of(x, &d.auto_pad);
+        if (!st)
+            st = attr_spatial(x, "strides", spatial, d.strides);
+        if (!st)
+            st = attr_spatial(x, "dilations", spatial, d.dilations);
+        if (!st)
+            st = attr_spatial(x, "pads", 2 * spatial, d.pads);
+        if (!st && d.auto_pad != TX_AUTO_PAD_NOTSET)
+            memset(d.pads, 0, sizeof d.pads);
+        d.ceil_mode = tx_attr_int(x->node, "ceil_mode", 0) != 0;
+        d.count_include_pad = tx_attr_int(x->node, "count_include_pad", 0) != 0;
+        if (!st && tx_attr_int(x->node, "storage_order", 0) != 0 && x->n_out > 1 && x->out[1])
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "storage_order 1 is unsupported");
+    }
+    tmp_list l = {0};
+    tx_tensor in, y;
+    if (!st)
+        st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &in);
+    if (!st)
+        st = tx_pooling(x->ctx, op, in, &d, &y);
+    tmps_free(x, &l);
+    return st ? st : set_dev_typed(x, 0, y, tx_x_elem(x, 0), true);
+}
+
+/* ---- reductions ---- */
+
+static tx_status exec_reduce(tx_xnode *x) {
+    static const struct {
+        const char *name;
+        tx_op op;
+    } k[] = {{"ReduceSum", TX_OP_REDUCE_SUM},       {"ReduceMean", TX_OP_REDUCE_MEAN},
+             {"ReduceMax", TX_OP_REDUCE_MAX},       {"ReduceMin", TX_OP_REDUCE_MIN},
+             {"ReduceProd", TX_OP_REDUCE_PROD},     {"ReduceL1", TX_OP_REDUCE_L1},
+             {"ReduceL2", TX_OP_REDUCE_L2},         {"ReduceSumSquare", TX_OP_REDUCE_SUM_SQUARE},
+             {"ReduceLogSum", TX_OP_REDUCE_LOG_SUM}, {"ReduceLogSumExp", TX_OP_REDUCE_LOG_SUM_EXP},
+             {"ArgMax", TX_OP_ARGMAX},              {"ArgMin", TX_OP_ARGMIN}};
+    size_t i = 0;
+    while (strcmp(k[i].name, x->node->op_type) != 0)
+        i++;
+    tx_op op = k[i].op;
+    bool arg = op == TX_OP_ARGMAX || op == TX_OP_ARGMIN;
+    tx_reduce_desc d = {0};
+    d.drop_dims = tx_attr_int(x->node, "keepdims", 1) == 0;
+    tx_status st = TX_STATUS_OK;
+    if (arg) {
+        int64_t axis = tx_attr_int(x->node, "axis", 0);
+        if (axis < -TX_MAX_RANK || axis >= TX_MAX_RANK)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+        d.n_axes = 1;
+        d.axes[0] = (int)axis;
+        d.select_last_index = tx_attr_int(x->node, "select_last_index", 0) != 0;
+    } else {
+        int64_t axes[TX_MAX_RANK];
+        int n;
+        /* axes became an input in opset 13 for ReduceSum, 18 for the rest */
+        st = ints_attr_or_input(x, "axes", op == TX_OP_REDUCE_SUM ? 13 : 18, 1, axes,
+                                TX_MAX_RANK, &n);
+        if (st)
+            return st;
+        for (int j = 0; j < n; j++) {
+            if (axes[j] < -TX_MAX_RANK || axes[j] >= TX_MAX_RANK)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld",
+                                 (long long)axes[j]);
+            d.axes[j] = (int)axes[j];
+        }
+        d.n_axes = n > 0 ? n : 0;
+        d.noop_with_empty_axes = tx_attr_int(x->node, "noop_with_empty_axes", 0) != 0;
+    }
+    int elem = tx_x_elem(x, 0);
+    bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX ||
+                  op == TX_OP_REDUCE_MIN;
+    tmp_list l = {0};
+    tx_tensor in, y;
+    st = tx_x_dev(x, 0, &in);
+    if (!st && !int_ok)
+        st = to_dtype(x, in, TX_DTYPE_FLOAT32, &l, &in);
+    if (!st)
+        st = tx_reduce(x->ctx, op, in, &d, &y);
+    tmps_free(x, &l);
+    if (st)
+        return st;
+    return arg ? tx_x_set_dev(x, 0, y, TX_ONNX_INT64) : set_dev_typed(x, 0, y, elem, true);
+}
+
+/* ---- Softmax, LogSoftmax ---- */
+
+static tx_status exec_softmax(tx_xnode *x) {
+    tx_op op = strcmp(x->node->op_type, "Softmax") == 0 ? TX_OP_SOFTMAX : TX_OP_LOG_SOFTMAX;
+    bool old = x->opset < 13; /* before 13: normalise the input coerced to 2-D at axis */
+    int64_t axis = tx_attr_int(x->node, "axis", old ? 1 : -1);
+    if (axis < -TX_MAX_RANK || axis >= TX_MAX_RANK)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+    tx_softmax_desc d = {.axis = (int)axis, .coerce_2d = old};
+    tx_tensor in, y;
+    tx_status st = float_input_only(x, 0);
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_softmax(x->ctx, op, in, &d, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
+/* ---- BatchNormalization, InstanceNormalization, LayerNormalization ---- */
+
+/* LayerNormalization's optional outputs Mean and InvStdDev (over dims
+ * [axis, rank), kept as 1s): separate reductions, only when a model reads them. */
+static tx_status layer_norm_stats(tx_xnode *x, tx_tensor in, int axis, float eps) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_tensor_shape(x->ctx, in, &rank, shape, NULL);
+    if (st)
+        return st;
+    int a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %d for rank %d", axis, rank);
+    tx_reduce_desc rd = {.n_axes = rank - a};
+    for (int i = a; i < rank; i++)
+        rd.axes[i - a] = i;
+    tmp_list l = {0};
+    tx_tensor mean, t[6];
+    st = tx_reduce(x->ctx, TX_OP_REDUCE_MEAN, in, &rd, &mean);
+    if (st)
+        return st;
+    st = tx_binary(x->ctx, TX_OP_SUB, in, mean, &t[0]);
+    if (!st && (l.t[l.n++] = t[0], true))
+        st = tx_binary(x->ctx, TX_OP_MUL, t[0], t[0], &t[1]);
+    if (!st && (l.t[l.n++] = t[1], true))
+        st = tx_reduce(x->ctx, TX_OP_REDUCE_MEAN, t[1], &rd, &t[2]);
+    if (!st && (l.t[l.n++] = t[2], true))
+        st = scalar_tensor(x, eps, &t[3]);
+    if (!st && (l.t[l.n++] = t[3], true))
+        st = tx_binary(x->ctx, TX_OP_ADD, t[2], t[3], &t[4]);
+    if (!st && (l.t[l.n++] = t[4], true))
+        st = tx_unary(x->ctx, TX_OP_SQRT, t[4], &t[5]);
+    tx_tensor inv = {0};
+    if (!st && (l.t[l.n++] = t[5], true))
+        st = tx_unary(x->ctx, TX_OP_RECIPROCAL, t[5], &inv);
+    tmps_free(x, &l);
+    if (!st)
+        st = tx_x_set_dev(x, 1, mean, TX_ONNX_FLOAT);
+    else
+        tx_tensor_destroy(x->ctx, mean);
+    if (!st && x->n_out > 2)
+        st = tx_x_set_dev(x, 2, inv, TX_ONNX_FLOAT);
+    else if (inv.id)
+        tx_tensor_destroy(x->ctx, inv);
+    return st;
+}
+
+static tx_status exec_norm(tx_xnode *x) {
+    const char *t = x->node->op_type;
+    tx_op op = strcmp(t, "BatchNormalization") == 0      ? TX_OP_BATCH_NORM
+               : strcmp(t, "InstanceNormalization") == 0 ? TX_OP_INSTANCE_NORM
+                                                         : TX_OP_LAYER_NORM;
+    for (int o = 1; o < x->n_out && op != TX_OP_LAYER_NORM; o++)
+        if (x->out[o])
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "output %d (training statistics) is "
+                             "unsupported", o);
+    if (op == TX_OP_BATCH_NORM && (tx_attr_int(x->node, "training_mode", 0) != 0 ||
+                                   tx_attr_int(x->node, "spatial", 1) == 0))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "training_mode / spatial=0 is unsupported");
+    float eps = tx_attr_float(x->node, "epsilon", 1e-5f);
+    if (!(eps >= 0))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "epsilon %g", (double)eps);
+    tx_norm_desc d = {.epsilon = eps > 0 ? eps : 1e-30f}; /* 0 means the default there */
+    if (op == TX_OP_LAYER_NORM) {
+        int64_t axis = tx_attr_int(x->node, "axis", -1);
+        if (axis < -TX_MAX_RANK || axis >= TX_MAX_RANK)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+        d.axis = (int)axis;
+    }
+    int want = op == TX_OP_BATCH_NORM ? 5 : 3;
+    tx_tensor in[5];
+    int n = 0;
+    tx_status st = TX_STATUS_OK;
+    for (int i = 0; i < want && i < x->n_in && !st; i++) {
+        if (!tx_x_has(x, i))
+            break;
+        st = float_input_only(x, i);
+        if (!st)
+            st = tx_x_dev(x, i, &in[n++]);
+    }
+    if (st)
+        return st;
+    if (n < (op == TX_OP_LAYER_NORM ? 2 : want))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs %d inputs, got %d", want, n);
+    tx_tensor y;
+    st = tx_norm(x->ctx, op, in, n, &d, &y);
+    if (!st)
+        st = tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    bool stats = x->n_out > 1 && (x->out[1] || (x->n_out > 2 && x->out[2]));
+    if (!st && op == TX_OP_LAYER_NORM && stats)
+        st = layer_norm_stats(x, in[0], d.axis, eps);
+    return st;
+}
+
+/* ---- data movement ---- */
+
+static tx_status exec_transpose(tx_xnode *x) {
+    int64_t p[TX_MAX_RANK];
+    int n, perm[TX_MAX_RANK];
+    tx_status st = attr_ints_into(x, "perm", p, TX_MAX_RANK, &n);
+    for (int i = 0; !st && i < n; i++) {
+        if (p[i] < 0 || p[i] >= TX_MAX_RANK)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "perm[%d] = %lld", i,
+                             (long long)p[i]);
+        perm[i] = (int)p[i];
+    }
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    if (!st)
+        st = tx_x_shape(x, 0, &rank, shape);
+    if (!st && n >= 0 && n != rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "perm has %d entries for rank %d", n,
+                         rank);
+    tx_tensor in, y;
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_transpose(x->ctx, in, n >= 0 ? perm : NULL, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+static tx_status concat_dev(tx_xnode *x) {
+    int idx[64], n = 0;
+    for (int i = 0; i < x->n_in; i++)
+        if (x->in[i])
+            idx[n++] = i;
+    int64_t axis = tx_attr_int(x->node, "axis", 0);
+    if (axis < -TX_MAX_RANK || axis >= TX_MAX_RANK)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+    tmp_list l = {0};
+    tx_tensor ts[64], y;
+    tx_status st = dev_same(x, idx, n, &l, ts);
+    if (!st)
+        st = tx_concat(x->ctx, ts, n, (int)axis, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, idx[0]));
+}
+
+static tx_status exec_split(tx_xnode *x) {
+    int64_t axis = tx_attr_int(x->node, "axis", 0);
+    if (axis < -TX_MAX_RANK || axis >= TX_MAX_RANK)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+    int64_t split[64];
+    int ns;
+    tx_status st = ints_attr_or_input(x, "split", 13, 1, split, 64, &ns);
+    if (st)
+        return st;
+    int n = x->n_out;
+    if (n < 1)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "has no outputs");
+    if (n > 64)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "more than 64 outputs");
+    if (ns >= 0 && ns != n)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "split has %d entries for %d outputs",
+                         ns, n);
+    int64_t no = tx_attr_int(x->node, "num_outputs", n);
+    if (no != n)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "num_outputs %lld but %d outputs",
+                         (long long)no, n);
+    if (ns < 0 && !tx_attr_find(x->node, "num_outputs")) {
+        /* before opset 18 equal parts must divide the dim exactly */
+        int rank;
+        int64_t shape[TX_MAX_RANK];
+        st = tx_x_shape(x, 0, &rank, shape);
+        if (st)
+            return st;
+        int a = norm_axis(axis, rank);
+        if (a < 0 || a >= rank || shape[a] % n)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld of a rank-%d input does "
+                             "not split into %d equal parts", (long long)axis, rank, n);
+    }
+    tx_tensor in, outs[64];
+    st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_split(x->ctx, in, (int)axis, ns >= 0 ? split : NULL, n, outs);
+    for (int i = 0; i < n && !st; i++)
+        st = tx_x_set_dev(x, i, outs[i], tx_x_elem(x, 0));
+    return st;
+}
+
+static tx_status exec_pad(tx_xnode *x) {
+    const char *mode = tx_attr_str(x->node, "mode", "constant");
+    tx_pad_desc d = {0};
+    if (strcmp(mode, "constant") == 0)
+        d.mode = TX_PAD_CONSTANT;
+    else if (strcmp(mode, "reflect") == 0)
+        d.mode = TX_PAD_REFLECT;
+    else if (strcmp(mode, "edge") == 0)
+        d.mode = TX_PAD_EDGE;
+    else if (strcmp(mode, "wrap") == 0)
+        d.mode = TX_PAD_WRAP;
+    else
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "mode \"%s\"", mode);
+    int rank;
+    int64_t shape[TX_MAX_RANK], pads[2 * TX_MAX_RANK], axes[TX_MAX_RANK];
+    int np, na = -1;
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    if (x->opset < 11) {
+        st = attr_ints_into(x, "pads", pads, 2 * TX_MAX_RANK, &np);
+        d.value = tx_attr_float(x->node, "value", 0);
+    } else {
+        st = host_ints(x, 1, "pads", pads, 2 * TX_MAX_RANK, &np);
+        if (!st && tx_x_has(x, 2)) {
+            const tx_hval *h;
+            st = tx_x_host(x, 2, &h);
+            if (!st && h->numel != 1)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "constant_value must be a "
+                                 "scalar");
+            if (!st)
+                d.value = (float)tx_hval_get(h, 0);
+        }
+        if (!st && tx_x_has(x, 3))
+            st = host_ints(x, 3, "axes", axes, TX_MAX_RANK, &na);
+    }
+    if (st)
+        return st;
+    if (na < 0) {
+        na = rank;
+        for (int i = 0; i < rank; i++)
+            axes[i] = i;
+    }
+    if (np != 2 * na)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d axes", np,
+                         na);
+    for (int i = 0; i < na; i++) {
+        if (axes[i] < -rank || axes[i] >= rank)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axes[i]);
+        int a = norm_axis(axes[i], rank);
+        d.begin[a] = pads[i];
+        d.end[a] = pads[na + i];
+    }
+    tx_tensor in, y;
+    st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_pad(x->ctx, in, &d, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+static tx_status gather_dev(tx_xnode *x) {
+    int64_t axis = tx_attr_int(x->node, "axis", 0);
+    if (axis < -TX_MAX_RANK || axis >= TX_MAX_RANK)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axis);
+    tmp_list l = {0};
+    tx_tensor in, ix, y;
+    tx_status st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = dev_as(x, 1, TX_DTYPE_INT32, &l, &ix);
+    if (!st)
+        st = tx_gather(x->ctx, in, ix, (int)axis, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+ * (7: scales attribute; 9: X, scales). */
+static tx_status exec_resize(tx_xnode *x) {
+    bool up = strcmp(x->node->op_type, "Upsample") == 0;
+    bool v10 = up || x->opset < 11;
+    tx_resize_desc d = {0};
+    const char *mode = tx_attr_str(x->node, "mode", "nearest");
+    if (strcmp(mode, "nearest") == 0)
+        d.mode = TX_RESIZE_NEAREST;
+    else if (strcmp(mode, "linear") == 0 || (up && strcmp(mode, "bilinear") == 0))
+        d.mode = TX_RESIZE_LINEAR;
+    else if (strcmp(mode, "cubic") == 0 && !v10)
+        d.mode = TX_RESIZE_CUBIC;
+    else
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "mode \"%s\"", mode);
+    if (v10) {
+        d.coord = TX_RESIZE_ASYMMETRIC;
+        d.nearest = TX_RESIZE_FLOOR;
+    } else {
+        static const char *coords[] = {"half_pixel", "asymmetric", "align_corners",
+                                       "pytorch_half_pixel", "tf_half_pixel_for_nearest"};
+        static const char *nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                      "ceil"};
+        const char *c = tx_attr_str(x->node, "coordinate_transformation_mode", "half_pixel");
+        if (strcmp(c, "tf_half_pixel_for_nn") == 0) /* the opset-10 era name */
+            c = "tf_half_pixel_for_nearest";
+        const char *nm = tx_attr_str(x->node, "nearest_mode", "round_prefer_floor");
+        int ci = -1, ni = -1;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(c, coords[i]) == 0)
+                ci = i;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(nm, nears[i]) == 0)
+                ni = i;
+        if (ci < 0 || ni < 0)
+            return tx_x_fail(x, strcmp(c, "tf_crop_and_resize") == 0 ? TX_STATUS_UNSUPPORTED
+                                                                   : TX_STATUS_INVALID_ARGUMENT,
+                             "coordinate_transformation_mode \"%s\" / nearest_mode \"%s\"", c,
+                             nm);
+        d.coord = (tx_resize_coord)ci;
+        d.nearest = (tx_resize_nearest)ni;
+        d.cubic_a = tx_attr_float(x->node, "cubic_coeff_a", -0.75f);
+        d.exclude_outside = tx_attr_int(x->node, "exclude_outside", 0) != 0;
+        if (tx_attr_int(x->node, "antialias", 0) != 0)
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "antialias is unsupported");
+        if (strcmp(tx_attr_str(x->node, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "keep_aspect_ratio_policy \"%s\" is "
+                             "unsupported", tx_attr_str(x->node, "keep_aspect_ratio_policy", ""));
+    }
+    int rank;
+    int64_t shape[TX_MAX_RANK], axes[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    int na;
+    st = attr_ints_into(x, "axes", axes, TX_MAX_RANK, &na);
+    if (st)
+        return st;
+    if (na < 0) {
+        na = rank;
+        for (int i = 0; i < rank; i++)
+            axes[i] = i;
+    }
+    for (int i = 0; i < na; i++)
+        if (axes[i] < -rank || axes[i] >= rank)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axes[i]);
+    float scales[TX_MAX_RANK];
+    int64_t sizes[TX_MAX_RANK];
+    int nsc = -1, nsz = -1;
+    if (up && x->opset < 9) {
+        const tx_onnx_attr *a = tx_attr_find(x->node, "scales");
+        if (!a || a->n_floats > TX_MAX_RANK)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs a scales attribute");
+        nsc = a->n_floats;
+        memcpy(scales, a->floats, sizeof(float) * (size_t)nsc);
+    } else {
+        int si = v10 ? 1 : 2;
+        if (tx_x_has(x, si)) {
+            const tx_hval *h;
+            st = tx_x_host(x, si, &h);
+            if (st)
+                return st;
+            if (h->numel > TX_MAX_RANK)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "scales has %lld entries",
+                                 (long long)h->numel);
+            nsc = h->numel ? (int)h->numel : -1;
+            for (int i = 0; i < nsc; i++)
+                scales[i] = (float)tx_hval_get(h, i);
+        }
+        if (!v10 && tx_x_has(x, 3)) {
+            st = host_ints(x, 3, "sizes", sizes, TX_MAX_RANK, &nsz);
+            if (st)
+                return st;
+            if (nsz == 0)
+                nsz = -1;
+        }
+    }
+    if ((nsc < 0) == (nsz < 0))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs exactly one of scales and sizes");
+    if ((nsc >= 0 && nsc != na) || (nsz >= 0 && nsz != na))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "scales/sizes have %d entries for %d "
+                         "axes", nsc >= 0 ? nsc : nsz, na);
+    for (int i = 0; i < na; i++) {
+        int a = norm_axis(axes[i], rank);
+        if (nsc >= 0) {
+            if (!(scales[i] > 0) || !isfinite(scales[i]))
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "scale %g", (double)scales[i]);
+            d.scales[a] = scales[i];
+        } else {
+            if (sizes[i] <= 0)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "size %lld",
+                                 (long long)sizes[i]);
+            d.sizes[a] = sizes[i];
+        }
+    }
+    if (nsz >= 0) /* sizes win where set: unlisted axes keep their length */
+        for (int i = 0; i < rank; i++)
+            if (!d.sizes[i])
+                d.sizes[i] = shape[i];
+    tx_tensor in, y;
+    st = float_input_only(x, 0);
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_resize(x->ctx, in, &d, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
+static tx_status exec_expand(tx_xnode *x) {
+    int64_t shape[TX_MAX_RANK];
+    int n;
+    tx_status st = host_ints(x, 1, "shape", shape, TX_MAX_RANK, &n);
+    tx_tensor in, y;
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_expand(x->ctx, in, n, shape, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+static tx_status exec_tile(tx_xnode *x) {
+    int64_t rep[TX_MAX_RANK];
+    int n, rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = host_ints(x, 1, "repeats", rep, TX_MAX_RANK, &n);
+    if (!st)
+        st = tx_x_shape(x, 0, &rank, shape);
+    if (!st && n != rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "repeats has %d entries for rank %d",
+                         n, rank);
+    tx_tensor in, y;
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_tile(x->ctx, in, rep, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+static tx_status exec_depth_space(tx_xnode *x) {
+    bool d2s = strcmp(x->node->op_type, "DepthToSpace") == 0;
+    int64_t b = tx_attr_int(x->node, "blocksize", 0);
+    if (b < 1 || b > 4096)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "blocksize %lld", (long long)b);
+    const char *m = tx_attr_str(x->node, "mode", "DCR");
+    if (d2s && strcmp(m, "DCR") != 0 && strcmp(m, "CRD") != 0)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "mode \"%s\"", m);
+    tx_tensor in, y;
+    tx_status st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = d2s ? tx_depth_to_space(x->ctx, in, (int)b,
+                                     strcmp(m, "CRD") == 0 ? TX_DEPTH_CRD : TX_DEPTH_DCR, &y)
+                 : tx_space_to_depth(x->ctx, in, (int)b, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* Trilu: Where(mask, x, 0) with the [N, M] triangle mask built on the host
+ * (it depends only on the shape and k) and broadcast over the batch dims. */
+static tx_status exec_trilu(tx_xnode *x) {
+    bool upper = tx_attr_int(x->node, "upper", 1) != 0;
+    int64_t k = 0;
+    if (tx_x_has(x, 1)) {
+        int64_t v[1];
+        int n;
+        tx_status st = host_ints(x, 1, "k", v, 1, &n);
+        if (st)
+            return st;
+        if (n != 1)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "k must be a scalar");
+        k = v[0];
+    }
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    if (rank < 2)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "input rank %d (needs at least 2)", rank);
+    tx_tensor t[3], y;
+    st = tx_x_dev(x, 0, &t[1]);
+    if (st)
+        return st;
+    tx_hval mask;
+    if (!tx_hval_alloc(&mask, TX_ONNX_BOOL, 2, shape + rank - 2))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            mask.i[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    st = tx_hval_upload(x->ctx, x->node->name, &mask, &t[0]);
+    tx_hval_free(&mask);
+    if (st)
+        return st;
+    tx_dtype dt = dtype_of(x, t[1]);
+    float zf = 0;
+    int32_t zi = 0;
+    st = tx_tensor_create(x->ctx,
+                          &(tx_tensor_desc){.rank = 0, .dtype = dt,
+                                            .data = dt == TX_DTYPE_INT32 ? (void *)&zi : &zf},
+                          &t[2]);
+    if (!st) {
+        st = tx_nary(x->ctx, TX_OP_WHERE, t, 3, &y);
+        tx_tensor_destroy(x->ctx, t[2]);
+    }
+    tx_tensor_destroy(x->ctx, t[0]);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* Mod as float arithmetic (ints exact to 2^24, as the int32 Div kernel):
+ * fmod = 0 (integers, sign of the divisor): a - floor(a / b) * b;
+ * fmod = 1 (C fmod, sign of the dividend): sign(a) * (|a| - floor(|a| / |b|) * |b|). */
+static tx_status exec_mod(tx_xnode *x) {
+    bool fmod_ = tx_attr_int(x->node, "fmod", 0) != 0;
+    int elem = tx_x_elem(x, 0);
+    if (!fmod_ && tx_onnx_type_is_float(elem))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "fmod must be 1 for %s inputs",
+                         tx_onnx_type_name(elem));
+    tmp_list l = {0};
+    tx_tensor a, b, y = {0};
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &a);
+    if (!st)
+        st = dev_as(x, 1, TX_DTYPE_FLOAT32, &l, &b);
+    /* each step's result joins the temporaries; the last one is y */
+    tx_tensor *t = l.t;
+#define STEP(call)                                                                             \
+    do {                                                                                       \
+        if (!st && !(st = (call)))                                                             \
+            l.n++;                                                                             \
+    } while (0)
+    tx_tensor sa = a;
+    if (fmod_) {
+        STEP(tx_unary(x->ctx, TX_OP_ABS, a, &t[l.n]));
+        if (!st)
+            a = t[l.n - 1];
+        STEP(tx_unary(x->ctx, TX_OP_ABS, b, &t[l.n]));
+        if (!st)
+            b = t[l.n - 1];
+    }
+    STEP(tx_binary(x->ctx, TX_OP_DIV, a, b, &t[l.n]));
+    STEP(tx_unary(x->ctx, TX_OP_FLOOR, t[l.n - 1], &t[l.n]));
+    STEP(tx_binary(x->ctx, TX_OP_MUL, t[l.n - 1], b, &t[l.n]));
+    STEP(tx_binary(x->ctx, TX_OP_SUB, a, t[l.n - 1], &t[l.n]));
+    if (fmod_) {
+        STEP(tx_unary(x->ctx, TX_OP_SIGN, sa, &t[l.n]));
+        STEP(tx_binary(x->ctx, TX_OP_MUL, t[l.n - 2], t[l.n - 1], &t[l.n]));
+    }
+#undef STEP
+    if (!st)
+        y = t[--l.n]; /* the result leaves the temporaries */
+    tmps_free(x, &l);
+    return st ? st : set_dev_typed(x, 0, y, elem, true);
+}
+
+static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
+    return tx_tensor_create(x->ctx, &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32,
+                                                      .data = &v}, out);
+}
+
+/* GatherElements as one Gather over x flattened: the flat index of output
+ * element c is idx[c] * stride(axis) + base[c], where base (the offset of c's
+ * other coordinates) depends only on the shapes and is built on the host.
+ * Negative indices get dim added. Flat indices must stay exact: x up to 2^24
+ * elements. */
+static tx_status exec_gather_elements(tx_xnode *x) {
+    int rx, ri;
+    int64_t sx[TX_MAX_RANK], si[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rx, sx);
+    if (!st)
+        st = tx_x_shape(x, 1, &ri, si);
+    if (st)
+        return st;
+    int64_t axis = tx_attr_int(x->node, "axis", 0);
+    if (rx < 1 || ri != rx || axis < -rx || axis >= rx)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "data rank %d, indices rank %d, axis %lld",
+                         rx, ri, (long long)axis);
+    int a = norm_axis(axis, rx);
+    for (int d = 0; d < rx; d++)
+        if (d != a && si[d] > sx[d])
+            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices dim %d (%lld) exceeds the "
+                             "data's (%lld)", d, (long long)si[d], (long long)sx[d]);
+    int64_t nx = numel_of(rx, sx);
+    if (nx > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "data of %lld elements (flat indices are "
+                         "exact to 2^24)", (long long)nx);
+    int64_t stride[TX_MAX_RANK], acc = 1;
+    for (int d = rx - 1; d >= 0; d--) {
+        stride[d] = acc;
+        acc *= sx[d];
+    }
+    tx_hval base;
+    if (!tx_hval_alloc(&base, TX_ONNX_INT64, ri, si))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t k = 0; k < base.numel; k++) {
+        int64_t rem = k, off = 0;
+        for (int d = ri - 1; d >= 0; d--) {
+            int64_t c = rem % si[d];
+            rem /= si[d];
+            if (d != a)
+                off += c * stride[d];
+        }
+        base.i[k] = off;
+    }
+    tmp_list l = {0};
+    tx_tensor in, flat, ix, t, y = {0};
+    st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = dev_as(x, 1, TX_DTYPE_INT32, &l, &ix);
+    if (!st && !(st = tx_hval_upload(x->ctx, x->node->name, &base, &t)))
+        l.t[l.n++] = t;
+    tx_hval_free(&base);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1, &nx, &flat)))
+        l.t[l.n++] = flat;
+    /* flat = idx * stride + base + (idx < 0) * dim * stride */
+    tx_tensor zero, sc, dimsc, lt, n1, n2, n3;
+    if (!st && !(st = int_scalar(x, 0, &zero)))
+        l.t[l.n++] = zero;
+    if (!st && !(st = int_scalar(x, (int32_t)stride[a], &sc)))
+        l.t[l.n++] = sc;
+    if (!st && !(st = int_scalar(x, (int32_t)(stride[a] * sx[a]), &dimsc)))
+        l.t[l.n++] = dimsc;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_LESS, ix, zero, &lt)))
+        l.t[l.n++] = lt;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, dimsc, &n1)))
+        l.t[l.n++] = n1;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, ix, sc, &n2)))
+        l.t[l.n++] = n2;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n2, t, &n3)))
+        l.t[l.n++] = n3;
+    tx_tensor lin;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n3, n1, &lin)))
+        l.t[l.n++] = lin;
+    if (!st)
+        st = tx_gather(x->ctx, flat, lin, 0, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
 /* ---- the table ---- */
 
 #define H TX_OPF_HOST
@@ -1264,9 +2351,92 @@ static const tx_onnx_op k_ops[] = {
     {"ConstantOfShape", exec_constant_of_shape, NULL, H, 1, 1, 1},
     {"Range", exec_range, NULL, H, 3, 3, 7},
     {"Cast", exec_cast, infer_cast, H, 1, 1, 0},
-    {"Gather", exec_gather, NULL, HO, 2, 2, 0},
-    {"Concat", exec_concat, NULL, HO, 1, -1, 0},
-    {"Slice", exec_slice, NULL, HO, 1, 5, 30},
+    {"CastLike", exec_cast, infer_cast, H, 2, 2, 0},
+    {"Gather", exec_gather, NULL, H, 2, 2, 0},
+    {"Concat", exec_concat, NULL, H, 1, -1, 0},
+    {"Slice", exec_slice, NULL, H, 1, 5, 30},
+    /* unary: elementwise float functions (int inputs run as float) */
+    {"Softplus", exec_unary, infer_same, H, 1, 1, 0},
+    {"Softsign", exec_unary, infer_same, H, 1, 1, 0},
+    {"HardSwish", exec_unary, infer_same, H, 1, 1, 0},
+    {"Sin", exec_unary, infer_same, H, 1, 1, 0},
+    {"Cos", exec_unary, infer_same, H, 1, 1, 0},
+    {"Tan", exec_unary, infer_same, H, 1, 1, 0},
+    {"Floor", exec_unary, infer_same, H, 1, 1, 0},
+    {"Ceil", exec_unary, infer_same, H, 1, 1, 0},
+    {"Round", exec_unary, infer_same, H, 1, 1, 0},
+    {"Sign", exec_unary, infer_same, H, 1, 1, 0},
+    {"Reciprocal", exec_unary, infer_same, H, 1, 1, 0},
+    {"Not", exec_unary, infer_unary, H, 1, 1, 0},
+    {"Sinh", exec_unary, infer_same, H, 1, 1, 0},
+    {"Cosh", exec_unary, infer_same, H, 1, 1, 0},
+    {"Asin", exec_unary, infer_same, H, 1, 1, 0},
+    {"Acos", exec_unary, infer_same, H, 1, 1, 0},
+    {"Atan", exec_unary, infer_same, H, 1, 1, 0},
+    {"Asinh", exec_unary, infer_same, H, 1, 1, 0},
+    {"Acosh", exec_unary, infer_same, H, 1, 1, 0},
+    {"Atanh", exec_unary, infer_same, H, 1, 1, 0},
+    {"Mish", exec_unary, infer_same, H, 1, 1, 0},
+    {"IsNaN", exec_unary, infer_unary, H, 1, 1, 0},
+    /* alpha / beta activations */
+    {"HardSigmoid", exec_act, infer_same, 0, 1, 1, 0},
+    {"LeakyRelu", exec_act, infer_same, 0, 1, 1, 0},
+    {"Elu", exec_act, infer_same, 0, 1, 1, 0},
+    {"Selu", exec_act, infer_same, 0, 1, 1, 0},
+    {"Celu", exec_act, infer_same, 0, 1, 1, 0},
+    {"ThresholdedRelu", exec_act, infer_same, 0, 1, 1, 0},
+    {"Shrink", exec_act, infer_same, 0, 1, 1, 0},
+    /* binary, logic, variadic */
+    {"PRelu", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"And", exec_binary, infer_logic, H, 2, 2, 0},
+    {"Or", exec_binary, infer_logic, H, 2, 2, 0},
+    {"Xor", exec_binary, infer_logic, H, 2, 2, 0},
+    {"Equal", exec_binary, infer_logic, H, 2, 2, 0},
+    {"Less", exec_binary, infer_logic, H, 2, 2, 0},
+    {"Greater", exec_binary, infer_logic, H, 2, 2, 0},
+    {"LessOrEqual", exec_binary, infer_logic, H, 2, 2, 0},
+    {"GreaterOrEqual", exec_binary, infer_logic, H, 2, 2, 0},
+    {"Sum", exec_binary, infer_bcast, H, 1, -1, 0},
+    {"Mean", exec_binary, infer_bcast, 0, 1, -1, 0},
+    {"Where", exec_where, infer_where, 0, 3, 3, 0},
+    /* conv, pools, normalizations */
+    {"Conv", exec_conv, NULL, TX_OPF_FUSE_ACT, 2, 3, 0},
+    {"ConvTranspose", exec_conv, NULL, 0, 2, 3, 0},
+    {"MaxPool", exec_pool, NULL, 0, 1, 1, 0},
+    {"AveragePool", exec_pool, NULL, 0, 1, 1, 0},
+    {"GlobalMaxPool", exec_pool, NULL, 0, 1, 1, 0},
+    {"GlobalAveragePool", exec_pool, NULL, 0, 1, 1, 0},
+    {"BatchNormalization", exec_norm, infer_same, 0, 5, 5, 0},
+    {"InstanceNormalization", exec_norm, infer_same, 0, 3, 3, 0},
+    {"LayerNormalization", exec_norm, infer_same, 0, 2, 3, 0},
+    /* reductions, softmax */
+    {"ReduceSum", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceMean", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceMax", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceMin", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceProd", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceL1", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceL2", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceSumSquare", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceLogSum", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ReduceLogSumExp", exec_reduce, NULL, 0, 1, 2, 2},
+    {"ArgMax", exec_reduce, NULL, 0, 1, 1, 0},
+    {"ArgMin", exec_reduce, NULL, 0, 1, 1, 0},
+    {"Softmax", exec_softmax, infer_same, 0, 1, 1, 0},
+    {"LogSoftmax", exec_softmax, infer_same, 0, 1, 1, 0},
+    /* data movement */
+    {"Transpose", exec_transpose, NULL, 0, 1, 1, 0},
+    {"Split", exec_split, NULL, 0, 1, 2, 2},
+    {"Pad", exec_pad, NULL, 0, 1, 4, 14},
+    {"Resize", exec_resize, NULL, 0, 1, 4, 14},
+    {"Upsample", exec_resize, NULL, 0, 1, 2, 2},
+    {"Expand", exec_expand, NULL, 0, 2, 2, 2},
+    {"Tile", exec_tile, NULL, 0, 2, 2, 2},
+    {"DepthToSpace", exec_depth_space, NULL, 0, 1, 1, 0},
+    {"Trilu", exec_trilu, infer_same, 0, 1, 2, 2},
+    {"Mod", exec_mod, infer_bcast, 0, 2, 2, 0},
+    {"GatherElements", exec_gather_elements, NULL, 0, 2, 2, 0},
+    {"SpaceToDepth", exec_depth_space, NULL, 0, 1, 1, 0},
 };
 
 #undef H

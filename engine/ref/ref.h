@@ -31,6 +31,9 @@ extern const tx_ref_fn tx_ref_table[TX_OP_COUNT_];
 int64_t tx_ref_numel(const tx_ref_tensor *t);
 /* Applies a UNARY op's scalar function (also used for fused activations). */
 double tx_ref_unary_scalar(tx_op op, double x);
+/* A BINARY op's scalar function (is_int: integer division / pow); the ONNX
+ * loader folds comparisons and logic on host values with it. */
+double tx_ref_binary_scalar(tx_op op, double a, double b, bool is_int);
 void tx_ref_free(tx_ref_tensor *t);
 
 /* Where random test inputs of an op should come from (input i), so that the

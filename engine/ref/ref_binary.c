@@ -4,7 +4,7 @@
 
 #include "ref.h"
 
-static double apply(tx_op op, double a, double b, bool is_int) {
+double tx_ref_binary_scalar(tx_op op, double a, double b, bool is_int) {
     switch (op) {
     case TX_OP_ADD: return a + b;
     case TX_OP_SUB: return a - b;
@@ -58,7 +58,8 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, tx_ref_tensor *out) 
             sb *= db[d];
         }
         out->data[i] =
-            (float)apply(op, a->data[ia], b->data[ib], a->dtype == TX_DTYPE_INT32);
+            (float)tx_ref_binary_scalar(op, a->data[ia], b->data[ib],
+                                        a->dtype == TX_DTYPE_INT32);
     }
     return 0;
 }
