@@ -417,9 +417,12 @@ static tx_status check_feed(tx_session *s, const tx_feed *f, int *vi_out) {
     int64_t shape[TX_MAX_RANK];
     tx_dtype dt;
     tx_status st = tx_tensor_shape(ctx, f->tensor, &rank, shape, &dt);
-    if (st)
-        return tx_fail(ctx, st, "%s: the tensor fed as \"%s\" is not a live tensor", op,
-                       f->name);
+    if (st) { /* keep the engine's reason: disposed, or made before a context loss */
+        char why[sizeof ctx->err];
+        snprintf(why, sizeof why, "%s", ctx->err);
+        return tx_fail(ctx, st, "%s: the tensor fed as \"%s\" is not a live tensor (%s)", op,
+                       f->name, why);
+    }
     if (v->elem) {
         tx_dtype want = tx_onnx_type_is_int(v->elem) ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
         if (dt != want)
