@@ -294,9 +294,9 @@ static tx_status exec_unary(tx_xnode *x) {
     return st;
 }
 
-static tx_status infer_unary(tx_xnode *x) {
+static tx_status infer_bool_same(tx_xnode *x) {
     tx_status st = infer_same(x);
-    if (unary_is_bool(unary_op(x->node->op_type)) && x->out[0])
+    if (x->out[0])
         x->out[0]->elem = TX_ONNX_BOOL;
     return st;
 }
@@ -2234,6 +2234,35 @@ static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
                                                       .data = &v}, out);
 }
 
+/* A host int64 tensor uploaded as a node temporary. */
+static tx_status upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
+                             tmp_list *l, tx_tensor *out) {
+    tx_hval h;
+    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
+    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
+    tx_hval_free(&h);
+    if (!st)
+        l->t[l->n++] = *out;
+    return st;
+}
+
+/* t + bound * (t < 0), elementwise (bound broadcasts): ONNX's negative
+ * indices. t is int32. */
+static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tmp_list *l,
+                               tx_tensor *out) {
+    tx_tensor zero, lt, m;
+    tx_status st = int_scalar(x, 0, &zero);
+    if (!st && (l->t[l->n++] = zero, !(st = tx_binary(x->ctx, TX_OP_LESS, t, zero, &lt))))
+        l->t[l->n++] = lt;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, bound, &m)))
+        l->t[l->n++] = m;
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, t, m, out)))
+        l->t[l->n++] = *out;
+    return st;
+}
+
 /* GatherElements as one Gather over x flattened: the flat index of output
  * element c is idx[c] * stride(axis) + base[c], where base (the offset of c's
  * other coordinates) depends only on the shapes and is built on the host.
@@ -2288,27 +2317,258 @@ static tx_status exec_gather_elements(tx_xnode *x) {
     tx_hval_free(&base);
     if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1, &nx, &flat)))
         l.t[l.n++] = flat;
-    /* flat = idx * stride + base + (idx < 0) * dim * stride */
-    tx_tensor zero, sc, dimsc, lt, n1, n2, n3;
-    if (!st && !(st = int_scalar(x, 0, &zero)))
-        l.t[l.n++] = zero;
+    /* flat = wrapped(idx) * stride + base */
+    tx_tensor sc, dim, iw, n1, lin;
     if (!st && !(st = int_scalar(x, (int32_t)stride[a], &sc)))
         l.t[l.n++] = sc;
-    if (!st && !(st = int_scalar(x, (int32_t)(stride[a] * sx[a]), &dimsc)))
-        l.t[l.n++] = dimsc;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_LESS, ix, zero, &lt)))
-        l.t[l.n++] = lt;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, lt, dimsc, &n1)))
+    if (!st && !(st = int_scalar(x, (int32_t)sx[a], &dim)))
+        l.t[l.n++] = dim;
+    if (!st)
+        st = wrap_negative(x, ix, dim, &l, &iw);
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, iw, sc, &n1)))
         l.t[l.n++] = n1;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, ix, sc, &n2)))
-        l.t[l.n++] = n2;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n2, t, &n3)))
-        l.t[l.n++] = n3;
-    tx_tensor lin;
-    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n3, n1, &lin)))
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, n1, t, &lin)))
         l.t[l.n++] = lin;
     if (!st)
         st = tx_gather(x->ctx, flat, lin, 0, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* EyeLike: ones on diagonal k of a 2-D shape; only the input's shape is
+ * read, so the result is a host value (folded at plan time when static). */
+static tx_status exec_eye_like(tx_xnode *x) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    if (rank != 2)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "input rank %d (needs 2)", rank);
+    int elem = (int)tx_attr_int(x->node, "dtype", tx_x_elem(x, 0));
+    if (!tx_onnx_type_is_float(elem) && !tx_onnx_type_is_int(elem))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "dtype %s is unsupported",
+                         tx_onnx_type_name(elem));
+    int64_t k = tx_attr_int(x->node, "k", 0);
+    tx_hval o;
+    if (!tx_hval_alloc(&o, elem, 2, shape))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t i = 0; i < shape[0]; i++) {
+        int64_t j = i + k;
+        if (j >= 0 && j < shape[1]) {
+            if (o.f)
+                o.f[i * shape[1] + j] = 1;
+            else
+                o.i[i * shape[1] + j] = 1;
+        }
+    }
+    return tx_x_set_host(x, 0, &o);
+}
+
+/* IsInf: x == +inf (detect_positive) or x == -inf (detect_negative). */
+static tx_status exec_is_inf(tx_xnode *x) {
+    bool pos = tx_attr_int(x->node, "detect_positive", 1) != 0,
+         neg = tx_attr_int(x->node, "detect_negative", 1) != 0;
+    tmp_list l = {0};
+    tx_tensor in, y = {0};
+    tx_status st = dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &in);
+    tx_tensor hit[2];
+    int n = 0;
+    for (int sign = 0; sign < 2 && !st; sign++) {
+        if (!(sign ? neg : pos))
+            continue;
+        tx_tensor inf;
+        st = scalar_tensor(x, sign ? -INFINITY : INFINITY, &inf);
+        if (st)
+            break;
+        l.t[l.n++] = inf;
+        st = tx_binary(x->ctx, TX_OP_EQUAL, in, inf, &hit[n]);
+        if (!st)
+            l.t[l.n++] = hit[n++];
+    }
+    if (!st && n == 2)
+        st = tx_binary(x->ctx, TX_OP_OR, hit[0], hit[1], &y);
+    else if (!st && n == 1)
+        st = tx_identity(x->ctx, hit[0], &y);
+    else if (!st) /* detects nothing: all false (x < x is, NaN included) */
+        st = tx_binary(x->ctx, TX_OP_LESS, in, in, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_BOOL);
+}
+
+/* Hardmax: 1 where ArgMax along the axis is (the first maximum), else 0: the
+ * argmax compared with an index ramp along the axis. Before opset 13 the input
+ * is coerced to 2-D at axis (default 1) and the maximum taken over the
+ * flattened trailing dims. */
+static tx_status exec_hardmax(tx_xnode *x) {
+    bool old = x->opset < 13;
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = float_input_only(x, 0);
+    if (!st)
+        st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    int64_t axis = tx_attr_int(x->node, "axis", old ? 1 : -1);
+    if (rank < 1 || axis < -rank || axis >= rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d",
+                         (long long)axis, rank);
+    int a = norm_axis(axis, rank);
+    tmp_list l = {0};
+    tx_tensor in, v, am, ramp, eq, y = {0};
+    int vr = rank;
+    int64_t vs[TX_MAX_RANK];
+    memcpy(vs, shape, sizeof vs);
+    if (old) { /* [prod(:a), prod(a:)], max over dim 1 */
+        vr = 2;
+        vs[0] = numel_of(a, shape);
+        vs[1] = numel_of(rank - a, shape + a);
+        a = 1;
+    }
+    tx_hval r;
+    int64_t rs[TX_MAX_RANK];
+    for (int d = 0; d < vr; d++)
+        rs[d] = d == a ? vs[a] : 1;
+    if (!tx_hval_alloc(&r, TX_ONNX_INT64, vr, rs))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t k = 0; k < r.numel; k++)
+        r.i[k] = k;
+    st = tx_x_dev(x, 0, &in);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, vr, vs, &v)))
+        l.t[l.n++] = v;
+    tx_reduce_desc rd = {.n_axes = 1, .axes = {a}};
+    if (!st && !(st = tx_reduce(x->ctx, TX_OP_ARGMAX, v, &rd, &am)))
+        l.t[l.n++] = am;
+    if (!st && !(st = tx_hval_upload(x->ctx, x->node->name, &r, &ramp)))
+        l.t[l.n++] = ramp;
+    tx_hval_free(&r);
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_EQUAL, ramp, am, &eq)))
+        l.t[l.n++] = eq;
+    tx_tensor f;
+    if (!st && !(st = to_dtype(x, eq, TX_DTYPE_FLOAT32, &l, &f)))
+        st = tx_tensor_reshape(x->ctx, f, rank, shape, &y);
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
+/* OneHot(indices, depth, values [off, on]): Where(unsqueezed indices == a
+ * ramp of `depth` along axis, on, off). */
+static tx_status exec_one_hot(tx_xnode *x) {
+    const tx_hval *dh, *vh;
+    tx_status st = tx_x_host(x, 1, &dh);
+    if (!st)
+        st = tx_x_host(x, 2, &vh);
+    if (st)
+        return st;
+    if (dh->numel != 1 || vh->numel != 2)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "depth must be one value, values two");
+    int64_t depth = (int64_t)tx_hval_get(dh, 0);
+    if (depth < 1 || depth > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "depth %lld", (long long)depth);
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    int64_t axis = tx_attr_int(x->node, "axis", -1);
+    if (rank + 1 > TX_MAX_RANK || axis < -(rank + 1) || axis > rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d",
+                         (long long)axis, rank);
+    int a = norm_axis(axis, rank + 1);
+    int64_t us[TX_MAX_RANK], rs[TX_MAX_RANK], *ramp = malloc(sizeof(int64_t) * (size_t)depth);
+    if (!ramp)
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int d = 0, j = 0; d <= rank; d++) {
+        us[d] = d == a ? 1 : shape[j++];
+        rs[d] = d == a ? depth : 1;
+    }
+    for (int64_t k = 0; k < depth; k++)
+        ramp[k] = k;
+    tmp_list l = {0};
+    tx_tensor ix, iu, dsc, iw, rt, eq, t[3], y = {0};
+    bool isf = vh->f != NULL;
+    float fv[2] = {isf ? vh->f[0] : 0, isf ? vh->f[1] : 0};
+    int32_t iv[2] = {isf ? 0 : (int32_t)vh->i[0], isf ? 0 : (int32_t)vh->i[1]};
+    tx_dtype vdt = isf ? TX_DTYPE_FLOAT32 : TX_DTYPE_INT32;
+    st = dev_as(x, 0, TX_DTYPE_INT32, &l, &ix);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, ix, rank + 1, us, &iu)))
+        l.t[l.n++] = iu;
+    if (!st && !(st = int_scalar(x, (int32_t)depth, &dsc)))
+        l.t[l.n++] = dsc;
+    if (!st)
+        st = wrap_negative(x, iu, dsc, &l, &iw);
+    if (!st)
+        st = upload_ints(x, rank + 1, rs, ramp, &l, &rt);
+    free(ramp);
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_EQUAL, iw, rt, &eq)))
+        l.t[l.n++] = eq;
+    for (int k = 0; k < 2 && !st; k++) {
+        st = tx_tensor_create(x->ctx, &(tx_tensor_desc){.rank = 0, .dtype = vdt,
+                                                        .data = isf ? (void *)&fv[1 - k]
+                                                                    : (void *)&iv[1 - k]},
+                              &t[1 + k]);
+        if (!st)
+            l.t[l.n++] = t[1 + k];
+    }
+    if (!st) {
+        t[0] = eq;
+        st = tx_nary(x->ctx, TX_OP_WHERE, t, 3, &y);
+    }
+    tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, vh->elem);
+}
+
+/* GatherND (batch_dims 0) as one Gather over data viewed as
+ * [prod(dims[:k]), dims[k:]...]: the row of index tuple i is
+ * sum_j idx[i, j] * stride_j (a ReduceSum over the tuple). */
+static tx_status exec_gather_nd(tx_xnode *x) {
+    if (tx_attr_int(x->node, "batch_dims", 0) != 0)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "batch_dims != 0 is unsupported");
+    int rd, ri;
+    int64_t sd[TX_MAX_RANK], si[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rd, sd);
+    if (!st)
+        st = tx_x_shape(x, 1, &ri, si);
+    if (st)
+        return st;
+    int k = ri >= 1 ? (int)si[ri - 1] : 0;
+    if (ri < 1 || k < 1 || k > rd)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices' last dim %d for data rank %d",
+                         k, rd);
+    int64_t rows = numel_of(k, sd);
+    if (rows > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%lld index tuples' rows (flat indices "
+                         "are exact to 2^24)", (long long)rows);
+    int64_t dims[TX_MAX_RANK], strides[TX_MAX_RANK], acc = 1, one = k;
+    for (int j = k - 1; j >= 0; j--) {
+        dims[j] = sd[j];
+        strides[j] = acc;
+        acc *= sd[j];
+    }
+    int64_t vs[TX_MAX_RANK];
+    vs[0] = rows;
+    for (int j = k; j < rd; j++)
+        vs[1 + j - k] = sd[j];
+    tmp_list l = {0};
+    tx_tensor in, v, ix, dt, stt, iw, prod, lin, y = {0};
+    st = tx_x_dev(x, 0, &in);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1 + rd - k, vs, &v)))
+        l.t[l.n++] = v;
+    if (!st)
+        st = dev_as(x, 1, TX_DTYPE_INT32, &l, &ix);
+    if (!st)
+        st = upload_ints(x, 1, &one, dims, &l, &dt);
+    if (!st)
+        st = upload_ints(x, 1, &one, strides, &l, &stt);
+    if (!st)
+        st = wrap_negative(x, ix, dt, &l, &iw);
+    if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, iw, stt, &prod)))
+        l.t[l.n++] = prod;
+    tx_reduce_desc r = {.n_axes = 1, .axes = {-1}, .drop_dims = true};
+    if (!st && !(st = tx_reduce(x->ctx, TX_OP_REDUCE_SUM, prod, &r, &lin)))
+        l.t[l.n++] = lin;
+    if (!st)
+        st = tx_gather(x->ctx, v, lin, 0, &y);
     tmps_free(x, &l);
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }
@@ -2367,7 +2627,7 @@ static const tx_onnx_op k_ops[] = {
     {"Round", exec_unary, infer_same, H, 1, 1, 0},
     {"Sign", exec_unary, infer_same, H, 1, 1, 0},
     {"Reciprocal", exec_unary, infer_same, H, 1, 1, 0},
-    {"Not", exec_unary, infer_unary, H, 1, 1, 0},
+    {"Not", exec_unary, infer_bool_same, H, 1, 1, 0},
     {"Sinh", exec_unary, infer_same, H, 1, 1, 0},
     {"Cosh", exec_unary, infer_same, H, 1, 1, 0},
     {"Asin", exec_unary, infer_same, H, 1, 1, 0},
@@ -2377,7 +2637,7 @@ static const tx_onnx_op k_ops[] = {
     {"Acosh", exec_unary, infer_same, H, 1, 1, 0},
     {"Atanh", exec_unary, infer_same, H, 1, 1, 0},
     {"Mish", exec_unary, infer_same, H, 1, 1, 0},
-    {"IsNaN", exec_unary, infer_unary, H, 1, 1, 0},
+    {"IsNaN", exec_unary, infer_bool_same, H, 1, 1, 0},
     /* alpha / beta activations */
     {"HardSigmoid", exec_act, infer_same, 0, 1, 1, 0},
     {"LeakyRelu", exec_act, infer_same, 0, 1, 1, 0},
@@ -2436,6 +2696,11 @@ static const tx_onnx_op k_ops[] = {
     {"Trilu", exec_trilu, infer_same, 0, 1, 2, 2},
     {"Mod", exec_mod, infer_bcast, 0, 2, 2, 0},
     {"GatherElements", exec_gather_elements, NULL, 0, 2, 2, 0},
+    {"EyeLike", exec_eye_like, NULL, TX_OPF_SHAPE_ONLY, 1, 1, 0},
+    {"IsInf", exec_is_inf, infer_bool_same, 0, 1, 1, 0},
+    {"Hardmax", exec_hardmax, infer_same, 0, 1, 1, 0},
+    {"OneHot", exec_one_hot, NULL, 0, 3, 3, 6},
+    {"GatherND", exec_gather_nd, NULL, 0, 2, 2, 0},
     {"SpaceToDepth", exec_depth_space, NULL, 0, 1, 1, 0},
 };
 
