@@ -582,7 +582,7 @@ export class Session {
       throw new TexelError(Status.INVALID_ARGUMENT, 'session.run: feeds must be an object {inputName: tensor}');
     const names = Object.keys(feeds);
     const ids = names.map((n) => tx._own(feeds[n], `session.run: feed "${n}"`));
-    const fetches = options.fetches ?? this.outputs.map((o) => o.name);
+    const fetches = options?.fetches ?? this.outputs.map((o) => o.name);
     if (!Array.isArray(fetches) || fetches.some((f) => typeof f !== 'string'))
       throw new TexelError(Status.INVALID_ARGUMENT, 'session.run: fetches must be an array of output names');
     const c = tx._core;
