@@ -97,9 +97,15 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]]; then
         run_suite "web:api" node web/test/run.mjs page web/test/api.html
         run_suite "web:types" bash web/test/types.sh
         mkdir -p web/results
-        export TEXEL_SCREENSHOT=web/results/demo.png
-        run_suite "web:demo" node web/test/run.mjs page web/demo/index.html autorun=1
-        unset TEXEL_SCREENSHOT
+        # the demo's model and photos (pinned, checked; not in git)
+        if bash scripts/demo-assets.sh >/dev/null; then
+            export TEXEL_SCREENSHOT=web/results/demo.png
+            run_suite "web:demo" node web/test/run.mjs page web/demo/index.html autorun=1
+            unset TEXEL_SCREENSHOT
+        else
+            echo "web:demo: scripts/demo-assets.sh failed"
+            failed=$((failed + 1))
+        fi
     else
         echo "web: build failed"
         failed=$((failed + 1))

@@ -834,6 +834,80 @@ int main(int argc, char **argv) {
         }
         tx_test_end();
     }
+    if (tx_test_begin("session: after a context loss the restore re-uploads the weights")) {
+        enum { M = 3, K = 4, N = 5 };
+        float w[K * N], bias[N], x[M * K], want[M * N];
+        for (int i = 0; i < K * N; i++)
+            w[i] = (float)((i * 3) % 7) / 7.0f - 0.3f;
+        for (int i = 0; i < N; i++)
+            bias[i] = 0.25f * (float)i - 0.5f;
+        for (int i = 0; i < M * K; i++)
+            x[i] = (float)((i * 5) % 9) / 9.0f - 0.2f;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float acc = bias[j];
+                for (int k = 0; k < K; k++)
+                    acc += x[i * K + k] * w[k * N + j];
+                want[i * N + j] = acc < 0 ? 0 : acc;
+            }
+        buf m = mlp_model(M, K, N, w, bias);
+        tx_stats start;
+        tx_ctx_stats(ctx, &start);
+        tx_session *s = NULL, *s2 = NULL;
+        tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+        CHECK(!st, "create: %s", tx_last_error(ctx));
+        /* a second session on the same context: each has its own hook */
+        st = st ? st : tx_session_create(ctx, m.d, m.n, NULL, &s2);
+        CHECK(!st, "create 2: %s", tx_last_error(ctx));
+        const char *fy = "y";
+        for (int phase = 0; phase < 3 && !st; phase++) {
+            if (phase == 1) { /* simulated loss: the engine drops every GL object */
+                tx_ctx_mark_lost(ctx);
+                tx_tensor t;
+                EXPECT_ST(tx_session_run(s, &(tx_feed){"x", (tx_tensor){0}}, 1, &fy, 1, &t),
+                          TX_STATUS_CONTEXT_LOST, "lost");
+                tx_stats ls;
+                tx_ctx_stats(ctx, &ls);
+                CHECK(ls.live_texture_bytes == 0, "%llu bytes live while lost",
+                      (unsigned long long)ls.live_texture_bytes);
+                CHECK(!tx_ctx_restore(ctx), "restore: %s", tx_last_error(ctx));
+                tx_stats rs;
+                tx_ctx_stats(ctx, &rs);
+                /* both sessions' weights are back before any run */
+                CHECK(rs.live_texture_bytes > 0 && rs.live_tensors == ls.live_tensors,
+                      "after restore: %llu bytes, %llu tensors (before %llu)",
+                      (unsigned long long)rs.live_texture_bytes,
+                      (unsigned long long)rs.live_tensors, (unsigned long long)ls.live_tensors);
+            }
+            for (int which = 0; which < 2; which++) {
+                tx_tensor xt = mk(ctx, 2, (int64_t[]){M, K}, x), y;
+                tx_stats a, b;
+                tx_ctx_stats(ctx, &a);
+                st = tx_session_run(which ? s2 : s, &(tx_feed){"x", xt}, 1, &fy, 1, &y);
+                tx_ctx_stats(ctx, &b);
+                CHECK(!st, "phase %d run: %s", phase, tx_last_error(ctx));
+                if (st)
+                    break;
+                CHECK(b.bytes_uploaded == a.bytes_uploaded, "phase %d: the run uploaded %llu bytes",
+                      phase, (unsigned long long)(b.bytes_uploaded - a.bytes_uploaded));
+                float got[M * N];
+                CHECK(!tx_tensor_read(ctx, y, got, sizeof got), "%s", tx_last_error(ctx));
+                for (int i = 0; i < M * N; i++)
+                    CHECK(fabsf(got[i] - want[i]) < 1e-5f, "phase %d [%d] = %g, want %g", phase,
+                          i, (double)got[i], (double)want[i]);
+                tx_tensor_destroy(ctx, y);
+                tx_tensor_destroy(ctx, xt);
+            }
+        }
+        tx_session_destroy(s);
+        tx_session_destroy(s2);
+        tx_stats end;
+        tx_ctx_stats(ctx, &end);
+        CHECK(end.live_tensors == start.live_tensors, "%llu tensors left",
+              (unsigned long long)(end.live_tensors - start.live_tensors));
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("session: memory plan frees each intermediate after its last use")) {
         enum { LEN = 12, NUM = 64 * 64 };
         buf m = chain_model(LEN, NUM);

@@ -96,6 +96,31 @@ export declare class Tensor {
 }
 export interface Tensor extends TensorOps {}
 
+/** A graph input or output of a loaded model. */
+export interface ValueInfo {
+  readonly name: string;
+  /** Dims; a dynamic dim is its symbolic name ("batch") or -1; null when the model gives no rank. */
+  readonly shape: readonly (number | string)[] | null;
+  readonly dtype: DType;
+  /** ONNX TensorProto.DataType (1 float, 7 int64 ...); ints and bools run as int32. */
+  readonly onnxType: number;
+}
+
+export interface RunOptions {
+  /** Output names to compute (default: every output, in order). */
+  fetches?: string[];
+}
+
+/** An ONNX model loaded by Context.loadModel. */
+export declare class Session {
+  readonly inputs: readonly ValueInfo[];
+  readonly outputs: readonly ValueInfo[];
+  readonly disposed: boolean;
+  /** Runs the graph; the outputs are new tensors the caller disposes. Rejects with a TexelError. */
+  run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
+  dispose(): void;
+}
+
 export declare class Context {
   readonly canvas: HTMLCanvasElement | OffscreenCanvas;
   readonly caps: Caps;
@@ -110,6 +135,8 @@ export declare class Context {
   /** Lets t survive the open scopes. */
   keep<T extends Tensor>(t: T): T;
   stats(): Stats;
+  /** Loads an ONNX model (bytes or a URL to fetch); weights are uploaded once and again after a context restore. */
+  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL): Promise<Session>;
   finish(): void;
   trim(): void;
   on(event: 'contextlost', fn: (err: TexelError) => void): () => void;
@@ -126,5 +153,6 @@ declare const texel: {
   TexelError: typeof TexelError;
   Tensor: typeof Tensor;
   Context: typeof Context;
+  Session: typeof Session;
 };
 export default texel;

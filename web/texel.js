@@ -138,6 +138,7 @@ class Context {
     this._scopes = [];
     this._pending = new Set();
     this._listeners = { contextlost: [], contextrestored: [] };
+    this._sessions = new Set();
     this._live = 0;
     this._finalized = 0;
     this._onLost = (e) => {
@@ -389,6 +390,45 @@ class Context {
     }
   }
 
+  // ---- models ----
+
+  /**
+   * loadModel(ArrayBuffer | Uint8Array | URL string): an ONNX model as a
+   * Session. Its graph is planned and its weights uploaded once; after a
+   * context loss the engine re-uploads them when the context is restored.
+   */
+  async loadModel(source) {
+    let bytes;
+    if (typeof source === 'string' || (typeof URL === 'function' && source instanceof URL)) {
+      let res;
+      try {
+        res = await fetch(source);
+      } catch (e) {
+        throw new TexelError(Status.INVALID_ARGUMENT, `loadModel: fetching ${source} failed: ${e.message}`);
+      }
+      if (!res.ok) throw new TexelError(Status.INVALID_ARGUMENT, `loadModel: fetching ${source}: HTTP ${res.status}`);
+      bytes = new Uint8Array(await res.arrayBuffer());
+    } else if (source instanceof ArrayBuffer) {
+      bytes = new Uint8Array(source);
+    } else if (ArrayBuffer.isView(source)) {
+      bytes = new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    } else {
+      throw new TexelError(Status.INVALID_ARGUMENT, 'loadModel: pass an ArrayBuffer, a typed array or a URL');
+    }
+    const w = this._ctx();
+    const c = this._core;
+    const ptr = c._malloc(Math.max(bytes.length, 1));
+    try {
+      c.HEAPU8.set(bytes, ptr); // the engine copies what it keeps
+      this._check(c._txw_session_create(w, ptr, bytes.length, this._scratch));
+    } finally {
+      c._free(ptr);
+    }
+    const session = new Session(this, this._u32());
+    this._sessions.add(session);
+    return session;
+  }
+
   // ---- memory ----
 
   /**
@@ -489,9 +529,94 @@ class Context {
       p.reject(err);
     }
     this._pending.clear();
+    for (const sess of this._sessions) sess.dispose();
     this._core._txw_destroy(this._w);
     this._core._free(this._scratch);
     this._w = 0;
+  }
+}
+
+/**
+ * A loaded ONNX model (Context.loadModel). inputs/outputs describe its graph
+ * values: {name, shape, dtype, onnxType}; a dynamic dimension is its symbolic
+ * name (a string) or -1, an unknown rank gives shape null.
+ */
+export class Session {
+  constructor(tx, ptr) {
+    this._tx = tx;
+    this._ptr = ptr;
+    this.inputs = Object.freeze(this._describe(0));
+    this.outputs = Object.freeze(this._describe(1));
+  }
+
+  get disposed() { return this._ptr === 0; }
+
+  _describe(isOutput) {
+    const c = this._tx._core;
+    const p = this._tx._scratch + 160;
+    const list = [];
+    for (let i = 0; i < c._txw_session_count(this._ptr, isOutput); i++) {
+      this._tx._check(c._txw_session_info(this._ptr, isOutput, i, p));
+      const h = c.HEAP32.subarray(p >> 2, (p >> 2) + 9);
+      const rank = h[0];
+      const shape = rank < 0 ? null : Array.from(h.subarray(3, 3 + rank), (d, k) =>
+        d >= 0 ? d : c.UTF8ToString(c._txw_session_name(this._ptr, isOutput, i, k)) || -1);
+      list.push(Object.freeze({
+        name: c.UTF8ToString(c._txw_session_name(this._ptr, isOutput, i, -1)),
+        shape: shape && Object.freeze(shape), dtype: DTYPES[h[1]], onnxType: h[2],
+      }));
+    }
+    return list;
+  }
+
+  /**
+   * run({inputName: tensor, ...}, {fetches?}) → {outputName: tensor}: every
+   * output, or the names in fetches. The outputs are new tensors the caller
+   * disposes (inside a tx.scope they belong to it); the feeds stay the caller's.
+   */
+  async run(feeds, options = {}) {
+    const tx = this._tx;
+    const w = tx._ctx();
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.run: this session was disposed');
+    if (!feeds || typeof feeds !== 'object' || feeds instanceof Tensor)
+      throw new TexelError(Status.INVALID_ARGUMENT, 'session.run: feeds must be an object {inputName: tensor}');
+    const names = Object.keys(feeds);
+    const ids = names.map((n) => tx._own(feeds[n], `session.run: feed "${n}"`));
+    const fetches = options?.fetches ?? this.outputs.map((o) => o.name);
+    if (!Array.isArray(fetches) || fetches.some((f) => typeof f !== 'string'))
+      throw new TexelError(Status.INVALID_ARGUMENT, 'session.run: fetches must be an array of output names');
+    const c = tx._core;
+    const strs = [...names, ...fetches].map((n) => {
+      const len = c.lengthBytesUTF8(n) + 1;
+      const sp = c._malloc(len);
+      c.stringToUTF8(n, sp, len);
+      return sp;
+    });
+    const n = names.length, m = fetches.length;
+    const arr = c._malloc(4 * (2 * n + 2 * m) + 4);
+    try {
+      const base = arr >> 2;
+      c.HEAPU32.set(strs.slice(0, n), base);
+      c.HEAPU32.set(ids, base + n);
+      c.HEAPU32.set(strs.slice(n), base + 2 * n);
+      const outs = arr + 4 * (2 * n + m);
+      tx._check(c._txw_session_run(w, this._ptr, n, arr, arr + 4 * n, m, arr + 8 * n, outs));
+      const result = {};
+      const got = Array.from(c.HEAPU32.subarray(outs >> 2, (outs >> 2) + m));
+      got.forEach((id, i) => { result[fetches[i]] = tx._wrap(id); });
+      return result;
+    } finally {
+      for (const sp of strs) c._free(sp);
+      c._free(arr);
+    }
+  }
+
+  /** Frees the session's weights and graph. */
+  dispose() {
+    if (!this._ptr) return;
+    if (this._tx._w) this._tx._core._txw_session_destroy(this._tx._w, this._ptr);
+    this._tx._sessions.delete(this);
+    this._ptr = 0;
   }
 }
 
@@ -546,4 +671,4 @@ export async function create(opts = {}) {
 }
 
 export { Context };
-export default { create, Status, TexelError, Tensor, Context };
+export default { create, Status, TexelError, Tensor, Context, Session };

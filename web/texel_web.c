@@ -434,3 +434,66 @@ EXPORT int txw_op_run(txw *w, int op, const uint32_t *inputs, int n_inputs, cons
         return s;
     return tx_op_run(ctx, (tx_op)op, (const tx_tensor *)inputs, n_inputs, &a, (tx_tensor *)out);
 }
+
+/* ---- ONNX sessions ----
+ *
+ * A session crosses as its pointer. Its inputs/outputs cross one at a time:
+ * txw_session_info fills ints, names cross as strings. Feeds and fetches are
+ * arrays of C string pointers and tensor ids the JS side lays out in the heap.
+ * After a context loss the engine's restore hook re-uploads the weights
+ * (engine/model/session.c), so the same session runs again. */
+
+EXPORT int txw_session_create(txw *w, const void *bytes, double len, tx_session **out) {
+    return tx_session_create(use(w), bytes, (size_t)len, NULL, out);
+}
+
+EXPORT void txw_session_destroy(txw *w, tx_session *s) {
+    use(w);
+    tx_session_destroy(s);
+}
+
+EXPORT int txw_session_count(tx_session *s, int is_output) {
+    return is_output ? tx_session_output_count(s) : tx_session_input_count(s);
+}
+
+static tx_status session_info(tx_session *s, int is_output, int i, tx_value_info *vi) {
+    return is_output ? tx_session_output_info(s, i, vi) : tx_session_input_info(s, i, vi);
+}
+
+/* out: rank (-1 unknown), dtype, onnx_type, then rank dims (-1 dynamic). */
+EXPORT int txw_session_info(tx_session *s, int is_output, int i, int32_t *out) {
+    tx_value_info vi;
+    tx_status st = session_info(s, is_output, i, &vi);
+    if (st)
+        return st;
+    out[0] = vi.rank;
+    out[1] = (int32_t)vi.dtype;
+    out[2] = vi.onnx_type;
+    for (int d = 0; d < vi.rank && d < TX_MAX_RANK; d++)
+        out[3 + d] = vi.shape[d] > INT32_MAX ? -1 : (int32_t)vi.shape[d];
+    return 0;
+}
+
+/* d < 0: the value's name; else dimension d's symbolic name ("" if none). */
+EXPORT const char *txw_session_name(tx_session *s, int is_output, int i, int d) {
+    tx_value_info vi;
+    if (session_info(s, is_output, i, &vi))
+        return "";
+    if (d < 0)
+        return vi.name ? vi.name : "";
+    return d < TX_MAX_RANK && vi.dim_names[d] ? vi.dim_names[d] : "";
+}
+
+/* fetches NULL: all outputs in order (n_fetches must be the output count). */
+EXPORT int txw_session_run(txw *w, tx_session *s, int n_feeds, const char *const *names,
+                           const uint32_t *ids, int n_fetches, const char *const *fetches,
+                           uint32_t *outs) {
+    tx_ctx *ctx = use(w);
+    tx_feed feeds[64];
+    if (n_feeds < 0 || n_feeds > (int)TX_COUNTOF(feeds))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "session.run: %d feeds (at most %d)",
+                       n_feeds, (int)TX_COUNTOF(feeds));
+    for (int i = 0; i < n_feeds; i++)
+        feeds[i] = (tx_feed){names[i], (tx_tensor){ids[i]}};
+    return tx_session_run(s, feeds, n_feeds, fetches, n_fetches, (tx_tensor *)outs);
+}

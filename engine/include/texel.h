@@ -538,7 +538,11 @@ int tx_op_arity(tx_op op);
  * Float element types (float, double, float16) run as TX_DTYPE_FLOAT32; all
  * integer types and bool as TX_DTYPE_INT32 (exact to 2^24). An op type the
  * engine lacks makes tx_session_create return TX_STATUS_UNSUPPORTED with
- * every missing op type named in the message. */
+ * every missing op type named in the message.
+ *
+ * After a context loss, tx_ctx_restore re-uploads each session's weights
+ * (the session registers a restore hook and keeps the host copies), so the
+ * same session runs again on tensors created after the restore. */
 
 typedef struct tx_session tx_session;
 

@@ -236,6 +236,8 @@ static void release_all(tx_session *s) {
 typedef struct tx_session_full {
     struct tx_session s;
     uint64_t weight_bytes;
+    int generation; /* the context generation the weights were uploaded in */
+    bool hooked;    /* restore_weights is registered as a restore hook */
 } tx_session_full;
 
 /* Uploads every constant a device step reads, so that runs upload nothing
@@ -268,6 +270,28 @@ static tx_status upload_weights(tx_session *s, uint64_t *bytes) {
     return TX_STATUS_OK;
 }
 
+/* After a context loss the weight tensors are stale handles (their storage
+ * went with the old context). The host copies stay in the model (c.data:
+ * the model's arena or the folded constants the session owns), so a restore
+ * re-uploads from them and the same session runs again. */
+static tx_status reupload_weights(tx_session_full *f) {
+    tx_session *s = &f->s;
+    for (int i = 0; i < s->n_vals; i++)
+        if (s->vals[i].c_dev.id) {
+            tx_tensor_destroy(s->ctx, s->vals[i].c_dev); /* frees the stale handle */
+            s->vals[i].c_dev = (tx_tensor){0};
+        }
+    f->weight_bytes = 0;
+    f->generation = tx_ctx_generation(s->ctx);
+    /* what fails here (out of memory) is uploaded on first use by tx_x_dev */
+    return upload_weights(s, &f->weight_bytes);
+}
+
+static void restore_weights(tx_ctx *ctx, void *user) {
+    (void)ctx;
+    reupload_weights(user);
+}
+
 tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
                             const tx_session_desc *desc, tx_session **out) {
     if (!ctx)
@@ -288,9 +312,14 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
         free(f);
         return tx_fail(ctx, st, "%s", err);
     }
+    f->generation = tx_ctx_generation(ctx);
     st = tx_graph_plan(s);
     if (!st)
         st = upload_weights(s, &f->weight_bytes);
+    /* With all hook slots taken the session still recovers: tx_session_run
+     * compares generations and re-uploads then. */
+    if (!st)
+        f->hooked = tx_ctx_add_restore_hook(ctx, restore_weights, f) == TX_STATUS_OK;
     if (st) {
         char keep[sizeof ctx->err];
         memcpy(keep, ctx->err, sizeof keep);
@@ -305,6 +334,9 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
 void tx_session_destroy(tx_session *s) {
     if (!s)
         return;
+    tx_session_full *f = (tx_session_full *)s;
+    if (f->hooked)
+        tx_ctx_remove_restore_hook(s->ctx, restore_weights, f);
     release_all(s);
     for (int i = 0; i < s->n_vals; i++)
         if (s->vals[i].c_dev.id)
@@ -385,9 +417,12 @@ static tx_status check_feed(tx_session *s, const tx_feed *f, int *vi_out) {
     int64_t shape[TX_MAX_RANK];
     tx_dtype dt;
     tx_status st = tx_tensor_shape(ctx, f->tensor, &rank, shape, &dt);
-    if (st)
-        return tx_fail(ctx, st, "%s: the tensor fed as \"%s\" is not a live tensor", op,
-                       f->name);
+    if (st) { /* keep the engine's reason: disposed, or made before a context loss */
+        char why[sizeof ctx->err];
+        snprintf(why, sizeof why, "%s", ctx->err);
+        return tx_fail(ctx, st, "%s: the tensor fed as \"%s\" is not a live tensor (%s)", op,
+                       f->name, why);
+    }
     if (v->elem) {
         tx_dtype want = tx_onnx_type_is_int(v->elem) ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32;
         if (dt != want)
@@ -462,6 +497,12 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
                        op, s->n_outputs, n_fetches);
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    tx_session_full *full = (tx_session_full *)s;
+    if (full->generation != tx_ctx_generation(ctx)) {
+        tx_status up = reupload_weights(full);
+        if (up)
+            return up;
+    }
     int *fv = malloc((size_t)(n_fetches + 1) * sizeof *fv);
     if (!fv)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);

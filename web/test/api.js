@@ -1,6 +1,7 @@
 // JS API tests, run in headless Chromium by web/test/run.mjs (page mode).
 // Prints "FAIL name" per failure and ends with "N passed, N failed".
 import * as texel from '../texel.js';
+import { onnxModel } from './onnx_model.js';
 
 const filter = new URLSearchParams(location.search).get('filter');
 let passed = 0, failed = 0;
@@ -294,6 +295,144 @@ test('context loss: pending reads reject, calls fail, restore rebuilds, old tens
   w.dispose();
   const s = t2.stats();
   check(s.specializedRuns > 0 && s.liveTensors === s.jsLiveTensors, JSON.stringify(s));
+  t2.dispose();
+});
+
+
+// y = relu(x @ W + B), z = -y: x is [batch, K] with a symbolic batch dim.
+const MK = 6, MN = 5;
+const mW = rand(MK * MN, 11), mB = rand(MN, 12);
+const mlpBytes = () => onnxModel({
+  inputs: [['x', ['batch', MK]]],
+  outputs: [['y', [-1, MN]], ['z', ['batch', MN]]],
+  inits: [['W', [MK, MN], mW], ['B', [MN], mB]],
+  nodes: [['MatMul', ['x', 'W'], ['xw']], ['Add', ['xw', 'B'], ['xwb']], ['Relu', ['xwb'], ['y']],
+    ['Neg', ['y'], ['z']]],
+});
+const mlpRef = (xv, m) => refMatmul(xv, mW, m, MK, MN, { bias: mB, relu: true });
+
+test('loadModel: inputs/outputs, run against a JS reference, fetches, from a URL', async () => {
+  const bytes = mlpBytes();
+  const before = tx.stats();
+  const session = await tx.loadModel(bytes.buffer);
+  check(session instanceof texel.Session, 'not a Session');
+  check(JSON.stringify(session.inputs) === JSON.stringify([{ name: 'x', shape: ['batch', MK], dtype: 'float32', onnxType: 1 }]),
+    `inputs ${JSON.stringify(session.inputs)}`);
+  check(session.outputs.map((o) => `${o.name}:${o.shape}:${o.dtype}`).join(' ') === `y:-1,${MN}:float32 z:batch,${MN}:float32`,
+    `outputs ${JSON.stringify(session.outputs)}`);
+  for (const m of [3, 7, 3]) { // a dynamic batch: the same session on two shapes
+    const xv = rand(m * MK, m);
+    const x = tx.tensor(xv, [m, MK]);
+    const out = await session.run({ x });
+    check(Object.keys(out).join() === 'y,z', `outputs ${Object.keys(out)}`);
+    check(out.y.shape.join() === `${m},${MN}`, `y shape ${out.y.shape}`);
+    close(await out.y.data(), mlpRef(xv, m), 1e-5, `y (batch ${m})`);
+    close(out.z.dataSync(), mlpRef(xv, m).map((v) => -v), 1e-5, `z (batch ${m})`);
+    out.y.dispose();
+    out.z.dispose();
+    const only = await session.run({ x }, { fetches: ['z'] });
+    check(Object.keys(only).join() === 'z', `fetches: ${Object.keys(only)}`);
+    only.z.dispose();
+    x.dispose();
+  }
+  // in a scope, the outputs are the scope's temporaries
+  const xv = rand(2 * MK, 9);
+  const x = tx.tensor(xv, [2, MK]);
+  const out = await session.run({ x });
+  const y = tx.scope(() => out.y.add(out.z).add(out.y));
+  close(y.dataSync(), mlpRef(xv, 2), 1e-5, 'y + z + y');
+  for (const t of [x, y, out.y, out.z]) t.dispose();
+  const url = URL.createObjectURL(new Blob([bytes]));
+  const s2 = await tx.loadModel(url);
+  URL.revokeObjectURL(url);
+  check(s2.inputs[0].name === 'x', 'from a URL');
+  const mid = tx.stats();
+  check(mid.liveTensors === before.liveTensors + 4, `weights of 2 sessions: ${before.liveTensors} → ${mid.liveTensors} tensors`);
+  session.dispose();
+  s2.dispose();
+  session.dispose(); // twice is fine
+  check(session.disposed, 'disposed flag');
+  const after = tx.stats();
+  check(after.liveTensors === before.liveTensors && after.jsLiveTensors === before.jsLiveTensors,
+    `tensors: before ${before.liveTensors}/${before.jsLiveTensors}, after ${after.liveTensors}/${after.jsLiveTensors}`);
+});
+
+test('loadModel/run errors: malformed model, unknown feed, wrong shape, bad arguments', async () => {
+  const S = texel.Status;
+  const rejects = async (p, status, ...needles) => {
+    let err = null;
+    try { await p; } catch (e) { err = e; }
+    check(err, `did not reject (want status ${status})`);
+    return throwsTexel(() => { throw err; }, status, ...needles);
+  };
+  const bytes = mlpBytes();
+  const bad = await rejects(tx.loadModel(bytes.slice(0, bytes.length - 9)), S.INVALID_ARGUMENT);
+  console.log(`  truncated model: ${bad.statusName}: ${bad.message}`);
+  await rejects(tx.loadModel(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8])), S.INVALID_ARGUMENT);
+  await rejects(tx.loadModel(42), S.INVALID_ARGUMENT, 'ArrayBuffer');
+  await rejects(tx.loadModel('/web/test/no-such-model.onnx'), S.INVALID_ARGUMENT, 'HTTP 404');
+  const unsupported = onnxModel({ inputs: [['x', [4]]], outputs: [['y', [4]]], nodes: [['NoSuchOp', ['x'], ['y']]] });
+  await rejects(tx.loadModel(unsupported), S.UNSUPPORTED, 'NoSuchOp');
+  const session = await tx.loadModel(bytes);
+  const x = tx.tensor(rand(3 * MK), [3, MK]);
+  const e1 = await rejects(session.run({ q: x }), S.INVALID_ARGUMENT, '"q" is not an input', 'inputs: x');
+  console.log(`  unknown feed: ${e1.message}`);
+  const wrong = tx.tensor(rand(3 * (MK + 1)), [3, MK + 1]);
+  const e2 = await rejects(session.run({ x: wrong }), S.SHAPE_MISMATCH, '"x"', `[-1, ${MK}]`, `[3, ${MK + 1}]`);
+  console.log(`  wrong shape: ${e2.message}`);
+  await rejects(session.run({ x: tx.tensor(Int32Array.from({ length: 3 * MK }), [3, MK]) }), S.DTYPE_MISMATCH, 'int32');
+  await rejects(session.run({}), S.INVALID_ARGUMENT, 'not fed');
+  await rejects(session.run({ x: [1, 2, 3] }), S.INVALID_ARGUMENT, 'not a texel Tensor');
+  await rejects(session.run({ x }, { fetches: ['xw'] }), S.INVALID_ARGUMENT, 'not an output');
+  const before = tx.stats().liveTensors;
+  (await session.run({ x })).y.dispose(); // usable after the errors (z is left to the check below)
+  check(tx.stats().liveTensors === before + 1, 'one output left live');
+  session.dispose();
+  await rejects(session.run({ x }), S.INVALID_ARGUMENT, 'disposed');
+  x.dispose();
+  wrong.dispose();
+});
+
+test('context loss: the session re-uploads its weights on restore and runs again', async () => {
+  const S = texel.Status;
+  const t2 = await texel.create();
+  const ext = t2.canvas.getContext('webgl2').getExtension('WEBGL_lose_context');
+  const session = await t2.loadModel(mlpBytes());
+  const xv = rand(4 * MK, 21);
+  const x = t2.tensor(xv, [4, MK]);
+  const out = await session.run({ x });
+  close(await out.y.data(), mlpRef(xv, 4), 1e-5, 'before the loss');
+  const weightBytes = t2.stats().liveTextureBytes;
+  const restored = new Promise((r) => t2.on('contextrestored', r));
+  const lost = new Promise((r) => t2.on('contextlost', r));
+  ext.loseContext();
+  await lost;
+  let err = null;
+  await session.run({ x }).catch((e) => { err = e; });
+  check(err?.status === S.CONTEXT_LOST, `run while lost: ${err}`);
+  await new Promise((r) => setTimeout(r, 0));
+  ext.restoreContext();
+  await restored;
+  const s = t2.stats();
+  check(s.generation === 1 && s.liveTextureBytes > 0, `after restore: ${JSON.stringify(s)}`);
+  err = null;
+  await session.run({ x }).catch((e) => { err = e; });
+  check(err?.status === S.CONTEXT_LOST && /before the GL context was lost/.test(err.message), `old feed: ${err}`);
+  const up0 = t2.stats().bytesUploaded;
+  const x2 = t2.tensor(xv, [4, MK]);
+  for (let i = 0; i < 3; i++) {
+    const o = await session.run({ x: x2 });
+    close(await o.y.data(), mlpRef(xv, 4), 1e-5, `after restore, run ${i}`);
+    close(await o.z.data(), mlpRef(xv, 4).map((v) => -v), 1e-5, `z after restore, run ${i}`);
+    o.y.dispose();
+    o.z.dispose();
+  }
+  // the runs uploaded only the feed: the weights were back before them
+  check(t2.stats().bytesUploaded - up0 === 4 * MK * 4, `uploaded ${t2.stats().bytesUploaded - up0} bytes`);
+  for (const t of [x, x2, out.y, out.z]) t.dispose();
+  check(t2.stats().liveTextureBytes <= weightBytes, `${t2.stats().liveTextureBytes} live bytes, weights ${weightBytes}`);
+  session.dispose();
+  check(t2.stats().liveTensors === 0, `${t2.stats().liveTensors} tensors left`);
   t2.dispose();
 });
 

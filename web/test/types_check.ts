@@ -1,7 +1,7 @@
 // Compiled (never run) by `tsc -p web/test/tsconfig.json` in scripts/test.sh:
 // texel.d.ts and the generated texel-ops.d.ts must describe the API as used.
 import * as texel from '../texel.js';
-import type { Context, Stats, Tensor } from '../texel.js';
+import type { Context, Session, Stats, Tensor, ValueInfo } from '../texel.js';
 
 export async function use(): Promise<number> {
   const tx: Context = await texel.create({ specializeAfter: 'never', debug: true });
@@ -20,6 +20,14 @@ export async function use(): Promise<number> {
   } catch (e) {
     if (e instanceof texel.TexelError && e.status === texel.Status.DTYPE_MISMATCH) console.log(e.statusName);
   }
+  const session: Session = await tx.loadModel(new ArrayBuffer(8));
+  const info: ValueInfo = session.inputs[0];
+  const dim: number | string | undefined = info.shape?.[0];
+  const outs: Record<string, Tensor> = await session.run({ [info.name]: a }, { fetches: ['y'] });
+  outs.y.dispose();
+  session.dispose();
+  await tx.loadModel('/model.onnx');
+  console.log(dim);
   for (const t of [a, b, y, m, z, r]) t.dispose();
   return v.length + s.liveTextureBytes + y.shape[0];
 }
