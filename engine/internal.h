@@ -39,6 +39,7 @@ typedef struct tx_texture {
     int wshift;
     int size_class;
     size_t bytes;
+    uint64_t released; /* pool tick when it was last freed (age for eviction) */
 } tx_texture;
 
 /* Storage shared by a tensor and its views. */
@@ -46,6 +47,7 @@ typedef struct tx_storage {
     tx_texture tex;
     int refs;
     int64_t numel;
+    bool lost; /* its texture went with a lost GL context (tx_ctx_restore) */
 } tx_storage;
 
 typedef struct tx_slot {
@@ -61,6 +63,8 @@ typedef struct tx_slot {
 typedef struct tx_pool {
     tx_texture *free_tex; /* free textures, oldest first */
     int n_free, cap_free;
+    uint64_t tick;        /* texture acquisitions so far: the pool's clock */
+    size_t limit;         /* most bytes of free textures kept */
 } tx_pool;
 
 /* ---- codegen ---- */
@@ -109,8 +113,16 @@ struct tx_ctx {
     size_t budget;
     int max_tex;         /* effective max texture width/height */
     bool log_shaders;
-    bool lost;
-    bool fault_specialized; /* test hook: the next specialized link "fails" */
+    bool lost;           /* latched until tx_ctx_restore; mirrored in gl.lost */
+    /* kept for tx_ctx_restore */
+    tx_glproc (*get_proc_address)(const char *name);
+    int max_texture_size_req;
+    bool no_parallel_compile;
+    /* Test hooks (tests/ only): simulate driver failures. */
+    bool fault_specialized; /* the next specialized link "fails" */
+    bool fault_generic;     /* the next generic link "fails" */
+    bool fault_draw_error;  /* the next draw leaves a real GL error behind */
+    int fault_tex_create;   /* this many texture allocations are refused */
     char err[1024];
 
     tx_slot *slots;
@@ -129,6 +141,12 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...)
 #endif
     ;
 void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape);
+/* Latches context loss: every call fails with TX_STATUS_CONTEXT_LOST and no
+ * GL object is deleted any more (until tx_ctx_restore). */
+void tx_ctx_set_lost(tx_ctx *ctx);
+/* The status to return after the driver failed at `what`: CONTEXT_LOST (and
+ * latched) when the context is gone, else `otherwise` with the message. */
+tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const char *what);
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
@@ -138,11 +156,16 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
                           tx_dtype dtype, tx_tensor *out);
 void tx_tensors_release_all(tx_ctx *ctx);
+/* tx_ctx_restore: every live tensor's storage is marked lost (its texture
+ * forgotten, never deleted: the name may belong to the new context). */
+void tx_tensors_mark_lost(tx_ctx *ctx);
 
 /* pool.c */
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out);
 void tx_pool_release(tx_ctx *ctx, tx_texture *tex);
 void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes);
+/* Forgets a texture without deleting it (context loss). */
+void tx_pool_forget(tx_ctx *ctx, tx_texture *tex);
 /* The texture dims for `texels` texels (without allocating). */
 bool tx_tex_dims(const tx_ctx *ctx, int64_t texels, int *size_class, int *w, int *h);
 

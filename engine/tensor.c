@@ -3,6 +3,7 @@
  * A handle is {index + 1 in the low 20 bits, generation in the high 12}. Freed
  * slots are reused first-in first-out, so a stale handle meets a different
  * generation for the next 4095 reuses of its slot rather than the next one. */
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -25,8 +26,9 @@ tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t) {
     return s;
 }
 
-tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
-                          tx_slot **out) {
+/* A live handle, whether or not its contents survived a context loss. */
+static tx_status check_handle(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
+                              tx_slot **out) {
     tx_slot *s = tx_slot_get(ctx, t);
     if (!s)
         return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
@@ -34,6 +36,19 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
                        "created, or from another context)",
                        op, arg, t.id);
     *out = s;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
+                          tx_slot **out) {
+    tx_status st = check_handle(ctx, op, arg, t, out);
+    if (st)
+        return st;
+    if ((*out)->st->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "%s: %s (handle 0x%08x) was created before the GL context was lost; "
+                       "its contents are gone: destroy it and create it again",
+                       op, arg, t.id);
     return TX_STATUS_OK;
 }
 
@@ -127,6 +142,21 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
                        op, b, (long long)numel, (long long)texels, ctx->max_tex, ctx->max_tex,
                        ctx->max_tex);
     }
+    /* Shaders index elements with 32-bit ints, and the host copies up to
+     * numel × 16 bytes: refuse what either cannot address (on wasm32 size_t
+     * is 32 bits). */
+    int64_t addressable = INT32_MAX;
+    if ((uint64_t)(SIZE_MAX / 16u) < (uint64_t)addressable)
+        addressable = (int64_t)(SIZE_MAX / 16u);
+    if (numel > addressable) {
+        free(stg);
+        char b[160];
+        tx_shape_str(b, sizeof b, rank, shape);
+        return tx_fail(ctx, TX_STATUS_TOO_LARGE,
+                       "%s: a tensor of shape %s has %lld elements, more than texel can "
+                       "address (%lld)",
+                       op, b, (long long)numel, (long long)addressable);
+    }
     st = tx_pool_acquire(ctx, op, texels, &stg->tex);
     if (st) {
         free(stg);
@@ -184,8 +214,11 @@ static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
     free(buf);
     ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
     unsigned e = tx_gl_error();
-    if (e)
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tensor upload: %s", tx_gl_error_name(e));
+    if (e) {
+        char what[64];
+        snprintf(what, sizeof what, "uploading (%s)", tx_gl_error_name(e));
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tensor upload", what);
+    }
     return TX_STATUS_OK;
 }
 
@@ -216,17 +249,28 @@ tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
+    tx_status st = check_handle(ctx, "tx_tensor_destroy", "tensor", t, &s);
     if (st)
         return st;
     if (--s->st->refs == 0) {
-        tx_pool_release(ctx, &s->st->tex);
+        if (!s->st->lost)
+            tx_pool_release(ctx, &s->st->tex);
         free(s->st);
     }
     s->st = NULL;
     ctx->stats.live_tensors--;
     slot_free(ctx, (uint32_t)(s - ctx->slots));
     return TX_STATUS_OK;
+}
+
+void tx_tensors_mark_lost(tx_ctx *ctx) {
+    for (int i = 0; i < ctx->n_slots; i++) {
+        tx_slot *s = &ctx->slots[i];
+        if (!s->live || s->st->lost)
+            continue;
+        tx_pool_forget(ctx, &s->st->tex);
+        s->st->lost = true;
+    }
 }
 
 void tx_tensors_release_all(tx_ctx *ctx) {
@@ -279,13 +323,12 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tensor_read: out of host memory");
     bool ok = tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)texels, buf);
-    if (!ok) {
+    /* Reads are where results reach the caller: a context lost since the
+     * last error check (WebGL reports it by getError only once) must not
+     * hand back garbage, so ask the driver each time. */
+    if (!ok || tx_gl_context_lost(&ctx->gl)) {
         free(buf);
-        if (tx_gl_context_lost(&ctx->gl)) {
-            ctx->lost = true;
-            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
-        }
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read: readback failed");
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read", "reading back");
     }
     if (s->dtype == TX_DTYPE_INT32) {
         int32_t *d = dst;
@@ -303,8 +346,8 @@ tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_
                           tx_dtype *dtype) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_shape", "tensor", t, &s);
+    tx_slot *s; /* metadata survives a context loss: callers re-create from it */
+    tx_status st = check_handle(ctx, "tx_tensor_shape", "tensor", t, &s);
     if (st)
         return st;
     if (rank)
@@ -324,6 +367,8 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
     if (!out || (rank > 0 && !shape))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", op,
                        !out ? "out" : "shape");
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_slot *s;
     tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
     if (st)
@@ -345,8 +390,12 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative dimension %lld", op,
                            (long long)dims[i]);
         } else {
-            if (dims[i] > 0 && known > INT64_MAX / dims[i])
-                return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: shape overflows", op);
+            if (dims[i] > 0 && known > INT64_MAX / dims[i]) {
+                char b[160];
+                tx_shape_str(b, sizeof b, rank, shape);
+                return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                               "%s: the element count of shape %s overflows", op, b);
+            }
             known *= dims[i];
         }
     }

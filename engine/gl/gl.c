@@ -100,6 +100,10 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
 }
 
 void tx_gl_shutdown(tx_gl *g) {
+    if (g->lost) {
+        memset(g, 0, sizeof *g);
+        return;
+    }
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glBindVertexArray(0);
     glUseProgram(0);
@@ -191,6 +195,8 @@ static void unbind_everywhere(tx_gl *g, tx_gl_tex t) {
 }
 
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
+    if (g->fault_lost)
+        return false;
     while (glGetError() != GL_NO_ERROR) {
     }
     GLuint t = 0;
@@ -211,11 +217,17 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
 }
 
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t) {
+    if (g->lost)
+        return;
     unbind_everywhere(g, t);
     glDeleteTextures(1, &t);
 }
 
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data) {
+    if (g->fault_lost) {
+        tx_gl_inject_error();
+        return;
+    }
     bind_for_edit(g, t);
     int full_rows = texels / w;
     int rest = texels % w;
@@ -227,6 +239,8 @@ void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *dat
 }
 
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {
+    if (g->fault_lost)
+        return false;
     tx_gl_tex outs[1] = {t};
     unbind_everywhere(g, t);
     attach(g, outs, 1);
@@ -261,7 +275,10 @@ bool tx_gl_program_done(tx_gl *g, tx_gl_prog p) {
 }
 
 bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n) {
-    (void)g;
+    if (g->fault_lost) {
+        snprintf(log, n, "the GL context is lost");
+        return false;
+    }
     GLint ok = 0;
     glGetProgramiv(p, GL_LINK_STATUS, &ok);
     if (ok)
@@ -290,6 +307,8 @@ bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n) {
 }
 
 void tx_gl_program_delete(tx_gl *g, tx_gl_prog p) {
+    if (g->lost)
+        return;
     if (g->cur_prog == p) {
         glUseProgram(0);
         g->cur_prog = 0;
@@ -320,6 +339,10 @@ void tx_gl_uniform_f(int loc, float v) {
 
 void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
                 int w, int h) {
+    if (g->fault_lost) {
+        tx_gl_inject_error();
+        return;
+    }
     for (int i = 0; i < n_out; i++)
         for (int u = 0; u < TX_GL_UNITS; u++)
             if (g->unit_tex[u] == outs[i])
@@ -360,9 +383,12 @@ const char *tx_gl_error_name(unsigned e) {
     }
 }
 
+void tx_gl_inject_error(void) { glDrawArrays(GL_TRIANGLES, 0, -1); }
+
 bool tx_gl_context_lost(tx_gl *g) {
+    if (g->fault_lost)
+        return true;
 #ifdef __EMSCRIPTEN__
-    (void)g;
     return emscripten_is_webgl_context_lost(emscripten_webgl_get_current_context()) != 0;
 #else
     if (!g->has_robustness)

@@ -27,6 +27,12 @@ typedef struct tx_gl {
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */
     bool has_robustness;
+    /* The context is gone: delete/unbind calls are skipped (the names may
+     * belong to a new context by now). Set by the engine on loss. */
+    bool lost;
+    /* Test hook: behave as a lost context would (every draw, upload, read
+     * and allocation fails with a GL error; tx_gl_context_lost says true). */
+    bool fault_lost;
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns
@@ -70,5 +76,8 @@ unsigned tx_gl_error(void);
 const char *tx_gl_error_name(unsigned e);
 /* True when the driver reports the context was reset or lost. */
 bool tx_gl_context_lost(tx_gl *g);
+/* Test hook: makes the driver record a real error (GL_INVALID_VALUE) that
+ * the next tx_gl_error() returns. */
+void tx_gl_inject_error(void);
 
 #endif

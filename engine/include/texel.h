@@ -36,7 +36,45 @@
  * ------
  * Every call returns a tx_status. TX_STATUS_OK is 0; anything else leaves
  * outputs untouched and puts a message naming the op and the offending shapes
- * in tx_last_error(ctx). No GL error escapes a call.
+ * in tx_last_error(ctx). No GL error escapes a call, and no call aborts on
+ * caller input. After any failure other than TX_STATUS_CONTEXT_LOST the
+ * context stays usable and every live tensor keeps its contents. What each
+ * status means, and what the caller can do:
+ *
+ *   TX_STATUS_INVALID_ARGUMENT  a NULL pointer, an unknown op or dtype enum, an
+ *       op of the wrong family, a wrong input count, a bad attribute (clip
+ *       bounds out of order or NaN), a negative rank or dimension, a negative
+ *       desc field. A caller bug: fix the call.
+ *   TX_STATUS_SHAPE_MISMATCH    shapes the op cannot combine (no broadcast,
+ *       inner dims differ, bias not [N]), a reshape to another element count,
+ *       or a byte count in tx_tensor_write / tx_tensor_read that does not fit
+ *       the tensor.
+ *   TX_STATUS_RANK_TOO_HIGH     more than TX_MAX_RANK dimensions.
+ *   TX_STATUS_DTYPE_MISMATCH    a dtype the op does not take (int32 into
+ *       unary or matmul, int32 with float32 in a binary op).
+ *   TX_STATUS_STALE_HANDLE      a tensor that was destroyed, never created,
+ *       or belongs to another context.
+ *   TX_STATUS_TOO_LARGE         the tensor needs more texels than one texture
+ *       of this device holds (the message names the size and
+ *       MAX_TEXTURE_SIZE), or more elements than texel can address; element
+ *       counts that overflow are reported here too.
+ *   TX_STATUS_OUT_OF_MEMORY     the context's memory_budget would be exceeded
+ *       by live textures, or the driver or host refused an allocation. Live
+ *       tensors are untouched; free some and retry.
+ *   TX_STATUS_UNSUPPORTED       the device cannot run texel (no float32 render
+ *       targets, fewer than 4 draw buffers, not GL ES 3.0 / WebGL2).
+ *   TX_STATUS_GL_ERROR          the driver reported an error during the op
+ *       (the message names the op and the GL error), or an op's generic
+ *       program failed to compile (driver log and numbered source on
+ *       stderr). The op's output was not created; the context stays usable.
+ *       (A *specialized* program that fails is no error: the op falls back to
+ *       the generic program and stats.compile_failures counts it.)
+ *   TX_STATUS_CONTEXT_LOST      the GL context is gone (GPU reset, WebGL
+ *       webglcontextlost, or tx_ctx_restore was needed). From then on every
+ *       call that touches the GPU returns it, until tx_ctx_restore succeeds;
+ *       after that, tensors created before the loss return it too (their
+ *       contents are gone; tx_tensor_shape still answers, tx_tensor_destroy
+ *       frees them). See "Context loss" below.
  */
 #ifndef TEXEL_H
 #define TEXEL_H
@@ -107,6 +145,9 @@ typedef struct tx_ctx_desc {
     int max_texture_size;      /* clamp the probed limit (tests); 0: device limit */
     bool no_parallel_compile;  /* ignore KHR_parallel_shader_compile */
     bool log_shaders;          /* print every generated program to stderr */
+    size_t pool_limit;         /* bytes of free textures kept for reuse; 0: a quarter
+                                  of memory_budget. A free texture not reused within
+                                  1024 allocations is deleted whatever this says. */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -138,6 +179,10 @@ typedef struct tx_stats {
     uint64_t live_tensors;
     uint64_t specialized_programs; /* specialized programs held now */
     double compile_ms;             /* wall time spent in synchronous compiles */
+    uint64_t pooled_textures;      /* free textures held for reuse now */
+    uint64_t textures_evicted;     /* free textures deleted (age, pool_limit, budget, trim) */
+    uint64_t context_losses;       /* times the GL context was found lost */
+    uint64_t context_restores;     /* successful tx_ctx_restore calls */
 } tx_stats;
 
 tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
@@ -152,6 +197,33 @@ tx_status tx_ctx_finish(tx_ctx *ctx);
 void tx_ctx_trim(tx_ctx *ctx);
 /* The k actually in force (after defaults and env); -1 = never. */
 int tx_ctx_specialize_after(const tx_ctx *ctx);
+
+/* ---- context loss ----
+ *
+ * texel notices a lost context when the driver reports an error (after a
+ * draw, upload or allocation) and on every tx_tensor_read, so a read never
+ * returns garbage from a dead context. From then on every call that touches
+ * the GPU returns TX_STATUS_CONTEXT_LOST. tx_tensor_destroy, tx_tensor_shape,
+ * tx_ctx_stats, tx_ctx_caps, tx_ctx_trim and tx_ctx_destroy keep working and
+ * issue no GL call (the old names may belong to a new context).
+ *
+ * To recover, make a working context current (WebGL: after the
+ * webglcontextrestored event, the same canvas context; desktop: a new
+ * context from the same driver) and call tx_ctx_restore. It rebuilds the
+ * engine's GL objects and re-probes the caps; programs are recompiled lazily
+ * by the next ops. Tensors created before the loss stay allocated handles
+ * whose contents are gone: every use returns TX_STATUS_CONTEXT_LOST naming
+ * the handle, tx_tensor_shape still reports their shape, and the caller
+ * destroys them and re-creates (re-uploads) what it needs. */
+
+/* Polls the driver (cheap: no GPU sync); true once the context is lost,
+ * until tx_ctx_restore. Hosts may call it from their context-lost handler. */
+bool tx_ctx_is_lost(tx_ctx *ctx);
+/* Rebinds the engine to the GL context current now. Returns
+ * TX_STATUS_CONTEXT_LOST (call again later) while the context is still lost,
+ * TX_STATUS_UNSUPPORTED if the new context cannot run texel. Calling it on a
+ * healthy context also works: everything made before is treated as lost. */
+tx_status tx_ctx_restore(tx_ctx *ctx);
 
 /* ---- tensors ---- */
 
