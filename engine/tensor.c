@@ -248,7 +248,7 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
 tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s;
+    tx_slot *s = NULL;
     tx_status st = check_handle(ctx, "tx_tensor_destroy", "tensor", t, &s);
     if (st)
         return st;
@@ -346,7 +346,7 @@ tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_
                           tx_dtype *dtype) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s; /* metadata survives a context loss: callers re-create from it */
+    tx_slot *s = NULL; /* metadata survives a context loss: callers re-create from it */
     tx_status st = check_handle(ctx, "tx_tensor_shape", "tensor", t, &s);
     if (st)
         return st;
