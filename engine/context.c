@@ -159,6 +159,11 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
         return TX_STATUS_UNSUPPORTED;
     }
     ctx->get_proc_address = d.get_proc_address;
+    {
+        /* Consecutive contexts get distant generation ranges (tensor.c). */
+        static _Atomic unsigned contexts_made;
+        ctx->handle_salt = (unsigned)contexts_made++ * 1237u;
+    }
     ctx->k = resolve_k(&d);
     ctx->max_specialized = d.max_specialized > 0 ? d.max_specialized : TX_DEFAULT_MAX_SPECIALIZED;
     ctx->budget = d.memory_budget ? d.memory_budget : TX_DEFAULT_BUDGET;

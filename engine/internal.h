@@ -127,6 +127,7 @@ struct tx_ctx {
 
     tx_slot *slots;
     int n_slots, cap_slots;
+    uint32_t handle_salt; /* per-context start of slot generations (tensor.c) */
     uint32_t *free_slots;
     int n_free_slots, cap_free_slots;
 

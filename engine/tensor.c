@@ -52,6 +52,13 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
     return TX_STATUS_OK;
 }
 
+/* Each context starts its slots' generations somewhere else, so a handle
+ * from another context is caught as stale (unless the 12-bit generations
+ * happen to collide: 1 in 4095), not taken for one of ours. */
+static uint32_t first_gen(const tx_ctx *ctx, uint32_t idx) {
+    return (ctx->handle_salt + idx * 7u) % GEN_MASK + 1u;
+}
+
 static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
     if (ctx->n_free_slots > 0) {
         *idx_out = ctx->free_slots[0];
@@ -76,7 +83,7 @@ static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
         ctx->cap_slots = cap;
     }
     memset(&ctx->slots[ctx->n_slots], 0, sizeof ctx->slots[0]);
-    ctx->slots[ctx->n_slots].gen = 1;
+    ctx->slots[ctx->n_slots].gen = first_gen(ctx, (uint32_t)ctx->n_slots);
     *idx_out = (uint32_t)ctx->n_slots++;
     return TX_STATUS_OK;
 }
@@ -113,6 +120,15 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
                            b);
         }
         n *= shape[i];
+    }
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] > INT32_MAX) {
+            /* Even an empty tensor's dims reach shaders as 32-bit ints. */
+            char b[160];
+            tx_shape_str(b, sizeof b, rank, shape);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d of shape %s exceeds %d",
+                           op, i, b, INT32_MAX);
+        }
     }
     *numel = n;
     return TX_STATUS_OK;
@@ -389,6 +405,9 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
         } else if (dims[i] < 0) {
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative dimension %lld", op,
                            (long long)dims[i]);
+        } else if (dims[i] > INT32_MAX) {
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d (%lld) exceeds %d", op,
+                           i, (long long)dims[i], INT32_MAX);
         } else {
             if (dims[i] > 0 && known > INT64_MAX / dims[i]) {
                 char b[160];

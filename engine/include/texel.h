@@ -12,7 +12,10 @@
  *
  * texel never creates a window or a GL context: the caller makes an OpenGL ES
  * 3.0 (or WebGL2) context current and hands it over. All calls must happen on
- * the thread where that context is current.
+ * the thread where that context is current, and one GL context serves one
+ * tx_ctx (the engine caches GL bindings). Tensor handles from another tx_ctx
+ * are caught as TX_STATUS_STALE_HANDLE (generations differ per context; 1 in
+ * 4095 could collide).
  *
  * Worked example
  * --------------
