@@ -81,7 +81,7 @@ run_suite() { # name, command...
     rm -f "$log" "$log.err"
 }
 
-for t in ops_sweep cache_test errors_test reliability_test badinput_test; do
+for t in ops_sweep cache_test errors_test reliability_test badinput_test numerics_test; do
     run_suite "$t" xvfb-run -a "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"

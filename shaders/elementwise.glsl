@@ -1,12 +1,15 @@
 // shaders/elementwise.glsl: lanewise functions shared by the unary template
-// and fused activations (matmul, conv). NaN in gives NaN out: comparisons
-// select by mask rather than max/clamp, whose NaN behaviour GLSL leaves
-// undefined. tx_u_clip reads p_lo/p_hi only when TX_HAS_LO/TX_HAS_HI.
+// and fused activations (matmul, conv). NaN in gives NaN out. Selecting by a
+// comparison mask is not enough: Mesa's NIR rewrites mix(x, 0, x < 0) into
+// max(x, 0), whose NaN result GLSL leaves undefined (llvmpipe returns 0), so
+// NaN lanes are put back explicitly with isnan (tests/numerics_test.c).
+// tx_u_clip reads p_lo/p_hi only when TX_HAS_LO/TX_HAS_HI.
 
-vec4 tx_u_relu(vec4 x) { return mix(x, vec4(0.0), lessThan(x, vec4(0.0))); }
+vec4 tx_keep_nan(vec4 r, vec4 x) { return mix(r, x, isnan(x)); }
+vec4 tx_u_relu(vec4 x) { return tx_keep_nan(mix(x, vec4(0.0), lessThan(x, vec4(0.0))), x); }
 vec4 tx_u_relu6(vec4 x) {
   vec4 r = mix(x, vec4(0.0), lessThan(x, vec4(0.0)));
-  return mix(r, vec4(6.0), greaterThan(x, vec4(6.0)));
+  return tx_keep_nan(mix(r, vec4(6.0), greaterThan(x, vec4(6.0))), x);
 }
 vec4 tx_u_sigmoid(vec4 x) { return 1.0 / (1.0 + exp(-x)); }
 vec4 tx_u_tanh(vec4 x) {
@@ -41,6 +44,6 @@ vec4 tx_u_clip(vec4 x) {
 #ifdef TX_HAS_HI
   r = mix(r, vec4(p_hi), greaterThan(x, vec4(p_hi)));
 #endif
-  return r;
+  return tx_keep_nan(r, x);
 }
 
