@@ -85,6 +85,11 @@ for t in ops_sweep cache_test errors_test reliability_test badinput_test numeric
     run_suite "$t" xvfb-run -a "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
+# Every fuzz target replays its corpus (seeds and past crashes).
+for f in tests/fuzz/fuzz_*.c; do
+    t=$(basename "$f" .c)
+    run_suite "$t corpus" xvfb-run -a "$BUILD/tests/fuzz/${t}_replay" "tests/fuzz/corpus/${t#fuzz_}"
+done
 
 if ((skipped)); then
     echo "$passed passed, $failed failed, $skipped skipped"
