@@ -112,10 +112,19 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
             m *= 2;
         ctx->max_tex = m;
     }
-    if (!c->float32_render) {
+    /* Without float32 render targets, float16 storage still computes
+     * (flagged in caps, ~3 significant digits); with neither, nothing does. */
+    c->float16_storage = c->float16_render && (d->float16_storage || !c->float32_render);
+    ctx->gl.half_storage = c->float16_storage;
+    if (!c->float32_render && !c->float16_storage) {
         snprintf(ctx->err, sizeof ctx->err,
-                 "this device cannot render to RGBA32F textures (EXT_color_buffer_float); "
-                 "texel needs float32 render targets");
+                 "this device can render neither to RGBA32F nor to RGBA16F textures "
+                 "(EXT_color_buffer_float / EXT_color_buffer_half_float)");
+        return false;
+    }
+    if (d->float16_storage && !c->float16_render) {
+        snprintf(ctx->err, sizeof ctx->err,
+                 "desc.float16_storage: this device cannot render to RGBA16F textures");
         return false;
     }
     if (c->max_draw_buffers < 4) {
@@ -171,6 +180,7 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     ctx->log_shaders = d.log_shaders || (getenv("TEXEL_LOG_SHADERS") != NULL);
     ctx->no_parallel_compile = d.no_parallel_compile;
     ctx->max_texture_size_req = d.max_texture_size;
+    ctx->float16_storage_req = d.float16_storage;
     if (!probe_caps(ctx, &d)) {
         fprintf(stderr, "texel: %s\n", ctx->err);
         tx_gl_shutdown(&ctx->gl);
@@ -256,7 +266,8 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: %s", op, err);
     }
     tx_ctx_desc d = {.max_texture_size = ctx->max_texture_size_req,
-                     .no_parallel_compile = ctx->no_parallel_compile};
+                     .no_parallel_compile = ctx->no_parallel_compile,
+                     .float16_storage = ctx->float16_storage_req};
     if (!probe_caps(ctx, &d)) {
         snprintf(err, sizeof err, "%s", ctx->err);
         tx_gl_shutdown(&ctx->gl);

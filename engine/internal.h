@@ -118,6 +118,7 @@ struct tx_ctx {
     tx_glproc (*get_proc_address)(const char *name);
     int max_texture_size_req;
     bool no_parallel_compile;
+    bool float16_storage_req;
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */
     bool fault_generic;     /* the next generic link "fails" */

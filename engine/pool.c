@@ -120,7 +120,7 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
             return TX_STATUS_OK;
         }
     }
-    size_t bytes = (size_t)w * (size_t)h * 16u;
+    size_t bytes = (size_t)w * (size_t)h * (ctx->caps.float16_storage ? 8u : 16u);
     if (ctx->stats.live_texture_bytes + bytes > ctx->budget)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
                        "%s: a %d×%d texture (%zu bytes) would exceed the memory budget of %zu "
@@ -139,8 +139,8 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
         tx_pool_trim(ctx, 0);
         if (!tex_create(ctx, w, h, &t.gl)) {
             char what[96];
-            snprintf(what, sizeof what, "allocating a %d×%d RGBA32F texture (%zu bytes)", w, h,
-                     bytes);
+            snprintf(what, sizeof what, "allocating a %d×%d %s texture (%zu bytes)", w, h,
+                     ctx->caps.float16_storage ? "RGBA16F" : "RGBA32F", bytes);
             return tx_gl_failure(ctx, TX_STATUS_OUT_OF_MEMORY, op, what);
         }
     }

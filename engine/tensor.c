@@ -148,30 +148,26 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     int64_t texels = (numel + 3) / 4;
     if (texels < 1)
         texels = 1; /* empty tensors still own a texture: every handle is drawable */
-    if (texels > (int64_t)ctx->max_tex * ctx->max_tex) {
+    /* Shaders index elements with 32-bit ints, and the host copies up to
+     * numel × 16 bytes: refuse what either cannot address (on wasm32 size_t
+     * is 32 bits), and what one texture of this device cannot hold. */
+    int64_t addressable = INT32_MAX;
+    if ((uint64_t)(SIZE_MAX / 16u) < (uint64_t)addressable)
+        addressable = (int64_t)(SIZE_MAX / 16u);
+    if (texels > (int64_t)ctx->max_tex * ctx->max_tex || numel > addressable) {
         free(stg);
         char b[160];
         tx_shape_str(b, sizeof b, rank, shape);
+        if (numel > addressable)
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE,
+                           "%s: a tensor of shape %s has %lld elements, more than texel can "
+                           "address (%lld)",
+                           op, b, (long long)numel, (long long)addressable);
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                        "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, more "
                        "than one %d×%d texture holds on this device (MAX_TEXTURE_SIZE %d)",
                        op, b, (long long)numel, (long long)texels, ctx->max_tex, ctx->max_tex,
                        ctx->max_tex);
-    }
-    /* Shaders index elements with 32-bit ints, and the host copies up to
-     * numel × 16 bytes: refuse what either cannot address (on wasm32 size_t
-     * is 32 bits). */
-    int64_t addressable = INT32_MAX;
-    if ((uint64_t)(SIZE_MAX / 16u) < (uint64_t)addressable)
-        addressable = (int64_t)(SIZE_MAX / 16u);
-    if (numel > addressable) {
-        free(stg);
-        char b[160];
-        tx_shape_str(b, sizeof b, rank, shape);
-        return tx_fail(ctx, TX_STATUS_TOO_LARGE,
-                       "%s: a tensor of shape %s has %lld elements, more than texel can "
-                       "address (%lld)",
-                       op, b, (long long)numel, (long long)addressable);
     }
     st = tx_pool_acquire(ctx, op, texels, &stg->tex);
     if (st) {

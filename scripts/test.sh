@@ -35,6 +35,11 @@ ninja -C "$BUILD" || exit 1
 
 export MESA_SHADER_CACHE_DISABLE=true
 passed=0 failed=0 skipped=0
+# xvfb-run -a takes the first free display from 99 up; on a machine shared
+# by several test runs two of them can pick the same number, and the loser
+# runs against the winner's display without its cookie ("no GL context").
+# Starting the search at a random number makes that rare.
+xvfb() { xvfb-run -a -n $((100 + RANDOM % 800)) "$@"; }
 run_suite() { # name, command...
     local name=$1
     shift
@@ -82,13 +87,13 @@ run_suite() { # name, command...
 }
 
 for t in ops_sweep cache_test errors_test reliability_test badinput_test numerics_test; do
-    run_suite "$t" xvfb-run -a "$BUILD/tests/$t"
+    run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 # Every fuzz target replays its corpus (seeds and past crashes).
 for f in tests/fuzz/fuzz_*.c; do
     t=$(basename "$f" .c)
-    run_suite "$t corpus" xvfb-run -a "$BUILD/tests/fuzz/${t}_replay" "tests/fuzz/corpus/${t#fuzz_}"
+    run_suite "$t corpus" xvfb "$BUILD/tests/fuzz/${t}_replay" "tests/fuzz/corpus/${t#fuzz_}"
 done
 
 if ((skipped)); then

@@ -10,23 +10,12 @@
 #include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "expect.h"
 
 static tx_host *g_host;
 static tx_ctx *ctx;
 static const tx_tensor k_sentinel = {0xC0FFEEu};
 
-/* status, then words the message must contain */
-#define EXPECT(call, status, ...)                                                              \
-    do {                                                                                       \
-        tx_status s_ = (call);                                                                 \
-        CHECK(s_ == (status), "%s returned %s, want %s (%s)", #call, tx_status_name(s_),       \
-              tx_status_name(status), tx_last_error(ctx));                                     \
-        const char *needles_[] = {__VA_ARGS__};                                                \
-        for (size_t i_ = 0; i_ < sizeof needles_ / sizeof needles_[0]; i_++)                   \
-            CHECK(strstr(tx_last_error(ctx), needles_[i_]) != NULL,                            \
-                  "%s: message \"%s\" lacks \"%s\"", #call, tx_last_error(ctx), needles_[i_]); \
-        CHECK(tx_gl_error() == 0, "a GL error escaped %s", #call);                             \
-    } while (0)
 
 /* As EXPECT, for calls with a tx_tensor output `y` that must stay untouched. */
 #define EXPECT_NO_OUT(call, status, ...)                                                       \

@@ -235,6 +235,111 @@ static void test_matmul(void) {
     tx_test_end();
 }
 
+/* Rounds to the nearest float16 value (ties to even), as a float. */
+static float to_half(float x) {
+    if (!isfinite(x) || x == 0)
+        return x;
+    if (fabsf(x) >= 65520.0f) /* rounds past the largest half, 65504 */
+        return copysignf(INFINITY, x);
+    int e;
+    frexpf(x, &e); /* |x| = m · 2^e, m in [0.5, 1) */
+    int bits = e - 1 >= -14 ? 11 : 11 - (-14 - (e - 1)); /* subnormal halves have fewer */
+    float scale = ldexpf(1.0f, bits - e);
+    return nearbyintf(x * scale) / scale;
+}
+
+/* Float16 storage (tx_caps.float16_storage): simulated on this device with
+ * desc.float16_storage. Inputs and every op output are rounded to half; the
+ * reference runs on the rounded inputs, and the documented tolerance is
+ * 2^-10 relative (one rounding of the output, either direction) on top of
+ * the op's own, plus 2^-10 of the largest input for cancellation. */
+static void test_float16_storage(void) {
+    if (!tx_test_begin("float16 storage: flagged in caps, results within 2^-10"))
+        return;
+    tx_host *host;
+    tx_ctx *c16;
+    int rc = tx_host_open(&(tx_ctx_desc){.float16_storage = true}, &host, &c16);
+    if (rc) {
+        CHECK(0, "no float16 context (%d)", rc);
+        tx_test_end();
+        return;
+    }
+    tx_caps caps;
+    tx_ctx_caps(c16, &caps);
+    CHECK(caps.float16_storage, "caps.float16_storage not set");
+    tx_ctx *saved = ctx;
+    ctx = c16;
+    const tx_op ops[] = {TX_OP_RELU, TX_OP_EXP, TX_OP_SIGMOID, TX_OP_ADD, TX_OP_MUL, TX_OP_DIV,
+                         TX_OP_MATMUL};
+    for (size_t o = 0; o < TX_COUNTOF(ops); o++) {
+        tx_op op = ops[o];
+        int n_in = tx_op_arity(op);
+        tx_ref_tensor ins[2];
+        for (int i = 0; i < n_in; i++) {
+            ins[i] = (tx_ref_tensor){.rank = 2, .shape = {9, 12}};
+            if (op == TX_OP_MATMUL && i == 1)
+                ins[i].shape[0] = 12, ins[i].shape[1] = 8;
+            ins[i].data = malloc(12 * 9 * sizeof(float));
+            float lo, hi;
+            tx_ref_input_range(op, i, &lo, &hi);
+            for (int j = 0; j < 12 * 9; j++)
+                ins[i].data[j] = to_half(lo + (hi - lo) * (float)rnd(10007) / 10006.0f);
+        }
+        int64_t n = 0;
+        float *got = run_gpu(op, NULL, ins, n_in, &n);
+        tx_ref_tensor want;
+        CHECK(got && !tx_ref_table[op](ins, n_in, NULL, &want), "%s ran", tx_op_name(op));
+        if (got) {
+            double atol, rtol;
+            tx_ref_tolerance(op, 12, &atol, &rtol);
+            double big = 0;
+            for (int i = 0; i < n_in; i++)
+                for (int j = 0; j < 12 * 9; j++)
+                    big = fmax(big, fabs(ins[i].data[j]));
+            atol += ldexp(1, -10) * (op == TX_OP_MATMUL ? 12 * big * big : big);
+            rtol += ldexp(1, -10);
+            int bad = 0;
+            double worst = 0;
+            for (int64_t i = 0; i < n; i++) {
+                double e = fabs((double)got[i] - want.data[i]);
+                worst = fmax(worst, e / fmax(fabs(want.data[i]), 1e-30));
+                if (!(e <= atol + rtol * fabs(want.data[i])) && bad++ < 3)
+                    printf("  f16 %s: element %lld = %.9g, reference %.9g\n", tx_op_name(op),
+                           (long long)i, (double)got[i], (double)want.data[i]);
+                /* what was stored must be a half */
+                if (to_half(got[i]) != got[i] && bad++ < 3)
+                    printf("  f16 %s: element %lld = %.9g is no float16 value\n",
+                           tx_op_name(op), (long long)i, (double)got[i]);
+            }
+            CHECK(bad == 0, "%s: %d elements off", tx_op_name(op), bad);
+            printf("  float16 %s: worst relative error %.2g\n", tx_op_name(op), worst);
+            tx_ref_free(&want);
+            free(got);
+        }
+        for (int i = 0; i < n_in; i++)
+            free(ins[i].data);
+    }
+    /* NaN and Inf still travel; 65504 is the largest finite value. */
+    float sp[4] = {NAN, INFINITY, 65504.0f, 1e5f}, out[4];
+    tx_tensor t, y;
+    CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .data = sp}, &t),
+          "create");
+    CHECK(!tx_unary(ctx, TX_OP_NEG, t, &y) && !tx_tensor_read(ctx, y, out, sizeof out), "neg");
+    /* Above 65504 an upload overflows to Inf or clamps (Mesa clamps). */
+    CHECK(isnan(out[0]) && out[1] == -INFINITY && out[2] == -65504.0f &&
+              (out[3] == -INFINITY || out[3] == -65504.0f),
+          "neg of specials: %g %g %g %g", (double)out[0], (double)out[1], (double)out[2],
+          (double)out[3]);
+    tx_tensor_destroy(ctx, t);
+    tx_tensor_destroy(ctx, y);
+    tx_stats st;
+    tx_ctx_stats(ctx, &st);
+    CHECK(st.peak_texture_bytes > 0 && st.peak_texture_bytes % 8 == 0, "bytes");
+    ctx = saved;
+    tx_host_close(host, c16);
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -254,5 +359,7 @@ int main(int argc, char **argv) {
         test_matmul();
         tx_host_close(g_host, ctx);
     }
+    ctx = NULL;
+    test_float16_storage();
     return tx_test_finish();
 }

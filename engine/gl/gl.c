@@ -206,7 +206,7 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, w, h);
+    glTexStorage2D(GL_TEXTURE_2D, 1, g->half_storage ? GL_RGBA16F : GL_RGBA32F, w, h);
     if (glGetError() != GL_NO_ERROR) {
         bind_unit(g, 0, 0);
         glDeleteTextures(1, &t);

@@ -27,6 +27,7 @@ typedef struct tx_gl {
     int vp_w, vp_h;
     bool has_parallel; /* KHR_parallel_shader_compile */
     bool has_robustness;
+    bool half_storage; /* tensor textures are RGBA16F instead of RGBA32F */
     /* The context is gone: delete/unbind calls are skipped (the names may
      * belong to a new context by now). Set by the engine on loss. */
     bool lost;
@@ -46,7 +47,7 @@ bool tx_gl_has_extension(const char *name);
 /* Renders a known pattern into a texture of that format and reads it back. */
 bool tx_gl_probe_render(tx_gl *g, bool half);
 
-/* Textures: RGBA32F, w × h texels. */
+/* Textures: RGBA32F (RGBA16F with half_storage), w × h texels. */
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
 /* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */

@@ -109,7 +109,8 @@ typedef enum tx_status {
 
 typedef enum tx_dtype {
     TX_DTYPE_FLOAT32 = 0,
-    TX_DTYPE_INT32, /* stored as floats in the texture: exact up to |2^24| */
+    TX_DTYPE_INT32, /* stored as floats in the texture: exact up to |2^24|
+                       (|2048| with tx_caps.float16_storage) */
     TX_DTYPE_COUNT_
 } tx_dtype;
 
@@ -151,6 +152,8 @@ typedef struct tx_ctx_desc {
     size_t pool_limit;         /* bytes of free textures kept for reuse; 0: a quarter
                                   of memory_budget. A free texture not reused within
                                   1024 allocations is deleted whatever this says. */
+    bool float16_storage;      /* store tensors in RGBA16F even where float32 renders
+                                  (half the memory, see tx_caps.float16_storage) */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -162,6 +165,15 @@ typedef struct tx_caps {
     bool float32_render;    /* RGBA32F render + readback verified by drawing */
     bool float16_render;    /* RGBA16F render verified by drawing */
     bool parallel_compile;  /* KHR_parallel_shader_compile usable */
+    /* Tensors are stored as float16 (the device renders RGBA16F but not
+     * RGBA32F, or desc.float16_storage asked for it). Math inside an op is
+     * still float32, but every op output (and upload) is rounded to 11
+     * significant bits: relative error up to 2^-11 per stored value (tests
+     * allow 2^-10 plus the op's float32 tolerance), magnitudes above 65504
+     * become ±Inf (uploads may clamp to ±65504 instead), values below 2^-14
+     * lose bits, int32 is exact only to ±2048. NaN and ±Inf still propagate.
+     * Results from such a context are flagged by this field. */
+    bool float16_storage;
 } tx_caps;
 
 typedef struct tx_stats {
