@@ -35,11 +35,14 @@ ninja -C "$BUILD" || exit 1
 
 export MESA_SHADER_CACHE_DISABLE=true
 passed=0 failed=0 skipped=0
-# xvfb-run -a takes the first free display from 99 up; on a machine shared
-# by several test runs two of them can pick the same number, and the loser
-# runs against the winner's display without its cookie ("no GL context").
-# Starting the search at a random number makes that rare.
-xvfb() { xvfb-run -a -n $((100 + RANDOM % 800)) "$@"; }
+# Xvfb resets when its last client disconnects, and a suite that closes one
+# GL context and opens the next (cache_test, reliability_test) can reach the
+# server mid-reset: "Failed to open display", taken for "no GL context".
+# -noreset removes that window; a random start for -a keeps concurrent runs on
+# a shared machine off each other's display numbers.
+xvfb() {
+    xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1280x1024x24 -nolisten tcp -noreset" "$@"
+}
 run_suite() { # name, command...
     local name=$1
     shift

@@ -32,7 +32,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 log=$BUILD/fuzz-$target.log
 # Targets that need GL get a virtual display; the others do not mind one.
-xvfb-run -a -n $((100 + RANDOM % 800)) "$BUILD/tests/fuzz/fuzz_$target" -max_total_time="$secs" -print_final_stats=1 \
+xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1280x1024x24 -nolisten tcp -noreset" "$BUILD/tests/fuzz/fuzz_$target" -max_total_time="$secs" -print_final_stats=1 \
     -artifact_prefix="$crashes/" -rss_limit_mb=4096 "$@" "$work" "$seeds" 2>&1 | tee "$log" |
     grep -E '^(INFO: Seed|#[0-9]+ +(INITED|DONE)|==[0-9]+==ERROR|SUMMARY|Done|stat::)'
 rc=${PIPESTATUS[0]}
