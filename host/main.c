@@ -94,10 +94,11 @@ static int cmd_info(int argc, char **argv) {
         printf(", \"glsl_version\": ");
         json_str(c.glsl_version);
         printf(", \"max_texture_size\": %d, \"max_draw_buffers\": %d, \"float32_render\": %s, "
-               "\"float16_render\": %s, \"parallel_compile\": %s, \"specialize_after\": %d}\n",
+               "\"float16_render\": %s, \"parallel_compile\": %s, \"specialize_after\": %d, "
+               "\"float16_storage\": %s}\n",
                c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
                c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
-               tx_ctx_specialize_after(ctx));
+               tx_ctx_specialize_after(ctx), c.float16_storage ? "true" : "false");
     } else {
         printf("renderer:          %s\nGL version:        %s\nGLSL version:      %s\n",
                c.renderer, c.version, c.glsl_version);
@@ -106,6 +107,8 @@ static int cmd_info(int argc, char **argv) {
         printf("float32 render:    %s (probed by drawing and reading back)\n",
                c.float32_render ? "yes" : "no");
         printf("float16 render:    %s\n", c.float16_render ? "yes" : "no");
+        if (c.float16_storage)
+            printf("storage:           float16 (results carry ~3 significant digits)\n");
         printf("parallel compile:  %s\n", c.parallel_compile ? "yes (KHR_parallel_shader_compile)"
                                                              : "no");
         int k = tx_ctx_specialize_after(ctx);

@@ -64,8 +64,9 @@
  *   TX_STATUS_OUT_OF_MEMORY     the context's memory_budget would be exceeded
  *       by live textures, or the driver or host refused an allocation. Live
  *       tensors are untouched; free some and retry.
- *   TX_STATUS_UNSUPPORTED       the device cannot run texel (no float32 render
- *       targets, fewer than 4 draw buffers, not GL ES 3.0 / WebGL2).
+ *   TX_STATUS_UNSUPPORTED       the device cannot run texel (renders neither
+ *       RGBA32F nor RGBA16F targets, fewer than 4 draw buffers, not GL ES 3.0
+ *       / WebGL2), or tx_ctx_restore found the new context unusable.
  *   TX_STATUS_GL_ERROR          the driver reported an error during the op
  *       (the message names the op and the GL error), or an op's generic
  *       program failed to compile (driver log and numbered source on
