@@ -2,7 +2,8 @@
  * context (max_texture_size 64, memory_budget 1 MiB, so TOO_LARGE and
  * OUT_OF_MEMORY are reachable). Every entry of texel.h is driven with hostile
  * values: ranks -1..7, dims from a table of overflow edges, unknown op and
- * dtype enums, stale and forged handles, wrong byte counts. Invariants: no
+ * dtype enums, stale and forged handles, wrong byte counts, and simulated
+ * context loss and restore at any point. Invariants: no
  * crash or sanitizer report, every status a known one with a message, no GL
  * error escapes, and once the program's tensors are destroyed nothing is
  * live (no leaked texture or slot). */
@@ -18,6 +19,11 @@
 static tx_ctx *g_ctx;
 static tx_host *g_host;
 static bool g_trace; /* TEXEL_FUZZ_TRACE=1: print each step */
+/* A simulated loss leaves the real context alive, and restore forgets (never
+ * deletes) the old GL objects: cap restores so the driver's memory stays
+ * bounded over a long run. */
+#define MAX_RESTORES 200
+static int g_restores;
 static tx_stats g_st;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -112,10 +118,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int step = 0; step < 64 && rd.n; step++) {
         tx_status s = TX_STATUS_OK;
         tx_tensor y = {0};
-        int cmd = u8(r) % 12;
+        uint8_t op_byte = u8(r);
+        /* 240..255: context loss commands (below 240 the 12 API commands) */
+        int cmd = op_byte < 240 ? op_byte % 12 : 12 + (op_byte - 240) % 4;
         switch (cmd) {
         case 0: { /* create */
-            tx_tensor_desc d = {.rank = (int)(u8(r) % 9) - 1, .dtype = (tx_dtype)((int)(u8(r) % 4) - 1)};
+            tx_tensor_desc d = {0};
+            d.rank = (int)(u8(r) % 9) - 1;
+            d.dtype = (tx_dtype)((int)(u8(r) % 4) - 1);
             int64_t n = 1;
             bool small = true;
             for (int i = 0; i < TX_MAX_RANK; i++) {
@@ -154,10 +164,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             /* The caller's side of the contract: the buffer holds `bytes`
              * whenever the engine may touch that many. */
             bool fits = bytes <= sizeof g_buf;
+            float *buf = (u8(r) & 7) ? g_buf : NULL;
             if (write)
-                s = tx_tensor_write(ctx, t, (u8(r) & 7) ? g_buf : NULL, fits ? bytes : SIZE_MAX);
+                s = tx_tensor_write(ctx, t, buf, fits ? bytes : SIZE_MAX);
             else
-                s = tx_tensor_read(ctx, t, (u8(r) & 7) ? g_buf : NULL, fits ? bytes : 0);
+                s = tx_tensor_read(ctx, t, buf, fits ? bytes : 0);
             break;
         }
         case 4: {
@@ -165,42 +176,67 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             int64_t shape[8];
             for (int i = 0; i < 8; i++)
                 shape[i] = u8(r) % 4 == 0 ? -1 : dim(r);
-            s = tx_tensor_reshape(ctx, pick(r, h), rank, (u8(r) & 7) ? shape : NULL, &y);
+            tx_tensor t = pick(r, h);
+            bool null_shape = (u8(r) & 7) == 0;
+            s = tx_tensor_reshape(ctx, t, rank, null_shape ? NULL : shape, &y);
             check_status(ctx, s);
             keep(ctx, h, s, y, r);
             break;
         }
-        case 5:
-            s = tx_unary(ctx, (tx_op)((int)u8(r) - 2), pick(r, h), &y);
+        /* Arguments are read one statement at a time: C leaves the order of
+         * evaluating call arguments and initializers open, and an input must
+         * mean the same under clang (fuzzing) and gcc (corpus replay). */
+        case 5: {
+            tx_op op = (tx_op)((int)u8(r) - 2);
+            tx_tensor x = pick(r, h);
+            s = tx_unary(ctx, op, x, &y);
             check_status(ctx, s);
             keep(ctx, h, s, y, r);
             break;
-        case 6:
-            s = tx_clip(ctx, pick(r, h), value(r), value(r), &y);
+        }
+        case 6: {
+            tx_tensor x = pick(r, h);
+            float lo = value(r);
+            float hi = value(r);
+            s = tx_clip(ctx, x, lo, hi, &y);
             check_status(ctx, s);
             keep(ctx, h, s, y, r);
             break;
-        case 7:
-            s = tx_binary(ctx, (tx_op)((int)u8(r) - 2), pick(r, h), pick(r, h), &y);
+        }
+        case 7: {
+            tx_op op = (tx_op)((int)u8(r) - 2);
+            tx_tensor a = pick(r, h);
+            tx_tensor b = pick(r, h);
+            s = tx_binary(ctx, op, a, b, &y);
             check_status(ctx, s);
             keep(ctx, h, s, y, r);
             break;
+        }
         case 8: {
             uint8_t f = u8(r);
-            tx_matmul_desc d = {.transpose_a = f & 1,
-                                .transpose_b = (f & 2) != 0,
-                                .bias = (f & 4) ? pick(r, h) : (tx_tensor){0},
-                                .activation = (f & 8) ? (tx_op)((int)u8(r) - 2) : TX_OP_NONE};
-            s = tx_matmul(ctx, pick(r, h), pick(r, h), (f & 16) ? NULL : &d, &y);
+            tx_matmul_desc d = {.transpose_a = f & 1, .transpose_b = (f & 2) != 0};
+            if (f & 4)
+                d.bias = pick(r, h);
+            if (f & 8)
+                d.activation = (tx_op)((int)u8(r) - 2);
+            tx_tensor a = pick(r, h);
+            tx_tensor b = pick(r, h);
+            s = tx_matmul(ctx, a, b, (f & 16) ? NULL : &d, &y);
             check_status(ctx, s);
             keep(ctx, h, s, y, r);
             break;
         }
         case 9: {
-            tx_tensor in[4] = {pick(r, h), pick(r, h), pick(r, h), pick(r, h)};
-            tx_op_attrs at = {.lo = value(r), .hi = value(r)};
-            s = tx_op_run(ctx, (tx_op)((int)u8(r) - 2), in, (int)(u8(r) % 6) - 1,
-                          (u8(r) & 1) ? &at : NULL, &y);
+            tx_tensor in[4];
+            for (int i = 0; i < 4; i++)
+                in[i] = pick(r, h);
+            tx_op_attrs at = {0};
+            at.lo = value(r);
+            at.hi = value(r);
+            tx_op op = (tx_op)((int)u8(r) - 2);
+            int n_in = (int)(u8(r) % 6) - 1;
+            bool with_attrs = u8(r) & 1;
+            s = tx_op_run(ctx, op, in, n_in, with_attrs ? &at : NULL, &y);
             check_status(ctx, s);
             keep(ctx, h, s, y, r);
             break;
@@ -212,7 +248,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             s = tx_tensor_shape(ctx, pick(r, h), &rank, shape, &dt);
             break;
         }
-        default: { /* forge a handle (what it replaces is destroyed: the table
+        case 12: /* the driver loses the context, or gives it back */
+            if (g_restores < MAX_RESTORES)
+                ctx->gl.fault_lost = !ctx->gl.fault_lost;
+            break;
+        case 13:
+            if (g_restores < MAX_RESTORES) {
+                s = tx_ctx_restore(ctx);
+                g_restores += s == TX_STATUS_OK;
+            }
+            break;
+        case 14:
+            if (tx_ctx_is_lost(ctx)) {
+                tx_tensor t = pick(r, h);
+                if (tx_tensor_read(ctx, t, g_buf, sizeof g_buf) == TX_STATUS_OK)
+                    abort(); /* nothing reads back from a lost context */
+            }
+            break;
+        case 15:
+            s = tx_ctx_finish(ctx);
+            tx_ctx_trim(ctx);
+            break;
+        case 11: { /* forge a handle (what it replaces is destroyed: the table
                       * must keep every tensor this input made) */
             tx_tensor *slot = &h[u8(r) % N_HANDLES];
             if (slot->id)
@@ -226,6 +283,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fprintf(stderr, "step %d: cmd %d -> %s %s (live %llu)\n", step, cmd,
                     tx_status_name(s), s ? tx_last_error(ctx) : "",
                     (unsigned long long)(tx_ctx_stats(ctx, &g_st), g_st.live_tensors));
+    }
+    if (ctx->gl.fault_lost || tx_ctx_is_lost(ctx)) {
+        ctx->gl.fault_lost = false;
+        if (tx_ctx_restore(ctx) != TX_STATUS_OK)
+            abort(); /* a working context must always be restorable */
+        g_restores++;
     }
     for (int i = 0; i < N_HANDLES; i++)
         if (h[i].id)
