@@ -213,9 +213,16 @@ static tx_gl_prog compile_now(tx_ctx *ctx, const char *op, const tx_program_req 
     tx_gl_prog p = tx_gl_program_begin(&ctx->gl, src);
     char log[4096];
     bool ok = tx_gl_program_ok(&ctx->gl, p, log, sizeof log);
+    if (ok && !specialized && ctx->fault_generic) {
+        ctx->fault_generic = false;
+        snprintf(log, sizeof log, "injected fault: link failure simulated by the test hook");
+        ok = false;
+    }
     ctx->stats.compile_ms += now_ms() - t0;
     if (!ok) {
-        log_failure(op, specialized ? "specialized" : "generic", src, log);
+        /* A lost context fails every link: that is no shader bug to log. */
+        if (!tx_gl_context_lost(&ctx->gl))
+            log_failure(op, specialized ? "specialized" : "generic", src, log);
         ctx->stats.compile_failures++;
         tx_gl_program_delete(&ctx->gl, p);
         p = 0;
@@ -349,7 +356,8 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
             e->state = SPEC_READY;
             ctx->stats.specialized_ready++;
         } else {
-            log_failure(op, "specialized", src, log);
+            if (!tx_gl_context_lost(&ctx->gl))
+                log_failure(op, "specialized", src, log);
             ctx->stats.compile_failures++;
             tx_gl_program_delete(&ctx->gl, e->spec.prog);
             memset(&e->spec, 0, sizeof e->spec);
@@ -370,9 +378,11 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
         ctx->stats.specialized_ready++;
         return;
     }
-    char *src = tx_codegen(r, true);
-    log_failure(op, "specialized", src, log);
-    free(src);
+    if (!tx_gl_context_lost(&ctx->gl)) {
+        char *src = tx_codegen(r, true);
+        log_failure(op, "specialized", src, log);
+        free(src);
+    }
     ctx->stats.compile_failures++;
     tx_gl_program_delete(&ctx->gl, e->spec.prog);
     memset(&e->spec, 0, sizeof e->spec);
@@ -381,6 +391,10 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
 }
 
 tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
+    /* A loss latched earlier in this op (an allocation, a previous pass):
+     * no program of that context may be used, and after a drop none exist. */
+    if (ctx->lost || !ctx->cache)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_cache *c = ctx->cache;
     c->tick++;
     c->todo_sig = -1;
@@ -428,11 +442,14 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     int gi = table_find(&c->generic, h, c->keybuf, len);
     if (gi < 0) {
         tx_gl_prog p = compile_now(ctx, op, r, false);
-        if (!p)
+        if (!p) {
+            if (tx_gl_context_lost(&ctx->gl))
+                return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, op, "linking a program");
             return tx_fail(ctx, TX_STATUS_GL_ERROR,
                            "%s: the generic %s program failed to compile (driver log and "
-                           "source on stderr)",
+                           "source on stderr); the op cannot run on this device",
                            op, r->template_name);
+        }
         len = make_key(c, r, false);
         gi = table_add(&c->generic, h, c->keybuf, len);
         c->generic.e[gi].gen.prog = p;
@@ -465,6 +482,8 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
                   const tx_texture *const *outs, int n_out) {
     tx_gl_tex in_gl[TX_MAX_INPUTS], out_gl[TX_MAX_OUTPUTS];
     TX_ASSERT(n_in <= TX_MAX_INPUTS && n_out <= TX_MAX_OUTPUTS && n_out >= 1);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     for (int i = 0; i < n_in; i++)
         in_gl[i] = ins[i]->gl;
     for (int i = 0; i < n_out; i++) {
@@ -473,15 +492,16 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
     }
     tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);
     ctx->stats.draws++;
-    unsigned e = tx_gl_op_error(&ctx->gl);
-    cache_after_draw(ctx, op);
-    if (e) {
-        if (tx_gl_context_lost(&ctx->gl)) {
-            ctx->lost = true;
-            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost", op);
-        }
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: %s after the draw", op,
-                       tx_gl_error_name(e));
+    if (ctx->fault_draw_error) {
+        ctx->fault_draw_error = false;
+        tx_gl_inject_error();
     }
+    unsigned e = tx_gl_op_error(&ctx->gl);
+    if (e) {
+        char what[64];
+        snprintf(what, sizeof what, "the draw (%s)", tx_gl_error_name(e));
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, op, what);
+    }
+    cache_after_draw(ctx, op);
     return TX_STATUS_OK;
 }

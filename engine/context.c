@@ -33,8 +33,12 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...) {
     if (ctx) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+        int n = vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
         va_end(ap);
+        /* Say once, for every op's message, what gets the caller out. */
+        if (s == TX_STATUS_CONTEXT_LOST && ctx->lost && n >= 0 && (size_t)n < sizeof ctx->err)
+            snprintf(ctx->err + n, sizeof ctx->err - (size_t)n,
+                     " (every call fails until tx_ctx_restore)");
     }
     return s;
 }
@@ -72,27 +76,11 @@ static int resolve_k(const tx_ctx_desc *d) {
     }
 }
 
-tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
-    if (!out)
-        return TX_STATUS_INVALID_ARGUMENT;
-    *out = NULL;
-    tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
-    tx_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx)
-        return TX_STATUS_OUT_OF_MEMORY;
-    if (!tx_gl_init(&ctx->gl, d.get_proc_address, ctx->err, sizeof ctx->err)) {
-        fprintf(stderr, "texel: %s\n", ctx->err);
-        free(ctx);
-        return TX_STATUS_UNSUPPORTED;
-    }
-    ctx->get_proc = d.get_proc_address;
-    ctx->k = resolve_k(&d);
-    ctx->max_specialized = d.max_specialized > 0 ? d.max_specialized : TX_DEFAULT_MAX_SPECIALIZED;
-    ctx->budget = d.memory_budget ? d.memory_budget : TX_DEFAULT_BUDGET;
-    ctx->log_shaders = d.log_shaders || (getenv("TEXEL_LOG_SHADERS") != NULL);
-    if (d.no_parallel_compile)
+/* Probes the current context by rendering; false (message in ctx->err) when
+ * texel cannot run on it. Used at creation and by tx_ctx_restore. */
+static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
+    if (d->no_parallel_compile)
         ctx->gl.has_parallel = false;
-
     tx_caps *c = &ctx->caps;
     tx_gl_strings(c->renderer, c->version, c->glsl_version, sizeof c->renderer);
     c->max_texture_size = tx_gl_max_texture_size();
@@ -101,21 +89,84 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     c->float32_render = tx_gl_probe_render(&ctx->gl, false);
     c->float16_render = tx_gl_probe_render(&ctx->gl, true);
     ctx->max_tex = c->max_texture_size;
-    if (d.max_texture_size > 0 && d.max_texture_size < ctx->max_tex) {
+    if (d->max_texture_size > 0 && d->max_texture_size < ctx->max_tex) {
         /* Keep widths powers of two (see tx_texture). */
         int m = 1;
-        while (m * 2 <= d.max_texture_size)
+        while (m * 2 <= d->max_texture_size)
             m *= 2;
         ctx->max_tex = m;
     }
-    if (!c->float32_render) {
-        tx_gl_shutdown(&ctx->gl);
-        free(ctx);
-        fprintf(stderr, "texel: this device cannot render to RGBA32F textures "
-                        "(EXT_color_buffer_float); texel needs float32 render targets\n");
-        return TX_STATUS_UNSUPPORTED;
+    /* Without float32 render targets, float16 storage still computes
+     * (flagged in caps, ~3 significant digits); with neither, nothing does. */
+    c->float16_storage = c->float16_render && (d->float16_storage || !c->float32_render);
+    ctx->gl.half_storage = c->float16_storage;
+    if (!c->float32_render && !c->float16_storage) {
+        snprintf(ctx->err, sizeof ctx->err,
+                 "this device can render neither to RGBA32F nor to RGBA16F textures "
+                 "(EXT_color_buffer_float / EXT_color_buffer_half_float)");
+        return false;
+    }
+    if (d->float16_storage && !c->float16_render) {
+        snprintf(ctx->err, sizeof ctx->err,
+                 "desc.float16_storage: this device cannot render to RGBA16F textures");
+        return false;
     }
     if (c->max_draw_buffers < 4) {
+        snprintf(ctx->err, sizeof ctx->err, "this device has %d draw buffers; texel needs 4",
+                 c->max_draw_buffers);
+        return false;
+    }
+    return true;
+}
+
+/* Checks the desc fields that have no meaning when negative. */
+static const char *bad_desc(const tx_ctx_desc *d) {
+#ifndef __EMSCRIPTEN__
+    if (!d->get_proc_address)
+        return "desc.get_proc_address is NULL (needed to load GL)";
+#endif
+    if (d->max_specialized < 0)
+        return "desc.max_specialized is negative";
+    if (d->max_texture_size < 0)
+        return "desc.max_texture_size is negative";
+    return NULL;
+}
+
+tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
+    if (!out)
+        return TX_STATUS_INVALID_ARGUMENT;
+    *out = NULL;
+    tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
+    const char *bad = bad_desc(&d);
+    if (bad) {
+        /* No context to carry the message: stderr is all there is. */
+        fprintf(stderr, "texel: tx_ctx_create: %s\n", bad);
+        return TX_STATUS_INVALID_ARGUMENT;
+    }
+    tx_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return TX_STATUS_OUT_OF_MEMORY;
+    if (!tx_gl_init(&ctx->gl, d.get_proc_address, ctx->err, sizeof ctx->err)) {
+        fprintf(stderr, "texel: %s\n", ctx->err);
+        free(ctx);
+        return TX_STATUS_UNSUPPORTED;
+    }
+    ctx->get_proc_address = d.get_proc_address;
+    {
+        /* Consecutive contexts get distant generation ranges (tensor.c). */
+        static _Atomic unsigned contexts_made;
+        ctx->handle_salt = (unsigned)contexts_made++ * 1237u;
+    }
+    ctx->k = resolve_k(&d);
+    ctx->max_specialized = d.max_specialized > 0 ? d.max_specialized : TX_DEFAULT_MAX_SPECIALIZED;
+    ctx->budget = d.memory_budget ? d.memory_budget : TX_DEFAULT_BUDGET;
+    ctx->pool.limit = d.pool_limit ? d.pool_limit : ctx->budget / 4;
+    ctx->log_shaders = d.log_shaders || (getenv("TEXEL_LOG_SHADERS") != NULL);
+    ctx->no_parallel_compile = d.no_parallel_compile;
+    ctx->max_texture_size_req = d.max_texture_size;
+    ctx->float16_storage_req = d.float16_storage;
+    if (!probe_caps(ctx, &d)) {
+        fprintf(stderr, "texel: %s\n", ctx->err);
         tx_gl_shutdown(&ctx->gl);
         free(ctx);
         return TX_STATUS_UNSUPPORTED;
@@ -162,38 +213,89 @@ tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out) {
 tx_status tx_ctx_finish(tx_ctx *ctx) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_ctx_finish: the GL context is lost");
     tx_gl_finish();
+    if (tx_gl_context_lost(&ctx->gl))
+        return tx_gl_failure(ctx, TX_STATUS_CONTEXT_LOST, "tx_ctx_finish", "finishing");
     return TX_STATUS_OK;
 }
 
-void tx_ctx_trim(tx_ctx *ctx) {
+void tx_ctx_trim(tx_ctx *ctx) { /* while lost, this only forgets (gl.lost) */
     if (ctx)
         tx_pool_trim(ctx, 0);
 }
 
 int tx_ctx_specialize_after(const tx_ctx *ctx) { return ctx ? ctx->k : -1; }
 
-/* ---- context loss ---- */
+/* ---- context loss ----
+ *
+ * One design for every way a loss shows up. It is *latched* (tx_ctx_set_lost)
+ * when the driver reports it (an error after a draw, upload or allocation
+ * whose cause tx_gl_context_lost confirms; every read asks the driver even
+ * without an error), when tx_ctx_is_lost polls it, or when the host says so
+ * (tx_ctx_mark_lost). Latching only sets flags, so it is safe in the middle
+ * of an op. The old context's objects are then *dropped* (drop_gl_objects) by
+ * tx_ctx_mark_lost or at the latest by tx_ctx_restore: forgotten, and
+ * deleted only while the driver says that context is still alive (a host
+ * that marks a healthy context lost); after a real loss no old name is
+ * deleted or used again (gl.lost), since a new context may hand out the same
+ * numbers. Dropping bumps ctx->generation: storages of an older generation
+ * are lost, so their tensors keep valid handles (shape, destroy) whose every
+ * other use says so. */
 
-/* Forgets every GL object of the lost context. The deletes this issues are
- * no-ops on a lost context (WebGL and KHR_robustness both say so); what
- * matters is that no name of the old context is used again. Live tensors keep
- * their handles but their storage is detached: its bytes leave the counters
- * and its generation no longer matches, so every use reports the loss. */
+void tx_ctx_set_lost(tx_ctx *ctx) {
+    if (!ctx->lost)
+        ctx->stats.context_losses++;
+    ctx->lost = true;
+    if (tx_gl_context_lost(&ctx->gl))
+        ctx->gl.lost = true;
+}
+
+tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const char *what) {
+    if (ctx->lost || tx_gl_context_lost(&ctx->gl)) {
+        tx_ctx_set_lost(ctx);
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost (%s)", op,
+                       what);
+    }
+    if (ctx->gl.defer_errors)
+        return tx_fail(ctx, otherwise,
+                       "%s: the driver failed %s (with deferred GL error checks the error may "
+                       "come from an earlier op)",
+                       op, what);
+    return tx_fail(ctx, otherwise, "%s: the driver failed %s", op, what);
+}
+
+/* Resets the GL layer once its objects are gone or deleted, keeping the
+ * settings that outlive a context (the deferred-check mode, the test hook). */
+static void gl_forget(tx_ctx *ctx) {
+    bool defer = ctx->gl.defer_errors, fault = ctx->gl.fault_lost;
+    tx_gl_shutdown(&ctx->gl); /* deletes nothing when gl.lost */
+    ctx->gl.defer_errors = defer;
+    ctx->gl.fault_lost = fault;
+    ctx->gl.lost = true; /* nothing of ours is left to delete or use */
+}
+
+/* Forgets (deletes, if the context still lives) every GL object made before
+ * the loss. Live tensors keep their handles but their storage is detached:
+ * its bytes leave the counters and its generation no longer matches. */
 static void drop_gl_objects(tx_ctx *ctx) {
     if (ctx->gl_dropped)
         return;
     tx_readbacks_drop(ctx, false);
     tx_cache_destroy(ctx);
+    ctx->stats.specialized_programs = 0;
     tx_pool_trim(ctx, 0);
     for (int i = 0; i < ctx->n_slots; i++) {
         tx_storage *st = ctx->slots[i].live ? ctx->slots[i].st : NULL;
         if (!st || st->generation != ctx->generation)
             continue;
+        tx_gl_tex_delete(&ctx->gl, st->tex.gl); /* skipped after a real loss */
         ctx->stats.live_texture_bytes -= st->tex.bytes;
         st->tex.bytes = 0;
         st->tex.gl = 0;
     }
+    gl_forget(ctx);
     ctx->generation++;
     ctx->gl_dropped = true;
 }
@@ -201,39 +303,70 @@ static void drop_gl_objects(tx_ctx *ctx) {
 void tx_ctx_mark_lost(tx_ctx *ctx) {
     if (!ctx)
         return;
-    ctx->lost = true;
+    tx_ctx_set_lost(ctx);
     drop_gl_objects(ctx);
 }
 
-bool tx_ctx_is_lost(const tx_ctx *ctx) { return !ctx || ctx->lost; }
+bool tx_ctx_is_lost(tx_ctx *ctx) {
+    if (!ctx)
+        return true;
+    if (!ctx->lost && tx_gl_context_lost(&ctx->gl))
+        tx_ctx_set_lost(ctx);
+    return ctx->lost;
+}
 
 int tx_ctx_generation(const tx_ctx *ctx) { return ctx ? (int)ctx->generation : 0; }
 
 tx_status tx_ctx_restore(tx_ctx *ctx) {
+    const char *op = "tx_ctx_restore";
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    if (!ctx->lost)
+    if (!tx_ctx_is_lost(ctx))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "tx_ctx_restore: the context is not lost (call tx_ctx_mark_lost first "
-                       "if the host saw the loss)");
+                       "%s: the context is not lost (call tx_ctx_mark_lost first if the host "
+                       "saw the loss or made another GL context current)",
+                       op);
     drop_gl_objects(ctx);
-    bool allow_parallel = ctx->caps.parallel_compile;
-    bool defer_errors = ctx->gl.defer_errors;
-    if (!tx_gl_init(&ctx->gl, ctx->get_proc, ctx->err, sizeof ctx->err))
-        return TX_STATUS_CONTEXT_LOST;
-    ctx->gl.defer_errors = defer_errors;
+    /* Under WebGL this asks the same canvas context; natively a new context
+     * answers after tx_gl_init below. */
     if (tx_gl_context_lost(&ctx->gl))
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
-                       "tx_ctx_restore: the GL context is still lost");
-    ctx->gl.has_parallel = ctx->gl.has_parallel && allow_parallel;
-    if (!tx_gl_probe_render(&ctx->gl, false))
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_ctx_restore: the restored context cannot render to RGBA32F textures");
+                       "%s: the GL context is still lost; call again once it is restored "
+                       "(WebGL: after webglcontextrestored) or a new one is current",
+                       op);
+    bool defer = ctx->gl.defer_errors;
+    char err[sizeof ctx->err];
+    if (!tx_gl_init(&ctx->gl, ctx->get_proc_address, err, sizeof err)) {
+        gl_forget(ctx);
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: %s", op, err);
+    }
+    ctx->gl.defer_errors = defer;
+    if (tx_gl_context_lost(&ctx->gl)) {
+        ctx->gl.lost = true;
+        gl_forget(ctx);
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "%s: the GL context is still lost; call again once a working one is "
+                       "current",
+                       op);
+    }
+    tx_ctx_desc d = {.max_texture_size = ctx->max_texture_size_req,
+                     .no_parallel_compile = ctx->no_parallel_compile,
+                     .float16_storage = ctx->float16_storage_req};
+    if (!probe_caps(ctx, &d)) {
+        snprintf(err, sizeof err, "%s", ctx->err);
+        gl_forget(ctx);
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "%s: the new context is unusable: %s", op,
+                       err);
+    }
     tx_status s = tx_cache_create(ctx);
-    if (s)
-        return tx_fail(ctx, s, "tx_ctx_restore: out of host memory");
+    if (s) {
+        gl_forget(ctx);
+        return tx_fail(ctx, s, "%s: out of host memory", op);
+    }
     ctx->lost = false;
     ctx->gl_dropped = false;
+    ctx->stats.context_restores++;
+    ctx->err[0] = 0;
     for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)
         if (ctx->restore_hooks[i].fn)
             ctx->restore_hooks[i].fn(ctx, ctx->restore_hooks[i].user);
@@ -265,6 +398,9 @@ tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
 tx_status tx_ctx_remove_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
+    /* A NULL fn would match every empty slot. */
+    if (!fn)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_ctx_remove_restore_hook: fn is NULL");
     for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)
         if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user) {
             ctx->restore_hooks[i].fn = NULL;

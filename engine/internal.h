@@ -50,6 +50,7 @@ typedef struct tx_texture {
     int wshift;
     int size_class;
     size_t bytes;
+    uint64_t released; /* pool tick when it was last freed (age for eviction) */
 } tx_texture;
 
 /* Storage shared by a tensor and its views. */
@@ -73,6 +74,8 @@ typedef struct tx_slot {
 typedef struct tx_pool {
     tx_texture *free_tex; /* free textures, oldest first */
     int n_free, cap_free;
+    uint64_t tick;        /* texture acquisitions so far: the pool's clock */
+    size_t limit;         /* most bytes of free textures kept */
 } tx_pool;
 
 /* ---- codegen ---- */
@@ -121,27 +124,37 @@ struct tx_ctx {
     size_t budget;
     int max_tex;         /* effective max texture width/height */
     bool log_shaders;
+    /* Context loss (context.c). `lost` is latched (by a driver report or
+     * tx_ctx_mark_lost) until tx_ctx_restore; every GPU call fails meanwhile. */
     bool lost;
-    bool fault_specialized; /* test hook: the next specialized link "fails" */
+    bool gl_dropped;     /* this loss's GL objects are already forgotten */
+    uint32_t generation; /* bumped when they are: older storages are lost */
+    struct {
+        tx_restore_hook fn;
+        void *user;
+    } restore_hooks[16];
+    /* kept for tx_ctx_restore */
+    tx_glproc (*get_proc_address)(const char *name);
+    int max_texture_size_req;
+    bool no_parallel_compile;
+    bool float16_storage_req;
+    /* Test hooks (tests/ only): simulate driver failures. */
+    bool fault_specialized; /* the next specialized link "fails" */
+    bool fault_generic;     /* the next generic link "fails" */
+    bool fault_draw_error;  /* the next draw leaves a real GL error behind */
+    int fault_tex_create;   /* this many texture allocations are refused */
     char err[1024];
 
     tx_slot *slots;
     int n_slots, cap_slots;
+    uint32_t handle_salt; /* per-context start of slot generations (tensor.c) */
     uint32_t *free_slots;
     int n_free_slots, cap_free_slots;
 
     tx_pool pool;
     tx_cache *cache;
 
-    /* context loss (context.c) and asynchronous reads (readback.c) */
-    tx_glproc (*get_proc)(const char *);
-    uint32_t generation;  /* bumped when the GL objects of a lost context are dropped */
-    bool gl_dropped;      /* this loss's GL objects are already forgotten */
-    struct {
-        tx_restore_hook fn;
-        void *user;
-    } restore_hooks[16];
-    struct tx_readbacks *reads;
+    struct tx_readbacks *reads; /* asynchronous reads (readback.c) */
 };
 
 /* error.c-style helpers (context.c) */
@@ -151,6 +164,15 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...)
 #endif
     ;
 void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape);
+/* Latches context loss: every call fails with TX_STATUS_CONTEXT_LOST until
+ * tx_ctx_restore; when the driver confirms the loss, no GL object is deleted
+ * any more (gl.lost). Nothing is freed here: it may run in the middle of an
+ * op, whose pointers stay valid. tx_ctx_mark_lost and tx_ctx_restore then
+ * drop the old context's objects. */
+void tx_ctx_set_lost(tx_ctx *ctx);
+/* The status to return after the driver failed at `what`: CONTEXT_LOST (and
+ * latched) when the context is gone, else `otherwise` with the message. */
+tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const char *what);
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
@@ -167,6 +189,8 @@ void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, voi
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out);
 void tx_pool_release(tx_ctx *ctx, tx_texture *tex);
 void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes);
+/* Forgets a texture without deleting it (context loss). */
+void tx_pool_forget(tx_ctx *ctx, tx_texture *tex);
 /* The texture dims for `texels` texels (without allocating). */
 bool tx_tex_dims(const tx_ctx *ctx, int64_t texels, int *size_class, int *w, int *h);
 

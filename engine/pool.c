@@ -2,10 +2,21 @@
  * 3·2^(k-1), so at most a third is wasted) and reused across tensors of any
  * shape in the class. Live + pooled bytes stay within the context's budget:
  * pooled textures are evicted oldest first, and only when live textures alone
- * would exceed it does an allocation fail with TX_STATUS_OUT_OF_MEMORY. */
+ * would exceed it does an allocation fail with TX_STATUS_OUT_OF_MEMORY.
+ *
+ * The pool itself cannot grow without bound under shapes that keep changing
+ * (the peers' most reported memory complaint): free textures are capped at
+ * pool.limit bytes (tx_ctx_desc.pool_limit), and one not reused within
+ * TX_POOL_MAX_AGE acquisitions is deleted, so classes nobody asks for any
+ * more leave the pool. Reuse takes the most recently freed textures of a
+ * class, so the surplus of a class is what ages out. */
 #include <string.h>
 
 #include "internal.h"
+
+/* Long enough that a model's per-run intermediates (hundreds of tensors)
+ * are reused across runs; short enough that stale classes go soon. */
+#define TX_POOL_MAX_AGE 1024
 
 /* Class c ↔ texel count: c even → 2^(c/2), c odd → 3·2^((c-1)/2 - 1). */
 static int64_t class_texels(int c) {
@@ -55,6 +66,38 @@ static int log2i(int v) {
     return s;
 }
 
+/* Drops free textures (oldest first: the list is in release order) that
+ * were not reused within TX_POOL_MAX_AGE acquisitions. */
+static void evict_old(tx_ctx *ctx) {
+    tx_pool *p = &ctx->pool;
+    int drop = 0;
+    while (drop < p->n_free && p->free_tex[drop].released + TX_POOL_MAX_AGE < p->tick)
+        drop++;
+    if (!drop)
+        return;
+    size_t bytes = 0;
+    for (int i = 0; i < drop; i++) {
+        tx_gl_tex_delete(&ctx->gl, p->free_tex[i].gl);
+        bytes += p->free_tex[i].bytes;
+    }
+    memmove(p->free_tex, p->free_tex + drop, (size_t)(p->n_free - drop) * sizeof *p->free_tex);
+    p->n_free -= drop;
+    ctx->stats.pooled_texture_bytes -= bytes;
+    ctx->stats.pooled_textures = (uint64_t)p->n_free;
+    ctx->stats.textures_evicted += (uint64_t)drop;
+}
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* A texture from the driver; the test hook fault_tex_create refuses some. */
+static bool tex_create(tx_ctx *ctx, int w, int h, tx_gl_tex *out) {
+    if (ctx->fault_tex_create > 0) {
+        ctx->fault_tex_create--;
+        return false;
+    }
+    return tx_gl_tex_create(&ctx->gl, w, h, out);
+}
+
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out) {
     int c, w, h;
     if (!tx_tex_dims(ctx, texels, &c, &w, &h))
@@ -62,43 +105,56 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
                        "%s: %lld RGBA texels needed, more than one %d×%d texture holds on "
                        "this device (MAX_TEXTURE_SIZE %d)",
                        op, (long long)texels, ctx->max_tex, ctx->max_tex, ctx->max_tex);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_pool *p = &ctx->pool;
-    for (int i = 0; i < p->n_free; i++) {
-        if (p->free_tex[i].size_class == c && p->free_tex[i].w == w && p->free_tex[i].h == h) {
-            *out = p->free_tex[i];
-            memmove(&p->free_tex[i], &p->free_tex[i + 1],
-                    (size_t)(p->n_free - i - 1) * sizeof *p->free_tex);
-            p->n_free--;
-            ctx->stats.pooled_texture_bytes -= out->bytes;
-            ctx->stats.live_texture_bytes += out->bytes;
-            return TX_STATUS_OK;
-        }
+    p->tick++;
+    evict_old(ctx);
+    /* The newest release of the class wins (older surplus ages out), and
+     * among textures released at that same tick the first released: an op
+     * that frees its tiles in order gets them back in that order, so the GL
+     * layer's cached bindings and attachments still match (under WebGL each
+     * rebind is a call into JS; web/test/api.js counts them). */
+    int pick = -1;
+    for (int i = p->n_free - 1; i >= 0; i--) {
+        if (p->free_tex[i].size_class != c || p->free_tex[i].w != w || p->free_tex[i].h != h)
+            continue;
+        if (pick >= 0 && p->free_tex[i].released != p->free_tex[pick].released)
+            break;
+        pick = i;
     }
-    size_t bytes = (size_t)w * (size_t)h * 16u;
+    if (pick >= 0) {
+        *out = p->free_tex[pick];
+        memmove(&p->free_tex[pick], &p->free_tex[pick + 1],
+                (size_t)(p->n_free - pick - 1) * sizeof *p->free_tex);
+        p->n_free--;
+        ctx->stats.pooled_textures = (uint64_t)p->n_free;
+        ctx->stats.pooled_texture_bytes -= out->bytes;
+        ctx->stats.live_texture_bytes += out->bytes;
+        return TX_STATUS_OK;
+    }
+    size_t bytes = (size_t)w * (size_t)h * (ctx->caps.float16_storage ? 8u : 16u);
     if (ctx->stats.live_texture_bytes + bytes > ctx->budget)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
                        "%s: a %d×%d texture (%zu bytes) would exceed the memory budget of %zu "
                        "bytes (%llu live)",
                        op, w, h, bytes, ctx->budget,
                        (unsigned long long)ctx->stats.live_texture_bytes);
-    tx_pool_trim(ctx, ctx->budget - ctx->stats.live_texture_bytes - bytes);
+    tx_pool_trim(ctx, min_size(p->limit, ctx->budget - ctx->stats.live_texture_bytes - bytes));
     tx_texture t = {0};
     t.w = w;
     t.h = h;
     t.wshift = log2i(w);
     t.size_class = c;
     t.bytes = bytes;
-    if (!tx_gl_tex_create(&ctx->gl, w, h, &t.gl)) {
+    if (!tex_create(ctx, w, h, &t.gl)) {
         /* The driver refused: drop every pooled texture and try once more. */
         tx_pool_trim(ctx, 0);
-        if (!tx_gl_tex_create(&ctx->gl, w, h, &t.gl)) {
-            if (tx_gl_context_lost(&ctx->gl)) {
-                ctx->lost = true;
-                return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
-            }
-            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
-                           "%s: the driver could not allocate a %d×%d RGBA32F texture", op, w,
-                           h);
+        if (!tex_create(ctx, w, h, &t.gl)) {
+            char what[96];
+            snprintf(what, sizeof what, "allocating a %d×%d %s texture (%zu bytes)", w, h,
+                     ctx->caps.float16_storage ? "RGBA16F" : "RGBA32F", bytes);
+            return tx_gl_failure(ctx, TX_STATUS_OUT_OF_MEMORY, op, what);
         }
     }
     ctx->stats.live_texture_bytes += bytes;
@@ -109,8 +165,20 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
     return TX_STATUS_OK;
 }
 
+void tx_pool_forget(tx_ctx *ctx, tx_texture *tex) {
+    ctx->stats.live_texture_bytes -= tex->bytes;
+    memset(tex, 0, sizeof *tex);
+}
+
 void tx_pool_release(tx_ctx *ctx, tx_texture *tex) {
     tx_pool *p = &ctx->pool;
+    if (ctx->lost) {
+        /* Nothing from a lost context may be reused (and after a real loss
+         * its name is not even deleted: gl.lost). */
+        tx_gl_tex_delete(&ctx->gl, tex->gl);
+        tx_pool_forget(ctx, tex);
+        return;
+    }
     ctx->stats.live_texture_bytes -= tex->bytes;
     if (p->n_free == p->cap_free) {
         int cap = p->cap_free ? p->cap_free * 2 : 32;
@@ -122,11 +190,14 @@ void tx_pool_release(tx_ctx *ctx, tx_texture *tex) {
         p->free_tex = n;
         p->cap_free = cap;
     }
+    tex->released = p->tick;
     p->free_tex[p->n_free++] = *tex;
+    ctx->stats.pooled_textures = (uint64_t)p->n_free;
     ctx->stats.pooled_texture_bytes += tex->bytes;
-    /* Keep live + pooled within budget. */
-    if (ctx->stats.live_texture_bytes + ctx->stats.pooled_texture_bytes > ctx->budget)
-        tx_pool_trim(ctx, ctx->budget - ctx->stats.live_texture_bytes);
+    /* Keep live + pooled within budget, and pooled within the pool's limit. */
+    size_t keep = min_size(p->limit, ctx->budget - ctx->stats.live_texture_bytes);
+    if (ctx->stats.pooled_texture_bytes > keep)
+        tx_pool_trim(ctx, keep);
 }
 
 void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes) {
@@ -140,5 +211,7 @@ void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes) {
     if (drop) {
         memmove(p->free_tex, p->free_tex + drop, (size_t)(p->n_free - drop) * sizeof *p->free_tex);
         p->n_free -= drop;
+        ctx->stats.pooled_textures = (uint64_t)p->n_free;
+        ctx->stats.textures_evicted += (uint64_t)drop;
     }
 }

@@ -43,8 +43,8 @@ static tx_status readback_check(tx_ctx *ctx, const char *fn, tx_readback h, read
     return TX_STATUS_OK;
 }
 
-static void readback_free(readback *r) {
-    tx_gl_read_free(r->buf, r->sync);
+static void readback_free(tx_ctx *ctx, readback *r) {
+    tx_gl_read_free(&ctx->gl, r->buf, r->sync);
     r->used = false;
     r->buf = 0;
     r->sync = NULL;
@@ -93,13 +93,8 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     int texels = (int)((s->numel + 3) / 4);
     if (texels < 1)
         texels = 1;
-    if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf, &r->sync)) {
-        if (tx_gl_context_lost(&ctx->gl)) {
-            ctx->lost = true;
-            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
-        }
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: could not start the pixel-pack copy", fn);
-    }
+    if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf, &r->sync))
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "starting the pixel-pack copy");
     r->used = true;
     r->texels = texels;
     r->numel = s->numel;
@@ -147,29 +142,26 @@ tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes
         st = tx_fail(ctx, !dst ? TX_STATUS_INVALID_ARGUMENT : TX_STATUS_SHAPE_MISMATCH,
                      "%s: %s (the tensor needs %lld bytes, %zu given)", fn,
                      !dst ? "dst is NULL" : "dst is too small", (long long)r->numel * 4, bytes);
-        readback_free(r);
+        readback_free(ctx, r);
         return st;
     }
     float *buf = malloc((size_t)r->texels * 16u);
     if (!buf) {
-        readback_free(r);
+        readback_free(ctx, r);
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
     }
-    bool ok = tx_gl_read_end(&ctx->gl, r->buf, r->texels, buf);
+    /* As in tx_tensor_read: values reach the caller here, so ask the driver
+     * whether the context survived even when the copy reported no error. */
+    bool ok = tx_gl_read_end(&ctx->gl, r->buf, r->texels, buf) && !tx_gl_context_lost(&ctx->gl);
     if (ok) {
         tx_texels_to_values(r->dtype, buf, r->numel, dst);
         ctx->stats.bytes_downloaded += (uint64_t)r->texels * 16u;
     }
     free(buf);
-    readback_free(r);
+    readback_free(ctx, r);
     if (ok)
         return TX_STATUS_OK;
-    if (tx_gl_context_lost(&ctx->gl)) {
-        ctx->lost = true;
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
-    }
-    return tx_fail(ctx, TX_STATUS_GL_ERROR, "%s: reading the pixel-pack buffer failed (with deferred GL error "
-                   "checks the error may come from an earlier op)", fn);
+    return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "reading the pixel-pack buffer");
 }
 
 tx_status tx_readback_cancel(tx_ctx *ctx, tx_readback h) {
@@ -179,7 +171,7 @@ tx_status tx_readback_cancel(tx_ctx *ctx, tx_readback h) {
     if (!r)
         return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
                        "tx_readback_cancel: readback 0x%08x is not pending", h.id);
-    readback_free(r);
+    readback_free(ctx, r);
     return TX_STATUS_OK;
 }
 
@@ -189,7 +181,7 @@ void tx_readbacks_drop(tx_ctx *ctx, bool release) {
         return;
     for (int i = 0; i < rs->n; i++)
         if (rs->r[i].used)
-            readback_free(&rs->r[i]);
+            readback_free(ctx, &rs->r[i]);
     if (release) {
         free(rs->r);
         free(rs);

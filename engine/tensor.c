@@ -3,6 +3,7 @@
  * A handle is {index + 1 in the low 20 bits, generation in the high 12}. Freed
  * slots are reused first-in first-out, so a stale handle meets a different
  * generation for the next 4095 reuses of its slot rather than the next one. */
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -25,21 +26,38 @@ tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t) {
     return s;
 }
 
-tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
-                          tx_slot **out) {
+/* A live handle, whether or not its contents survived a context loss. */
+static tx_status check_handle(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
+                              tx_slot **out) {
     tx_slot *s = tx_slot_get(ctx, t);
     if (!s)
         return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
                        "%s: %s is not a live tensor (handle 0x%08x: destroyed, never "
                        "created, or from another context)",
                        op, arg, t.id);
-    if (s->st->generation != ctx->generation)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
-                       "%s: %s was created before the GL context was lost; its contents are "
-                       "gone (destroy it and create it again)",
-                       op, arg);
     *out = s;
     return TX_STATUS_OK;
+}
+
+tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
+                          tx_slot **out) {
+    tx_status st = check_handle(ctx, op, arg, t, out);
+    if (st)
+        return st;
+    /* Storage from before the last drop of a lost context's objects. */
+    if ((*out)->st->generation != ctx->generation)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "%s: %s (handle 0x%08x) was created before the GL context was lost; "
+                       "its contents are gone: destroy it and create it again",
+                       op, arg, t.id);
+    return TX_STATUS_OK;
+}
+
+/* Each context starts its slots' generations somewhere else, so a handle
+ * from another context is caught as stale (unless the 12-bit generations
+ * happen to collide: 1 in 4095), not taken for one of ours. */
+static uint32_t first_gen(const tx_ctx *ctx, uint32_t idx) {
+    return (ctx->handle_salt + idx * 7u) % GEN_MASK + 1u;
 }
 
 static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
@@ -66,7 +84,7 @@ static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
         ctx->cap_slots = cap;
     }
     memset(&ctx->slots[ctx->n_slots], 0, sizeof ctx->slots[0]);
-    ctx->slots[ctx->n_slots].gen = 1;
+    ctx->slots[ctx->n_slots].gen = first_gen(ctx, (uint32_t)ctx->n_slots);
     *idx_out = (uint32_t)ctx->n_slots++;
     return TX_STATUS_OK;
 }
@@ -104,6 +122,15 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
         }
         n *= shape[i];
     }
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] > INT32_MAX) {
+            /* Even an empty tensor's dims reach shaders as 32-bit ints. */
+            char b[160];
+            tx_shape_str(b, sizeof b, rank, shape);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d of shape %s exceeds %d",
+                           op, i, b, INT32_MAX);
+        }
+    }
     *numel = n;
     return TX_STATUS_OK;
 }
@@ -122,15 +149,28 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     int64_t texels = (numel + 3) / 4;
     if (texels < 1)
         texels = 1; /* empty tensors still own a texture: every handle is drawable */
-    if (texels > (int64_t)ctx->max_tex * ctx->max_tex) {
+    /* Shaders index elements with 32-bit ints, and the host copies up to
+     * numel × 16 bytes: refuse what either cannot address (on wasm32 size_t
+     * is 32 bits), and what one texture of this device cannot hold. */
+    int64_t addressable = INT32_MAX;
+    if ((uint64_t)(SIZE_MAX / 16u) < (uint64_t)addressable)
+        addressable = (int64_t)(SIZE_MAX / 16u);
+    if (texels > (int64_t)ctx->max_tex * ctx->max_tex || numel > addressable) {
         free(stg);
         char b[160];
         tx_shape_str(b, sizeof b, rank, shape);
+        /* The device limit first: it is the one a caller meets and can act on. */
+        if (texels > (int64_t)ctx->max_tex * ctx->max_tex)
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE,
+                           "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, "
+                           "more than one %d×%d texture holds on this device "
+                           "(MAX_TEXTURE_SIZE %d)",
+                           op, b, (long long)numel, (long long)texels, ctx->max_tex,
+                           ctx->max_tex, ctx->max_tex);
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
-                       "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, more "
-                       "than one %d×%d texture holds on this device (MAX_TEXTURE_SIZE %d)",
-                       op, b, (long long)numel, (long long)texels, ctx->max_tex, ctx->max_tex,
-                       ctx->max_tex);
+                       "%s: a tensor of shape %s has %lld elements, more than texel can "
+                       "address (%lld)",
+                       op, b, (long long)numel, (long long)addressable);
     }
     st = tx_pool_acquire(ctx, op, texels, &stg->tex);
     if (st) {
@@ -190,8 +230,11 @@ static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
     free(buf);
     ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
     unsigned e = tx_gl_op_error(&ctx->gl);
-    if (e)
-        return tx_fail(ctx, TX_STATUS_GL_ERROR, "tensor upload: %s", tx_gl_error_name(e));
+    if (e) {
+        char what[64];
+        snprintf(what, sizeof what, "uploading (%s)", tx_gl_error_name(e));
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tensor upload", what);
+    }
     return TX_STATUS_OK;
 }
 
@@ -221,9 +264,10 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
 tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s = tx_slot_get(ctx, t);
-    if (!s)
-        return tx_check_tensor(ctx, "tx_tensor_destroy", "tensor", t, &s);
+    tx_slot *s = NULL;
+    tx_status st = check_handle(ctx, "tx_tensor_destroy", "tensor", t, &s);
+    if (st)
+        return st;
     if (--s->st->refs == 0) {
         /* Storage of a lost context owns no texture any more. */
         if (s->st->generation == ctx->generation)
@@ -296,15 +340,12 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tensor_read: out of host memory");
     bool ok = tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)texels, buf);
-    if (!ok) {
+    /* Reads are where results reach the caller: a context lost since the
+     * last error check (WebGL reports it by getError only once) must not
+     * hand back garbage, so ask the driver each time. */
+    if (!ok || tx_gl_context_lost(&ctx->gl)) {
         free(buf);
-        if (tx_gl_context_lost(&ctx->gl)) {
-            ctx->lost = true;
-            return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
-        }
-        return tx_fail(ctx, TX_STATUS_GL_ERROR,
-                       "tx_tensor_read: readback failed (with deferred GL error checks the "
-                       "error may come from an earlier op)");
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read", "reading back");
     }
     tx_texels_to_values(s->dtype, buf, s->numel, dst);
     free(buf);
@@ -316,8 +357,8 @@ tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_
                           tx_dtype *dtype) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_shape", "tensor", t, &s);
+    tx_slot *s = NULL; /* metadata survives a context loss: callers re-create from it */
+    tx_status st = check_handle(ctx, "tx_tensor_shape", "tensor", t, &s);
     if (st)
         return st;
     if (rank)
@@ -337,6 +378,8 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
     if (!out || (rank > 0 && !shape))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", op,
                        !out ? "out" : "shape");
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_slot *s;
     tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
     if (st)
@@ -357,9 +400,16 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
         } else if (dims[i] < 0) {
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative dimension %lld", op,
                            (long long)dims[i]);
+        } else if (dims[i] > INT32_MAX) {
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d (%lld) exceeds %d", op,
+                           i, (long long)dims[i], INT32_MAX);
         } else {
-            if (dims[i] > 0 && known > INT64_MAX / dims[i])
-                return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: shape overflows", op);
+            if (dims[i] > 0 && known > INT64_MAX / dims[i]) {
+                char b[160];
+                tx_shape_str(b, sizeof b, rank, shape);
+                return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                               "%s: the element count of shape %s overflows", op, b);
+            }
             known *= dims[i];
         }
     }

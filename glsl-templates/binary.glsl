@@ -18,18 +18,32 @@ vec4 tx_b_div(vec4 a, vec4 b) {
   return a / b;
 #endif
 }
+// pow with C99 / IEEE 754 special cases (Annex F): x^0 = 1 and 1^y = 1 even
+// for NaN; (-1)^+-inf = 1; |x| < 1 vs > 1 decides x^+-inf; a negative finite
+// base with a non-integer exponent is NaN; odd integer exponents keep the
+// sign of -0 and -inf.
 float tx_pow1(float a, float b) {
-  if (b == 0.0) return 1.0;
+  if (b == 0.0 || a == 1.0) return 1.0;
   if (isnan(a) || isnan(b)) return a + b;
-  float r = exp2(b * log2(abs(a)));
-  if (a < 0.0) {
-    if (fract(b) != 0.0) return tx_nan();
-    if (mod(b, 2.0) == 1.0) r = -r;
+  // exact, where exp2(log2(a)) would round FLT_MAX up to inf
+  if (b == 1.0) return a;
+  float aa = abs(a);
+  if (isinf(b)) {
+    if (aa == 1.0) return 1.0;
+    return (aa < 1.0) == (b > 0.0) ? 0.0 : tx_inf();
   }
-  if (a == 0.0) r = b > 0.0 ? 0.0 : tx_inf();
+  bool b_int = floor(b) == b;
+  bool b_odd = b_int && mod(b, 2.0) == 1.0;
+  if (a < 0.0 && !b_int && !isinf(a)) return tx_nan();
+  float r;
+  if (aa == 0.0) r = b > 0.0 ? 0.0 : tx_inf();
+  else if (isinf(aa)) r = b > 0.0 ? tx_inf() : 0.0;
+  else r = exp2(b * log2(aa));
 #ifdef TX_INT
   r = round(r);
 #endif
+  // the sign bit, so that -0 counts as negative
+  if (b_odd && (floatBitsToUint(a) & 0x80000000u) != 0u) r = -r;
   return r;
 }
 vec4 tx_b_pow(vec4 a, vec4 b) {

@@ -118,10 +118,11 @@ static int cmd_info(int argc, char **argv) {
         printf(", \"glsl_version\": ");
         tx_json_str(c.glsl_version);
         printf(", \"max_texture_size\": %d, \"max_draw_buffers\": %d, \"float32_render\": %s, "
-               "\"float16_render\": %s, \"parallel_compile\": %s, \"specialize_after\": %d}\n",
+               "\"float16_render\": %s, \"parallel_compile\": %s, \"specialize_after\": %d, "
+               "\"float16_storage\": %s}\n",
                c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
                c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
-               tx_ctx_specialize_after(ctx));
+               tx_ctx_specialize_after(ctx), c.float16_storage ? "true" : "false");
     } else {
         printf("renderer:          %s\nGL version:        %s\nGLSL version:      %s\n",
                c.renderer, c.version, c.glsl_version);
@@ -130,6 +131,8 @@ static int cmd_info(int argc, char **argv) {
         printf("float32 render:    %s (probed by drawing and reading back)\n",
                c.float32_render ? "yes" : "no");
         printf("float16 render:    %s\n", c.float16_render ? "yes" : "no");
+        if (c.float16_storage)
+            printf("storage:           float16 (results carry ~3 significant digits)\n");
         printf("parallel compile:  %s\n", c.parallel_compile ? "yes (KHR_parallel_shader_compile)"
                                                              : "no");
         int k = tx_ctx_specialize_after(ctx);
@@ -428,7 +431,9 @@ static int cmd_op(int argc, char **argv) {
                k, repeat, r.first_ms, med, mn, mx);
         for (int i = 0; i < repeat; i++)
             printf(i ? ", %.3f" : "%.3f", r.call_ms[i]);
-        printf("], \"gflops\": %.3f, \"max_abs_err\": %.3g, \"mismatches\": %lld, ", gflops,
+        /* %.4g: a slow run (a sanitizer build, a loaded machine) still shows
+         * a small rate as nonzero rather than 0.000 */
+        printf("], \"gflops\": %.4g, \"max_abs_err\": %.3g, \"mismatches\": %lld, ", gflops,
                r.max_abs_err, (long long)r.bad);
         tx_print_stats_json(&st);
         printf("}\n");

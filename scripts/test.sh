@@ -4,22 +4,47 @@
 # same line for all of them. Exit status is non-zero on any failure. With
 # CI=true, warnings are errors and a suite that cannot get a GL context fails
 # instead of being skipped.
+#
+# --sanitize builds build-san/ with AddressSanitizer + UndefinedBehaviorSanitizer
+# (LeakSanitizer included) and runs the same suites there: any sanitizer
+# report fails its suite (tests/lsan.supp lists the driver-internal leaks
+# that are suppressed, and why). .ci/run runs both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 
+sanitize=false
+[[ "${1:-}" == "--sanitize" ]] && sanitize=true
 BUILD=${TEXEL_BUILD_DIR:-build-test}
+opts=()
+if $sanitize; then
+    BUILD=${TEXEL_BUILD_DIR:-build-san}
+    opts=(-Db_sanitize=address,undefined)
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+fi
 werror=false
 [[ "${CI:-}" == "true" ]] && werror=true
 if [[ ! -d "$BUILD" ]]; then
-    meson setup "$BUILD" -Dwerror=$werror || exit 1
+    meson setup "$BUILD" -Dwerror=$werror "${opts[@]}" || exit 1
 else
-    meson configure "$BUILD" -Dwerror=$werror >/dev/null || exit 1
+    meson configure "$BUILD" -Dwerror=$werror "${opts[@]}" >/dev/null || exit 1
 fi
 ninja -C "$BUILD" || exit 1
 
 export MESA_SHADER_CACHE_DISABLE=true
 passed=0 failed=0 skipped=0
+# Xvfb resets when its last client disconnects, and a suite that closes one
+# GL context and opens the next (cache_test, reliability_test) can reach the
+# server mid-reset: "Failed to open display" / "Connection reset by peer"
+# (~13% of opens measured), taken for "no GL context". -noreset removes that
+# window; xvfb-run -a probes display numbers from -n upwards and races other
+# Xvfb servers starting on a shared machine, so a random start keeps
+# concurrent runs off each other's display numbers.
+xvfb() {
+    xvfb-run -a -n $((100 + RANDOM % 4000)) -s "-screen 0 1280x1024x24 -nolisten tcp -noreset" "$@"
+}
 run_suite() { # name, command...
     local name=$1
     shift
@@ -70,25 +95,28 @@ run_suite() { # name, command...
     rm -f "$log" "$log.err"
 }
 
-# xvfb-run -a probes display numbers from -n upwards and races with other Xvfb
-# servers starting on a shared machine; a random start avoids them. -noreset: a
-# suite opens a context per mode; when one closes, a resetting Xvfb drops
-# connections for a moment and the next glfwInit fails at random ("Connection
-# reset by peer", ~13% of opens measured), i.e. a skip, a CI fail.
-xvfb() { xvfb-run -a -n $((100 + RANDOM % 4000)) -s "-screen 0 1280x1024x24 -noreset" "$@"; }
-for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test; do
+# Native suites. The sanitizer build runs them all too (times measured in
+# README, "Reliability tooling").
+for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
+    reliability_test badinput_test numerics_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
+# Every fuzz target replays its corpus (seeds and past crashes).
+for f in tests/fuzz/fuzz_*.c; do
+    t=$(basename "$f" .c)
+    run_suite "$t corpus" xvfb "$BUILD/tests/fuzz/${t}_replay" "tests/fuzz/corpus/${t#fuzz_}"
+done
 
 # Browser suites: the same C tests built by emscripten, the JS API tests and
 # the demo end to end, in headless Chromium (SwiftShader WebGL2) driven by
 # playwright-core. scripts/build-web.sh installs emscripten, chromium and the
-# npm packages. TEXEL_WEB=0 leaves them out.
-if [[ "${TEXEL_WEB:-1}" != "0" ]]; then
+# npm packages. TEXEL_WEB=0 leaves them out; --sanitize does too (the
+# sanitizers instrument native code only).
+if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
     export TEXEL_WEB_BUILD=${TEXEL_WEB_BUILD:-build-web-test}
     if bash scripts/build-web.sh; then
         for t in ops_sweep cache_test errors_test restore_test; do

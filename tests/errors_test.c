@@ -5,6 +5,7 @@
 #include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "expect.h"
 
 static tx_host *g_host;
 
@@ -34,17 +35,6 @@ static tx_tensor mk4(tx_ctx *ctx, int64_t d0, int64_t d1, int64_t d2, int64_t d3
     return t;
 }
 
-#define EXPECT(call, status, ...)                                                              \
-    do {                                                                                       \
-        tx_status s_ = (call);                                                                 \
-        CHECK(s_ == (status), "%s returned %s, want %s (%s)", #call, tx_status_name(s_),       \
-              tx_status_name(status), tx_last_error(ctx));                                     \
-        const char *needles_[] = {__VA_ARGS__};                                                \
-        for (size_t i_ = 0; i_ < sizeof needles_ / sizeof needles_[0]; i_++)                   \
-            CHECK(strstr(tx_last_error(ctx), needles_[i_]) != NULL,                            \
-                  "message \"%s\" lacks \"%s\"", tx_last_error(ctx), needles_[i_]);            \
-        CHECK(tx_gl_error() == 0, "a GL error escaped %s", #call);                             \
-    } while (0)
 
 int main(int argc, char **argv) {
     if (argc > 1)

@@ -102,6 +102,10 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
 }
 
 void tx_gl_shutdown(tx_gl *g) {
+    if (g->lost) {
+        memset(g, 0, sizeof *g);
+        return;
+    }
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glBindVertexArray(0);
     glUseProgram(0);
@@ -226,6 +230,8 @@ static unsigned take_error(tx_gl *g) {
 }
 
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
+    if (g->fault_lost)
+        return false;
     drain_errors(g);
     GLuint t = 0;
     glGenTextures(1, &t);
@@ -234,7 +240,7 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA32F, w, h);
+    glTexStorage2D(GL_TEXTURE_2D, 1, g->half_storage ? GL_RGBA16F : GL_RGBA32F, w, h);
     if (glGetError() != GL_NO_ERROR) {
         bind_unit(g, 0, 0);
         glDeleteTextures(1, &t);
@@ -245,11 +251,17 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
 }
 
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t) {
+    if (g->lost)
+        return;
     unbind_everywhere(g, t);
     glDeleteTextures(1, &t);
 }
 
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data) {
+    if (g->fault_lost) {
+        tx_gl_inject_error();
+        return;
+    }
     bind_for_edit(g, t);
     int full_rows = texels / w;
     int rest = texels % w;
@@ -261,6 +273,8 @@ void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *dat
 }
 
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {
+    if (g->fault_lost)
+        return false;
     tx_gl_tex outs[1] = {t}; /* reading needs no unbinding: nothing is drawn */
     attach(g, outs, 1);
     int full_rows = texels / w;
@@ -274,6 +288,8 @@ bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {
 }
 
 bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, void **sync) {
+    if (g->fault_lost)
+        return false;
     tx_gl_tex outs[1] = {t}; /* reading needs no unbinding: nothing is drawn */
     attach(g, outs, 1);
     GLuint b = 0;
@@ -309,6 +325,8 @@ bool tx_gl_read_ready(void *sync) {
 }
 
 bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst) {
+    if (g->fault_lost)
+        return false;
     size_t bytes = (size_t)texels * 16u;
     glBindBuffer(GL_PIXEL_PACK_BUFFER, buf);
 #ifdef __EMSCRIPTEN__
@@ -326,7 +344,9 @@ bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst) {
     return take_error(g) == GL_NO_ERROR && ok;
 }
 
-void tx_gl_read_free(unsigned buf, void *sync) {
+void tx_gl_read_free(tx_gl *g, unsigned buf, void *sync) {
+    if (g->lost)
+        return;
     if (sync)
         glDeleteSync((GLsync)sync);
     if (buf)
@@ -353,7 +373,10 @@ bool tx_gl_program_done(tx_gl *g, tx_gl_prog p) {
 }
 
 bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n) {
-    (void)g;
+    if (g->fault_lost) {
+        snprintf(log, n, "the GL context is lost");
+        return false;
+    }
     GLint ok = 0;
     glGetProgramiv(p, GL_LINK_STATUS, &ok);
     if (ok)
@@ -382,6 +405,8 @@ bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n) {
 }
 
 void tx_gl_program_delete(tx_gl *g, tx_gl_prog p) {
+    if (g->lost)
+        return;
     if (g->cur_prog == p) {
         glUseProgram(0);
         g->cur_prog = 0;
@@ -414,6 +439,10 @@ int tx_gl_unit_base(int n_out) { return n_out > 1 ? 0 : TX_GL_UNITS / 2; }
 
 void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
                 int w, int h) {
+    if (g->fault_lost) {
+        tx_gl_inject_error();
+        return;
+    }
     int base = tx_gl_unit_base(n_out);
     /* A feedback loop needs the output sampled by this program (GLES 3.0
      * 4.4.3): only units base.. are, and they get this draw's inputs, which
@@ -456,9 +485,14 @@ const char *tx_gl_error_name(unsigned e) {
     }
 }
 
+bool tx_gl_tex_exists(tx_gl_tex t) { return t && glIsTexture(t) == GL_TRUE; }
+
+void tx_gl_inject_error(void) { glDrawArrays(GL_TRIANGLES, 0, -1); }
+
 bool tx_gl_context_lost(tx_gl *g) {
+    if (g->fault_lost)
+        return true;
 #ifdef __EMSCRIPTEN__
-    (void)g;
     return emscripten_is_webgl_context_lost(emscripten_webgl_get_current_context()) != 0;
 #else
     if (!g->has_robustness)

@@ -37,6 +37,15 @@ typedef struct tx_gl {
      * it unless the page asks for debug checks). */
     bool defer_errors;
     unsigned pending_error; /* an error found while clearing the queue, not yet reported */
+    bool half_storage; /* tensor textures are RGBA16F instead of RGBA32F */
+    /* The context is gone: delete/unbind calls are skipped (the names died
+     * with it, and a new context may hand the same numbers out again). Set
+     * by the engine when the driver confirms a loss, and once the engine has
+     * forgotten every object of a lost context (context.c). */
+    bool lost;
+    /* Test hook: behave as a lost context would (every draw, upload, read
+     * and allocation fails with a GL error; tx_gl_context_lost says true). */
+    bool fault_lost;
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns
@@ -50,7 +59,7 @@ bool tx_gl_has_extension(const char *name);
 /* Renders a known pattern into a texture of that format and reads it back. */
 bool tx_gl_probe_render(tx_gl *g, bool half);
 
-/* Textures: RGBA32F, w × h texels. */
+/* Textures: RGBA32F (RGBA16F with half_storage), w × h texels. */
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
 /* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */
@@ -67,7 +76,8 @@ bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, v
 bool tx_gl_read_ready(void *sync);
 /* Copies the buffer into dst (4 floats per texel); stalls if not ready. */
 bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst);
-void tx_gl_read_free(unsigned buf, void *sync);
+/* Deletes the buffer and fence (skipped once g->lost). */
+void tx_gl_read_free(tx_gl *g, unsigned buf, void *sync);
 
 /* Programs. Link is issued without waiting; query completion separately. */
 tx_gl_prog tx_gl_program_begin(tx_gl *g, const char *fs_source);
@@ -99,5 +109,10 @@ const char *tx_gl_error_name(unsigned e);
 unsigned tx_gl_op_error(tx_gl *g);
 /* True when the driver reports the context was reset or lost. */
 bool tx_gl_context_lost(tx_gl *g);
+/* Tests: does the current context know this texture name (glIsTexture)? */
+bool tx_gl_tex_exists(tx_gl_tex t);
+/* Test hook: makes the driver record a real error (GL_INVALID_VALUE) that
+ * the next tx_gl_error() returns. */
+void tx_gl_inject_error(void);
 
 #endif

@@ -12,7 +12,10 @@
  *
  * texel never creates a window or a GL context: the caller makes an OpenGL ES
  * 3.0 (or WebGL2) context current and hands it over. All calls must happen on
- * the thread where that context is current.
+ * the thread where that context is current, and one GL context serves one
+ * tx_ctx (the engine caches GL bindings). Tensor handles from another tx_ctx
+ * are caught as TX_STATUS_STALE_HANDLE (generations differ per context; 1 in
+ * 4095 could collide).
  *
  * Worked example
  * --------------
@@ -36,7 +39,50 @@
  * ------
  * Every call returns a tx_status. TX_STATUS_OK is 0; anything else leaves
  * outputs untouched and puts a message naming the op and the offending shapes
- * in tx_last_error(ctx). No GL error escapes a call.
+ * in tx_last_error(ctx). No GL error escapes a call, and no call aborts on
+ * caller input. After any failure other than TX_STATUS_CONTEXT_LOST the
+ * context stays usable and every live tensor keeps its contents. What each
+ * status means, and what the caller can do:
+ *
+ *   TX_STATUS_INVALID_ARGUMENT  a NULL pointer, an unknown op or dtype enum, an
+ *       op of the wrong family, a wrong input count, a bad attribute (clip
+ *       bounds out of order or NaN), a negative rank or dimension, a negative
+ *       desc field, tx_ctx_restore on a context that is not lost. A caller
+ *       bug: fix the call.
+ *   TX_STATUS_SHAPE_MISMATCH    shapes the op cannot combine (no broadcast,
+ *       inner dims differ, bias not [N]), a reshape to another element count,
+ *       or a byte count in tx_tensor_write / tx_tensor_read that does not fit
+ *       the tensor.
+ *   TX_STATUS_RANK_TOO_HIGH     more than TX_MAX_RANK dimensions.
+ *   TX_STATUS_DTYPE_MISMATCH    a dtype the op does not take (int32 into
+ *       unary or matmul, int32 with float32 in a binary op).
+ *   TX_STATUS_STALE_HANDLE      a tensor that was destroyed, never created,
+ *       or belongs to another context.
+ *   TX_STATUS_TOO_LARGE         the tensor needs more texels than one texture
+ *       of this device holds (the message names the size and
+ *       MAX_TEXTURE_SIZE), or more elements than texel can address; element
+ *       counts that overflow are reported here too.
+ *   TX_STATUS_OUT_OF_MEMORY     the context's memory_budget would be exceeded
+ *       by live textures, or the driver or host refused an allocation. Live
+ *       tensors are untouched; free some and retry.
+ *   TX_STATUS_UNSUPPORTED       the device cannot run texel (renders neither
+ *       RGBA32F nor RGBA16F targets, fewer than 4 draw buffers, not GL ES 3.0
+ *       / WebGL2), tx_ctx_restore found the new context unusable, or a model
+ *       needs an op or type texel lacks.
+ *   TX_STATUS_GL_ERROR          the driver reported an error during the op
+ *       (the message names the op and the GL error), or an op's generic
+ *       program failed to compile (driver log and numbered source on
+ *       stderr). The op's output was not created; the context stays usable.
+ *       Under WebGL error checks are deferred (web/texel_web.c): an op's
+ *       error then surfaces at the next read, whose message says so.
+ *       (A *specialized* program that fails is no error: the op falls back to
+ *       the generic program and stats.compile_failures counts it.)
+ *   TX_STATUS_CONTEXT_LOST      the GL context is gone (GPU reset, WebGL
+ *       webglcontextlost, or the host called tx_ctx_mark_lost). From then on
+ *       every call that touches the GPU returns it, until tx_ctx_restore succeeds;
+ *       after that, tensors created before the loss return it too (their
+ *       contents are gone; tx_tensor_shape still answers, tx_tensor_destroy
+ *       frees them). See "Context loss" below.
  */
 #ifndef TEXEL_H
 #define TEXEL_H
@@ -69,7 +115,8 @@ typedef enum tx_status {
 
 typedef enum tx_dtype {
     TX_DTYPE_FLOAT32 = 0,
-    TX_DTYPE_INT32, /* stored as floats in the texture: exact up to |2^24| */
+    TX_DTYPE_INT32, /* stored as floats in the texture: exact up to |2^24|
+                       (|2048| with tx_caps.float16_storage) */
     TX_DTYPE_COUNT_
 } tx_dtype;
 
@@ -108,6 +155,11 @@ typedef struct tx_ctx_desc {
     int max_texture_size;      /* clamp the probed limit (tests); 0: device limit */
     bool no_parallel_compile;  /* ignore KHR_parallel_shader_compile */
     bool log_shaders;          /* print every generated program to stderr */
+    size_t pool_limit;         /* bytes of free textures kept for reuse; 0: a quarter
+                                  of memory_budget. A free texture not reused within
+                                  1024 allocations is deleted whatever this says. */
+    bool float16_storage;      /* store tensors in RGBA16F even where float32 renders
+                                  (half the memory, see tx_caps.float16_storage) */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -119,6 +171,15 @@ typedef struct tx_caps {
     bool float32_render;    /* RGBA32F render + readback verified by drawing */
     bool float16_render;    /* RGBA16F render verified by drawing */
     bool parallel_compile;  /* KHR_parallel_shader_compile usable */
+    /* Tensors are stored as float16 (the device renders RGBA16F but not
+     * RGBA32F, or desc.float16_storage asked for it). Math inside an op is
+     * still float32, but every op output (and upload) is rounded to 11
+     * significant bits: relative error up to 2^-11 per stored value (tests
+     * allow 2^-10 plus the op's float32 tolerance), magnitudes above 65504
+     * become ±Inf (uploads may clamp to ±65504 instead), values below 2^-14
+     * lose bits, int32 is exact only to ±2048. NaN and ±Inf still propagate.
+     * Results from such a context are flagged by this field. */
+    bool float16_storage;
 } tx_caps;
 
 typedef struct tx_stats {
@@ -139,6 +200,10 @@ typedef struct tx_stats {
     uint64_t live_tensors;
     uint64_t specialized_programs; /* specialized programs held now */
     double compile_ms;             /* wall time spent in synchronous compiles */
+    uint64_t pooled_textures;      /* free textures held for reuse now */
+    uint64_t textures_evicted;     /* free textures deleted (age, pool_limit, budget, trim) */
+    uint64_t context_losses;       /* times the GL context was found lost */
+    uint64_t context_restores;     /* successful tx_ctx_restore calls */
 } tx_stats;
 
 tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
@@ -203,26 +268,49 @@ tx_status tx_readback_info(tx_ctx *ctx, tx_readback r, int64_t *numel, tx_dtype 
 /* ---- context loss ----
  *
  * A GL context can be lost (GPU reset, driver update, a browser reclaiming
- * memory). From then on every call fails with TX_STATUS_CONTEXT_LOST. Hosts
- * that learn of the loss first (WebGL's `webglcontextlost` event) say so with
- * tx_ctx_mark_lost. Once the host has a working context again (WebGL:
- * `webglcontextrestored`, the same context object; desktop: a new context made
- * current), tx_ctx_restore rebuilds the engine's GL objects, programs are
- * recompiled on demand, and restore hooks run so that owners of long-lived
- * tensors (a model session's weights) can re-upload them. Tensors created
- * before the loss stay valid handles whose every use fails with
- * TX_STATUS_CONTEXT_LOST ("created before the GL context was lost"); destroy
- * them as usual. Counters (tx_stats) are kept across a restore. */
+ * memory). texel notices when the driver reports an error (after a draw,
+ * upload or allocation), on every tx_tensor_read and readback (a read asks
+ * the driver each time, so it never returns garbage from a dead context), and
+ * when tx_ctx_is_lost polls. Hosts that learn of the loss first (WebGL's
+ * `webglcontextlost` event, a desktop host that destroyed its context) say so
+ * with tx_ctx_mark_lost, while the lost context is still the current one.
+ * The loss is latched: from then on every call that touches the GPU fails
+ * with TX_STATUS_CONTEXT_LOST ("... every call fails until tx_ctx_restore"),
+ * pending asynchronous reads included. tx_tensor_destroy, tx_tensor_shape,
+ * tx_ctx_stats, tx_ctx_caps, tx_ctx_trim and tx_ctx_destroy keep working and
+ * never delete or touch a GL name of a context the driver reports lost (a new
+ * context may hand out the same numbers).
+ *
+ * Once the host has a working context again (WebGL: `webglcontextrestored`,
+ * the same context object; desktop: a new context made current),
+ * tx_ctx_restore rebuilds the engine's GL objects and re-probes the caps,
+ * programs are recompiled on demand, and restore hooks run so that owners of
+ * long-lived tensors (a model session's weights) can re-upload them. Tensors
+ * created before the loss stay valid handles whose contents are gone: every
+ * use fails with TX_STATUS_CONTEXT_LOST ("created before the GL context was
+ * lost", naming the handle), tx_tensor_shape still reports their shape, and
+ * the caller destroys them as usual. Counters (tx_stats) are kept across a
+ * restore; context_losses and context_restores count both events. */
 typedef void (*tx_restore_hook)(tx_ctx *ctx, void *user);
 
+/* Latches the loss and forgets the old context's GL objects at once (their
+ * bytes leave the counters). Harmless when already lost. */
 void tx_ctx_mark_lost(tx_ctx *ctx);
-bool tx_ctx_is_lost(const tx_ctx *ctx);
+/* True once the context is lost, until tx_ctx_restore; also for NULL. Polls
+ * the driver (cheap, no GPU sync) and latches a loss it reports. */
+bool tx_ctx_is_lost(tx_ctx *ctx);
+/* Rebinds the engine to the GL context current now. TX_STATUS_INVALID_ARGUMENT
+ * if the context is not lost (mark it first); TX_STATUS_CONTEXT_LOST (call
+ * again later) while the context is still lost; TX_STATUS_UNSUPPORTED if the
+ * new context cannot run texel (the context stays lost). */
 tx_status tx_ctx_restore(tx_ctx *ctx);
 /* Registers fn(ctx, user) to run at the end of every successful restore (at
  * most 16 hooks; the same pair twice is refused). */
 tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user);
 tx_status tx_ctx_remove_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user);
-/* How many times the context has been restored. */
+/* How many times the objects of a lost context were dropped: bumped by each
+ * loss (at tx_ctx_mark_lost, or at tx_ctx_restore when the engine noticed the
+ * loss itself). Tensors made under an older generation are lost. */
 int tx_ctx_generation(const tx_ctx *ctx);
 
 /* ---- ops ---- */

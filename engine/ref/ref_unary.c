@@ -18,7 +18,8 @@ double tx_ref_unary_scalar(tx_op op, double x) {
     case TX_OP_NEG: return -x;
     case TX_OP_ERF: return erf(x);
     case TX_OP_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case TX_OP_SOFTPLUS: return log1p(exp(x));
+    /* log(1 + e^x) without overflowing: FLT_MAX stays FLT_MAX */
+    case TX_OP_SOFTPLUS: return fmax(x, 0.0) + log1p(exp(-fabs(x)));
     case TX_OP_SOFTSIGN: return x / (1.0 + fabs(x));
     case TX_OP_HARD_SWISH: return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
     case TX_OP_SIN: return sin(x);

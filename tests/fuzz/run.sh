@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a given time:
+#   bash tests/fuzz/run.sh TARGET SECONDS [libFuzzer flags...]
+# TARGET is a tests/fuzz/fuzz_<TARGET>.c (shape_parse, api, ...). Builds
+# build-fuzz/ with clang (ASan + UBSan + libFuzzer coverage), seeds from
+# tests/fuzz/corpus/TARGET/, writes new inputs to build-fuzz/fuzz-corpus/TARGET/
+# and crashes to build-fuzz/fuzz-crashes/TARGET/, and ends with one line of
+# totals. A crashing input belongs in tests/fuzz/corpus/TARGET/ (named
+# regress-<what>) once fixed: the ordinary suite replays that directory.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+target=${1:?usage: bash tests/fuzz/run.sh TARGET SECONDS [libFuzzer flags...]}
+secs=${2:?usage: bash tests/fuzz/run.sh TARGET SECONDS [libFuzzer flags...]}
+shift 2
+[[ -f tests/fuzz/fuzz_$target.c ]] || { echo "no target tests/fuzz/fuzz_$target.c" >&2; exit 2; }
+TEXEL_SETUP_EXTRA="clang libclang-rt-14-dev" bash scripts/setup.sh || exit 1
+
+BUILD=${TEXEL_FUZZ_BUILD_DIR:-build-fuzz}
+if [[ ! -d "$BUILD" ]]; then
+    CC=clang meson setup "$BUILD" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args=-fsanitize=fuzzer-no-link >/dev/null || exit 1
+fi
+ninja -C "$BUILD" "tests/fuzz/fuzz_$target" >/dev/null || exit 1
+
+seeds=tests/fuzz/corpus/$target
+work=$BUILD/fuzz-corpus/$target
+crashes=$BUILD/fuzz-crashes/$target
+mkdir -p "$seeds" "$work" "$crashes"
+export MESA_SHADER_CACHE_DISABLE=true
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+log=$BUILD/fuzz-$target.log
+# Targets that need GL get a virtual display; the others do not mind one.
+xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1280x1024x24 -nolisten tcp -noreset" "$BUILD/tests/fuzz/fuzz_$target" -max_total_time="$secs" -print_final_stats=1 \
+    -artifact_prefix="$crashes/" -rss_limit_mb=4096 "$@" "$work" "$seeds" 2>&1 | tee "$log" |
+    grep -E '^(INFO: Seed|#[0-9]+ +(INITED|DONE)|==[0-9]+==ERROR|SUMMARY|Done|stat::)'
+rc=${PIPESTATUS[0]}
+execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | tail -1)
+corpus=$(find "$work" "$seeds" -type f | wc -l)
+found=$(find "$crashes" -type f | wc -l)
+echo "fuzz $target: ${execs:-?} executions in ${secs}s, corpus $corpus inputs, $found crashing inputs in $crashes (exit $rc)"
+[[ $rc -eq 0 ]]
