@@ -25,7 +25,8 @@ static void put(buf *b, const void *p, size_t n) {
         b->d = realloc(b->d, b->cap);
         TX_ASSERT(b->d);
     }
-    memcpy(b->d + b->n, p, n);
+    if (n) /* p may be NULL for an empty field (memcpy's arguments must not be) */
+        memcpy(b->d + b->n, p, n);
     b->n += n;
 }
 static void varint(buf *b, uint64_t v) {
