@@ -134,6 +134,8 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
             echo "web:demo: scripts/demo-assets.sh failed"
             failed=$((failed + 1))
         fi
+        # bench/: the browser runner (texel beside TF.js) on the smoke cases
+        run_suite "bench:browser" bash tests/bench_browser_test.sh "$BUILD/texel"
     else
         echo "web: build failed"
         failed=$((failed + 1))

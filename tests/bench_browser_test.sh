@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The browser benchmark runner works on the smallest cases: texel's web build
+# and TF.js (webgl, wasm) each produce timings for every smoke case.
+set -uo pipefail
+TEXEL=${1:-build/texel}
+cd "$(dirname "$0")/.."
+(cd bench/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || {
+    echo "npm ci in bench/browser failed"; echo "0 passed, 1 failed"; exit 1; }
+out=$(mktemp)
+node bench/browser/run.mjs --cli "$TEXEL" --texel web --smoke --runs 2 --out "$out" >/dev/null 2>&1
+python3 - "$out" <<'PY'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("FAIL browser runner wrote no JSON:", e); print("0 passed, 1 failed"); sys.exit(1)
+ok = bad = 0
+for c in j["cases"]:
+    for eng in ("texel", "tfjs_webgl", "tfjs_wasm"):
+        r = c.get(eng, {})
+        if r.get("status") == "ok" and r.get("median_ms", 0) > 0 and r.get("first_ms", 0) > 0:
+            ok += 1
+        else:
+            bad += 1
+            print("FAIL %s %s: %s" % (c["name"], eng, r.get("status")))
+if not j["cases"]:
+    bad += 1
+    print("FAIL no smoke cases")
+print("%d passed, %d failed" % (ok, bad))
+sys.exit(1 if bad else 0)
+PY
+rc=$?
+rm -f "$out"
+exit $rc
