@@ -33,8 +33,7 @@ static int ref_relu(const tx_ref_tensor *in, tx_ref_tensor *out) {
 
 static tx_status run_conv(tx_ctx *ctx, const tx_tensor *in, tx_tensor *out) {
     return tx_conv(ctx, in[0], in[1],
-                   &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = in[2],
-                                   .activation = TX_OP_RELU},
+                   &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = in[2], .activation = TX_OP_RELU},
                    out);
 }
 static int ref_conv(const tx_ref_tensor *in, tx_ref_tensor *out) {
@@ -42,10 +41,10 @@ static int ref_conv(const tx_ref_tensor *in, tx_ref_tensor *out) {
     return tx_ref_conv(in, 3, &a, out);
 }
 static tx_status run_depthwise(tx_ctx *ctx, const tx_tensor *in, tx_tensor *out) {
-    return tx_conv(ctx, in[0], in[1],
-                   &(tx_conv_desc){.group = 32, .pads = {1, 1, 1, 1}, .bias = in[2],
-                                   .activation = TX_OP_RELU},
-                   out);
+    return tx_conv(
+        ctx, in[0], in[1],
+        &(tx_conv_desc){.group = 32, .pads = {1, 1, 1, 1}, .bias = in[2], .activation = TX_OP_RELU},
+        out);
 }
 static int ref_depthwise(const tx_ref_tensor *in, tx_ref_tensor *out) {
     tx_op_attrs a = {.conv = {.group = 32, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU}};
@@ -111,16 +110,12 @@ static int ref_mobilenet(const tx_ref_tensor *in, tx_ref_tensor *out) {
     return 0;
 }
 
-#define MATMUL(N, SMOKE)                                                                       \
-    {.name = "matmul_" #N,                                                                     \
-     .what = "matmul " #N "x" #N " x " #N "x" #N,                                              \
-     .flops = 2.0 * N * N * N,                                                                 \
-     .n_inputs = 2,                                                                            \
-     .rank = {2, 2},                                                                           \
-     .shape = {{N, N}, {N, N}},                                                                \
-     .run = run_matmul,                                                                        \
-     .ref = ref_matmul,                                                                        \
-     .smoke = SMOKE}
+#define MATMUL(N, SMOKE)                                                                           \
+    {                                                                                              \
+        .name = "matmul_" #N, .what = "matmul " #N "x" #N " x " #N "x" #N,                         \
+        .flops = 2.0 * N * N * N, .n_inputs = 2, .rank = {2, 2}, .shape = {{N, N}, {N, N}},        \
+        .run = run_matmul, .ref = ref_matmul, .smoke = SMOKE                                       \
+    }
 
 const tx_bench_case tx_bench_cases[] = {
     MATMUL(128, true),
@@ -176,11 +171,16 @@ const tx_bench_case tx_bench_cases[] = {
      .n_inputs = 11,
      .rank = {4, 4, 1, 4, 1, 4, 1, 4, 1, 4, 1},
      .shape = {{1, 3, 224, 224},
-               {32, 3, 3, 3}, {32},
-               {32, 1, 3, 3}, {32},
-               {64, 32, 1, 1}, {64},
-               {64, 1, 3, 3}, {64},
-               {128, 64, 1, 1}, {128}},
+               {32, 3, 3, 3},
+               {32},
+               {32, 1, 3, 3},
+               {32},
+               {64, 32, 1, 1},
+               {64},
+               {64, 1, 3, 3},
+               {64},
+               {128, 64, 1, 1},
+               {128}},
      .run = run_mobilenet,
      .ref = ref_mobilenet},
     {.name = "relu_1m",

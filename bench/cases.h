@@ -10,9 +10,9 @@
 #define TX_BENCH_MAX_INPUTS 12
 
 typedef struct tx_bench_case {
-    const char *name;   /* stable id, e.g. "matmul_1024"; the TF.js side keys on it */
-    const char *what;   /* human description */
-    double flops;       /* per call, for GFLOP/s (0 where meaningless) */
+    const char *name; /* stable id, e.g. "matmul_1024"; the TF.js side keys on it */
+    const char *what; /* human description */
+    double flops;     /* per call, for GFLOP/s (0 where meaningless) */
     int n_inputs;
     int rank[TX_BENCH_MAX_INPUTS];
     int64_t shape[TX_BENCH_MAX_INPUTS][TX_MAX_RANK];

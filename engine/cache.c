@@ -20,7 +20,7 @@ typedef enum { SPEC_NONE, SPEC_PENDING, SPEC_READY, SPEC_FAILED } spec_state;
 
 typedef struct prog_info {
     tx_gl_prog prog;
-    bool prepared;              /* samplers bound, uniform locations queried */
+    bool prepared; /* samplers bound, uniform locations queried */
     int n_params;
     int loc[TX_MAX_PARAMS];
     uint32_t last[TX_MAX_PARAMS]; /* last uniform bits set, to skip redundant calls */
@@ -169,8 +169,8 @@ void tx_cache_destroy(tx_ctx *ctx) {
 static size_t make_key(tx_cache *c, const tx_program_req *r, bool with_params) {
     char *k = c->keybuf;
     size_t cap = sizeof c->keybuf;
-    int n = snprintf(k, cap, "%s|%d|%d|%s|", r->template_name, r->n_inputs, r->n_outputs,
-                     r->defines);
+    int n =
+        snprintf(k, cap, "%s|%d|%d|%s|", r->template_name, r->n_inputs, r->n_outputs, r->defines);
     TX_ASSERT(n > 0 && (size_t)n < cap);
     size_t len = (size_t)n;
     if (with_params) {
@@ -188,8 +188,8 @@ static size_t make_key(tx_cache *c, const tx_program_req *r, bool with_params) {
 }
 
 static void log_failure(const char *op, const char *what, const char *src, const char *log) {
-    fprintf(stderr, "texel: %s: %s program failed to compile/link:\n%s\n--- source ---\n", op,
-            what, log);
+    fprintf(stderr, "texel: %s: %s program failed to compile/link:\n%s\n--- source ---\n", op, what,
+            log);
     int line = 1;
     const char *p = src;
     while (*p) {
@@ -207,8 +207,8 @@ static tx_gl_prog compile_now(tx_ctx *ctx, const char *op, const tx_program_req 
                               bool specialized) {
     char *src = tx_codegen(r, specialized);
     if (ctx->log_shaders)
-        fprintf(stderr, "texel: %s %s program:\n%s\n", op,
-                specialized ? "specialized" : "generic", src);
+        fprintf(stderr, "texel: %s %s program:\n%s\n", op, specialized ? "specialized" : "generic",
+                src);
     double t0 = now_ms();
     tx_gl_prog p = tx_gl_program_begin(&ctx->gl, src);
     char log[4096];
@@ -238,8 +238,7 @@ static void prepare(tx_ctx *ctx, prog_info *pi, const tx_program_req *r, bool sp
     for (int i = 0; i < r->n_inputs; i++) {
         char name[16];
         snprintf(name, sizeof name, "u_in%d", i);
-        tx_gl_uniform_i(tx_gl_uniform_location(pi->prog, name),
-                        tx_gl_unit_base(r->n_outputs) + i);
+        tx_gl_uniform_i(tx_gl_uniform_location(pi->prog, name), tx_gl_unit_base(r->n_outputs) + i);
     }
     pi->n_params = specialized ? 0 : r->n_params;
     for (int i = 0; i < pi->n_params; i++)

@@ -6,8 +6,8 @@
 
 /* Chosen by measurement (bench/README.md, "Choosing k"): 2 identical calls. */
 #define TX_DEFAULT_SPECIALIZE_AFTER 2
-#define TX_DEFAULT_MAX_SPECIALIZED 1024
-#define TX_DEFAULT_BUDGET ((size_t)1 << 30)
+#define TX_DEFAULT_MAX_SPECIALIZED  1024
+#define TX_DEFAULT_BUDGET           ((size_t)1 << 30)
 
 static const char *const k_status_names[TX_STATUS_COUNT_] = {
     [TX_STATUS_OK] = "TX_STATUS_OK",
@@ -47,8 +47,7 @@ void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape) {
     size_t used = 0;
     used += (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < rank && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, i ? ", %lld" : "%lld",
-                                 (long long)shape[i]);
+        used += (size_t)snprintf(buf + used, n - used, i ? ", %lld" : "%lld", (long long)shape[i]);
     if (used < n)
         snprintf(buf + used, n - used, "]");
 }
@@ -66,8 +65,7 @@ static int resolve_k(const tx_ctx_desc *d) {
         long v = strtol(env, &end, 10);
         if (end && *end == 0)
             return v < 0 ? -1 : (int)(v > 1000000 ? 1000000 : v);
-        fprintf(stderr, "texel: ignoring TEXEL_SPECIALIZE_AFTER=\"%s\" (not an integer)\n",
-                env);
+        fprintf(stderr, "texel: ignoring TEXEL_SPECIALIZE_AFTER=\"%s\" (not an integer)\n", env);
     }
     switch (d->specialize_after) {
     case TX_SPECIALIZE_DEFAULT: return TX_DEFAULT_SPECIALIZE_AFTER;
@@ -226,7 +224,9 @@ void tx_ctx_trim(tx_ctx *ctx) { /* while lost, this only forgets (gl.lost) */
         tx_pool_trim(ctx, 0);
 }
 
-int tx_ctx_specialize_after(const tx_ctx *ctx) { return ctx ? ctx->k : -1; }
+int tx_ctx_specialize_after(const tx_ctx *ctx) {
+    return ctx ? ctx->k : -1;
+}
 
 /* ---- context loss ----
  *
@@ -255,8 +255,7 @@ void tx_ctx_set_lost(tx_ctx *ctx) {
 tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const char *what) {
     if (ctx->lost || tx_gl_context_lost(&ctx->gl)) {
         tx_ctx_set_lost(ctx);
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost (%s)", op,
-                       what);
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost (%s)", op, what);
     }
     if (ctx->gl.defer_errors)
         return tx_fail(ctx, otherwise,
@@ -315,7 +314,9 @@ bool tx_ctx_is_lost(tx_ctx *ctx) {
     return ctx->lost;
 }
 
-int tx_ctx_generation(const tx_ctx *ctx) { return ctx ? (int)ctx->generation : 0; }
+int tx_ctx_generation(const tx_ctx *ctx) {
+    return ctx ? (int)ctx->generation : 0;
+}
 
 tx_status tx_ctx_restore(tx_ctx *ctx) {
     const char *op = "tx_ctx_restore";
@@ -355,8 +356,7 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
     if (!probe_caps(ctx, &d)) {
         snprintf(err, sizeof err, "%s", ctx->err);
         gl_forget(ctx);
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "%s: the new context is unusable: %s", op,
-                       err);
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "%s: the new context is unusable: %s", op, err);
     }
     tx_status s = tx_cache_create(ctx);
     if (s) {

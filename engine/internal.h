@@ -10,13 +10,12 @@
 #include "texel.h"
 
 /* Programmer bugs inside the engine: always on, never for caller input. */
-#define TX_ASSERT(c)                                                                   \
-    do {                                                                               \
-        if (!(c)) {                                                                    \
-            fprintf(stderr, "texel: assertion failed: %s (%s:%d)\n", #c, __FILE__,     \
-                    __LINE__);                                                         \
-            abort();                                                                   \
-        }                                                                              \
+#define TX_ASSERT(c)                                                                               \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "texel: assertion failed: %s (%s:%d)\n", #c, __FILE__, __LINE__);      \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 #define TX_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
@@ -62,7 +61,7 @@ typedef struct tx_storage {
 } tx_storage;
 
 typedef struct tx_slot {
-    uint32_t gen;  /* bumped on destroy; a handle carries the gen it was made with */
+    uint32_t gen; /* bumped on destroy; a handle carries the gen it was made with */
     bool live;
     int rank;
     int64_t shape[TX_MAX_RANK];
@@ -74,14 +73,14 @@ typedef struct tx_slot {
 typedef struct tx_pool {
     tx_texture *free_tex; /* free textures, oldest first */
     int n_free, cap_free;
-    uint64_t tick;        /* texture acquisitions so far: the pool's clock */
-    size_t limit;         /* most bytes of free textures kept */
+    uint64_t tick; /* texture acquisitions so far: the pool's clock */
+    size_t limit;  /* most bytes of free textures kept */
 } tx_pool;
 
 /* ---- codegen ---- */
 
-#define TX_MAX_PARAMS 64
-#define TX_MAX_INPUTS 8
+#define TX_MAX_PARAMS  64
+#define TX_MAX_INPUTS  8
 #define TX_MAX_OUTPUTS 8
 
 typedef enum tx_param_type { TX_PARAM_INT, TX_PARAM_FLOAT } tx_param_type;
@@ -119,10 +118,10 @@ struct tx_ctx {
     tx_gl gl;
     tx_caps caps;
     tx_stats stats;
-    int k;               /* specialize after k identical calls; -1 never */
+    int k; /* specialize after k identical calls; -1 never */
     int max_specialized;
     size_t budget;
-    int max_tex;         /* effective max texture width/height */
+    int max_tex; /* effective max texture width/height */
     bool log_shaders;
     /* Context loss (context.c). `lost` is latched (by a driver report or
      * tx_ctx_mark_lost) until tx_ctx_restore; every GPU call fails meanwhile. */
@@ -176,8 +175,7 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
-tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
-                          tx_slot **out);
+tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
 /* Creates an uninitialised tensor for an op's output. */
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
                           tx_dtype dtype, tx_tensor *out);
@@ -257,8 +255,8 @@ typedef struct tx_reduce_plan {
     int64_t nout; /* outputs (product of kept dims) */
     int64_t R;    /* elements reduced into each output */
     int ksz[3], kst[3], rsz[3], rst[3];
-    bool vec;     /* innermost reduced group contiguous, size % 4 == 0 */
-    bool kvec;    /* innermost kept group contiguous, size % 4 == 0 */
+    bool vec;  /* innermost reduced group contiguous, size % 4 == 0 */
+    bool kvec; /* innermost kept group contiguous, size % 4 == 0 */
 } tx_reduce_plan;
 
 /* State kinds of glsl-templates/reduce.glsl (TX_ACC); the order is the GLSL's. */
@@ -268,21 +266,20 @@ typedef enum tx_reduce_acc {
     TX_REDUCE_ACC_PROD,
     TX_REDUCE_ACC_MAX,
     TX_REDUCE_ACC_MIN,
-    TX_REDUCE_ACC_LSE,     /* (max, sum of exp(x - max)) */
+    TX_REDUCE_ACC_LSE, /* (max, sum of exp(x - max)) */
     TX_REDUCE_ACC_ARGMAX,
     TX_REDUCE_ACC_ARGMIN,
     TX_REDUCE_ACC_MOMENTS, /* (sum(x - K), sum((x - K)^2), K): mean and variance */
     TX_REDUCE_ACC_L1,      /* sum of |x| */
 } tx_reduce_acc;
 
-void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced,
-                         tx_reduce_plan *p);
+void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced, tx_reduce_plan *p);
 /* Runs the passes over x's texture. With final_out, the last pass writes
  * finished values (reduce.glsl's TX_FIN `fin`) into it; otherwise *states gets a
  * pooled texture with one state texel per output (the caller releases it). */
-tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x,
-                        const tx_reduce_plan *p, tx_reduce_acc acc, int fin, bool last,
-                        const tx_texture *final_out, tx_texture *states);
+tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x, const tx_reduce_plan *p,
+                        tx_reduce_acc acc, int fin, bool last, const tx_texture *final_out,
+                        tx_texture *states);
 /* ONNX axes (negative from the end, no repeats) → mask[TX_MAX_RANK]. */
 tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_axes,
                        const int *axes, bool *mask);

@@ -22,11 +22,12 @@ void glGetBufferSubData(GLenum target, GLintptr offset, GLsizeiptr size, void *d
 #define GL_GUILTY_CONTEXT_RESET 0x8253
 #endif
 
-static const char *k_vs = "#version 300 es\n"
-                          "void main() {\n"
-                          "  vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));\n"
-                          "  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
-                          "}\n";
+static const char *k_vs =
+    "#version 300 es\n"
+    "void main() {\n"
+    "  vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));\n"
+    "  gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);\n"
+    "}\n";
 
 static unsigned compile_shader(unsigned type, const char *src) {
     unsigned s = glCreateShader(type);
@@ -54,8 +55,9 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
         return false;
     }
     if (!gladLoadGLES2((GLADloadfunc)get_proc) || !glGetString) {
-        snprintf(err, n, "tx_ctx_create: could not load OpenGL ES entry points; is a "
-                         "context current on this thread?");
+        snprintf(err, n,
+                 "tx_ctx_create: could not load OpenGL ES entry points; is a "
+                 "context current on this thread?");
         return false;
     }
 #else
@@ -167,9 +169,8 @@ static void bind_fbo(tx_gl *g, int idx) {
         return;
     if (!g->fbos[idx]) {
         static const GLenum bufs[TX_GL_MAX_OUTPUTS] = {
-            GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2,
-            GL_COLOR_ATTACHMENT3, GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5,
-            GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
+            GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2, GL_COLOR_ATTACHMENT3,
+            GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5, GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
         glGenFramebuffers(1, &g->fbos[idx]);
         glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[idx]);
         glDrawBuffers(idx + 1, bufs);
@@ -185,8 +186,8 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
     bind_fbo(g, idx);
     for (int i = 0; i < n_out; i++) {
         if (g->fbo_att[idx][i] != outs[i])
-            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
-                                   GL_TEXTURE_2D, outs[i], 0);
+            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i, GL_TEXTURE_2D,
+                                   outs[i], 0);
         g->fbo_att[idx][i] = outs[i];
     }
 }
@@ -435,10 +436,12 @@ void tx_gl_uniform_f(int loc, float v) {
         glUniform1f(loc, v);
 }
 
-int tx_gl_unit_base(int n_out) { return n_out > 1 ? 0 : TX_GL_UNITS / 2; }
+int tx_gl_unit_base(int n_out) {
+    return n_out > 1 ? 0 : TX_GL_UNITS / 2;
+}
 
-void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
-                int w, int h) {
+void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out, int w,
+                int h) {
     if (g->fault_lost) {
         tx_gl_inject_error();
         return;
@@ -458,7 +461,9 @@ void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs,
     glDrawArrays(GL_TRIANGLES, 0, 3);
 }
 
-void tx_gl_finish(void) { glFinish(); }
+void tx_gl_finish(void) {
+    glFinish();
+}
 
 unsigned tx_gl_error(void) {
     GLenum first = glGetError();
@@ -471,7 +476,9 @@ unsigned tx_gl_error(void) {
     return first;
 }
 
-unsigned tx_gl_op_error(tx_gl *g) { return g->defer_errors ? 0 : take_error(g); }
+unsigned tx_gl_op_error(tx_gl *g) {
+    return g->defer_errors ? 0 : take_error(g);
+}
 
 const char *tx_gl_error_name(unsigned e) {
     switch (e) {
@@ -485,9 +492,13 @@ const char *tx_gl_error_name(unsigned e) {
     }
 }
 
-bool tx_gl_tex_exists(tx_gl_tex t) { return t && glIsTexture(t) == GL_TRUE; }
+bool tx_gl_tex_exists(tx_gl_tex t) {
+    return t && glIsTexture(t) == GL_TRUE;
+}
 
-void tx_gl_inject_error(void) { glDrawArrays(GL_TRIANGLES, 0, -1); }
+void tx_gl_inject_error(void) {
+    glDrawArrays(GL_TRIANGLES, 0, -1);
+}
 
 bool tx_gl_context_lost(tx_gl *g) {
     if (g->fault_lost)

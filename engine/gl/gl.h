@@ -12,8 +12,8 @@
 typedef unsigned int tx_gl_tex;
 typedef unsigned int tx_gl_prog;
 
-#define TX_GL_MAX_OUTPUTS 8 /* draw buffers used at most (matmul, conv tiles) */
-#define TX_GL_UNITS 16 /* GLES 3.0 guarantees 16 fragment texture units */
+#define TX_GL_MAX_OUTPUTS  8  /* draw buffers used at most (matmul, conv tiles) */
+#define TX_GL_UNITS        16 /* GLES 3.0 guarantees 16 fragment texture units */
 #define TX_GL_MAX_UNIFORMS 64
 
 typedef struct tx_gl {
@@ -37,7 +37,7 @@ typedef struct tx_gl {
      * it unless the page asks for debug checks). */
     bool defer_errors;
     unsigned pending_error; /* an error found while clearing the queue, not yet reported */
-    bool half_storage; /* tensor textures are RGBA16F instead of RGBA32F */
+    bool half_storage;      /* tensor textures are RGBA16F instead of RGBA32F */
     /* The context is gone: delete/unbind calls are skipped (the names died
      * with it, and a new context may hand the same numbers out again). Set
      * by the engine when the driver confirms a loss, and once the engine has
@@ -99,8 +99,8 @@ void tx_gl_uniform_f(int loc, float v);
 int tx_gl_unit_base(int n_out);
 /* Binds textures to units base..base+n_in-1, the outputs as draw buffers
  * 0..n_out-1, and draws one full-screen triangle of w × h fragments. */
-void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out,
-                int w, int h);
+void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs, int n_out, int w,
+                int h);
 void tx_gl_finish(void);
 /* Returns the first pending GL error (0 if none) and clears the queue. */
 unsigned tx_gl_error(void);

@@ -99,17 +99,17 @@ extern "C" {
 
 typedef enum tx_status {
     TX_STATUS_OK = 0,
-    TX_STATUS_INVALID_ARGUMENT,  /* null pointer, bad enum, bad attribute value */
-    TX_STATUS_SHAPE_MISMATCH,    /* shapes that the op cannot combine */
-    TX_STATUS_RANK_TOO_HIGH,     /* more than TX_MAX_RANK dimensions */
-    TX_STATUS_DTYPE_MISMATCH,    /* a dtype the op does not take */
-    TX_STATUS_STALE_HANDLE,      /* a destroyed or never-created tensor */
-    TX_STATUS_TOO_LARGE,         /* exceeds what one texture of this device holds */
-    TX_STATUS_OUT_OF_MEMORY,     /* the context's byte budget or the driver ran out */
-    TX_STATUS_UNSUPPORTED,       /* the device lacks a required capability, or a
-                                    model needs an op/type texel lacks */
-    TX_STATUS_GL_ERROR,          /* the driver reported an error during the op */
-    TX_STATUS_CONTEXT_LOST,      /* the GL context is gone */
+    TX_STATUS_INVALID_ARGUMENT, /* null pointer, bad enum, bad attribute value */
+    TX_STATUS_SHAPE_MISMATCH,   /* shapes that the op cannot combine */
+    TX_STATUS_RANK_TOO_HIGH,    /* more than TX_MAX_RANK dimensions */
+    TX_STATUS_DTYPE_MISMATCH,   /* a dtype the op does not take */
+    TX_STATUS_STALE_HANDLE,     /* a destroyed or never-created tensor */
+    TX_STATUS_TOO_LARGE,        /* exceeds what one texture of this device holds */
+    TX_STATUS_OUT_OF_MEMORY,    /* the context's byte budget or the driver ran out */
+    TX_STATUS_UNSUPPORTED,      /* the device lacks a required capability, or a
+                                   model needs an op/type texel lacks */
+    TX_STATUS_GL_ERROR,         /* the driver reported an error during the op */
+    TX_STATUS_CONTEXT_LOST,     /* the GL context is gone */
     TX_STATUS_COUNT_
 } tx_status;
 
@@ -138,8 +138,8 @@ typedef struct tx_tensor {
 
 /* Special values of tx_ctx_desc.specialize_after (zero means the default). */
 #define TX_SPECIALIZE_DEFAULT 0
-#define TX_SPECIALIZE_ALWAYS (-1) /* k = 0: compile the specialized variant at once */
-#define TX_SPECIALIZE_NEVER (-2)  /* only ever use generic programs */
+#define TX_SPECIALIZE_ALWAYS  (-1) /* k = 0: compile the specialized variant at once */
+#define TX_SPECIALIZE_NEVER   (-2) /* only ever use generic programs */
 
 typedef void (*tx_glproc)(void);
 
@@ -147,19 +147,19 @@ typedef struct tx_ctx_desc {
     tx_glproc (*get_proc_address)(const char *name); /* GL loader (glfwGetProcAddress,
                                                         eglGetProcAddress); NULL under
                                                         emscripten */
-    int specialize_after;      /* k > 0: identical calls before specializing;
-                                  0: default (2, or env TEXEL_SPECIALIZE_AFTER);
-                                  TX_SPECIALIZE_ALWAYS / TX_SPECIALIZE_NEVER */
-    int max_specialized;       /* LRU cap on specialized programs; 0: 1024 */
-    size_t memory_budget;      /* bytes of live + pooled textures; 0: 1 GiB */
-    int max_texture_size;      /* clamp the probed limit (tests); 0: device limit */
-    bool no_parallel_compile;  /* ignore KHR_parallel_shader_compile */
-    bool log_shaders;          /* print every generated program to stderr */
-    size_t pool_limit;         /* bytes of free textures kept for reuse; 0: a quarter
-                                  of memory_budget. A free texture not reused within
-                                  1024 allocations is deleted whatever this says. */
-    bool float16_storage;      /* store tensors in RGBA16F even where float32 renders
-                                  (half the memory, see tx_caps.float16_storage) */
+    int specialize_after;                            /* k > 0: identical calls before specializing;
+                                                        0: default (2, or env TEXEL_SPECIALIZE_AFTER);
+                                                        TX_SPECIALIZE_ALWAYS / TX_SPECIALIZE_NEVER */
+    int max_specialized;                             /* LRU cap on specialized programs; 0: 1024 */
+    size_t memory_budget;                            /* bytes of live + pooled textures; 0: 1 GiB */
+    int max_texture_size;     /* clamp the probed limit (tests); 0: device limit */
+    bool no_parallel_compile; /* ignore KHR_parallel_shader_compile */
+    bool log_shaders;         /* print every generated program to stderr */
+    size_t pool_limit;        /* bytes of free textures kept for reuse; 0: a quarter
+                                 of memory_budget. A free texture not reused within
+                                 1024 allocations is deleted whatever this says. */
+    bool float16_storage;     /* store tensors in RGBA16F even where float32 renders
+                                 (half the memory, see tx_caps.float16_storage) */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -168,9 +168,9 @@ typedef struct tx_caps {
     char glsl_version[128];
     int max_texture_size;
     int max_draw_buffers;
-    bool float32_render;    /* RGBA32F render + readback verified by drawing */
-    bool float16_render;    /* RGBA16F render verified by drawing */
-    bool parallel_compile;  /* KHR_parallel_shader_compile usable */
+    bool float32_render;   /* RGBA32F render + readback verified by drawing */
+    bool float16_render;   /* RGBA16F render verified by drawing */
+    bool parallel_compile; /* KHR_parallel_shader_compile usable */
     /* Tensors are stored as float16 (the device renders RGBA16F but not
      * RGBA32F, or desc.float16_storage asked for it). Math inside an op is
      * still float32, but every op output (and upload) is rounded to 11
@@ -222,10 +222,10 @@ int tx_ctx_specialize_after(const tx_ctx *ctx);
 /* ---- tensors ---- */
 
 typedef struct tx_tensor_desc {
-    int rank;                 /* 0..TX_MAX_RANK; 0 is a scalar */
+    int rank; /* 0..TX_MAX_RANK; 0 is a scalar */
     int64_t shape[TX_MAX_RANK];
-    tx_dtype dtype;           /* default float32 */
-    const void *data;         /* float or int32_t values, or NULL for zeros */
+    tx_dtype dtype;   /* default float32 */
+    const void *data; /* float or int32_t values, or NULL for zeros */
 } tx_tensor_desc;
 
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out);
@@ -324,10 +324,10 @@ tx_status tx_clip(tx_ctx *ctx, tx_tensor x, float lo, float hi, tx_tensor *out);
 tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out);
 
 typedef struct tx_matmul_desc {
-    bool transpose_a;   /* use the last two dims of a swapped */
+    bool transpose_a; /* use the last two dims of a swapped */
     bool transpose_b;
-    tx_tensor bias;     /* {0} = none; else shape [N] (or broadcastable [1, N]) */
-    tx_op activation;   /* TX_OP_NONE, or any UNARY op (relu, relu6, gelu …) */
+    tx_tensor bias;   /* {0} = none; else shape [N] (or broadcastable [1, N]) */
+    tx_op activation; /* TX_OP_NONE, or any UNARY op (relu, relu6, gelu …) */
 } tx_matmul_desc;
 
 /* Batched matmul: a [..., M, K] × b [..., K, N] → [..., M, N]; batch dims
@@ -409,12 +409,11 @@ typedef struct tx_reduce_desc {
  * number, as in numpy). `desc` NULL: all axes, keepdims. NaN propagates.
  * Empty reductions give the identity (sum 0, prod 1, max -inf, min +inf,
  * log_sum_exp -inf, mean NaN). Large ones run as a tree of short draws. */
-tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
-                    tx_tensor *out);
+tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc, tx_tensor *out);
 
 typedef struct tx_softmax_desc {
-    int axis;        /* NULL desc: -1 (ONNX opset >= 13 default); pre-13 default is 1 */
-    bool coerce_2d;  /* opset < 13: normalize over the flattened dims [axis, rank) */
+    int axis;       /* NULL desc: -1 (ONNX opset >= 13 default); pre-13 default is 1 */
+    bool coerce_2d; /* opset < 13: normalize over the flattened dims [axis, rank) */
 } tx_softmax_desc;
 
 /* softmax or log_softmax along one axis, max-subtracted (numerically stable). */
@@ -449,8 +448,7 @@ tx_status tx_cast(tx_ctx *ctx, tx_tensor x, tx_dtype to, bool as_bool, tx_tensor
 /* Family NARY with numpy broadcasting over all inputs: where (cond, a, b:
  * cond != 0 ? a : b; 3 inputs) and the variadic sum, mean, min_n, max_n
  * (1 or more inputs of one dtype). */
-tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
-                  tx_tensor *out);
+tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, tx_tensor *out);
 /* ---- data movement: transpose, concat, split, slice, pad, gather, resize,
  *      expand, tile, depth/space, identity (ONNX semantics) ----
  *
@@ -519,10 +517,10 @@ typedef enum tx_resize_mode {
     TX_RESIZE_MODE_COUNT_
 } tx_resize_mode;
 typedef enum tx_resize_coord {
-    TX_RESIZE_HALF_PIXEL = 0, /* x_in = (x_out + 0.5) / scale - 0.5 */
-    TX_RESIZE_ASYMMETRIC,     /* x_in = x_out / scale (ONNX Upsample) */
-    TX_RESIZE_ALIGN_CORNERS,  /* x_in = x_out * (in - 1) / (len - 1) */
-    TX_RESIZE_PYTORCH_HALF_PIXEL, /* half_pixel, but -0.5 where len == 1 */
+    TX_RESIZE_HALF_PIXEL = 0,            /* x_in = (x_out + 0.5) / scale - 0.5 */
+    TX_RESIZE_ASYMMETRIC,                /* x_in = x_out / scale (ONNX Upsample) */
+    TX_RESIZE_ALIGN_CORNERS,             /* x_in = x_out * (in - 1) / (len - 1) */
+    TX_RESIZE_PYTORCH_HALF_PIXEL,        /* half_pixel, but -0.5 where len == 1 */
     TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, /* x_in = (x_out + 0.5) / scale */
     TX_RESIZE_COORD_COUNT_
 } tx_resize_coord;
@@ -534,14 +532,14 @@ typedef enum tx_resize_nearest {
     TX_RESIZE_NEAREST_COUNT_
 } tx_resize_nearest;
 typedef struct tx_resize_desc {
-    tx_resize_mode mode;       /* linear/cubic interpolate every dim not mapped 1:1 */
-    tx_resize_coord coord;     /* ONNX coordinate_transformation_mode */
-    tx_resize_nearest nearest; /* ONNX nearest_mode */
-    float scales[TX_MAX_RANK]; /* per dim of x, > 0; 0 means 1; out = floor(in * scale) */
+    tx_resize_mode mode;        /* linear/cubic interpolate every dim not mapped 1:1 */
+    tx_resize_coord coord;      /* ONNX coordinate_transformation_mode */
+    tx_resize_nearest nearest;  /* ONNX nearest_mode */
+    float scales[TX_MAX_RANK];  /* per dim of x, > 0; 0 means 1; out = floor(in * scale) */
     int64_t sizes[TX_MAX_RANK]; /* output shape; when any entry is nonzero, sizes
                                    win and scale = out / in (0 keeps that dim) */
-    float cubic_a;             /* cubic coefficient; 0 means -0.75 (ONNX default) */
-    bool exclude_outside;      /* cubic: taps outside x weigh 0, the rest renormalised */
+    float cubic_a;              /* cubic coefficient; 0 means -0.75 (ONNX default) */
+    bool exclude_outside;       /* cubic: taps outside x weigh 0, the rest renormalised */
 } tx_resize_desc;
 /* Resize/Upsample. Upsample(mode) is asymmetric coords with nearest FLOOR.
  * len is the resized length as the ONNX reference defines it: in * scale,
@@ -565,30 +563,30 @@ tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *
 /* Runs any op by enum with its inputs in order; `attrs` may be NULL.
  * (CLI and tests use this to walk the op list.) */
 typedef struct tx_op_attrs {
-    float lo, hi;               /* clip */
-    tx_matmul_desc matmul;      /* matmul */
-    tx_conv_desc conv;          /* conv, conv_transpose (bias: the third input) */
-    tx_pool_desc pool;          /* maxpool, averagepool (global pools ignore it) */
-    tx_reduce_desc reduce;      /* REDUCE family */
-    tx_softmax_desc softmax;    /* softmax, log_softmax (zero: axis 0) */
-    tx_norm_desc norm;          /* NORM family */
-    float alpha, beta;          /* ACT family (given as is: no ONNX defaults) */
-    tx_dtype cast_to;           /* cast */
-    bool cast_bool;             /* cast: to 0/1 */
-    struct {                    /* data movement and resize */
-        int axis;               /* concat, split, gather */
-        int n_perm;             /* transpose: entries in perm; 0 reverses the dims */
+    float lo, hi;            /* clip */
+    tx_matmul_desc matmul;   /* matmul */
+    tx_conv_desc conv;       /* conv, conv_transpose (bias: the third input) */
+    tx_pool_desc pool;       /* maxpool, averagepool (global pools ignore it) */
+    tx_reduce_desc reduce;   /* REDUCE family */
+    tx_softmax_desc softmax; /* softmax, log_softmax (zero: axis 0) */
+    tx_norm_desc norm;       /* NORM family */
+    float alpha, beta;       /* ACT family (given as is: no ONNX defaults) */
+    tx_dtype cast_to;        /* cast */
+    bool cast_bool;          /* cast: to 0/1 */
+    struct {                 /* data movement and resize */
+        int axis;            /* concat, split, gather */
+        int n_perm;          /* transpose: entries in perm; 0 reverses the dims */
         int perm[TX_MAX_RANK];
-        int n_split;            /* split: number of outputs (0 means 1) */
-        int64_t split[8];       /* split sizes (up to 8 outputs here; tx_split takes
-                                   any number); all zero: equal parts */
+        int n_split;      /* split: number of outputs (0 means 1) */
+        int64_t split[8]; /* split sizes (up to 8 outputs here; tx_split takes
+                             any number); all zero: equal parts */
         tx_slice_desc slice;
         tx_pad_desc pad;
         tx_resize_desc resize;
-        int rank;               /* expand: target shape */
+        int rank; /* expand: target shape */
         int64_t shape[TX_MAX_RANK];
         int64_t repeats[TX_MAX_RANK]; /* tile */
-        int blocksize;          /* depth_to_space, space_to_depth */
+        int blocksize;                /* depth_to_space, space_to_depth */
         tx_depth_mode depth_mode;
     } move;
 } tx_op_attrs;
@@ -605,7 +603,6 @@ const char *tx_op_name(tx_op op);
 tx_op tx_op_from_name(const char *name);
 /* Inputs the op takes; 0 for the variadic ones (one or more). */
 int tx_op_arity(tx_op op);
-
 
 /* ---- ONNX sessions (engine/model/) ----
  *
@@ -639,21 +636,21 @@ typedef struct tx_session_desc {
 } tx_session_desc;
 
 typedef struct tx_value_info {
-    const char *name;            /* owned by the session */
-    int rank;                    /* -1 when the model does not say */
-    int64_t shape[TX_MAX_RANK];  /* -1 for a dynamic dimension */
+    const char *name;                   /* owned by the session */
+    int rank;                           /* -1 when the model does not say */
+    int64_t shape[TX_MAX_RANK];         /* -1 for a dynamic dimension */
     const char *dim_names[TX_MAX_RANK]; /* a dynamic dimension's name ("batch"), or NULL */
     tx_dtype dtype;
-    int onnx_type;               /* TensorProto.DataType (1 float, 7 int64 ...) */
+    int onnx_type; /* TensorProto.DataType (1 float, 7 int64 ...) */
 } tx_value_info;
 
 typedef struct tx_feed {
     const char *name;
-    tx_tensor tensor;            /* stays the caller's */
+    tx_tensor tensor; /* stays the caller's */
 } tx_feed;
 
-tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
-                            const tx_session_desc *desc, tx_session **out);
+tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx_session_desc *desc,
+                            tx_session **out);
 void tx_session_destroy(tx_session *sess);
 int tx_session_input_count(const tx_session *sess);
 int tx_session_output_count(const tx_session *sess);
@@ -665,11 +662,11 @@ tx_status tx_session_output_info(const tx_session *sess, int i, tx_value_info *o
 tx_status tx_session_run(tx_session *sess, const tx_feed *feeds, int n_feeds,
                          const char *const *fetches, int n_fetches, tx_tensor *outs);
 typedef struct tx_session_stats {
-    int nodes;                   /* in the file */
-    int steps;                   /* ops run per tx_session_run */
-    int folded;                  /* nodes computed at plan time (constants, shapes) */
-    int fused;                   /* nodes fused into another op */
-    uint64_t weight_bytes;       /* constants uploaded at creation */
+    int nodes;             /* in the file */
+    int steps;             /* ops run per tx_session_run */
+    int folded;            /* nodes computed at plan time (constants, shapes) */
+    int fused;             /* nodes fused into another op */
+    uint64_t weight_bytes; /* constants uploaded at creation */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 
