@@ -209,15 +209,16 @@ tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *
 }
 
 static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
-    int64_t texels = s->st->tex.w * (int64_t)s->st->tex.h;
     int64_t used = (s->numel + 3) / 4;
     if (used < 1)
         used = 1;
-    (void)texels;
-    float *buf = calloc((size_t)used * 4, sizeof(float));
-    if (!buf)
+    /* float32 data that fills whole texels goes to GL as it is; int32 (stored
+     * as floats), a ragged last texel or no data (zeros) need a staging copy. */
+    bool direct = data && s->dtype == TX_DTYPE_FLOAT32 && s->numel == used * 4;
+    float *buf = direct ? NULL : calloc((size_t)used * 4, sizeof(float));
+    if (!direct && !buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory for upload");
-    if (data) {
+    if (data && !direct) {
         if (s->dtype == TX_DTYPE_INT32) {
             const int32_t *src = data;
             for (int64_t i = 0; i < s->numel; i++)
@@ -226,7 +227,8 @@ static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
             memcpy(buf, data, (size_t)s->numel * sizeof(float));
         }
     }
-    tx_gl_tex_upload(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)used, buf);
+    tx_gl_tex_upload(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)used,
+                     direct ? (const float *)data : buf);
     free(buf);
     ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
     unsigned e = tx_gl_op_error(&ctx->gl);
