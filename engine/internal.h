@@ -247,6 +247,12 @@ typedef struct tx_window {
 tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const int kernel[2],
                          const int strides[2], const int dilations[2], const int pads[4],
                          tx_auto_pad auto_pad, bool ceil_mode, tx_window *g);
+/* The output shape tx_conv / tx_conv_transpose give for x and w of these
+ * shapes (rank 3 or 4) and d's attributes, with the same checks and messages,
+ * and nothing run: shape inference at model load. bias_len < 0: no bias. */
+tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,
+                            const int64_t *wshape, int64_t bias_len, const tx_conv_desc *d,
+                            int64_t *oshape);
 /* ---- reductions (ops/reduce.c), shared by softmax and the norms ---- */
 
 /* x canonicalized for one reduction: kept and reduced dims merged into up to

@@ -131,7 +131,8 @@ static void init_i64(buf *g, const char *name, const int64_t *dims, int rank, co
     msg_field(g, 5, &t);
 }
 
-/* ValueInfoProto (field 11 input, 12 output); dims < 0 become dim_param "N". */
+/* ValueInfoProto (field 11 input, 12 output, 13 value_info); dims < 0 become
+ * dim_param "N"; rank -1 declares no shape at all. */
 static void vinfo(buf *g, int field, const char *name, int elem, const int64_t *dims,
                   int rank) {
     buf shape = {0}, tt = {0}, type = {0}, vi = {0};
@@ -144,7 +145,8 @@ static void vinfo(buf *g, int field, const char *name, int elem, const int64_t *
         msg_field(&shape, 1, &d);
     }
     int_field(&tt, 1, elem);
-    msg_field(&tt, 2, &shape);
+    if (rank >= 0)
+        msg_field(&tt, 2, &shape);
     msg_field(&type, 1, &tt);
     str_field(&vi, 1, name);
     msg_field(&vi, 2, &type);
@@ -304,9 +306,9 @@ static buf one_node_model(const char *op, const int64_t *shape, int rank, const 
     init_i64(&g, "pads3", (int64_t[]){3}, 1, (int64_t[]){1, 1, 1});
     vinfo(&g, 11, "x", TX_ONNX_FLOAT, shape, rank);
     node(&g, op, "n", ins, n_in, (const char *[]){"y", "i"}, n_out, attrs, n_attrs);
-    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, 0);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
     if (n_out > 1)
-        vinfo(&g, 12, "i", TX_ONNX_INT64, NULL, 0);
+        vinfo(&g, 12, "i", TX_ONNX_INT64, NULL, -1);
     return model(&g, opset);
 }
 
@@ -981,9 +983,10 @@ int main(int argc, char **argv) {
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
                   "\"nope\"");
         free(m.d);
-        /* Gemm with a bad attribute combination reports the node at run time */
+        /* Gemm fed shapes that do not multiply reports the node at run time
+         * (the declared shape leaves the inner dim open) */
         buf g4 = {0};
-        vinfo(&g4, 11, "a", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        vinfo(&g4, 11, "a", TX_ONNX_FLOAT, (int64_t[]){2, -1}, 2);
         vinfo(&g4, 11, "b", TX_ONNX_FLOAT, (int64_t[]){4, 5}, 2);
         node(&g4, "Gemm", "g1", (const char *[]){"a", "b"}, 2, (const char *[]){"y"}, 1,
              (buf[]){attr_f("alpha", 2.0f)}, 1);
@@ -1003,6 +1006,127 @@ int main(int argc, char **argv) {
         }
         free(m.d);
         CHECK(tx_gl_error() == 0, "no GL error escaped");
+        tx_test_end();
+    }
+    if (tx_test_begin("session: declared shapes that contradict the weights are statuses")) {
+        float w[4 * 5] = {0};
+        tx_session *s = NULL;
+        /* the input's declared width cannot meet the weight's height */
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){4, 5}, 2, w);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL,
+             0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 5}, 2);
+        buf m = model(&g, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "MatMul node \"mm\": A [2, 3] and B [4, 5] do not multiply");
+        CHECK(s == NULL, "a failed create hands out no session");
+        free(m.d);
+        /* the output is declared other than the weights make it */
+        buf g2 = {0};
+        init_f(&g2, "W", (int64_t[]){3, 4}, 2, w);
+        vinfo(&g2, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, 3}, 2);
+        node(&g2, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL,
+             0);
+        vinfo(&g2, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, 5}, 2);
+        m = model(&g2, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "MatMul node \"mm\" makes \"y\" [-1, 4] from its inputs, but the model "
+                  "declares it [-1, 5]");
+        free(m.d);
+        /* an intermediate's value_info of another rank */
+        buf g3 = {0};
+        init_f(&g3, "W", (int64_t[]){3, 4}, 2, w);
+        vinfo(&g3, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        node(&g3, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"h"}, 1, NULL,
+             0);
+        node(&g3, "Relu", "r", (const char *[]){"h"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g3, 13, "h", TX_ONNX_FLOAT, (int64_t[]){8}, 1);
+        vinfo(&g3, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 4}, 2);
+        m = model(&g3, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "makes \"h\" [2, 4] from its inputs, but the model declares it [8]");
+        free(m.d);
+        /* a Conv whose weights want 2 input channels, fed a 3-channel input */
+        buf g4 = {0};
+        init_f(&g4, "K", (int64_t[]){1, 2, 1, 1}, 4, w);
+        vinfo(&g4, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 3, 4, 4}, 4);
+        node(&g4, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g4, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 1, 4, 4}, 4);
+        m = model(&g4, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "Conv node \"c\": conv: w must be [M, C/group = 3, ...]");
+        free(m.d);
+        /* a 3x3 Conv without padding, declared as if it kept the size (the
+         * batch and the image size are dynamic: only the channels and the
+         * kernel are known, and those already contradict) */
+        float k33[2 * 3 * 3 * 3] = {0};
+        buf g4b = {0};
+        init_f(&g4b, "K", (int64_t[]){2, 3, 3, 3}, 4, k33);
+        vinfo(&g4b, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 3, 4, 4}, 4);
+        node(&g4b, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL,
+             0);
+        vinfo(&g4b, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 2, 4, 4}, 4);
+        m = model(&g4b, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "Conv node \"c\" makes \"y\" [1, 2, 2, 2] from its inputs, but the model "
+                  "declares it [1, 2, 4, 4]");
+        free(m.d);
+        buf g4c = {0}; /* the same with a dynamic batch and size: 3 channels in, 5 declared out */
+        init_f(&g4c, "K", (int64_t[]){2, 3, 3, 3}, 4, k33);
+        vinfo(&g4c, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, 3, -1, -1}, 4);
+        node(&g4c, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL,
+             0);
+        vinfo(&g4c, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, 5, -1, -1}, 4);
+        m = model(&g4c, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "makes \"y\" [-1, 2, -1, -1] from its inputs, but the model declares it "
+                  "[-1, 5, -1, -1]");
+        free(m.d);
+        /* IR 3 lists initializers as inputs: the declared shape and type must
+         * be the initializer's */
+        for (int elem = 0; elem < 2; elem++) {
+            buf g5 = {0};
+            init_f(&g5, "W", (int64_t[]){3, 4}, 2, w);
+            vinfo(&g5, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+            vinfo(&g5, 11, "W", elem ? TX_ONNX_INT64 : TX_ONNX_FLOAT,
+                  elem ? (int64_t[]){3, 4} : (int64_t[]){3, 3}, 2);
+            node(&g5, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1,
+                 NULL, 0);
+            vinfo(&g5, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 4}, 2);
+            m = model(&g5, 13);
+            if (elem)
+                EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_DTYPE_MISMATCH,
+                          "input \"W\" is declared int64 but its initializer is float");
+            else
+                EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                          "input \"W\" is declared [3, 3] but its initializer is [3, 4]");
+            free(m.d);
+        }
+        /* a Reshape whose constant shape does not hold the weights' elements */
+        buf g6 = {0};
+        init_f(&g6, "W", (int64_t[]){4, 5}, 2, w);
+        init_i64(&g6, "shape", (int64_t[]){2}, 1, (int64_t[]){3, 7});
+        node(&g6, "Reshape", "rs", (const char *[]){"W", "shape"}, 2, (const char *[]){"y"}, 1,
+             NULL, 0);
+        vinfo(&g6, 12, "y", TX_ONNX_FLOAT, (int64_t[]){3, 7}, 2);
+        m = model(&g6, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
+                  "cannot reshape [4, 5] to [3, 7]");
+        free(m.d);
+        /* a declared dim past 2^40 elements */
+        buf g7 = {0};
+        vinfo(&g7, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1 << 30, 1 << 30}, 2);
+        node(&g7, "Relu", "r", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g7, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+        m = model(&g7, 13);
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_TOO_LARGE,
+                  "value \"x\" is declared with dims beyond 2^40 elements");
+        free(m.d);
+        tx_stats st;
+        tx_ctx_stats(ctx, &st);
+        CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
         tx_test_end();
     }
     if (tx_test_begin("session: truncated models never crash tx_session_create")) {

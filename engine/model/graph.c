@@ -70,6 +70,7 @@ static int val_add(tx_session *s, const char *name) {
     memset(v, 0, sizeof *v);
     v->name = name;
     v->rank = -1;
+    v->decl_rank = -1;
     v->producer = -1;
     v->last_use = -1;
     if (s->n_vals * 2 > s->index_cap) {
@@ -92,7 +93,20 @@ static void set_info_from(tx_session_val *v, const tx_onnx_vinfo *vi) {
         v->rank = vi->rank;
         memcpy(v->shape, vi->shape, sizeof v->shape);
         memcpy(v->dim_names, vi->dim_param, sizeof v->dim_names);
+        v->decl_rank = vi->rank;
+        memcpy(v->decl_shape, vi->shape, sizeof v->decl_shape);
     }
+}
+
+/* Whether two shapes can be the same tensor's: ranks equal, and every dim
+ * both know equal (-1 is unknown). */
+static bool shapes_agree(int ra, const int64_t *a, int rb, const int64_t *b) {
+    if (ra != rb)
+        return false;
+    for (int d = 0; d < ra; d++)
+        if (a[d] >= 0 && b[d] >= 0 && a[d] != b[d])
+            return false;
+    return true;
 }
 
 /* ---- 1. values and topological order ---- */
@@ -121,8 +135,25 @@ static tx_status build(tx_session *s) {
     for (int i = 0; i < m->n_inputs; i++) {
         const tx_onnx_vinfo *vi = &m->inputs[i];
         int k = tx_graph_find(s, vi->name);
-        if (k >= 0 && s->vals[k].is_const)
-            continue; /* IR < 4 lists initializers as inputs too: not a real input */
+        if (k >= 0 && s->vals[k].is_const) {
+            /* IR < 4 lists initializers as inputs too: not a real input, but
+             * what it declares must be what the weights are */
+            const tx_session_val *c = &s->vals[k];
+            if (vi->rank >= 0 && !shapes_agree(vi->rank, vi->shape, c->rank, c->shape)) {
+                char a[160], b[160];
+                tx_shape_str(a, sizeof a, vi->rank, vi->shape);
+                tx_shape_str(b, sizeof b, c->rank, c->shape);
+                return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                               "onnx: input \"%s\" is declared %s but its initializer is %s",
+                               vi->name, a, b);
+            }
+            if (vi->elem && tx_onnx_type_is_float(vi->elem) != tx_onnx_type_is_float(c->elem))
+                return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH,
+                               "onnx: input \"%s\" is declared %s but its initializer is %s",
+                               vi->name, tx_onnx_type_name(vi->elem),
+                               tx_onnx_type_name(c->elem));
+            continue;
+        }
         if (k >= 0)
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "onnx: input \"%s\" is listed twice",
                            vi->name);
@@ -381,6 +412,34 @@ static tx_status with_xnode(tx_session *s, int k, tx_onnx_exec_fn f) {
     return f(&x);
 }
 
+/* A step's outputs after folding or inference: within TX_DIM_MAX (what later
+ * nodes compute from the shapes must not overflow), and agreeing with what
+ * the file declares: weights that contradict the declared shapes make the
+ * file wrong, and running it anyway would hand out numbers of a shape the
+ * caller was told otherwise. */
+static tx_status check_outputs(tx_session *s, const tx_step *sp) {
+    for (int o = 0; o < sp->n_out; o++) {
+        const tx_session_val *v = sp->out[o] >= 0 ? &s->vals[sp->out[o]] : NULL;
+        if (!v || v->rank < 0)
+            continue;
+        if (!tx_dims_in_range(v->rank, v->shape, TX_DIM_MAX, true))
+            return tx_fail(s->ctx, TX_STATUS_TOO_LARGE,
+                           "onnx: %s node \"%s\": output \"%s\" would have more than 2^40 "
+                           "elements",
+                           sp->node->op_type, sp->node->name, v->name);
+        if (v->decl_rank >= 0 && !shapes_agree(v->rank, v->shape, v->decl_rank, v->decl_shape)) {
+            char a[160], b[160];
+            tx_shape_str(a, sizeof a, v->rank, v->shape);
+            tx_shape_str(b, sizeof b, v->decl_rank, v->decl_shape);
+            return tx_fail(s->ctx, TX_STATUS_SHAPE_MISMATCH,
+                           "onnx: %s node \"%s\" makes \"%s\" %s from its inputs, but the "
+                           "model declares it %s",
+                           sp->node->op_type, sp->node->name, v->name, a, b);
+        }
+    }
+    return TX_STATUS_OK;
+}
+
 static tx_status fold_and_infer(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -398,6 +457,9 @@ static tx_status fold_and_infer(tx_session *s) {
             if (st == TX_STATUS_OK) {
                 sp->dead = true;
                 s->folded++;
+                st = check_outputs(s, sp);
+                if (st)
+                    return st;
                 continue;
             }
             if (st != TX_STATUS_DEFER)
@@ -417,6 +479,9 @@ static tx_status fold_and_infer(tx_session *s) {
             if (st && st != TX_STATUS_DEFER)
                 return st;
         }
+        tx_status st = check_outputs(s, sp);
+        if (st)
+            return st;
     }
     return TX_STATUS_OK;
 }

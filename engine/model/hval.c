@@ -17,18 +17,32 @@ void tx_hval_free(tx_hval *v) {
     v->i = NULL;
 }
 
+bool tx_dims_in_range(int rank, const int64_t *shape, int64_t limit, bool allow_unknown) {
+    if (rank < 0 || rank > TX_MAX_RANK)
+        return false;
+    int64_t n = 1; /* product of the known non-zero dims */
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] == -1 && allow_unknown)
+            continue;
+        if (shape[i] < 0 || shape[i] > limit)
+            return false;
+        if (shape[i] > 0 && n > limit / shape[i])
+            return false;
+        n *= shape[i] ? shape[i] : 1;
+    }
+    return true;
+}
+
 bool tx_hval_alloc(tx_hval *v, int elem, int rank, const int64_t *shape) {
     memset(v, 0, sizeof *v);
-    if (rank < 0 || rank > TX_MAX_RANK)
+    /* 2^28 elements (1-2 GiB) at most: a hostile ConstantOfShape must not
+     * make the host allocate (and touch) unbounded memory */
+    if (!tx_dims_in_range(rank, shape, (int64_t)1 << 28, false))
         return false;
     v->elem = elem;
     v->rank = rank;
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
-        /* 2^28 elements (1-2 GiB) at most: a hostile ConstantOfShape must
-         * not make the host allocate (and touch) unbounded memory */
-        if (shape[i] < 0 || (shape[i] > 0 && n > ((int64_t)1 << 28) / shape[i]))
-            return false;
         v->shape[i] = shape[i];
         n *= shape[i];
     }

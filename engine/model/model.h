@@ -149,6 +149,16 @@ tx_status tx_onnx_load_tensor(const void *bytes, size_t len, tx_hval *out, char 
 
 /* ---- host values (hval.c) ---- */
 
+/* Every shape a session holds (declared, initializer, inferred, host value)
+ * keeps each dim in 0..TX_DIM_MAX and the product of its non-zero dims at
+ * most TX_DIM_MAX, so numel, strides and any sub-product of its dims fit
+ * int64 with room to spare. 2^40 elements is far above what a texture or a
+ * host buffer holds; it only separates "huge" from "overflowed". */
+#define TX_DIM_MAX ((int64_t)1 << 40)
+/* Whether shape meets that rule under `limit` (TX_DIM_MAX, or less);
+ * unknown dims (-1) pass when allow_unknown. */
+bool tx_dims_in_range(int rank, const int64_t *shape, int64_t limit, bool allow_unknown);
+
 void tx_hval_free(tx_hval *v);
 /* Allocates data for elem/rank/shape (zeroed). false on overflow or OOM. */
 bool tx_hval_alloc(tx_hval *v, int elem, int rank, const int64_t *shape);

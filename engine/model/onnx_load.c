@@ -392,13 +392,15 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
     memset(out, 0, sizeof *out);
     out->elem = (int)elem;
     out->rank = n_dims;
-    int64_t numel = 1;
-    for (int i = 0; i < n_dims; i++) {
+    for (int i = 0; i < n_dims; i++)
         if (dims[i] < 0)
             return fail(p, TX_STATUS_INVALID_ARGUMENT, "tensor \"%s\" has negative dim %lld", nm,
                         (long long)dims[i]);
-        if (dims[i] > 0 && numel > ((int64_t)1 << 40) / dims[i])
-            return fail(p, TX_STATUS_TOO_LARGE, "tensor \"%s\" is too large", nm);
+    if (!tx_dims_in_range(n_dims, dims, TX_DIM_MAX, false))
+        return fail(p, TX_STATUS_TOO_LARGE, "tensor \"%s\" is too large (dims beyond 2^40 "
+                                            "elements)", nm);
+    int64_t numel = 1;
+    for (int i = 0; i < n_dims; i++) {
         numel *= dims[i];
         out->shape[i] = dims[i];
     }
@@ -497,6 +499,9 @@ static bool parse_shape(parser *p, tx_pb b, tx_onnx_vinfo *v) {
         v->dim_param[v->rank] = val < 0 ? param : NULL;
         v->shape[v->rank++] = val;
     }
+    if (r == 0 && !tx_dims_in_range(v->rank, v->shape, TX_DIM_MAX, true))
+        return fail(p, TX_STATUS_TOO_LARGE, "value \"%s\" is declared with dims beyond 2^40 "
+                                            "elements", v->name);
     return r == 0 || malformed(p, "shape");
 }
 

@@ -47,9 +47,11 @@ static tx_status infer_same(tx_xnode *x) {
     return TX_STATUS_OK;
 }
 
-/* numpy broadcasting of static shapes (-1: unknown). false if incompatible. */
-static bool bcast(int ra, const int64_t *a, int rb, const int64_t *b, int *ro, int64_t *o) {
+/* numpy broadcasting of static shapes (-1: unknown). false if incompatible.
+ * o may be a or b: the result is built aside first. */
+static bool bcast(int ra, const int64_t *a, int rb, const int64_t *b, int *ro, int64_t *out) {
     int r = ra > rb ? ra : rb;
+    int64_t o[TX_MAX_RANK];
     for (int i = 0; i < r; i++) {
         int ia = i - (r - ra), ib = i - (r - rb);
         int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
@@ -64,6 +66,7 @@ static bool bcast(int ra, const int64_t *a, int rb, const int64_t *b, int *ro, i
         else
             o[i] = da;
     }
+    memcpy(out, o, sizeof(int64_t) * (size_t)r);
     *ro = r;
     return true;
 }
@@ -87,7 +90,11 @@ static tx_status infer_bcast(tx_xnode *x) {
             memcpy(shape, s2, sizeof shape);
             first = 0;
         } else if (!bcast(rank, shape, r2, s2, &rank, shape)) {
-            known = false;
+            char a[160], b[160];
+            tx_shape_str(a, sizeof a, rank, shape);
+            tx_shape_str(b, sizeof b, r2, s2);
+            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "%s %s and input %d %s do not broadcast",
+                             i == 1 ? "input 0" : "the inputs before", a, i, b);
         }
     }
     if (!first)
@@ -558,6 +565,12 @@ static tx_status exec_binary(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, oelem);
 }
 
+/* PRelu before opset 7 broadcasts its slope along the channels (the run
+ * reshapes it): the output is X's shape. */
+static tx_status infer_prelu(tx_xnode *x) {
+    return x->opset < 7 ? infer_same(x) : infer_bcast(x);
+}
+
 static tx_status infer_logic(tx_xnode *x) {
     tx_status st = infer_bcast(x);
     if (x->out[0])
@@ -724,6 +737,14 @@ static tx_status exec_gemm(tx_xnode *x) {
     return st;
 }
 
+static tx_status matmul_mismatch(tx_xnode *x, int ra, const int64_t *sa, int rb,
+                                 const int64_t *sb) {
+    char a[160], b[160];
+    tx_shape_str(a, sizeof a, ra, sa);
+    tx_shape_str(b, sizeof b, rb, sb);
+    return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "A %s and B %s do not multiply", a, b);
+}
+
 static tx_status infer_matmul(tx_xnode *x) {
     int ea, ra, eb, rb;
     int64_t sa[TX_MAX_RANK], sb[TX_MAX_RANK], o[TX_MAX_RANK + 2];
@@ -732,10 +753,12 @@ static tx_status infer_matmul(tx_xnode *x) {
     if (ra < 1 || rb < 1)
         return TX_STATUS_OK;
     int64_t m = ra >= 2 ? sa[ra - 2] : 1, n = rb >= 2 ? sb[rb - 1] : 1;
+    int64_t ka = sa[ra - 1], kb = rb >= 2 ? sb[rb - 2] : sb[0];
     int rbat;
     int64_t bat[TX_MAX_RANK];
-    if (!bcast(ra > 2 ? ra - 2 : 0, sa, rb > 2 ? rb - 2 : 0, sb, &rbat, bat))
-        return TX_STATUS_OK;
+    if ((ka >= 0 && kb >= 0 && ka != kb) ||
+        !bcast(ra > 2 ? ra - 2 : 0, sa, rb > 2 ? rb - 2 : 0, sb, &rbat, bat))
+        return matmul_mismatch(x, ra, sa, rb, sb);
     int r = 0;
     for (int i = 0; i < rbat; i++)
         o[r++] = bat[i];
@@ -755,8 +778,11 @@ static tx_status infer_gemm(tx_xnode *x) {
     sinfo(x, 1, &eb, &rb, sb);
     if (ra != 2 || rb != 2)
         return TX_STATUS_OK;
-    int64_t o[2] = {tx_attr_int(x->node, "transA", 0) ? sa[1] : sa[0],
-                    tx_attr_int(x->node, "transB", 0) ? sb[0] : sb[1]};
+    bool ta = tx_attr_int(x->node, "transA", 0) != 0, tb = tx_attr_int(x->node, "transB", 0) != 0;
+    int64_t ka = ta ? sa[0] : sa[1], kb = tb ? sb[1] : sb[0];
+    if (ka >= 0 && kb >= 0 && ka != kb)
+        return matmul_mismatch(x, ra, sa, rb, sb);
+    int64_t o[2] = {ta ? sa[1] : sa[0], tb ? sb[0] : sb[1]};
     tx_x_set_info(x, 0, TX_ONNX_FLOAT, 2, o);
     return TX_STATUS_OK;
 }
@@ -787,6 +813,8 @@ static tx_status reshape_target(tx_xnode *x, int in_rank, const int64_t *in_shap
         } else if (d < 0) {
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "negative dim %lld in the shape",
                              (long long)d);
+        } else if (d > TX_DIM_MAX || (d && known > TX_DIM_MAX / d)) {
+            return tx_x_fail(x, TX_STATUS_TOO_LARGE, "the shape has more than 2^40 elements");
         } else {
             known *= d;
         }
@@ -1551,6 +1579,56 @@ static tx_status conv_desc_of(tx_xnode *x, int spatial, tx_conv_desc *d) {
     return st;
 }
 
+/* Conv's attributes, and ConvTranspose's two more. */
+static tx_status conv_attrs(tx_xnode *x, bool tr, int spatial, tx_conv_desc *d) {
+    tx_status st = conv_desc_of(x, spatial, d);
+    if (!st && tr) {
+        st = attr_spatial(x, "output_padding", spatial, d->output_padding);
+        if (!st)
+            st = attr_spatial(x, "output_shape", spatial, d->output_shape);
+    }
+    return st;
+}
+
+/* Windowed ops' static output shape: x's unknown N, H, W (dynamic batch and
+ * image sizes) are stood in for and come out unknown; the channel count and
+ * the weights must be known for anything to be inferred. */
+#define WINDOW_STAND_IN ((int64_t)1 << 20)
+
+static tx_status infer_conv(tx_xnode *x) {
+    bool tr = strcmp(x->node->op_type, "ConvTranspose") == 0;
+    int ex, rx, ew, rw;
+    int64_t sx[TX_MAX_RANK], sw[TX_MAX_RANK], xin[TX_MAX_RANK], o[TX_MAX_RANK];
+    sinfo(x, 0, &ex, &rx, sx);
+    sinfo(x, 1, &ew, &rw, sw);
+    if ((rx != 3 && rx != 4) || rw != rx || sx[1] < 0)
+        return TX_STATUS_OK; /* the run reports it with the real shapes */
+    for (int d = 0; d < rw; d++)
+        if (sw[d] < 0)
+            return TX_STATUS_OK;
+    int64_t bias = -1;
+    if (tx_x_has(x, 2)) {
+        int eb, rb;
+        int64_t sb[TX_MAX_RANK];
+        sinfo(x, 2, &eb, &rb, sb);
+        bias = rb == 1 ? sb[0] : -1;
+    }
+    tx_conv_desc d;
+    tx_status st = conv_attrs(x, tr, rx - 2, &d);
+    if (st)
+        return st;
+    for (int i = 0; i < rx; i++)
+        xin[i] = sx[i] >= 0 ? sx[i] : i == 0 ? 1 : WINDOW_STAND_IN;
+    st = tx_conv_out_shape(x->ctx, tr, rx, xin, sw, bias, &d, o);
+    if (st)
+        return tx_x_fail(x, st, "%s", tx_last_error(x->ctx));
+    for (int i = 0; i < rx; i++)
+        if (i != 1 && sx[i] < 0)
+            o[i] = -1;
+    tx_x_set_info(x, 0, TX_ONNX_FLOAT, rx, o);
+    return TX_STATUS_OK;
+}
+
 static tx_status exec_conv(tx_xnode *x) {
     bool tr = strcmp(x->node->op_type, "ConvTranspose") == 0;
     int spatial;
@@ -1559,12 +1637,7 @@ static tx_status exec_conv(tx_xnode *x) {
         st = spatial_rank(x, &spatial);
     tx_conv_desc d;
     if (!st)
-        st = conv_desc_of(x, spatial, &d);
-    if (!st && tr) {
-        st = attr_spatial(x, "output_padding", spatial, d.output_padding);
-        if (!st)
-            st = attr_spatial(x, "output_shape", spatial, d.output_shape);
-    }
+        st = conv_attrs(x, tr, spatial, &d);
     tx_tensor in, w, y;
     if (!st)
         st = tx_x_dev(x, 0, &in);
@@ -1581,12 +1654,72 @@ static tx_status exec_conv(tx_xnode *x) {
 
 /* ---- pools ---- */
 
+static tx_op pool_op(const tx_onnx_node *n) {
+    const char *t = n->op_type;
+    return strcmp(t, "MaxPool") == 0         ? TX_OP_MAXPOOL
+           : strcmp(t, "AveragePool") == 0   ? TX_OP_AVERAGEPOOL
+           : strcmp(t, "GlobalMaxPool") == 0 ? TX_OP_GLOBALMAXPOOL
+                                             : TX_OP_GLOBALAVERAGEPOOL;
+}
+
+static tx_status pool_attrs(tx_xnode *x, tx_op op, int spatial, tx_pool_desc *d) {
+    memset(d, 0, sizeof *d);
+    if (op != TX_OP_MAXPOOL && op != TX_OP_AVERAGEPOOL)
+        return TX_STATUS_OK;
+    tx_status st = attr_spatial(x, "kernel_shape", spatial, d->kernel_shape);
+    if (!st && !d->kernel_shape[0])
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "kernel_shape is required");
+    if (!st)
+        st = auto_pad_of(x, &d->auto_pad);
+    if (!st)
+        st = attr_spatial(x, "strides", spatial, d->strides);
+    if (!st)
+        st = attr_spatial(x, "dilations", spatial, d->dilations);
+    if (!st)
+        st = attr_spatial(x, "pads", 2 * spatial, d->pads);
+    if (!st && d->auto_pad != TX_AUTO_PAD_NOTSET)
+        memset(d->pads, 0, sizeof d->pads);
+    d->ceil_mode = tx_attr_int(x->node, "ceil_mode", 0) != 0;
+    d->count_include_pad = tx_attr_int(x->node, "count_include_pad", 0) != 0;
+    if (!st && tx_attr_int(x->node, "storage_order", 0) != 0 && x->n_out > 1 && x->out[1])
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "storage_order 1 is unsupported");
+    return st;
+}
+
+static tx_status infer_pool(tx_xnode *x) {
+    tx_op op = pool_op(x->node);
+    int ex, rx;
+    int64_t sx[TX_MAX_RANK], o[TX_MAX_RANK];
+    sinfo(x, 0, &ex, &rx, sx);
+    if (rx != 3 && rx != 4)
+        return TX_STATUS_OK; /* the run reports it with the real shapes */
+    tx_pool_desc d;
+    tx_status st = pool_attrs(x, op, rx - 2, &d);
+    if (st)
+        return st;
+    memcpy(o, sx, sizeof o);
+    if (op == TX_OP_MAXPOOL || op == TX_OP_AVERAGEPOOL) {
+        tx_slot xs = {.rank = rx, .dtype = TX_DTYPE_FLOAT32};
+        for (int i = 0; i < rx; i++)
+            xs.shape[i] = sx[i] >= 0 ? sx[i] : i < 2 ? 1 : WINDOW_STAND_IN;
+        tx_window g;
+        st = tx_window_geom(x->ctx, tx_op_name(op), &xs, d.kernel_shape, d.strides, d.dilations,
+                            d.pads, d.auto_pad, d.ceil_mode, &g);
+        if (st)
+            return tx_x_fail(x, st, "%s", tx_last_error(x->ctx));
+        if (rx == 4)
+            o[2] = sx[2] >= 0 ? g.ho : -1;
+        o[rx - 1] = sx[rx - 1] >= 0 ? g.wo : -1;
+    } else {
+        for (int i = 2; i < rx; i++)
+            o[i] = 1;
+    }
+    tx_x_set_info(x, 0, tx_x_elem(x, 0), rx, o);
+    return TX_STATUS_OK;
+}
+
 static tx_status exec_pool(tx_xnode *x) {
-    const char *t = x->node->op_type;
-    tx_op op = strcmp(t, "MaxPool") == 0          ? TX_OP_MAXPOOL
-               : strcmp(t, "AveragePool") == 0    ? TX_OP_AVERAGEPOOL
-               : strcmp(t, "GlobalMaxPool") == 0  ? TX_OP_GLOBALMAXPOOL
-                                                  : TX_OP_GLOBALAVERAGEPOOL;
+    tx_op op = pool_op(x->node);
     if (x->n_out > 1 && x->out[1])
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "the Indices output is unsupported");
     int spatial;
@@ -1594,26 +1727,9 @@ static tx_status exec_pool(tx_xnode *x) {
     tx_status st = op == TX_OP_MAXPOOL ? TX_STATUS_OK : float_input_only(x, 0);
     if (!st)
         st = spatial_rank(x, &spatial);
-    tx_pool_desc d = {0};
-    if (!st && (op == TX_OP_MAXPOOL || op == TX_OP_AVERAGEPOOL)) {
-        st = attr_spatial(x, "kernel_shape", spatial, d.kernel_shape);
-        if (!st && !d.kernel_shape[0])
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "kernel_shape is required");
-        if (!st)
-            st = auto_pad_of(x, &d.auto_pad);
-        if (!st)
-            st = attr_spatial(x, "strides", spatial, d.strides);
-        if (!st)
-            st = attr_spatial(x, "dilations", spatial, d.dilations);
-        if (!st)
-            st = attr_spatial(x, "pads", 2 * spatial, d.pads);
-        if (!st && d.auto_pad != TX_AUTO_PAD_NOTSET)
-            memset(d.pads, 0, sizeof d.pads);
-        d.ceil_mode = tx_attr_int(x->node, "ceil_mode", 0) != 0;
-        d.count_include_pad = tx_attr_int(x->node, "count_include_pad", 0) != 0;
-        if (!st && tx_attr_int(x->node, "storage_order", 0) != 0 && x->n_out > 1 && x->out[1])
-            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "storage_order 1 is unsupported");
-    }
+    tx_pool_desc d;
+    if (!st)
+        st = pool_attrs(x, op, spatial, &d);
     tmp_list l = {0};
     tx_tensor in, y;
     if (!st)
@@ -2647,7 +2763,7 @@ static const tx_onnx_op k_ops[] = {
     {"ThresholdedRelu", exec_act, infer_same, 0, 1, 1, 0},
     {"Shrink", exec_act, infer_same, 0, 1, 1, 0},
     /* binary, logic, variadic */
-    {"PRelu", exec_binary, infer_bcast, H, 2, 2, 0},
+    {"PRelu", exec_binary, infer_prelu, H, 2, 2, 0},
     {"And", exec_binary, infer_logic, H, 2, 2, 0},
     {"Or", exec_binary, infer_logic, H, 2, 2, 0},
     {"Xor", exec_binary, infer_logic, H, 2, 2, 0},
@@ -2660,12 +2776,12 @@ static const tx_onnx_op k_ops[] = {
     {"Mean", exec_binary, infer_bcast, 0, 1, -1, 0},
     {"Where", exec_where, infer_where, 0, 3, 3, 0},
     /* conv, pools, normalizations */
-    {"Conv", exec_conv, NULL, TX_OPF_FUSE_ACT, 2, 3, 0},
-    {"ConvTranspose", exec_conv, NULL, 0, 2, 3, 0},
-    {"MaxPool", exec_pool, NULL, 0, 1, 1, 0},
-    {"AveragePool", exec_pool, NULL, 0, 1, 1, 0},
-    {"GlobalMaxPool", exec_pool, NULL, 0, 1, 1, 0},
-    {"GlobalAveragePool", exec_pool, NULL, 0, 1, 1, 0},
+    {"Conv", exec_conv, infer_conv, TX_OPF_FUSE_ACT, 2, 3, 0},
+    {"ConvTranspose", exec_conv, infer_conv, 0, 2, 3, 0},
+    {"MaxPool", exec_pool, infer_pool, 0, 1, 1, 0},
+    {"AveragePool", exec_pool, infer_pool, 0, 1, 1, 0},
+    {"GlobalMaxPool", exec_pool, infer_pool, 0, 1, 1, 0},
+    {"GlobalAveragePool", exec_pool, infer_pool, 0, 1, 1, 0},
     {"BatchNormalization", exec_norm, infer_same, 0, 5, 5, 0},
     {"InstanceNormalization", exec_norm, infer_same, 0, 3, 3, 0},
     {"LayerNormalization", exec_norm, infer_same, 0, 2, 3, 0},

@@ -14,6 +14,10 @@ struct tx_session_val {
     int rank;
     int64_t shape[TX_MAX_RANK];
     const char *dim_names[TX_MAX_RANK]; /* symbolic dims of inputs, or NULL */
+    /* what the file declares (value_info, graph output); decl_rank -1: nothing.
+     * Inference must agree with it wherever both know a dim. */
+    int decl_rank;
+    int64_t decl_shape[TX_MAX_RANK];
     bool is_const;     /* initializer, Constant or folded: c holds the data */
     bool c_owned;      /* c's data is malloc'd (folded), not in the model arena */
     tx_hval c;

@@ -506,6 +506,19 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     return TX_STATUS_OK;
 }
 
+tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,
+                            const int64_t *wshape, int64_t bias_len, const tx_conv_desc *d,
+                            int64_t *oshape) {
+    tx_slot xs = {.rank = rank, .dtype = TX_DTYPE_FLOAT32};
+    tx_slot ws = xs, bs = {.rank = 1, .shape = {bias_len}, .dtype = TX_DTYPE_FLOAT32};
+    memcpy(xs.shape, xshape, sizeof(int64_t) * (size_t)rank);
+    memcpy(ws.shape, wshape, sizeof(int64_t) * (size_t)rank);
+    conv_plan p;
+    int orank;
+    return conv_plan_make(ctx, transpose ? "conv_transpose" : "conv", transpose, 8, &xs, &ws,
+                          bias_len >= 0 ? &bs : NULL, d, &p, &orank, oshape);
+}
+
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {
     return conv_run(ctx, false, x, w, desc, out);
 }
