@@ -105,10 +105,15 @@ run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
-# Every fuzz target replays its corpus (seeds and past crashes).
+# Every fuzz target replays its corpus (seeds and past crashes); the loader
+# and graph targets also every file of libonnx-testdata, their uncommitted
+# seeds.
 for f in tests/fuzz/fuzz_*.c; do
     t=$(basename "$f" .c)
-    run_suite "$t corpus" xvfb "$BUILD/tests/fuzz/${t}_replay" "tests/fuzz/corpus/${t#fuzz_}"
+    extra=()
+    [[ $t == fuzz_onnx_load || $t == fuzz_onnx_graph ]] && extra=(/usr/share/libonnx-testdata/data)
+    run_suite "$t corpus" xvfb "$BUILD/tests/fuzz/${t}_replay" "tests/fuzz/corpus/${t#fuzz_}" \
+        "${extra[@]}"
 done
 
 # Browser suites: the same C tests built by emscripten, the JS API tests and

@@ -1,5 +1,5 @@
 /* Replays fuzz inputs without libFuzzer: every file named on the command line
- * (directories: every file in them) goes through LLVMFuzzerTestOneInput once.
+ * (directories: every file under them) goes through LLVMFuzzerTestOneInput once.
  * Ends with the harness line "N passed, 0 failed"; a crash ends the process,
  * which scripts/test.sh counts as a failure. */
 #include <dirent.h>
@@ -62,7 +62,7 @@ static void run_path(const char *path) {
         closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name); /* same order every run */
     for (int i = 0; i < n; i++) {
-        run_file(names[i]);
+        run_path(names[i]); /* subdirectories too (libonnx-testdata's tree) */
         free(names[i]);
     }
     free(names);
