@@ -109,6 +109,18 @@ static int64_t numel_of(int rank, const int64_t *shape) {
     return n;
 }
 
+/* double → int64 as a cast would, saturating where the cast is undefined
+ * (NaN → 0, beyond ±2^63 → the limit): host math on hostile constants. */
+static int64_t sat_i64(double v) {
+    if (!(v == v))
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
 static int norm_axis(int64_t a, int rank) { return (int)(a < 0 ? a + rank : a); }
 
 /* A host value's entries as int64 (shape-like inputs). */
@@ -285,7 +297,7 @@ static tx_status exec_unary(tx_xnode *x) {
             if (o.f)
                 o.f[k] = (float)v;
             else
-                o.i[k] = isfinite(v) ? (int64_t)v : 0;
+                o.i[k] = isfinite(v) ? sat_i64(v) : 0;
         }
         return tx_x_set_host(x, 0, &o);
     }
@@ -416,11 +428,11 @@ static int64_t host_bin_i(tx_op op, int64_t a, int64_t b) {
     case TX_OP_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
     case TX_OP_SUB: return (int64_t)((uint64_t)a - (uint64_t)b);
     case TX_OP_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
-    case TX_OP_DIV: return b == 0 ? 0 : (b == -1 ? -a : a / b);
-    case TX_OP_POW: return (int64_t)pow((double)a, (double)b);
+    case TX_OP_DIV: return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);
+    case TX_OP_POW: return sat_i64(pow((double)a, (double)b));
     case TX_OP_MIN: return a < b ? a : b;
     case TX_OP_MAX: return a > b ? a : b;
-    case TX_OP_PRELU: return a < 0 ? a * b : a;
+    case TX_OP_PRELU: return a < 0 ? (int64_t)((uint64_t)a * (uint64_t)b) : a;
     default: return 0;
     }
 }
@@ -1159,7 +1171,7 @@ static tx_status exec_constant_of_shape(tx_xnode *x) {
         if (o.f)
             o.f[k] = (float)fill;
         else
-            o.i[k] = (int64_t)fill;
+            o.i[k] = sat_i64(fill);
     }
     return tx_x_set_host(x, 0, &o);
 }
@@ -1220,7 +1232,7 @@ static tx_status exec_cast(tx_xnode *x) {
             else if (to == TX_ONNX_BOOL)
                 o.i[k] = v != 0;
             else
-                o.i[k] = isfinite(v) ? (int64_t)v : 0;
+                o.i[k] = isfinite(v) ? sat_i64(v) : 0;
         }
         return tx_x_set_host(x, 0, &o);
     }
