@@ -48,20 +48,27 @@
  *       op of the wrong family, a wrong input count, a bad attribute (clip
  *       bounds out of order or NaN), a negative rank or dimension, a negative
  *       desc field, tx_ctx_restore on a context that is not lost. A caller
- *       bug: fix the call.
+ *       bug: fix the call. For models: a malformed or truncated file (the
+ *       message says which message or field), a node reading a value nothing
+ *       produces, a cycle, a bad node attribute, a feed with an unknown name.
  *   TX_STATUS_SHAPE_MISMATCH    shapes the op cannot combine (no broadcast,
  *       inner dims differ, bias not [N]), a reshape to another element count,
  *       or a byte count in tx_tensor_write / tx_tensor_read that does not fit
- *       the tensor.
+ *       the tensor. For models: declared shapes (value_info, graph outputs,
+ *       initializers listed as inputs) that contradict what the weights make
+ *       (tx_session_create names the node, the value and both shapes), or a
+ *       feed of another shape than the declared one.
  *   TX_STATUS_RANK_TOO_HIGH     more than TX_MAX_RANK dimensions.
  *   TX_STATUS_DTYPE_MISMATCH    a dtype the op does not take (int32 into
- *       unary or matmul, int32 with float32 in a binary op).
+ *       unary or matmul, int32 with float32 in a binary op); a feed of the
+ *       wrong dtype; an initializer listed as an input with another type.
  *   TX_STATUS_STALE_HANDLE      a tensor that was destroyed, never created,
  *       or belongs to another context.
  *   TX_STATUS_TOO_LARGE         the tensor needs more texels than one texture
  *       of this device holds (the message names the size and
  *       MAX_TEXTURE_SIZE), or more elements than texel can address; element
- *       counts that overflow are reported here too.
+ *       counts that overflow are reported here too, and so are a model's
+ *       tensors, declared or inferred shapes of more than 2^40 elements.
  *   TX_STATUS_OUT_OF_MEMORY     the context's memory_budget would be exceeded
  *       by live textures, or the driver or host refused an allocation. Live
  *       tensors are untouched; free some and retry.
