@@ -2159,7 +2159,8 @@ static tx_status exec_resize(tx_xnode *x) {
         if (!a || a->n_floats > TX_MAX_RANK)
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs a scales attribute");
         nsc = a->n_floats;
-        memcpy(scales, a->floats, sizeof(float) * (size_t)nsc);
+        if (nsc)
+            memcpy(scales, a->floats, sizeof(float) * (size_t)nsc);
     } else {
         int si = v10 ? 1 : 2;
         if (tx_x_has(x, si)) {

@@ -212,7 +212,8 @@ int tx_attr_ints(const tx_onnx_node *n, const char *name, const int64_t **v) {
     const tx_onnx_attr *a = tx_attr_find(n, name);
     if (!a || a->type != TX_ATTR_INTS)
         return -1;
-    *v = a->ints;
+    static const int64_t none[1];
+    *v = a->n_ints ? a->ints : none; /* never NULL: callers memcpy n entries */
     return a->n_ints;
 }
 
