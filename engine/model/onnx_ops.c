@@ -1557,17 +1557,27 @@ static tx_status attr_spatial(tx_xnode *x, const char *name, int want, int *out)
     return TX_STATUS_OK;
 }
 
+/* The window attributes conv and pool share; explicit pads are dropped when
+ * auto_pad decides them. */
+static tx_status window_attrs(tx_xnode *x, int spatial, tx_auto_pad *auto_pad, int *strides,
+                              int *dilations, int *pads) {
+    tx_status st = auto_pad_of(x, auto_pad);
+    if (!st)
+        st = attr_spatial(x, "strides", spatial, strides);
+    if (!st)
+        st = attr_spatial(x, "dilations", spatial, dilations);
+    if (!st)
+        st = attr_spatial(x, "pads", 2 * spatial, pads);
+    if (!st && *auto_pad != TX_AUTO_PAD_NOTSET)
+        memset(pads, 0, sizeof(int) * 2 * (size_t)spatial);
+    return st;
+}
+
 /* ---- Conv, ConvTranspose ---- */
 
 static tx_status conv_desc_of(tx_xnode *x, int spatial, tx_conv_desc *d) {
     memset(d, 0, sizeof *d);
-    tx_status st = auto_pad_of(x, &d->auto_pad);
-    if (!st)
-        st = attr_spatial(x, "strides", spatial, d->strides);
-    if (!st)
-        st = attr_spatial(x, "dilations", spatial, d->dilations);
-    if (!st)
-        st = attr_spatial(x, "pads", 2 * spatial, d->pads);
+    tx_status st = window_attrs(x, spatial, &d->auto_pad, d->strides, d->dilations, d->pads);
     int64_t g = tx_attr_int(x->node, "group", 1);
     if (!st && (g < 1 || g > INT32_MAX))
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "group %lld", (long long)g);
@@ -1586,8 +1596,6 @@ static tx_status conv_desc_of(tx_xnode *x, int spatial, tx_conv_desc *d) {
     for (int i = 0; !st && nk >= 0 && i < spatial; i++)
         if (nk != spatial || ks[i] != sw[2 + i])
             return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "kernel_shape does not match W");
-    if (!st && d->auto_pad != TX_AUTO_PAD_NOTSET)
-        memset(d->pads, 0, sizeof d->pads);
     return st;
 }
 
@@ -1682,15 +1690,7 @@ static tx_status pool_attrs(tx_xnode *x, tx_op op, int spatial, tx_pool_desc *d)
     if (!st && !d->kernel_shape[0])
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "kernel_shape is required");
     if (!st)
-        st = auto_pad_of(x, &d->auto_pad);
-    if (!st)
-        st = attr_spatial(x, "strides", spatial, d->strides);
-    if (!st)
-        st = attr_spatial(x, "dilations", spatial, d->dilations);
-    if (!st)
-        st = attr_spatial(x, "pads", 2 * spatial, d->pads);
-    if (!st && d->auto_pad != TX_AUTO_PAD_NOTSET)
-        memset(d->pads, 0, sizeof d->pads);
+        st = window_attrs(x, spatial, &d->auto_pad, d->strides, d->dilations, d->pads);
     d->ceil_mode = tx_attr_int(x->node, "ceil_mode", 0) != 0;
     d->count_include_pad = tx_attr_int(x->node, "count_include_pad", 0) != 0;
     if (!st && tx_attr_int(x->node, "storage_order", 0) != 0 && x->n_out > 1 && x->out[1])
