@@ -456,6 +456,37 @@ int main(int argc, char **argv) {
             tx_onnx_model_free(&om);
         }
         free(m.d);
+        /* attributes whose declared type is not what they carry (found by
+         * fuzz_onnx_load: a TENSOR attribute without a tensor) */
+        for (int c = 0; c < 3; c++) {
+            buf g3 = {0}, a = {0};
+            str_field(&a, 1, "strides");
+            if (c == 0) {
+                int_field(&a, 8, 2); /* ints, declared TENSOR */
+                int_field(&a, 20, TX_ATTR_TENSOR);
+            } else if (c == 1) {
+                int_field(&a, 20, TX_ATTR_INT); /* no value at all */
+            } else {
+                int_field(&a, 3, 2); /* an int and a float, declared INT */
+                float one = 1;
+                key(&a, 2, 5);
+                put(&a, &one, 4);
+                int_field(&a, 20, TX_ATTR_INT);
+            }
+            node(&g3, "MaxPool", "pool", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, &a,
+                 1);
+            m = model(&g3, 13);
+            st = tx_onnx_load(m.d, m.n, &om, err, sizeof err);
+            static const char *want[] = {"declared TENSOR but carries INTS",
+                                         "declared INT but carries no value",
+                                         "declared INT but carries"};
+            CHECK(st == TX_STATUS_INVALID_ARGUMENT && strstr(err, "attribute \"strides\" is") &&
+                      strstr(err, want[c]) && strstr(err, "\"pool\""),
+                  "case %d: %d %s", c, st, err);
+            if (!st)
+                tx_onnx_model_free(&om);
+            free(m.d);
+        }
         tx_test_end();
     }
     if (tx_test_begin("npy: parse, write, truncation")) {

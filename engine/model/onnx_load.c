@@ -561,6 +561,12 @@ static bool parse_vinfo(parser *p, tx_pb b, tx_onnx_vinfo *v) {
 
 /* ---- AttributeProto, NodeProto ---- */
 
+static const char *attr_type_name(int t) {
+    static const char *names[] = {"UNDEFINED", "FLOAT", "INT",    "STRING",
+                                  "TENSOR",    "GRAPH", "FLOATS", "INTS", "STRINGS"};
+    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
+}
+
 static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
     uint32_t f;
     int w, r;
@@ -568,7 +574,8 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
     double *fl = NULL;
     int n_ints = 0, c_ints = 0, n_fl = 0, c_fl = 0, c_str = 0;
     uint64_t type = 0;
-    int seen = 0; /* for files without `type`: which field carried the value */
+    int seen = 0;        /* for files without `type`: which field carried the value */
+    unsigned kinds = 0;  /* bit k: a field of attribute type k was present */
     a->name = "";
     while ((r = tx_pb_next(&b, &f, &w)) == 1) {
         bool ok = true;
@@ -617,9 +624,18 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
             return false;
         if (!ok)
             return malformed(p, "attribute");
+        if (f >= 2 && f <= 9)
+            kinds |= 1u << seen;
     }
     if (r < 0)
         return malformed(p, "attribute");
+    /* A declared type must be what the fields carry: a scalar needs its
+     * field, and no field of another type may be there (lists may be empty). */
+    if (type >= TX_ATTR_FLOAT && type <= TX_ATTR_STRINGS &&
+        ((type <= TX_ATTR_GRAPH && !(kinds & 1u << type)) || (kinds & ~(1u << type))))
+        return fail(p, TX_STATUS_INVALID_ARGUMENT,
+                    "attribute \"%s\" is declared %s but carries %s", a->name,
+                    attr_type_name((int)type), kinds ? attr_type_name(seen) : "no value");
     a->type = type ? (int)(type > 64 ? 0 : type) : seen;
     a->n_ints = n_ints;
     a->ints = ints;
@@ -638,6 +654,7 @@ static bool parse_node(parser *p, tx_pb b, tx_onnx_node *n) {
     uint32_t f;
     int w, r;
     int c_in = 0, c_out = 0, c_attr = 0;
+    size_t base = (size_t)-1; /* length of p->where before the node's name was added */
     n->name = n->op_type = n->domain = "";
     while ((r = tx_pb_next(&b, &f, &w)) == 1) {
         bool ok = true;
@@ -657,6 +674,13 @@ static bool parse_node(parser *p, tx_pb b, tx_onnx_node *n) {
         } else if (f == 7) {
             ok = read_str(p, &b, &n->domain, "node domain");
         } else if (f == 5) {
+            /* name the node in attribute messages (writers put name and
+             * op_type, fields 3 and 4, before the attributes) */
+            if (base == (size_t)-1) {
+                base = strlen(p->where);
+                snprintf(p->where + base, sizeof p->where - base, " \"%.64s\" (%.32s)", n->name,
+                         n->op_type);
+            }
             tx_pb s;
             ok = grow(p, (void **)&n->attrs, n->n_attrs, &c_attr, sizeof *n->attrs) &&
                  tx_pb_sub(&b, &s) && parse_attr(p, s, &n->attrs[n->n_attrs]);
