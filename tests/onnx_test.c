@@ -487,6 +487,33 @@ int main(int argc, char **argv) {
                 tx_onnx_model_free(&om);
             free(m.d);
         }
+        /* a ModelProto with two `graph` fields merges them, as protobuf does:
+         * 9 + 9 nodes (the second parse used to grow the node array from a
+         * capacity of 0 and wrote past it; found by fuzz_onnx_load) */
+        {
+            buf ga = {0}, gb = {0};
+            char nm[2][9][8];
+            for (int k = 0; k < 2; k++)
+                for (int i = 0; i < 9; i++) {
+                    snprintf(nm[k][i], sizeof nm[k][i], "%c%d", k ? 'b' : 'a', i);
+                    node(k ? &gb : &ga, "Relu", nm[k][i], (const char *[]){"x"}, 1,
+                         (const char *[]){nm[k][i]}, 1, NULL, 0);
+                }
+            m = model(&ga, 13);
+            msg_field(&m, 7, &gb);
+            st = tx_onnx_load(m.d, m.n, &om, err, sizeof err);
+            CHECK(st == TX_STATUS_OK, "%s", err);
+            if (!st) {
+                CHECK(om.n_nodes == 18, "%d nodes", om.n_nodes);
+                for (int i = 0; i < om.n_nodes && i < 18; i++)
+                    CHECK(strcmp(om.nodes[i].name, nm[i / 9][i % 9]) == 0 &&
+                              om.nodes[i].n_out == 1 &&
+                              strcmp(om.nodes[i].out[0], nm[i / 9][i % 9]) == 0,
+                          "node %d is \"%s\"", i, om.nodes[i].name);
+                tx_onnx_model_free(&om);
+            }
+            free(m.d);
+        }
         tx_test_end();
     }
     if (tx_test_begin("npy: parse, write, truncation")) {
@@ -1014,6 +1041,34 @@ int main(int argc, char **argv) {
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
                   "\"nope\"");
         free(m.d);
+        /* an empty name stands for an absent optional input, never a required
+         * one (found by fuzz_onnx_graph: Gemm's B empty reached shape inference
+         * as a NULL value) */
+        static const char *const empty_in[][2] = {{"x", ""}, {"", "x"}};
+        for (int c = 0; c < 2; c++) {
+            buf g5 = {0};
+            vinfo(&g5, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
+            node(&g5, c ? "Add" : "Gemm", "n1", empty_in[c], 2, (const char *[]){"y"}, 1, NULL,
+                 0);
+            vinfo(&g5, 12, "y", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
+            m = model(&g5, 13);
+            EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
+                      c ? "Add node \"n1\": input 0 is required but empty"
+                        : "Gemm node \"n1\" has 1 inputs (takes 2..3)");
+            free(m.d);
+        }
+        {
+            /* ... also between present ones: Gemm(A, "", C) */
+            buf g6 = {0};
+            vinfo(&g6, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
+            node(&g6, "Gemm", "n2", (const char *[]){"x", "", "x"}, 3, (const char *[]){"y"}, 1,
+                 NULL, 0);
+            vinfo(&g6, 12, "y", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
+            m = model(&g6, 13);
+            EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
+                      "Gemm node \"n2\": input 1 is required but empty");
+            free(m.d);
+        }
         /* Gemm fed shapes that do not multiply reports the node at run time
          * (the declared shape leaves the inner dim open) */
         buf g4 = {0};

@@ -378,6 +378,13 @@ static tx_status check_support(tx_session *s) {
                            "onnx: %s node \"%s\" has %d inputs (takes %d..%d)",
                            sp->node->op_type, sp->node->name, n_in, sp->op->min_in,
                            sp->op->max_in);
+        /* an empty name marks an optional input as absent; the required
+         * ones (the first min_in) must be there */
+        for (int i = 0; i < sp->op->min_in; i++)
+            if (sp->in[i] < 0)
+                return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                               "onnx: %s node \"%s\": input %d is required but empty",
+                               sp->node->op_type, sp->node->name, i);
     }
     return TX_STATUS_OK;
 }

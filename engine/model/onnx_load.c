@@ -15,6 +15,26 @@
 
 /* ---- arena ---- */
 
+/* Under AddressSanitizer the free part of each block stays poisoned and every
+ * allocation is followed by a poisoned redzone, so an overflow of one arena
+ * array into the next is reported like a heap overflow (without this, arrays
+ * sharing a block hide each other's overruns from ASan and the fuzzers). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TX_ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TX_ARENA_ASAN 1
+#endif
+#endif
+#ifdef TX_ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define ARENA_REDZONE 16
+#else
+#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ARENA_REDZONE 0
+#endif
+
 typedef struct tx_arena_block {
     struct tx_arena_block *next;
     size_t used, cap;
@@ -27,8 +47,10 @@ struct tx_arena {
 
 tx_arena *tx_arena_create(void) { return calloc(1, sizeof(tx_arena)); }
 
-void *tx_arena_alloc(tx_arena *a, size_t n) {
-    n = (n + 15) & ~(size_t)15;
+void *tx_arena_alloc(tx_arena *a, size_t want) {
+    if (want > SIZE_MAX / 2)
+        return NULL;
+    size_t n = ((want + 15) & ~(size_t)15) + ARENA_REDZONE;
     if (n == 0)
         n = 16;
     tx_arena_block *b = a->head;
@@ -39,6 +61,7 @@ void *tx_arena_alloc(tx_arena *a, size_t n) {
             return NULL;
         b->used = 0;
         b->cap = cap;
+        ASAN_POISON_MEMORY_REGION(b->data, cap);
         /* a big payload gets its own block behind the current one, so the
          * current block's free space stays usable */
         if (a->head && n > 65536) {
@@ -51,7 +74,8 @@ void *tx_arena_alloc(tx_arena *a, size_t n) {
     }
     void *p = (char *)b->data + b->used;
     b->used += n;
-    memset(p, 0, n);
+    ASAN_UNPOISON_MEMORY_REGION(p, want);
+    memset(p, 0, want);
     return p;
 }
 
@@ -60,6 +84,7 @@ void tx_arena_destroy(tx_arena *a) {
         return;
     for (tx_arena_block *b = a->head; b;) {
         tx_arena_block *n = b->next;
+        ASAN_UNPOISON_MEMORY_REGION(b->data, b->cap);
         free(b);
         b = n;
     }
@@ -106,13 +131,16 @@ static void *alloc(parser *p, size_t n) {
     return r;
 }
 
-/* Grows an arena array of `esz`-byte elements to hold n + 1. */
+/* Grows an arena array of `esz`-byte elements to hold n + 1. The new
+ * capacity follows n, not *cap: a message that repeats a singular field
+ * (two `graph`s in a ModelProto) merges into arrays that already hold
+ * entries while the second parse's *cap starts at 0. */
 static bool grow(parser *p, void **arr, int n, int *cap, size_t esz) {
     if (n < *cap)
         return true;
     if (n >= (1 << 28))
         return fail(p, TX_STATUS_TOO_LARGE, "more than 2^28 repeated fields");
-    int nc = *cap ? *cap * 2 : 8;
+    int nc = n < 4 ? 8 : n * 2;
     void *d = alloc(p, (size_t)nc * esz);
     if (!d)
         return false;
