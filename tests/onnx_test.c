@@ -1058,6 +1058,19 @@ int main(int argc, char **argv) {
             free(m.d);
         }
         {
+            /* a node without outputs (found by fuzz_onnx_run: shape inference
+             * of Not wrote through out[0], past the node's values) */
+            buf g7 = {0};
+            vinfo(&g7, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4}, 1);
+            node(&g7, "Not", "n3", (const char *[]){"x"}, 1, NULL, 0, NULL, 0);
+            node(&g7, "Relu", "r", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+            vinfo(&g7, 12, "y", TX_ONNX_FLOAT, (int64_t[]){4}, 1);
+            m = model(&g7, 13);
+            EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
+                      "Not node \"n3\" has no outputs");
+            free(m.d);
+        }
+        {
             /* ... also between present ones: Gemm(A, "", C) */
             buf g6 = {0};
             vinfo(&g6, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);

@@ -375,9 +375,12 @@ static tx_status check_support(tx_session *s) {
             n_in--;
         if (n_in < sp->op->min_in || (sp->op->max_in >= 0 && n_in > sp->op->max_in))
             return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
-                           "onnx: %s node \"%s\" has %d inputs (takes %d..%d)",
-                           sp->node->op_type, sp->node->name, n_in, sp->op->min_in,
-                           sp->op->max_in);
+                           "onnx: %s node \"%s\" has %d inputs (takes %d..%d)", sp->node->op_type,
+                           sp->node->name, n_in, sp->op->min_in, sp->op->max_in);
+        if (sp->n_out < 1)
+            return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                           "onnx: %s node \"%s\" has no outputs", sp->node->op_type,
+                           sp->node->name);
         /* an empty name marks an optional input as absent; the required
          * ones (the first min_in) must be there */
         for (int i = 0; i < sp->op->min_in; i++)
