@@ -310,11 +310,25 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
     return upload(ctx, s, data);
 }
 
+/* int32 values live in float texels, where integer division by zero leaves
+ * NaN (0/0) or ±Inf: those read back saturated (NaN 0, +Inf INT32_MAX, -Inf
+ * INT32_MIN), as does any value past int32's range, instead of a C cast that
+ * is undefined for them (found by fuzz_api). */
+static int32_t float_to_i32(float v) {
+    if (v != v)
+        return 0;
+    if (v >= 2147483648.0f)
+        return INT32_MAX;
+    if (v <= -2147483648.0f)
+        return INT32_MIN;
+    return (int32_t)v;
+}
+
 void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst) {
     if (dtype == TX_DTYPE_INT32) {
         int32_t *d = dst;
         for (int64_t i = 0; i < numel; i++)
-            d[i] = (int32_t)texels[i];
+            d[i] = float_to_i32(texels[i]);
     } else {
         memcpy(dst, texels, (size_t)numel * 4u);
     }

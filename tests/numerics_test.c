@@ -249,6 +249,35 @@ static void test_matmul(void) {
     tx_test_end();
 }
 
+/* int32 tensors are float texels: integer division by zero leaves NaN or
+ * ±Inf there, and reading them back saturates (0/0 -> 0, x/0 -> INT32_MAX or
+ * INT32_MIN) rather than casting, which C leaves undefined (found by
+ * fuzz_api). Ordinary quotients truncate toward zero. */
+static void test_int32_division(void) {
+    if (!tx_test_begin("int32 division by zero reads back saturated"))
+        return;
+    const int32_t a[8] = {0, 7, -7, 6, 5, -9, 0, 16777216};
+    const int32_t b[8] = {0, 0, 0, 4, -2, 2, 3, 0};
+    const int32_t want[8] = {0, INT32_MAX, INT32_MIN, 1, -2, -4, 0, INT32_MAX};
+    tx_tensor_desc d = {.rank = 1, .shape = {8}, .dtype = TX_DTYPE_INT32, .data = a};
+    tx_tensor ta, tb, ty;
+    CHECK(!tx_tensor_create(ctx, &d, &ta), "%s", tx_last_error(ctx));
+    d.data = b;
+    CHECK(!tx_tensor_create(ctx, &d, &tb), "%s", tx_last_error(ctx));
+    tx_status st = tx_binary(ctx, TX_OP_DIV, ta, tb, &ty);
+    CHECK(!st, "div: %s", tx_last_error(ctx));
+    if (!st) {
+        int32_t got[8] = {0};
+        CHECK(!tx_tensor_read(ctx, ty, got, sizeof got), "%s", tx_last_error(ctx));
+        for (int i = 0; i < 8; i++)
+            CHECK(got[i] == want[i], "%d / %d read back %d, want %d", a[i], b[i], got[i], want[i]);
+        tx_tensor_destroy(ctx, ty);
+    }
+    tx_tensor_destroy(ctx, ta);
+    tx_tensor_destroy(ctx, tb);
+    tx_test_end();
+}
+
 /* Rounds to the nearest float16 value (ties to even), as a float. */
 static float to_half(float x) {
     if (!isfinite(x) || x == 0)
@@ -371,6 +400,7 @@ int main(int argc, char **argv) {
         test_elementwise(TX_FAMILY_CLIP);
         test_elementwise(TX_FAMILY_BINARY);
         test_matmul();
+        test_int32_division();
         tx_host_close(g_host, ctx);
     }
     ctx = NULL;
