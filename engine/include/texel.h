@@ -50,7 +50,9 @@
  *       desc field, tx_ctx_restore on a context that is not lost. A caller
  *       bug: fix the call. For models: a malformed or truncated file (the
  *       message says which message or field), a node reading a value nothing
- *       produces, a cycle, a bad node attribute, a feed with an unknown name.
+ *       produces, a cycle, a bad node attribute or one whose declared type
+ *       is not what it carries, a node with an empty required input or no
+ *       outputs, a feed with an unknown name.
  *   TX_STATUS_SHAPE_MISMATCH    shapes the op cannot combine (no broadcast,
  *       inner dims differ, bias not [N]), a reshape to another element count,
  *       or a byte count in tx_tensor_write / tx_tensor_read that does not fit
