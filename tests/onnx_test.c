@@ -1041,45 +1041,31 @@ int main(int argc, char **argv) {
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
                   "\"nope\"");
         free(m.d);
-        /* an empty name stands for an absent optional input, never a required
-         * one (found by fuzz_onnx_graph: Gemm's B empty reached shape inference
-         * as a NULL value) */
-        static const char *const empty_in[][2] = {{"x", ""}, {"", "x"}};
-        for (int c = 0; c < 2; c++) {
+        /* Nodes the arity checks reject (found by the fuzzers): an empty name
+         * stands for an absent optional input, never a required one (Gemm's
+         * B reached shape inference as a NULL value), and a node needs an
+         * output (shape inference of IsNaN wrote through out[0], past the
+         * node's values). Each graph also has a Relu x -> y. */
+        static const struct {
+            const char *op, *ins[3];
+            int n_in, n_out;
+            const char *want;
+        } bad_arity[] = {
+            {"Gemm", {"x", ""}, 2, 1, "Gemm node \"n\" has 1 inputs (takes 2..3)"},
+            {"Add", {"", "x"}, 2, 1, "Add node \"n\": input 0 is required but empty"},
+            {"Gemm", {"x", "", "x"}, 3, 1, "Gemm node \"n\": input 1 is required but empty"},
+            {"Not", {"x"}, 1, 0, "Not node \"n\" has no outputs"},
+        };
+        for (size_t c = 0; c < TX_COUNTOF(bad_arity); c++) {
             buf g5 = {0};
             vinfo(&g5, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
-            node(&g5, c ? "Add" : "Gemm", "n1", empty_in[c], 2, (const char *[]){"y"}, 1, NULL,
-                 0);
+            node(&g5, bad_arity[c].op, "n", bad_arity[c].ins, bad_arity[c].n_in,
+                 (const char *[]){"z"}, bad_arity[c].n_out, NULL, 0);
+            node(&g5, "Relu", "r", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
             vinfo(&g5, 12, "y", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
             m = model(&g5, 13);
             EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
-                      c ? "Add node \"n1\": input 0 is required but empty"
-                        : "Gemm node \"n1\" has 1 inputs (takes 2..3)");
-            free(m.d);
-        }
-        {
-            /* a node without outputs (found by fuzz_onnx_run: shape inference
-             * of Not wrote through out[0], past the node's values) */
-            buf g7 = {0};
-            vinfo(&g7, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4}, 1);
-            node(&g7, "Not", "n3", (const char *[]){"x"}, 1, NULL, 0, NULL, 0);
-            node(&g7, "Relu", "r", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
-            vinfo(&g7, 12, "y", TX_ONNX_FLOAT, (int64_t[]){4}, 1);
-            m = model(&g7, 13);
-            EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
-                      "Not node \"n3\" has no outputs");
-            free(m.d);
-        }
-        {
-            /* ... also between present ones: Gemm(A, "", C) */
-            buf g6 = {0};
-            vinfo(&g6, 11, "x", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
-            node(&g6, "Gemm", "n2", (const char *[]){"x", "", "x"}, 3, (const char *[]){"y"}, 1,
-                 NULL, 0);
-            vinfo(&g6, 12, "y", TX_ONNX_FLOAT, (int64_t[]){4, 4}, 2);
-            m = model(&g6, 13);
-            EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
-                      "Gemm node \"n2\": input 1 is required but empty");
+                      bad_arity[c].want);
             free(m.d);
         }
         /* Gemm fed shapes that do not multiply reports the node at run time

@@ -682,7 +682,7 @@ static bool parse_node(parser *p, tx_pb b, tx_onnx_node *n) {
     uint32_t f;
     int w, r;
     int c_in = 0, c_out = 0, c_attr = 0;
-    size_t base = (size_t)-1; /* length of p->where before the node's name was added */
+    bool named = false; /* p->where names the node, for attribute messages */
     n->name = n->op_type = n->domain = "";
     while ((r = tx_pb_next(&b, &f, &w)) == 1) {
         bool ok = true;
@@ -704,10 +704,11 @@ static bool parse_node(parser *p, tx_pb b, tx_onnx_node *n) {
         } else if (f == 5) {
             /* name the node in attribute messages (writers put name and
              * op_type, fields 3 and 4, before the attributes) */
-            if (base == (size_t)-1) {
-                base = strlen(p->where);
-                snprintf(p->where + base, sizeof p->where - base, " \"%.64s\" (%.32s)", n->name,
+            if (!named) {
+                size_t at = strlen(p->where);
+                snprintf(p->where + at, sizeof p->where - at, " \"%.64s\" (%.32s)", n->name,
                          n->op_type);
+                named = true;
             }
             tx_pb s;
             ok = grow(p, (void **)&n->attrs, n->n_attrs, &c_attr, sizeof *n->attrs) &&
