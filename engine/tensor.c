@@ -104,8 +104,8 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
     if (rank < 0)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative rank %d", op, rank);
     if (rank > TX_MAX_RANK)
-        return tx_fail(ctx, TX_STATUS_RANK_TOO_HIGH, "%s: rank %d exceeds the maximum of %d",
-                       op, rank, TX_MAX_RANK);
+        return tx_fail(ctx, TX_STATUS_RANK_TOO_HIGH, "%s: rank %d exceeds the maximum of %d", op,
+                       rank, TX_MAX_RANK);
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0) {
@@ -117,8 +117,7 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
         if (shape[i] > 0 && n > INT64_MAX / 16 / shape[i]) {
             char b[160];
             tx_shape_str(b, sizeof b, rank, shape);
-            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: shape %s has too many elements", op,
-                           b);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: shape %s has too many elements", op, b);
         }
         n *= shape[i];
     }
@@ -127,8 +126,8 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
             /* Even an empty tensor's dims reach shaders as 32-bit ints. */
             char b[160];
             tx_shape_str(b, sizeof b, rank, shape);
-            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d of shape %s exceeds %d",
-                           op, i, b, INT32_MAX);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d of shape %s exceeds %d", op,
+                           i, b, INT32_MAX);
         }
     }
     *numel = n;
@@ -165,8 +164,8 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
                            "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, "
                            "more than one %d×%d texture holds on this device "
                            "(MAX_TEXTURE_SIZE %d)",
-                           op, b, (long long)numel, (long long)texels, ctx->max_tex,
-                           ctx->max_tex, ctx->max_tex);
+                           op, b, (long long)numel, (long long)texels, ctx->max_tex, ctx->max_tex,
+                           ctx->max_tex);
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                        "%s: a tensor of shape %s has %lld elements, more than texel can "
                        "address (%lld)",
@@ -250,8 +249,8 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_create: the GL context is lost");
     tx_slot *s;
     tx_tensor t;
-    tx_status st = make_tensor(ctx, "tx_tensor_create", desc->rank, desc->shape, desc->dtype,
-                               &t, &s);
+    tx_status st =
+        make_tensor(ctx, "tx_tensor_create", desc->rank, desc->shape, desc->dtype, &t, &s);
     if (st)
         return st;
     st = upload(ctx, s, desc->data);
@@ -410,15 +409,15 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
         dims[i] = shape[i];
         if (dims[i] == -1) {
             if (infer >= 0)
-                return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                               "%s: more than one -1 dimension", op);
+                return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: more than one -1 dimension",
+                               op);
             infer = i;
         } else if (dims[i] < 0) {
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: negative dimension %lld", op,
                            (long long)dims[i]);
         } else if (dims[i] > INT32_MAX) {
-            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d (%lld) exceeds %d", op,
-                           i, (long long)dims[i], INT32_MAX);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE, "%s: dimension %d (%lld) exceeds %d", op, i,
+                           (long long)dims[i], INT32_MAX);
         } else {
             if (dims[i] > 0 && known > INT64_MAX / dims[i]) {
                 char b[160];
@@ -443,9 +442,8 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
         char a[160], b[160];
         tx_shape_str(a, sizeof a, s->rank, s->shape);
         tx_shape_str(b, sizeof b, rank, dims);
-        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
-                       "%s: %s has %lld elements, %s has %lld", op, a, (long long)s->numel, b,
-                       (long long)known);
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: %s has %lld elements, %s has %lld", op,
+                       a, (long long)s->numel, b, (long long)known);
     }
     uint32_t idx;
     size_t sidx = (size_t)(s - ctx->slots);

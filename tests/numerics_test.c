@@ -20,14 +20,17 @@ static tx_host *g_host;
 static tx_ctx *ctx;
 
 static const float k_special[] = {
-    NAN,      INFINITY, -INFINITY, 0.0f,  -0.0f, 1e-44f, -1e-44f, FLT_MIN, -FLT_MIN,
-    FLT_MAX,  -FLT_MAX, 1.0f,      -1.0f, 0.5f,  -2.5f,  3.0f,    100.0f,  -100.0f,
-    1e30f,    -1e30f,   89.0f,     -104.0f,
+    NAN,  INFINITY, -INFINITY, 0.0f,  -0.0f, 1e-44f, -1e-44f, FLT_MIN, -FLT_MIN, FLT_MAX, -FLT_MAX,
+    1.0f, -1.0f,    0.5f,      -2.5f, 3.0f,  100.0f, -100.0f, 1e30f,   -1e30f,   89.0f,   -104.0f,
 };
 #define N_SPECIAL ((int)TX_COUNTOF(k_special))
 
-static bool is_denormal(float x) { return x != 0 && fabsf(x) < FLT_MIN && isfinite(x); }
-static float flushed(float x) { return is_denormal(x) ? copysignf(0.0f, x) : x; }
+static bool is_denormal(float x) {
+    return x != 0 && fabsf(x) < FLT_MIN && isfinite(x);
+}
+static float flushed(float x) {
+    return is_denormal(x) ? copysignf(0.0f, x) : x;
+}
 
 static bool close_enough(float got, float want, double atol, double rtol) {
     if (isnan(want) || isnan(got))
@@ -63,7 +66,8 @@ static int compare(tx_op op, const tx_op_attrs *attrs, tx_ref_tensor *ins, int n
         for (int64_t j = 0; j < n; j++)
             flat[i].data[j] = flushed(ins[i].data[j]);
     }
-    if (tx_ref_table[op](ins, n_in, attrs, &want) || tx_ref_table[op](flat, n_in, attrs, &want_ftz)) {
+    if (tx_ref_table[op](ins, n_in, attrs, &want) ||
+        tx_ref_table[op](flat, n_in, attrs, &want_ftz)) {
         CHECK(0, "%s: the reference rejected the inputs", what);
         return 1;
     }
@@ -175,8 +179,8 @@ static void test_elementwise(tx_family fam) {
             free(a);
             free(b);
         } else if (fam == TX_FAMILY_CLIP) {
-            const float bounds[][2] = {{0, 6}, {-1, 1}, {-INFINITY, 0.5f}, {-2, INFINITY},
-                                       {-INFINITY, INFINITY}, {3, 3}};
+            const float bounds[][2] = {
+                {0, 6}, {-1, 1}, {-INFINITY, 0.5f}, {-2, INFINITY}, {-INFINITY, INFINITY}, {3, 3}};
             for (size_t i = 0; i < TX_COUNTOF(bounds); i++) {
                 tx_op_attrs at = {.lo = bounds[i][0], .hi = bounds[i][1]};
                 tx_ref_tensor in = {.rank = 1, .shape = {N_SPECIAL}, .data = (float *)k_special};
@@ -285,7 +289,7 @@ static float to_half(float x) {
     if (fabsf(x) >= 65520.0f) /* rounds past the largest half, 65504 */
         return copysignf(INFINITY, x);
     int e;
-    frexpf(x, &e); /* |x| = m · 2^e, m in [0.5, 1) */
+    frexpf(x, &e);                                       /* |x| = m · 2^e, m in [0.5, 1) */
     int bits = e - 1 >= -14 ? 11 : 11 - (-14 - (e - 1)); /* subnormal halves have fewer */
     float scale = ldexpf(1.0f, bits - e);
     return nearbyintf(x * scale) / scale;
@@ -312,8 +316,8 @@ static void test_float16_storage(void) {
     CHECK(caps.float16_storage, "caps.float16_storage not set");
     tx_ctx *saved = ctx;
     ctx = c16;
-    const tx_op ops[] = {TX_OP_RELU, TX_OP_EXP, TX_OP_SIGMOID, TX_OP_ADD, TX_OP_MUL, TX_OP_DIV,
-                         TX_OP_MATMUL};
+    const tx_op ops[] = {TX_OP_RELU, TX_OP_EXP, TX_OP_SIGMOID, TX_OP_ADD,
+                         TX_OP_MUL,  TX_OP_DIV, TX_OP_MATMUL};
     for (size_t o = 0; o < TX_COUNTOF(ops); o++) {
         tx_op op = ops[o];
         int n_in = tx_op_arity(op);
@@ -351,8 +355,8 @@ static void test_float16_storage(void) {
                            (long long)i, (double)got[i], (double)want.data[i]);
                 /* what was stored must be a half */
                 if (to_half(got[i]) != got[i] && bad++ < 3)
-                    printf("  f16 %s: element %lld = %.9g is no float16 value\n",
-                           tx_op_name(op), (long long)i, (double)got[i]);
+                    printf("  f16 %s: element %lld = %.9g is no float16 value\n", tx_op_name(op),
+                           (long long)i, (double)got[i]);
             }
             CHECK(bad == 0, "%s: %d elements off", tx_op_name(op), bad);
             printf("  float16 %s: worst relative error %.2g\n", tx_op_name(op), worst);

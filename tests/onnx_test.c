@@ -38,13 +38,17 @@ static void varint(buf *b, uint64_t v) {
         put(b, &c, 1);
     } while (v);
 }
-static void key(buf *b, int f, int w) { varint(b, (uint64_t)f << 3 | (uint64_t)w); }
+static void key(buf *b, int f, int w) {
+    varint(b, (uint64_t)f << 3 | (uint64_t)w);
+}
 static void bytes_field(buf *b, int f, const void *p, size_t n) {
     key(b, f, 2);
     varint(b, n);
     put(b, p, n);
 }
-static void str_field(buf *b, int f, const char *s) { bytes_field(b, f, s, strlen(s)); }
+static void str_field(buf *b, int f, const char *s) {
+    bytes_field(b, f, s, strlen(s));
+}
 static void int_field(buf *b, int f, int64_t v) {
     key(b, f, 0);
     varint(b, (uint64_t)v);
@@ -133,8 +137,7 @@ static void init_i64(buf *g, const char *name, const int64_t *dims, int rank, co
 
 /* ValueInfoProto (field 11 input, 12 output, 13 value_info); dims < 0 become
  * dim_param "N"; rank -1 declares no shape at all. */
-static void vinfo(buf *g, int field, const char *name, int elem, const int64_t *dims,
-                  int rank) {
+static void vinfo(buf *g, int field, const char *name, int elem, const int64_t *dims, int rank) {
     buf shape = {0}, tt = {0}, type = {0}, vi = {0};
     for (int i = 0; i < rank; i++) {
         buf d = {0};
@@ -191,12 +194,12 @@ static buf mlp_model(int64_t m, int64_t k, int64_t n, const float *w, const floa
     node(&g, "Add", "add", (const char *[]){"xw", "B"}, 2, (const char *[]){"xwb"}, 1, NULL, 0);
     node(&g, "Relu", "relu", (const char *[]){"xwb"}, 1, (const char *[]){"y"}, 1, NULL, 0);
     node(&g, "Shape", "shape", (const char *[]){"W"}, 1, (const char *[]){"ws"}, 1, NULL, 0);
-    node(&g, "Gather", "gather", (const char *[]){"ws", "idx"}, 2, (const char *[]){"wn"}, 1,
+    node(&g, "Gather", "gather", (const char *[]){"ws", "idx"}, 2, (const char *[]){"wn"}, 1, NULL,
+         0);
+    node(&g, "Unsqueeze", "unsq", (const char *[]){"wn", "axes0"}, 2, (const char *[]){"wn1"}, 1,
          NULL, 0);
-    node(&g, "Unsqueeze", "unsq", (const char *[]){"wn", "axes0"}, 2, (const char *[]){"wn1"},
-         1, NULL, 0);
-    node(&g, "Concat", "concat", (const char *[]){"minus1", "wn1"}, 2,
-         (const char *[]){"zshape"}, 1, (buf[]){attr_i("axis", 0)}, 1);
+    node(&g, "Concat", "concat", (const char *[]){"minus1", "wn1"}, 2, (const char *[]){"zshape"},
+         1, (buf[]){attr_i("axis", 0)}, 1);
     node(&g, "Reshape", "reshape", (const char *[]){"y", "zshape"}, 2, (const char *[]){"z"}, 1,
          NULL, 0);
     vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, n}, 2);
@@ -216,8 +219,8 @@ static buf chain_model(int len, int64_t n) {
             snprintf(out, sizeof out, "a%d", i);
         char nm[32];
         snprintf(nm, sizeof nm, "n%d", i);
-        node(&g, i % 2 ? "Neg" : "Abs", nm, (const char *[]){in}, 1, (const char *[]){out}, 1,
-             NULL, 0);
+        node(&g, i % 2 ? "Neg" : "Abs", nm, (const char *[]){in}, 1, (const char *[]){out}, 1, NULL,
+             0);
         strcpy(in, out);
     }
     vinfo(&g, 12, "y", TX_ONNX_FLOAT, &n, 1);
@@ -239,8 +242,7 @@ static buf gelu_model(int64_t k, int64_t n, const float *w, bool half_first) {
     node(&g, "Erf", "erf", (const char *[]){"d"}, 1, (const char *[]){"e"}, 1, NULL, 0);
     node(&g, "Add", "add", (const char *[]){"one", "e"}, 2, (const char *[]){"a"}, 1, NULL, 0);
     if (half_first) {
-        node(&g, "Mul", "mh", (const char *[]){"h", "half"}, 2, (const char *[]){"hh"}, 1, NULL,
-             0);
+        node(&g, "Mul", "mh", (const char *[]){"h", "half"}, 2, (const char *[]){"hh"}, 1, NULL, 0);
         node(&g, "Mul", "m1", (const char *[]){"hh", "a"}, 2, (const char *[]){"y"}, 1, NULL, 0);
     } else {
         node(&g, "Mul", "m1", (const char *[]){"h", "a"}, 2, (const char *[]){"p"}, 1, NULL, 0);
@@ -269,10 +271,10 @@ static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float
     for (int i = 0; i < 4; i++)
         int_field(&pads, 8, 1);
     int_field(&pads, 20, TX_ATTR_INTS);
-    node(&g, "Conv", "conv", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1,
-         &pads, 1);
-    node(&g, "BatchNormalization", "bn", (const char *[]){"c", "gamma", "beta", "mean", "var"},
-         5, (const char *[]){"n"}, 1, (buf[]){attr_f("epsilon", 1e-3f)}, 1);
+    node(&g, "Conv", "conv", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1, &pads,
+         1);
+    node(&g, "BatchNormalization", "bn", (const char *[]){"c", "gamma", "beta", "mean", "var"}, 5,
+         (const char *[]){"n"}, 1, (buf[]){attr_f("epsilon", 1e-3f)}, 1);
     if (hswish) { /* x * Clip(x + 3, 0, 6) / 6, as Paddle2ONNX writes HardSwish */
         init_f(&g, "three", NULL, 0, (float[]){3});
         init_f(&g, "zero", NULL, 0, (float[]){0});
@@ -281,10 +283,10 @@ static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float
              NULL, 0);
         node(&g, "Clip", "hs_clip", (const char *[]){"h1", "zero", "six"}, 3,
              (const char *[]){"h2"}, 1, NULL, 0);
-        node(&g, "Mul", "hs_mul", (const char *[]){"n", "h2"}, 2, (const char *[]){"h3"}, 1,
-             NULL, 0);
-        node(&g, "Div", "hs_div", (const char *[]){"h3", "six"}, 2, (const char *[]){"y"}, 1,
-             NULL, 0);
+        node(&g, "Mul", "hs_mul", (const char *[]){"n", "h2"}, 2, (const char *[]){"h3"}, 1, NULL,
+             0);
+        node(&g, "Div", "hs_div", (const char *[]){"h3", "six"}, 2, (const char *[]){"y"}, 1, NULL,
+             0);
     } else {
         node(&g, "Relu", "relu", (const char *[]){"n"}, 1, (const char *[]){"y"}, 1, NULL, 0);
     }
@@ -312,7 +314,9 @@ static buf one_node_model(const char *op, const int64_t *shape, int rank, const 
     return model(&g, opset);
 }
 
-static void *read_all(const char *path, size_t *len) { return tx_read_file(path, len); }
+static void *read_all(const char *path, size_t *len) {
+    return tx_read_file(path, len);
+}
 
 /* Loads every prefix and many corrupted copies of a model: statuses only. */
 static void fuzz_bytes(const uint8_t *d, size_t n, int *crashes_ok, int *errors) {
@@ -346,13 +350,13 @@ static void fuzz_bytes(const uint8_t *d, size_t n, int *crashes_ok, int *errors)
     free(c);
 }
 
-#define EXPECT_ST(call, status, needle)                                                        \
-    do {                                                                                       \
-        tx_status s_ = (call);                                                                 \
-        CHECK(s_ == (status), "%s returned %s, want %s (%s)", #call, tx_status_name(s_),       \
-              tx_status_name(status), tx_last_error(ctx));                                     \
-        CHECK(strstr(tx_last_error(ctx), needle) != NULL, "message \"%s\" lacks \"%s\"",       \
-              tx_last_error(ctx), needle);                                                     \
+#define EXPECT_ST(call, status, needle)                                                            \
+    do {                                                                                           \
+        tx_status s_ = (call);                                                                     \
+        CHECK(s_ == (status), "%s returned %s, want %s (%s)", #call, tx_status_name(s_),           \
+              tx_status_name(status), tx_last_error(ctx));                                         \
+        CHECK(strstr(tx_last_error(ctx), needle) != NULL, "message \"%s\" lacks \"%s\"",           \
+              tx_last_error(ctx), needle);                                                         \
     } while (0)
 
 int main(int argc, char **argv) {
@@ -369,8 +373,8 @@ int main(int argc, char **argv) {
         char err[512];
         tx_onnx_model om;
         CHECK(tx_onnx_load(m.d, m.n, &om, err, sizeof err) == TX_STATUS_OK, "%s", err);
-        CHECK(om.n_nodes == 8 && om.n_inits == 5 && om.opset == 13, "nodes %d inits %d",
-              om.n_nodes, om.n_inits);
+        CHECK(om.n_nodes == 8 && om.n_inits == 5 && om.opset == 13, "nodes %d inits %d", om.n_nodes,
+              om.n_inits);
         tx_onnx_model_free(&om);
         /* a truncated file names what was cut */
         tx_status st = tx_onnx_load(m.d, m.n - 3, &om, err, sizeof err);
@@ -473,8 +477,7 @@ int main(int argc, char **argv) {
                 put(&a, &one, 4);
                 int_field(&a, 20, TX_ATTR_INT);
             }
-            node(&g3, "MaxPool", "pool", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, &a,
-                 1);
+            node(&g3, "MaxPool", "pool", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, &a, 1);
             m = model(&g3, 13);
             st = tx_onnx_load(m.d, m.n, &om, err, sizeof err);
             static const char *want[] = {"declared TENSOR but carries INTS",
@@ -613,8 +616,7 @@ int main(int argc, char **argv) {
             /* Shape, Gather, Unsqueeze, Concat fold; Add and Relu fuse into
              * MatMul: left are the matmul and the reshape view */
             CHECK(ss.nodes == 8 && ss.steps == 2 && ss.fused == 2 && ss.folded == 4,
-                  "nodes %d steps %d fused %d folded %d", ss.nodes, ss.steps, ss.fused,
-                  ss.folded);
+                  "nodes %d steps %d fused %d folded %d", ss.nodes, ss.steps, ss.fused, ss.folded);
             CHECK(ss.weight_bytes == (K * N + N) * 4, "weights %llu",
                   (unsigned long long)ss.weight_bytes);
             CHECK(tx_session_input_count(s) == 1 && tx_session_output_count(s) == 2, "counts");
@@ -670,8 +672,8 @@ int main(int argc, char **argv) {
             tx_tensor bad = mk(ctx, 2, (int64_t[]){M, K + 1}, NULL);
             tx_tensor bad_rank = mk(ctx, 1, (int64_t[]){K}, NULL);
             tx_tensor bad_dt;
-            tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {M, K},
-                                                    .dtype = TX_DTYPE_INT32},
+            tx_tensor_create(ctx,
+                             &(tx_tensor_desc){.rank = 2, .shape = {M, K}, .dtype = TX_DTYPE_INT32},
                              &bad_dt);
             const char *fy = "y";
             EXPECT_ST(tx_session_run(s, &(tx_feed){"q", tx}, 1, &fy, 1, out),
@@ -700,8 +702,7 @@ int main(int argc, char **argv) {
             tx_stats after;
             tx_ctx_stats(ctx, &after);
             CHECK(after.live_tensors + 2 == before.live_tensors, "weights freed: %llu -> %llu",
-                  (unsigned long long)before.live_tensors,
-                  (unsigned long long)after.live_tensors);
+                  (unsigned long long)before.live_tensors, (unsigned long long)after.live_tensors);
         }
         free(m.d);
         tx_test_end();
@@ -717,7 +718,7 @@ int main(int argc, char **argv) {
                 wt[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
             for (int i = 0; i < M; i++) {
                 b[i] = (float)i / 5.0f - 0.3f;
-                bn[i] = 0.5f + (float)i / 4.0f;         /* gamma */
+                bn[i] = 0.5f + (float)i / 4.0f;           /* gamma */
                 bn[M + i] = (float)(i % 3) / 3.0f - 0.2f; /* beta */
                 bn[2 * M + i] = (float)i / 7.0f - 0.1f;   /* mean */
                 bn[3 * M + i] = 0.25f + (float)i / 3.0f;  /* var */
@@ -738,16 +739,16 @@ int main(int argc, char **argv) {
                                         acc += (double)wt[((o * C + ci) * 3 + ki) * 3 + kj] *
                                                x[(ci * H + yi) * W + xj];
                                 }
-                        acc = (acc - bn[2 * M + o]) / sqrt(bn[3 * M + o] + 1e-3) * bn[o] +
-                              bn[M + o];
+                        acc =
+                            (acc - bn[2 * M + o]) / sqrt(bn[3 * M + o] + 1e-3) * bn[o] + bn[M + o];
                         want[(o * H + i) * W + j] =
                             hswish ? acc * fmin(fmax(acc + 3, 0), 6) / 6 : (acc < 0 ? 0 : acc);
                     }
             buf m = conv_bn_model(C, M, H, W, wt, b, bn, hswish);
             for (int fusion = 1; fusion >= 0; fusion--) {
                 tx_session *s;
-                tx_status st = tx_session_create(ctx, m.d, m.n,
-                                                 &(tx_session_desc){.no_fusion = !fusion}, &s);
+                tx_status st =
+                    tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.no_fusion = !fusion}, &s);
                 CHECK(!st, "%s", tx_last_error(ctx));
                 if (st)
                     break;
@@ -777,12 +778,14 @@ int main(int argc, char **argv) {
                             if (want[o * H * W + p] > want[best * H * W + p])
                                 best = o;
                         /* ties (two Relu zeros) may pick either */
-                        bad_idx += idx[p] != best &&
-                                   want[idx[p] * H * W + p] != want[best * H * W + p];
+                        bad_idx +=
+                            idx[p] != best && want[idx[p] * H * W + p] != want[best * H * W + p];
                     }
                     CHECK(err < 1e-4, "fusion %d: max error %g", fusion, err);
-                    CHECK(dt == TX_DTYPE_INT32 && bad_idx == 0, "fusion %d: argmax dtype %d, %d "
-                          "wrong", fusion, (int)dt, bad_idx);
+                    CHECK(dt == TX_DTYPE_INT32 && bad_idx == 0,
+                          "fusion %d: argmax dtype %d, %d "
+                          "wrong",
+                          fusion, (int)dt, bad_idx);
                     tx_tensor_destroy(ctx, out[0]);
                     tx_tensor_destroy(ctx, out[1]);
                 }
@@ -803,22 +806,78 @@ int main(int argc, char **argv) {
             tx_status want;
             const char *needle;
         } k[] = {
-            {"Conv", 4, 2, 1, {1, 1, 5, 5}, {"x", "W"}, "auto_pad", TX_STATUS_INVALID_ARGUMENT,
+            {"Conv",
+             4,
+             2,
+             1,
+             {1, 1, 5, 5},
+             {"x", "W"},
+             "auto_pad",
+             TX_STATUS_INVALID_ARGUMENT,
              "auto_pad \"BOGUS\""},
-            {"Conv", 4, 2, 1, {1, 1, 5, 5}, {"x", "W"}, "kernel_shape", TX_STATUS_SHAPE_MISMATCH,
+            {"Conv",
+             4,
+             2,
+             1,
+             {1, 1, 5, 5},
+             {"x", "W"},
+             "kernel_shape",
+             TX_STATUS_SHAPE_MISMATCH,
              "kernel_shape does not match W"},
-            {"Conv", 5, 2, 1, {1, 1, 2, 5, 5}, {"x", "W"}, "", TX_STATUS_UNSUPPORTED,
+            {"Conv",
+             5,
+             2,
+             1,
+             {1, 1, 2, 5, 5},
+             {"x", "W"},
+             "",
+             TX_STATUS_UNSUPPORTED,
              "input rank 5"},
-            {"MaxPool", 4, 1, 2, {1, 1, 5, 5}, {"x"}, "kernel", TX_STATUS_UNSUPPORTED,
+            {"MaxPool",
+             4,
+             1,
+             2,
+             {1, 1, 5, 5},
+             {"x"},
+             "kernel",
+             TX_STATUS_UNSUPPORTED,
              "Indices output"},
-            {"MaxPool", 4, 1, 1, {1, 1, 5, 5}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT,
+            {"MaxPool",
+             4,
+             1,
+             1,
+             {1, 1, 5, 5},
+             {"x"},
+             "",
+             TX_STATUS_INVALID_ARGUMENT,
              "kernel_shape is required"},
             {"Split", 2, 1, 2, {5, 3}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT, "equal parts"},
-            {"Pad", 2, 2, 1, {4, 3}, {"x", "pads3"}, "", TX_STATUS_INVALID_ARGUMENT,
+            {"Pad",
+             2,
+             2,
+             1,
+             {4, 3},
+             {"x", "pads3"},
+             "",
+             TX_STATUS_INVALID_ARGUMENT,
              "pads has 3 entries for 2 axes"},
-            {"Resize", 2, 1, 1, {4, 3}, {"x"}, "", TX_STATUS_INVALID_ARGUMENT,
+            {"Resize",
+             2,
+             1,
+             1,
+             {4, 3},
+             {"x"},
+             "",
+             TX_STATUS_INVALID_ARGUMENT,
              "exactly one of scales and sizes"},
-            {"Transpose", 2, 1, 1, {4, 3}, {"x"}, "perm", TX_STATUS_INVALID_ARGUMENT,
+            {"Transpose",
+             2,
+             1,
+             1,
+             {4, 3},
+             {"x"},
+             "perm",
+             TX_STATUS_INVALID_ARGUMENT,
              "perm has 3 entries for rank 2"},
         };
         for (size_t c = 0; c < TX_COUNTOF(k); c++) {
@@ -832,8 +891,8 @@ int main(int argc, char **argv) {
                 a[na++] = attr_is("kernel_shape", (int64_t[]){2, 2}, 2);
             else if (!strcmp(k[c].attr, "perm"))
                 a[na++] = attr_is("perm", (int64_t[]){0, 1, 2}, 3);
-            buf m = one_node_model(k[c].op, k[c].shape, k[c].rank, k[c].ins, k[c].n_in,
-                                   k[c].n_out, a, na, 13);
+            buf m = one_node_model(k[c].op, k[c].shape, k[c].rank, k[c].ins, k[c].n_in, k[c].n_out,
+                                   a, na, 13);
             tx_session *s = NULL;
             tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
             if (!st) { /* the executors check when the node runs */
@@ -846,9 +905,8 @@ int main(int argc, char **argv) {
                 tx_session_destroy(s);
             }
             CHECK(st == k[c].want && strstr(tx_last_error(ctx), k[c].needle),
-                  "case %zu (%s): %s, \"%s\" (want %s, \"%s\")", c, k[c].op,
-                  tx_status_name(st), tx_last_error(ctx), tx_status_name(k[c].want),
-                  k[c].needle);
+                  "case %zu (%s): %s, \"%s\" (want %s, \"%s\")", c, k[c].op, tx_status_name(st),
+                  tx_last_error(ctx), tx_status_name(k[c].want), k[c].needle);
             free(m.d);
         }
         tx_test_end();
@@ -954,8 +1012,8 @@ int main(int argc, char **argv) {
                 float got[M * N];
                 CHECK(!tx_tensor_read(ctx, y, got, sizeof got), "%s", tx_last_error(ctx));
                 for (int i = 0; i < M * N; i++)
-                    CHECK(fabsf(got[i] - want[i]) < 1e-5f, "phase %d [%d] = %g, want %g", phase,
-                          i, (double)got[i], (double)want[i]);
+                    CHECK(fabsf(got[i] - want[i]) < 1e-5f, "phase %d [%d] = %g, want %g", phase, i,
+                          (double)got[i], (double)want[i]);
                 tx_tensor_destroy(ctx, y);
                 tx_tensor_destroy(ctx, xt);
             }
@@ -1030,8 +1088,7 @@ int main(int argc, char **argv) {
         node(&g2, "Relu", "r1", (const char *[]){"b"}, 1, (const char *[]){"c"}, 1, NULL, 0);
         vinfo(&g2, 12, "c", TX_ONNX_FLOAT, d4, 4);
         m = model(&g2, 13);
-        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT,
-                  "cycle");
+        EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_INVALID_ARGUMENT, "cycle");
         free(m.d);
         buf g3 = {0};
         vinfo(&g3, 11, "x", TX_ONNX_FLOAT, d4, 4);
@@ -1080,8 +1137,8 @@ int main(int argc, char **argv) {
         tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
         CHECK(!st, "%s", tx_last_error(ctx));
         if (!st) {
-            tx_tensor a = mk(ctx, 2, (int64_t[]){2, 3}, NULL), b = mk(ctx, 2, (int64_t[]){4, 5},
-                                                                      NULL), y;
+            tx_tensor a = mk(ctx, 2, (int64_t[]){2, 3}, NULL),
+                      b = mk(ctx, 2, (int64_t[]){4, 5}, NULL), y;
             tx_feed f[2] = {{"a", a}, {"b", b}};
             EXPECT_ST(tx_session_run(s, f, 2, NULL, 1, &y), TX_STATUS_SHAPE_MISMATCH,
                       "Gemm node \"g1\"");
@@ -1100,8 +1157,7 @@ int main(int argc, char **argv) {
         buf g = {0};
         init_f(&g, "W", (int64_t[]){4, 5}, 2, w);
         vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
-        node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL,
-             0);
+        node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL, 0);
         vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 5}, 2);
         buf m = model(&g, 13);
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
@@ -1112,8 +1168,7 @@ int main(int argc, char **argv) {
         buf g2 = {0};
         init_f(&g2, "W", (int64_t[]){3, 4}, 2, w);
         vinfo(&g2, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, 3}, 2);
-        node(&g2, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL,
-             0);
+        node(&g2, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL, 0);
         vinfo(&g2, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, 5}, 2);
         m = model(&g2, 13);
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
@@ -1124,8 +1179,7 @@ int main(int argc, char **argv) {
         buf g3 = {0};
         init_f(&g3, "W", (int64_t[]){3, 4}, 2, w);
         vinfo(&g3, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
-        node(&g3, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"h"}, 1, NULL,
-             0);
+        node(&g3, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"h"}, 1, NULL, 0);
         node(&g3, "Relu", "r", (const char *[]){"h"}, 1, (const char *[]){"y"}, 1, NULL, 0);
         vinfo(&g3, 13, "h", TX_ONNX_FLOAT, (int64_t[]){8}, 1);
         vinfo(&g3, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 4}, 2);
@@ -1150,8 +1204,7 @@ int main(int argc, char **argv) {
         buf g4b = {0};
         init_f(&g4b, "K", (int64_t[]){2, 3, 3, 3}, 4, k33);
         vinfo(&g4b, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 3, 4, 4}, 4);
-        node(&g4b, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL,
-             0);
+        node(&g4b, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL, 0);
         vinfo(&g4b, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 2, 4, 4}, 4);
         m = model(&g4b, 13);
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
@@ -1161,8 +1214,7 @@ int main(int argc, char **argv) {
         buf g4c = {0}; /* the same with a dynamic batch and size: 3 channels in, 5 declared out */
         init_f(&g4c, "K", (int64_t[]){2, 3, 3, 3}, 4, k33);
         vinfo(&g4c, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, 3, -1, -1}, 4);
-        node(&g4c, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL,
-             0);
+        node(&g4c, "Conv", "c", (const char *[]){"x", "K"}, 2, (const char *[]){"y"}, 1, NULL, 0);
         vinfo(&g4c, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, 5, -1, -1}, 4);
         m = model(&g4c, 13);
         EXPECT_ST(tx_session_create(ctx, m.d, m.n, NULL, &s), TX_STATUS_SHAPE_MISMATCH,
@@ -1177,8 +1229,8 @@ int main(int argc, char **argv) {
             vinfo(&g5, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
             vinfo(&g5, 11, "W", elem ? TX_ONNX_INT64 : TX_ONNX_FLOAT,
                   elem ? (int64_t[]){3, 4} : (int64_t[]){3, 3}, 2);
-            node(&g5, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1,
-                 NULL, 0);
+            node(&g5, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL,
+                 0);
             vinfo(&g5, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 4}, 2);
             m = model(&g5, 13);
             if (elem)

@@ -150,8 +150,7 @@ static tx_status build(tx_session *s) {
             if (vi->elem && tx_onnx_type_is_float(vi->elem) != tx_onnx_type_is_float(c->elem))
                 return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH,
                                "onnx: input \"%s\" is declared %s but its initializer is %s",
-                               vi->name, tx_onnx_type_name(vi->elem),
-                               tx_onnx_type_name(c->elem));
+                               vi->name, tx_onnx_type_name(vi->elem), tx_onnx_type_name(c->elem));
             continue;
         }
         if (k >= 0)
@@ -538,9 +537,10 @@ static tx_op activation_of(tx_session *s, const tx_step *sp) {
     static const struct {
         const char *onnx;
         tx_op op;
-    } k_acts[] = {{"Relu", TX_OP_RELU},       {"Sigmoid", TX_OP_SIGMOID}, {"Tanh", TX_OP_TANH},
-                  {"Gelu", TX_OP_GELU},       {"HardSwish", TX_OP_HARD_SWISH},
-                  {"Mish", TX_OP_MISH},       {"Softplus", TX_OP_SOFTPLUS}};
+    } k_acts[] = {
+        {"Relu", TX_OP_RELU},        {"Sigmoid", TX_OP_SIGMOID},      {"Tanh", TX_OP_TANH},
+        {"Gelu", TX_OP_GELU},        {"HardSwish", TX_OP_HARD_SWISH}, {"Mish", TX_OP_MISH},
+        {"Softplus", TX_OP_SOFTPLUS}};
     for (size_t i = 0; i < TX_COUNTOF(k_acts); i++)
         if (is_op(sp, k_acts[i].onnx)) {
             if (k_acts[i].op == TX_OP_GELU &&
@@ -706,8 +706,13 @@ static tx_status fuse_gelu(tx_session *s) {
         tx_step *last = &s->steps[m2];
         io[0] = s->vals[x].name;
         io[1] = s->vals[last->out[0]].name;
-        *n = (tx_onnx_node){.name = last->node->name, .op_type = "Gelu", .domain = "",
-                            .n_in = 1, .n_out = 1, .in = io, .out = io + 1};
+        *n = (tx_onnx_node){.name = last->node->name,
+                            .op_type = "Gelu",
+                            .domain = "",
+                            .n_in = 1,
+                            .n_out = 1,
+                            .in = io,
+                            .out = io + 1};
         int y = last->out[0];
         d->dead = e->dead = s->steps[ai].dead = s->steps[m1].dead = true;
         if (half >= 0)
@@ -769,8 +774,13 @@ static tx_status fuse_hard_swish(tx_session *s) {
             return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
         io[0] = s->vals[x].name;
         io[1] = s->vals[s2->out[0]].name;
-        *n = (tx_onnx_node){.name = s2->node->name, .op_type = "HardSwish", .domain = "",
-                            .n_in = 1, .n_out = 1, .in = io, .out = io + 1};
+        *n = (tx_onnx_node){.name = s2->node->name,
+                            .op_type = "HardSwish",
+                            .domain = "",
+                            .n_in = 1,
+                            .n_out = 1,
+                            .in = io,
+                            .out = io + 1};
         add->dead = c->dead = s1->dead = true;
         s2->node = n;
         s2->op = hs;
@@ -920,8 +930,8 @@ void tx_graph_free(tx_session *s) {
 /* ---- BatchNormalization folded into the preceding Conv ---- */
 
 bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gamma,
-                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var,
-                          float eps, tx_hval *w_out, tx_hval *b_out) {
+                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var, float eps,
+                          tx_hval *w_out, tx_hval *b_out) {
     if (!w->f || w->rank < 3)
         return false;
     int64_t m = w->shape[0];

@@ -30,9 +30,9 @@
 #include <sanitizer/asan_interface.h>
 #define ARENA_REDZONE 16
 #else
-#define ASAN_POISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
+#define ASAN_POISON_MEMORY_REGION(p, n)   ((void)(p), (void)(n))
 #define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
-#define ARENA_REDZONE 0
+#define ARENA_REDZONE                     0
 #endif
 
 typedef struct tx_arena_block {
@@ -45,7 +45,9 @@ struct tx_arena {
     tx_arena_block *head;
 };
 
-tx_arena *tx_arena_create(void) { return calloc(1, sizeof(tx_arena)); }
+tx_arena *tx_arena_create(void) {
+    return calloc(1, sizeof(tx_arena));
+}
 
 void *tx_arena_alloc(tx_arena *a, size_t want) {
     if (want > SIZE_MAX / 2)
@@ -104,7 +106,8 @@ typedef struct parser {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static bool fail(parser *p, tx_status st, const char *fmt, ...) {
+static bool
+fail(parser *p, tx_status st, const char *fmt, ...) {
     if (p->st == TX_STATUS_OK) {
         p->st = st;
         char msg[512];
@@ -201,8 +204,8 @@ static bool read_ints(parser *p, tx_pb *b, int wire, int64_t **arr, int *n, int 
 }
 
 /* Repeated fixed-width field (float: 4 bytes, double: 8), packed or not. */
-static bool read_fixed(parser *p, tx_pb *b, int wire, int width, double **arr, int *n,
-                       int *cap, const char *what) {
+static bool read_fixed(parser *p, tx_pb *b, int wire, int width, double **arr, int *n, int *cap,
+                       const char *what) {
     tx_pb s;
     if (wire == TX_PB_LEN) {
         if (!tx_pb_sub(b, &s) || (s.end - s.p) % width)
@@ -366,16 +369,17 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
         case 1: ok = read_ints(p, &b, w, &dims, &n_dims, &c_dims, "tensor dims"); break;
         case 2: ok = w == TX_PB_VARINT && tx_pb_varint(&b, &elem); break;
         case 3: has_segment = true, ok = tx_pb_skip(&b, w); break;
-        case 4: /* float_data */
+        case 4:  /* float_data */
         case 10: /* double_data */
             if (fl_field && fl_field != (int)f)
-                return fail(p, TX_STATUS_INVALID_ARGUMENT, "tensor has both float_data and "
-                                                          "double_data");
+                return fail(p, TX_STATUS_INVALID_ARGUMENT,
+                            "tensor has both float_data and "
+                            "double_data");
             fl_field = (int)f;
             ok = read_fixed(p, &b, w, f == 4 ? 4 : 8, &fl, &n_fl, &c_fl, "tensor data");
             break;
-        case 5: /* int32_data */
-        case 7: /* int64_data */
+        case 5:  /* int32_data */
+        case 7:  /* int64_data */
         case 11: /* uint64_data */
             if (ints_field && ints_field != (int)f)
                 return fail(p, TX_STATUS_INVALID_ARGUMENT, "tensor mixes integer data fields");
@@ -410,13 +414,13 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
                     "tensor \"%s\" keeps its data in an external file (unsupported)", nm);
     if (has_segment)
         return fail(p, TX_STATUS_UNSUPPORTED, "tensor \"%s\" is segmented (unsupported)", nm);
-    if (elem == TX_ONNX_STRING || has_strings || (!tx_onnx_type_is_float((int)elem) &&
-                                                  !tx_onnx_type_is_int((int)elem)))
-        return fail(p, TX_STATUS_UNSUPPORTED, "tensor \"%s\" has element type %s (unsupported)",
-                    nm, tx_onnx_type_name((int)elem));
+    if (elem == TX_ONNX_STRING || has_strings ||
+        (!tx_onnx_type_is_float((int)elem) && !tx_onnx_type_is_int((int)elem)))
+        return fail(p, TX_STATUS_UNSUPPORTED, "tensor \"%s\" has element type %s (unsupported)", nm,
+                    tx_onnx_type_name((int)elem));
     if (n_dims > TX_MAX_RANK)
-        return fail(p, TX_STATUS_UNSUPPORTED,
-                    "tensor \"%s\" has rank %d above %d (unsupported)", nm, n_dims, TX_MAX_RANK);
+        return fail(p, TX_STATUS_UNSUPPORTED, "tensor \"%s\" has rank %d above %d (unsupported)",
+                    nm, n_dims, TX_MAX_RANK);
     memset(out, 0, sizeof *out);
     out->elem = (int)elem;
     out->rank = n_dims;
@@ -425,8 +429,10 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
             return fail(p, TX_STATUS_INVALID_ARGUMENT, "tensor \"%s\" has negative dim %lld", nm,
                         (long long)dims[i]);
     if (!tx_dims_in_range(n_dims, dims, TX_DIM_MAX, false))
-        return fail(p, TX_STATUS_TOO_LARGE, "tensor \"%s\" is too large (dims beyond 2^40 "
-                                            "elements)", nm);
+        return fail(p, TX_STATUS_TOO_LARGE,
+                    "tensor \"%s\" is too large (dims beyond 2^40 "
+                    "elements)",
+                    nm);
     int64_t numel = 1;
     for (int i = 0; i < n_dims; i++) {
         numel *= dims[i];
@@ -441,15 +447,20 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
             have = -1;
     } else if (elem == TX_ONNX_FLOAT || elem == TX_ONNX_DOUBLE) {
         if (ints_field || (fl_field && fl_field != (elem == TX_ONNX_FLOAT ? 4 : 10)))
-            return fail(p, TX_STATUS_INVALID_ARGUMENT, "tensor \"%s\": data in the wrong field "
-                                                      "for %s", nm, tx_onnx_type_name((int)elem));
+            return fail(p, TX_STATUS_INVALID_ARGUMENT,
+                        "tensor \"%s\": data in the wrong field "
+                        "for %s",
+                        nm, tx_onnx_type_name((int)elem));
         have = n_fl;
     } else {
-        int want = elem == TX_ONNX_INT64 ? 7
-                   : (elem == TX_ONNX_UINT32 || elem == TX_ONNX_UINT64) ? 11 : 5;
+        int want = elem == TX_ONNX_INT64                                ? 7
+                   : (elem == TX_ONNX_UINT32 || elem == TX_ONNX_UINT64) ? 11
+                                                                        : 5;
         if (fl_field || (ints_field && ints_field != want))
-            return fail(p, TX_STATUS_INVALID_ARGUMENT, "tensor \"%s\": data in the wrong field "
-                                                      "for %s", nm, tx_onnx_type_name((int)elem));
+            return fail(p, TX_STATUS_INVALID_ARGUMENT,
+                        "tensor \"%s\": data in the wrong field "
+                        "for %s",
+                        nm, tx_onnx_type_name((int)elem));
         have = n_ints;
     }
     if (have != numel)
@@ -528,8 +539,10 @@ static bool parse_shape(parser *p, tx_pb b, tx_onnx_vinfo *v) {
         v->shape[v->rank++] = val;
     }
     if (r == 0 && !tx_dims_in_range(v->rank, v->shape, TX_DIM_MAX, true))
-        return fail(p, TX_STATUS_TOO_LARGE, "value \"%s\" is declared with dims beyond 2^40 "
-                                            "elements", v->name);
+        return fail(p, TX_STATUS_TOO_LARGE,
+                    "value \"%s\" is declared with dims beyond 2^40 "
+                    "elements",
+                    v->name);
     return r == 0 || malformed(p, "shape");
 }
 
@@ -590,8 +603,8 @@ static bool parse_vinfo(parser *p, tx_pb b, tx_onnx_vinfo *v) {
 /* ---- AttributeProto, NodeProto ---- */
 
 static const char *attr_type_name(int t) {
-    static const char *names[] = {"UNDEFINED", "FLOAT", "INT",    "STRING",
-                                  "TENSOR",    "GRAPH", "FLOATS", "INTS", "STRINGS"};
+    static const char *names[] = {"UNDEFINED", "FLOAT",  "INT",  "STRING", "TENSOR",
+                                  "GRAPH",     "FLOATS", "INTS", "STRINGS"};
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
 }
 
@@ -602,8 +615,8 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
     double *fl = NULL;
     int n_ints = 0, c_ints = 0, n_fl = 0, c_fl = 0, c_str = 0;
     uint64_t type = 0;
-    int seen = 0;        /* for files without `type`: which field carried the value */
-    unsigned kinds = 0;  /* bit k: a field of attribute type k was present */
+    int seen = 0;       /* for files without `type`: which field carried the value */
+    unsigned kinds = 0; /* bit k: a field of attribute type k was present */
     a->name = "";
     while ((r = tx_pb_next(&b, &f, &w)) == 1) {
         bool ok = true;
@@ -661,9 +674,8 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
      * field, and no field of another type may be there (lists may be empty). */
     if (type >= TX_ATTR_FLOAT && type <= TX_ATTR_STRINGS &&
         ((type <= TX_ATTR_GRAPH && !(kinds & 1u << type)) || (kinds & ~(1u << type))))
-        return fail(p, TX_STATUS_INVALID_ARGUMENT,
-                    "attribute \"%s\" is declared %s but carries %s", a->name,
-                    attr_type_name((int)type), kinds ? attr_type_name(seen) : "no value");
+        return fail(p, TX_STATUS_INVALID_ARGUMENT, "attribute \"%s\" is declared %s but carries %s",
+                    a->name, attr_type_name((int)type), kinds ? attr_type_name(seen) : "no value");
     a->type = type ? (int)(type > 64 ? 0 : type) : seen;
     a->n_ints = n_ints;
     a->ints = ints;
@@ -761,15 +773,16 @@ static bool parse_graph(parser *p, tx_pb b, tx_onnx_model *m) {
             int *cnt = f == 11 ? &m->n_inputs : f == 12 ? &m->n_outputs : &m->n_vinfos;
             int *cap = f == 11 ? &c_in : f == 12 ? &c_out : &c_vi;
             snprintf(p->where, sizeof p->where, "graph %s %d",
-                     f == 11 ? "input" : f == 12 ? "output" : "value_info", *cnt);
-            ok = grow(p, (void **)arr, *cnt, cap, sizeof **arr) &&
-                 parse_vinfo(p, s, &(*arr)[*cnt]);
+                     f == 11   ? "input"
+                     : f == 12 ? "output"
+                               : "value_info",
+                     *cnt);
+            ok = grow(p, (void **)arr, *cnt, cap, sizeof **arr) && parse_vinfo(p, s, &(*arr)[*cnt]);
             if (ok)
                 (*cnt)++;
             break;
         }
-        case 15:
-            return fail(p, TX_STATUS_UNSUPPORTED, "sparse initializers are unsupported");
+        case 15: return fail(p, TX_STATUS_UNSUPPORTED, "sparse initializers are unsupported");
         default: ok = tx_pb_skip(&b, w); break;
         }
         if (p->st)
@@ -781,8 +794,7 @@ static bool parse_graph(parser *p, tx_pb b, tx_onnx_model *m) {
     return r == 0 || malformed(p, "graph");
 }
 
-tx_status tx_onnx_load(const void *bytes, size_t len, tx_onnx_model *m, char *err,
-                       size_t err_len) {
+tx_status tx_onnx_load(const void *bytes, size_t len, tx_onnx_model *m, char *err, size_t err_len) {
     memset(m, 0, sizeof *m);
     if (err_len)
         err[0] = 0;
@@ -860,8 +872,8 @@ void tx_onnx_model_free(tx_onnx_model *m) {
     memset(m, 0, sizeof *m);
 }
 
-tx_status tx_onnx_load_tensor(const void *bytes, size_t len, tx_hval *out, char **name,
-                              char *err, size_t err_len) {
+tx_status tx_onnx_load_tensor(const void *bytes, size_t len, tx_hval *out, char **name, char *err,
+                              size_t err_len) {
     memset(out, 0, sizeof *out);
     if (name)
         *name = NULL;
