@@ -21,6 +21,7 @@ static const char *const k_status_names[TX_STATUS_COUNT_] = {
     [TX_STATUS_UNSUPPORTED] = "TX_STATUS_UNSUPPORTED",
     [TX_STATUS_GL_ERROR] = "TX_STATUS_GL_ERROR",
     [TX_STATUS_CONTEXT_LOST] = "TX_STATUS_CONTEXT_LOST",
+    [TX_STATUS_DEVICE_MISMATCH] = "TX_STATUS_DEVICE_MISMATCH",
 };
 
 const char *tx_status_name(tx_status s) {
@@ -127,6 +128,10 @@ static const char *bad_desc(const tx_ctx_desc *d) {
         return "desc.max_specialized is negative";
     if (d->max_texture_size < 0)
         return "desc.max_texture_size is negative";
+    if ((unsigned)d->device >= TX_DEVICE_COUNT_)
+        return "desc.device is not a tx_device";
+    if (d->cpu_threads < 0)
+        return "desc.cpu_threads is negative";
     return NULL;
 }
 
@@ -163,6 +168,11 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     ctx->no_parallel_compile = d.no_parallel_compile;
     ctx->max_texture_size_req = d.max_texture_size;
     ctx->float16_storage_req = d.float16_storage;
+    ctx->device = d.device == TX_DEVICE_DEFAULT ? TX_DEVICE_GPU : d.device;
+    ctx->cpu_threads = d.cpu_threads;
+    const char *threads = getenv("TEXEL_CPU_THREADS");
+    if (threads && atoi(threads) > 0)
+        ctx->cpu_threads = atoi(threads);
     if (!probe_caps(ctx, &d)) {
         fprintf(stderr, "texel: %s\n", ctx->err);
         tx_gl_shutdown(&ctx->gl);
@@ -186,6 +196,7 @@ void tx_ctx_destroy(tx_ctx *ctx) {
     tx_tensors_release_all(ctx);
     tx_pool_trim(ctx, 0);
     tx_cache_destroy(ctx);
+    tx_cpu_shutdown(ctx);
     free(ctx->pool.free_tex);
     free(ctx->slots);
     free(ctx->free_slots);
@@ -287,7 +298,7 @@ static void drop_gl_objects(tx_ctx *ctx) {
     tx_pool_trim(ctx, 0);
     for (int i = 0; i < ctx->n_slots; i++) {
         tx_storage *st = ctx->slots[i].live ? ctx->slots[i].st : NULL;
-        if (!st || st->generation != ctx->generation)
+        if (!st || st->dev != TX_DEVICE_GPU || st->generation != ctx->generation)
             continue;
         tx_gl_tex_delete(&ctx->gl, st->tex.gl); /* skipped after a real loss */
         ctx->stats.live_texture_bytes -= st->tex.bytes;

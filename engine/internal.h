@@ -52,9 +52,14 @@ typedef struct tx_texture {
     uint64_t released; /* pool tick when it was last freed (age for eviction) */
 } tx_texture;
 
-/* Storage shared by a tensor and its views. */
+/* Storage shared by a tensor and its views: a texture (GPU) or host memory
+ * (CPU). Both hold int32 values as floats, so the kernels of both devices
+ * share the GPU's semantics. */
 typedef struct tx_storage {
-    tx_texture tex;
+    tx_device dev; /* TX_DEVICE_GPU or TX_DEVICE_CPU */
+    tx_texture tex; /* GPU */
+    float *host;    /* CPU: numel floats (at least 4), 64-byte aligned */
+    size_t host_bytes;
     uint32_t generation; /* ctx->generation when made; older: lost with the context */
     int refs;
     int64_t numel;
@@ -137,6 +142,9 @@ struct tx_ctx {
     int max_texture_size_req;
     bool no_parallel_compile;
     bool float16_storage_req;
+    tx_device device;               /* tx_tensor_create's default (never DEFAULT) */
+    int cpu_threads;                /* as asked (desc / env); 0: one per core */
+    struct tx_threadpool *cpu_pool; /* the CPU device's threads, made on first use */
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */
     bool fault_generic;     /* the next generic link "fails" */
@@ -176,9 +184,10 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
-/* Creates an uninitialised tensor for an op's output. */
-tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
-                          tx_dtype dtype, tx_tensor *out);
+/* Creates an uninitialised tensor for an op's output on `dev` (DEFAULT: the
+ * context's default device). May move ctx->slots: fetch slots again after. */
+tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,
+                          const int64_t *shape, tx_dtype dtype, tx_tensor *out);
 void tx_tensors_release_all(tx_ctx *ctx);
 /* Texture floats → caller values (float32 copied, int32 converted). */
 void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst);
@@ -219,6 +228,9 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
 /* Frees every pending readback; `release` also frees the table (context
  * destroy). Without it handles stay unique across a context loss. */
 void tx_readbacks_drop(tx_ctx *ctx, bool release);
+
+/* cpu/device.c: stops the CPU device's threads (context destroy). */
+void tx_cpu_shutdown(tx_ctx *ctx);
 
 /* ops: registry.c */
 tx_family tx_op_family(tx_op op);

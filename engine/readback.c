@@ -2,7 +2,8 @@
  *
  * Handles are {index + 1 in the low 16 bits, generation in the high 16}, like
  * tensor handles, so a finished or cancelled readback is refused, not reused.
- * Pending reads belong to the GL context: a loss drops them all. */
+ * Pending reads belong to the GL context: a loss drops them all. A CPU
+ * tensor's read copies its values at once and is ready when asked. */
 #include <string.h>
 
 #include "internal.h"
@@ -15,6 +16,7 @@ typedef struct readback {
     int texels;
     int64_t numel;
     tx_dtype dtype;
+    float *host; /* a CPU tensor's values, copied when the read began */
 } readback;
 
 struct tx_readbacks {
@@ -44,7 +46,10 @@ static tx_status readback_check(tx_ctx *ctx, const char *fn, tx_readback h, read
 }
 
 static void readback_free(tx_ctx *ctx, readback *r) {
-    tx_gl_read_free(&ctx->gl, r->buf, r->sync);
+    if (!r->host)
+        tx_gl_read_free(&ctx->gl, r->buf, r->sync);
+    free(r->host);
+    r->host = NULL;
     r->used = false;
     r->buf = 0;
     r->sync = NULL;
@@ -75,8 +80,7 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
             idx = i;
     if (idx < 0) {
         if (rs->n == 0xFFFF)
-            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: %d reads pending already", fn,
-                           rs->n);
+            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: %d reads pending already", fn, rs->n);
         if (rs->n == rs->cap) {
             int cap = rs->cap ? rs->cap * 2 : 8;
             readback *n = realloc(rs->r, (size_t)cap * sizeof *n);
@@ -93,8 +97,15 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     int texels = (int)((s->numel + 3) / 4);
     if (texels < 1)
         texels = 1;
-    if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf, &r->sync))
+    if (s->st->dev == TX_DEVICE_CPU) {
+        r->host = malloc((size_t)texels * 16u);
+        if (!r->host)
+            return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
+        memcpy(r->host, s->st->host, (size_t)s->numel * sizeof(float));
+    } else if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf,
+                                 &r->sync)) {
         return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "starting the pixel-pack copy");
+    }
     r->used = true;
     r->texels = texels;
     r->numel = s->numel;
@@ -113,7 +124,7 @@ tx_status tx_readback_poll(tx_ctx *ctx, tx_readback h, bool *ready) {
     tx_status st = readback_check(ctx, "tx_readback_poll", h, &r);
     if (st)
         return st;
-    *ready = tx_gl_read_ready(r->sync);
+    *ready = r->host || tx_gl_read_ready(r->sync);
     return TX_STATUS_OK;
 }
 
@@ -144,6 +155,11 @@ tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes
                      !dst ? "dst is NULL" : "dst is too small", (long long)r->numel * 4, bytes);
         readback_free(ctx, r);
         return st;
+    }
+    if (r->host) {
+        tx_texels_to_values(r->dtype, r->host, r->numel, dst);
+        readback_free(ctx, r);
+        return TX_STATUS_OK;
     }
     float *buf = malloc((size_t)r->texels * 16u);
     if (!buf) {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
 
 #define IDX_BITS 20u
 #define IDX_MASK ((1u << IDX_BITS) - 1u)
@@ -44,8 +44,8 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
     tx_status st = check_handle(ctx, op, arg, t, out);
     if (st)
         return st;
-    /* Storage from before the last drop of a lost context's objects. */
-    if ((*out)->st->generation != ctx->generation)
+    /* GPU storage from before the last drop of a lost context's objects. */
+    if ((*out)->st->dev == TX_DEVICE_GPU && (*out)->st->generation != ctx->generation)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
                        "%s: %s (handle 0x%08x) was created before the GL context was lost; "
                        "its contents are gone: destroy it and create it again",
@@ -134,32 +134,35 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
     return TX_STATUS_OK;
 }
 
-static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
-                             tx_dtype dtype, tx_tensor *out, tx_slot **slot_out) {
+static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int rank,
+                             const int64_t *shape, tx_dtype dtype, tx_tensor *out,
+                             tx_slot **slot_out) {
     int64_t numel = 0;
     tx_status st = check_shape(ctx, op, rank, shape, &numel);
     if (st)
         return st;
     if ((unsigned)dtype >= TX_DTYPE_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", op, (int)dtype);
-    tx_storage *stg = calloc(1, sizeof *stg);
-    if (!stg)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    if (dev == TX_DEVICE_DEFAULT)
+        dev = ctx->device;
+    if ((unsigned)dev >= TX_DEVICE_COUNT_)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown device %d", op, (int)dev);
+    if (dev == TX_DEVICE_GPU && ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     int64_t texels = (numel + 3) / 4;
-    if (texels < 1)
-        texels = 1; /* empty tensors still own a texture: every handle is drawable */
     /* Shaders index elements with 32-bit ints, and the host copies up to
      * numel × 16 bytes: refuse what either cannot address (on wasm32 size_t
-     * is 32 bits), and what one texture of this device cannot hold. */
+     * is 32 bits), and what one texture of this device cannot hold. The CPU
+     * device shares the element limit, so a tensor can always move. */
     int64_t addressable = INT32_MAX;
     if ((uint64_t)(SIZE_MAX / 16u) < (uint64_t)addressable)
         addressable = (int64_t)(SIZE_MAX / 16u);
-    if (texels > (int64_t)ctx->max_tex * ctx->max_tex || numel > addressable) {
-        free(stg);
+    bool too_wide = dev == TX_DEVICE_GPU && texels > (int64_t)ctx->max_tex * ctx->max_tex;
+    if (too_wide || numel > addressable) {
         char b[160];
         tx_shape_str(b, sizeof b, rank, shape);
         /* The device limit first: it is the one a caller meets and can act on. */
-        if (texels > (int64_t)ctx->max_tex * ctx->max_tex)
+        if (too_wide)
             return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                            "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, "
                            "more than one %d×%d texture holds on this device "
@@ -171,7 +174,11 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
                        "address (%lld)",
                        op, b, (long long)numel, (long long)addressable);
     }
-    st = tx_pool_acquire(ctx, op, texels, &stg->tex);
+    tx_storage *stg = calloc(1, sizeof *stg);
+    if (!stg)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    stg->dev = dev;
+    st = tx_device_of(dev)->alloc(ctx, op, numel, stg);
     if (st) {
         free(stg);
         return st;
@@ -179,7 +186,7 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     uint32_t idx;
     st = slot_new(ctx, &idx);
     if (st) {
-        tx_pool_release(ctx, &stg->tex);
+        tx_device_of(dev)->release(ctx, stg);
         free(stg);
         return st;
     }
@@ -202,41 +209,26 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, int rank, const int64_
     return TX_STATUS_OK;
 }
 
-tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
-                          tx_dtype dtype, tx_tensor *out) {
-    return make_tensor(ctx, op, rank, shape, dtype, out, NULL);
+tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,
+                          const int64_t *shape, tx_dtype dtype, tx_tensor *out) {
+    return make_tensor(ctx, op, dev, rank, shape, dtype, out, NULL);
 }
 
-static tx_status upload(tx_ctx *ctx, tx_slot *s, const void *data) {
-    int64_t used = (s->numel + 3) / 4;
-    if (used < 1)
-        used = 1;
-    /* float32 data that fills whole texels goes to GL as it is; int32 (stored
-     * as floats), a ragged last texel or no data (zeros) need a staging copy. */
-    bool direct = data && s->dtype == TX_DTYPE_FLOAT32 && s->numel == used * 4;
-    float *buf = direct ? NULL : calloc((size_t)used * 4, sizeof(float));
-    if (!direct && !buf)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory for upload");
-    if (data && !direct) {
-        if (s->dtype == TX_DTYPE_INT32) {
-            const int32_t *src = data;
-            for (int64_t i = 0; i < s->numel; i++)
-                buf[i] = (float)src[i];
-        } else {
-            memcpy(buf, data, (size_t)s->numel * sizeof(float));
-        }
-    }
-    tx_gl_tex_upload(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)used,
-                     direct ? (const float *)data : buf);
+/* Caller values (float32, or int32 converted to the floats storage holds)
+ * into s's storage; NULL data writes zeros. */
+static tx_status write_values(tx_ctx *ctx, const char *op, tx_slot *s, const void *data) {
+    const tx_device_i *d = tx_device_of(s->st->dev);
+    if (!data || s->dtype == TX_DTYPE_FLOAT32)
+        return d->write(ctx, op, s->st, data, s->numel);
+    float *buf = malloc((size_t)(s->numel ? s->numel : 1) * sizeof(float));
+    if (!buf)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    const int32_t *src = data;
+    for (int64_t i = 0; i < s->numel; i++)
+        buf[i] = (float)src[i];
+    tx_status st = d->write(ctx, op, s->st, buf, s->numel);
     free(buf);
-    ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
-    unsigned e = tx_gl_op_error(&ctx->gl);
-    if (e) {
-        char what[64];
-        snprintf(what, sizeof what, "uploading (%s)", tx_gl_error_name(e));
-        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tensor upload", what);
-    }
-    return TX_STATUS_OK;
+    return st;
 }
 
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out) {
@@ -245,15 +237,13 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
     if (!desc || !out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_create: %s is NULL",
                        !desc ? "desc" : "out");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_create: the GL context is lost");
     tx_slot *s;
     tx_tensor t;
-    tx_status st =
-        make_tensor(ctx, "tx_tensor_create", desc->rank, desc->shape, desc->dtype, &t, &s);
+    tx_status st = make_tensor(ctx, "tx_tensor_create", desc->device, desc->rank, desc->shape,
+                               desc->dtype, &t, &s);
     if (st)
         return st;
-    st = upload(ctx, s, desc->data);
+    st = write_values(ctx, "tensor upload", s, desc->data);
     if (st) {
         tx_tensor_destroy(ctx, t);
         return st;
@@ -270,9 +260,9 @@ tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     if (st)
         return st;
     if (--s->st->refs == 0) {
-        /* Storage of a lost context owns no texture any more. */
-        if (s->st->generation == ctx->generation)
-            tx_pool_release(ctx, &s->st->tex);
+        /* GPU storage of a lost context owns no texture any more. */
+        if (s->st->dev != TX_DEVICE_GPU || s->st->generation == ctx->generation)
+            tx_device_of(s->st->dev)->release(ctx, s->st);
         free(s->st);
     }
     s->st = NULL;
@@ -304,9 +294,9 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
                        "tx_tensor_write: %zu bytes given, the tensor holds %lld elements "
                        "(%lld bytes)",
                        bytes, (long long)s->numel, (long long)s->numel * 4);
-    if (ctx->lost)
+    if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_write: the GL context is lost");
-    return upload(ctx, s, data);
+    return write_values(ctx, "tensor upload", s, data);
 }
 
 /* int32 values live in float texels, where integer division by zero leaves
@@ -346,26 +336,81 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "tx_tensor_read: %zu bytes given, the tensor needs %lld", bytes,
                        (long long)s->numel * 4);
-    if (ctx->lost)
+    if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
     if (s->numel == 0)
         return TX_STATUS_OK;
-    int64_t texels = (s->numel + 3) / 4;
-    float *buf = malloc((size_t)texels * 16u);
+    const tx_device_i *d = tx_device_of(s->st->dev);
+    if (s->dtype == TX_DTYPE_FLOAT32)
+        return d->read(ctx, "tx_tensor_read", s->st, dst, s->numel);
+    float *buf = malloc((size_t)s->numel * sizeof(float));
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tensor_read: out of host memory");
-    bool ok = tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, (int)texels, buf);
-    /* Reads are where results reach the caller: a context lost since the
-     * last error check (WebGL reports it by getError only once) must not
-     * hand back garbage, so ask the driver each time. */
-    if (!ok || tx_gl_context_lost(&ctx->gl)) {
-        free(buf);
-        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tx_tensor_read", "reading back");
-    }
-    tx_texels_to_values(s->dtype, buf, s->numel, dst);
+    st = d->read(ctx, "tx_tensor_read", s->st, buf, s->numel);
+    if (!st)
+        tx_texels_to_values(s->dtype, buf, s->numel, dst);
     free(buf);
-    ctx->stats.bytes_downloaded += (uint64_t)texels * 16u;
+    return st;
+}
+
+tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *out) {
+    const char *op = "tx_tensor_to";
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
+    if (st)
+        return st;
+    if (device == TX_DEVICE_DEFAULT)
+        device = ctx->device;
+    if ((unsigned)device >= TX_DEVICE_COUNT_)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown device %d", op, (int)device);
+    if (ctx->lost && (s->st->dev == TX_DEVICE_GPU || device == TX_DEVICE_GPU))
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    tx_tensor y;
+    tx_slot *ys;
+    st = make_tensor(ctx, op, device, s->rank, s->shape, s->dtype, &y, &ys);
+    if (st)
+        return st;
+    s = tx_slot_get(ctx, t);
+    float *buf = malloc((size_t)(s->numel ? s->numel : 1) * sizeof(float));
+    if (!buf)
+        st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    if (!st && s->numel > 0)
+        st = tx_device_of(s->st->dev)->read(ctx, op, s->st, buf, s->numel);
+    if (!st)
+        st = tx_device_of(device)->write(ctx, op, ys->st, s->numel > 0 ? buf : NULL, s->numel);
+    free(buf);
+    if (st) {
+        tx_tensor_destroy(ctx, y);
+        return st;
+    }
+    *out = y;
     return TX_STATUS_OK;
+}
+
+tx_status tx_tensor_device(tx_ctx *ctx, tx_tensor t, tx_device *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_device: out is NULL");
+    tx_slot *s = NULL;
+    tx_status st = check_handle(ctx, "tx_tensor_device", "tensor", t, &s);
+    if (st)
+        return st;
+    *out = s->st->dev;
+    return TX_STATUS_OK;
+}
+
+const char *tx_device_name(tx_device device) {
+    switch (device) {
+    case TX_DEVICE_DEFAULT: return "default";
+    case TX_DEVICE_GPU: return "gpu";
+    case TX_DEVICE_CPU: return "cpu";
+    default: return "?";
+    }
 }
 
 tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_MAX_RANK],

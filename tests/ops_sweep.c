@@ -379,6 +379,9 @@ int main(int argc, char **argv) {
         {"specialized", {.specialize_after = TX_SPECIALIZE_ALWAYS}, 1},
         {"adaptive", {.specialize_after = 2}, 4},
         {"adaptive-tex64", {.specialize_after = 1, .max_texture_size = 64}, 2},
+        /* the CPU device: the same cases against the same references, with
+         * two threads so the threaded paths run too */
+        {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}, 2},
     };
     for (size_t m = 0; m < TX_COUNTOF(modes); m++) {
         tx_host *h;
@@ -438,7 +441,13 @@ int main(int argc, char **argv) {
         char name[96];
         snprintf(name, sizeof name, "%s/variants-used", modes[m].name);
         if (tx_test_begin(name)) {
-            if (m == 0) {
+            if (modes[m].desc.device == TX_DEVICE_CPU) {
+                CHECK(st.draws == 0 && st.cpu_ops > 0,
+                      "cpu mode drew %llu times and ran %llu CPU ops",
+                      (unsigned long long)st.draws, (unsigned long long)st.cpu_ops);
+                CHECK(st.live_host_bytes == 0, "%llu bytes of host tensors leaked",
+                      (unsigned long long)st.live_host_bytes);
+            } else if (m == 0) {
                 CHECK(st.specialized_compiles == 0, "generic mode specialized %llu programs",
                       (unsigned long long)st.specialized_compiles);
             } else {

@@ -119,6 +119,8 @@ typedef enum tx_status {
                                    model needs an op/type texel lacks */
     TX_STATUS_GL_ERROR,         /* the driver reported an error during the op */
     TX_STATUS_CONTEXT_LOST,     /* the GL context is gone */
+    TX_STATUS_DEVICE_MISMATCH,  /* an op's tensors live on different devices: move
+                                   them first (tx_tensor_to) */
     TX_STATUS_COUNT_
 } tx_status;
 
@@ -139,6 +141,17 @@ typedef enum tx_op {
 } tx_op;
 
 typedef struct tx_ctx tx_ctx;
+
+/* Where a tensor lives and its ops run. Every op runs on the device of its
+ * inputs (all on one device, else TX_STATUS_DEVICE_MISMATCH) and puts its
+ * output there; data crosses devices only by tx_tensor_to, counted in the
+ * stats (bytes_uploaded / bytes_downloaded). */
+typedef enum tx_device {
+    TX_DEVICE_DEFAULT = 0, /* the context's default device (tx_ctx_desc.device) */
+    TX_DEVICE_GPU,         /* RGBA float textures; GLSL fragment-shader kernels */
+    TX_DEVICE_CPU,         /* host memory; SIMD + threaded C kernels (engine/cpu/) */
+    TX_DEVICE_COUNT_
+} tx_device;
 
 /* A tensor handle: pool slot and generation. {0} is never valid. */
 typedef struct tx_tensor {
@@ -169,6 +182,10 @@ typedef struct tx_ctx_desc {
                                  1024 allocations is deleted whatever this says. */
     bool float16_storage;     /* store tensors in RGBA16F even where float32 renders
                                  (half the memory, see tx_caps.float16_storage) */
+    tx_device device;         /* where tx_tensor_create puts tensors whose desc names
+                                 no device; 0: TX_DEVICE_GPU */
+    int cpu_threads;          /* threads of the CPU device; 0: one per core (env
+                                 TEXEL_CPU_THREADS overrides), 1: no threads */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -213,6 +230,9 @@ typedef struct tx_stats {
     uint64_t textures_evicted;     /* free textures deleted (age, pool_limit, budget, trim) */
     uint64_t context_losses;       /* times the GL context was found lost */
     uint64_t context_restores;     /* successful tx_ctx_restore calls */
+    uint64_t cpu_ops;              /* ops run by the CPU device */
+    uint64_t live_host_bytes;      /* host memory owned by live CPU tensors */
+    uint64_t peak_host_bytes;      /* max of live_host_bytes */
 } tx_stats;
 
 tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
@@ -235,10 +255,19 @@ typedef struct tx_tensor_desc {
     int64_t shape[TX_MAX_RANK];
     tx_dtype dtype;   /* default float32 */
     const void *data; /* float or int32_t values, or NULL for zeros */
+    tx_device device; /* 0: the context's default (tx_ctx_desc.device) */
 } tx_tensor_desc;
 
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out);
 tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t);
+/* A copy of t on `device` (a new tensor, also when t is already there): the
+ * explicit crossing between devices, counted in bytes_uploaded (to the GPU)
+ * or bytes_downloaded (from it). */
+tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *out);
+/* The device t lives on (never TX_DEVICE_DEFAULT). */
+tx_status tx_tensor_device(tx_ctx *ctx, tx_tensor t, tx_device *out);
+/* "gpu" / "cpu" / "default"; "?" for other values. */
+const char *tx_device_name(tx_device device);
 /* Replaces the contents; `bytes` must equal the tensor's size in bytes. */
 tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes);
 /* Reads into caller memory; `bytes` must be at least the tensor's size. */

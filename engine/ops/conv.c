@@ -349,7 +349,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     if (st)
         return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, op, orank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, op, TX_DEVICE_GPU, orank, oshape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     if (tx_slot_get(ctx, y)->numel == 0) {

@@ -105,7 +105,7 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
                        x, (long long)N);
     }
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, orank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, orank, oshape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     as = tx_slot_get(ctx, a);

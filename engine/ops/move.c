@@ -172,7 +172,7 @@ static tx_status map_run(tx_ctx *ctx, const char *name, tx_tensor x, int rank,
                          const int64_t *oshape, const move_map *m, tx_tensor *out) {
     tx_dtype dtype = tx_slot_get(ctx, x)->dtype;
     tx_tensor y;
-    tx_status st = tx_tensor_alloc(ctx, name, rank, oshape, dtype, &y);
+    tx_status st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &y);
     if (st)
         return st;
     if (tx_slot_get(ctx, y)->numel > 0) {
@@ -631,7 +631,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
         inner *= oshape[d];
     int64_t L = oshape[a] * inner;
     tx_tensor y, tmp = {0};
-    st = tx_tensor_alloc(ctx, name, rank, oshape, dtype, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &y);
     if (st)
         return st;
     int64_t numel = tx_slot_get(ctx, y)->numel;
@@ -649,7 +649,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
     int per_first = CONCAT_PER_DRAW, per_next = CONCAT_PER_DRAW - 1;
     int draws = nk <= per_first ? 1 : 1 + (nk - per_first + per_next - 1) / per_next;
     if (numel > 0 && draws > 1)
-        st = tx_tensor_alloc(ctx, name, rank, oshape, dtype, &tmp);
+        st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &tmp);
     int q = vec ? 4 : 1; /* vec: rows and regions in texels */
     int next = 0;        /* next input to place */
     at = 0;
@@ -732,7 +732,7 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
     }
     int64_t dim = xs->shape[a];
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, orank, oshape, xs->dtype, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, orank, oshape, xs->dtype, &y);
     if (st)
         return st;
     xs = tx_slot_get(ctx, x);

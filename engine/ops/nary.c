@@ -136,7 +136,7 @@ tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, 
     int next = 0;
     for (int p = 0; p < n_pass && !st; p++) {
         int cur = p % 2;
-        st = tx_tensor_alloc(ctx, name, rank, oshape, dtype, &acc[cur]);
+        st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &acc[cur]);
         if (st)
             break;
         tx_slot *s[NX_PER_PASS];

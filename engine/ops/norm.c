@@ -105,7 +105,7 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                 return fail_param(ctx, name, k_args[i], xs, s[i], want_c);
     }
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     for (int i = 0; i < n_inputs; i++)

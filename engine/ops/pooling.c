@@ -60,7 +60,7 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
         oshape[2] = g.ho;
     oshape[xs->rank - 1] = g.wo;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, xs->rank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, xs->rank, oshape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     xs = tx_slot_get(ctx, x);

@@ -295,7 +295,7 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                        "%s: axis of x %s is longer than 2^24 (indices are floats)", name, sh);
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, orank, oshape, odt, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, orank, oshape, odt, &y);
     if (st)
         return st;
     xs = tx_slot_get(ctx, x);

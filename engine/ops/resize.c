@@ -98,7 +98,7 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "resize: scale of dim %d is 0", i);
     }
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, rank, oshape, xs->dtype, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, xs->dtype, &y);
     if (st)
         return st;
     xs = tx_slot_get(ctx, x);

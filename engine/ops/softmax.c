@@ -37,7 +37,7 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
             B *= xs->shape[i];
     }
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     xs = tx_slot_get(ctx, x);

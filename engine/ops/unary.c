@@ -1,8 +1,9 @@
-/* UNARY, CLIP, ACT and CAST families: y = f(x), one texel per fragment. */
+/* UNARY, CLIP, ACT and CAST families front: y = f(x); kernels in
+ * engine/gpu/unary.c and engine/cpu/unary.c. */
 #include <math.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../device.h"
 
 tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, tx_dtype to,
                        tx_tensor *out) {
@@ -32,54 +33,25 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
         return st;
     if (xs->dtype != TX_DTYPE_FLOAT32 && fam != TX_FAMILY_CAST)
         return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
+    tx_device dev;
+    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
+    if (st)
+        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, xs->rank, xs->shape,
+    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape,
                          fam == TX_FAMILY_CAST ? to : xs->dtype, &y);
     if (st)
         return st;
-    xs = tx_slot_get(ctx, x);
-    tx_slot *ys = tx_slot_get(ctx, y);
-    if (xs->numel > 0) {
-        tx_program_req r;
-        tx_req_init(&r, fam, "unary", 1, 1);
-        char fn[48];
-        snprintf(fn, sizeof fn, "tx_u_%s", name);
-        if (fam == TX_FAMILY_CAST) /* bool first: NaN is true, not 0 */
-            snprintf(fn, sizeof fn, "%s",
-                     hi != 0 ? "tx_u_cast_bool"
-                             : (to == TX_DTYPE_INT32 ? "tx_u_cast_int" : "tx_u_cast_float"));
-        tx_req_define(&r, "TX_FN", fn);
-        tx_req_int(&r, "p_ntex", (int)((xs->numel + 3) / 4));
-        tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-        tx_req_int(&r, "p_in_ws", xs->st->tex.wshift);
-        if (fam == TX_FAMILY_CLIP) {
-            if (isfinite(lo)) {
-                tx_req_define(&r, "TX_HAS_LO", "1");
-                tx_req_float(&r, "p_lo", lo);
-            }
-            if (isfinite(hi)) {
-                tx_req_define(&r, "TX_HAS_HI", "1");
-                tx_req_float(&r, "p_hi", hi);
-            }
-        }
-        if (fam == TX_FAMILY_ACT) {
-            tx_req_define(&r, "TX_HAS_ALPHA", "1");
-            tx_req_float(&r, "p_alpha", lo);
-            tx_req_float(&r, "p_beta", hi);
-        }
-        st = tx_cache_bind(ctx, name, &r);
-        if (!st) {
-            const tx_texture *ins[1] = {&xs->st->tex};
-            const tx_texture *outs[1] = {&ys->st->tex};
-            st = tx_draw(ctx, name, ins, 1, outs, 1);
-        }
-        if (st) {
-            tx_tensor_destroy(ctx, y);
-            return st;
-        }
-    }
-    *out = y;
-    return TX_STATUS_OK;
+    tx_unary_call c = {.op = op,
+                       .family = fam,
+                       .lo = lo,
+                       .hi = hi,
+                       .to = to,
+                       .x = tx_slot_get(ctx, x),
+                       .y = tx_slot_get(ctx, y)};
+    if (c.y->numel > 0)
+        st = tx_device_of(dev)->unary(ctx, &c);
+    return tx_op_finish(ctx, st, y, out);
 }
 
 tx_status tx_unary(tx_ctx *ctx, tx_op op, tx_tensor x, tx_tensor *out) {

@@ -1,0 +1,87 @@
+/* The CPU device: tensors in 64-byte-aligned host memory (within the
+ * context's memory budget, counted apart from textures), kernels in C with
+ * SIMD and threads (engine/cpu/<family>.c). */
+#include <string.h>
+
+#include "cpu.h"
+
+static tx_status cpu_alloc(tx_ctx *ctx, const char *op, int64_t numel, tx_storage *st) {
+    /* At least one vector, rounded up to whole vectors so kernels may load
+     * a full one at the end. */
+    size_t bytes = ((size_t)(numel > 0 ? numel : 1) * sizeof(float) + 63u) & ~(size_t)63u;
+    if (ctx->stats.live_host_bytes + bytes > ctx->budget)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
+                       "%s: %zu bytes of host memory would exceed the memory budget of %zu "
+                       "bytes (%llu live on the CPU)",
+                       op, bytes, ctx->budget, (unsigned long long)ctx->stats.live_host_bytes);
+    st->host = aligned_alloc(64, bytes);
+    if (!st->host)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory (%zu bytes)", op,
+                       bytes);
+    st->host_bytes = bytes;
+    ctx->stats.live_host_bytes += bytes;
+    if (ctx->stats.live_host_bytes > ctx->stats.peak_host_bytes)
+        ctx->stats.peak_host_bytes = ctx->stats.live_host_bytes;
+    return TX_STATUS_OK;
+}
+
+static void cpu_release(tx_ctx *ctx, tx_storage *st) {
+    free(st->host);
+    st->host = NULL;
+    ctx->stats.live_host_bytes -= st->host_bytes;
+    st->host_bytes = 0;
+}
+
+static tx_status cpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
+                           int64_t numel) {
+    (void)ctx;
+    (void)op;
+    if (vals)
+        memcpy(st->host, vals, (size_t)numel * sizeof(float));
+    else
+        memset(st->host, 0, st->host_bytes);
+    return TX_STATUS_OK;
+}
+
+static tx_status cpu_read(tx_ctx *ctx, const char *op, const tx_storage *st, float *vals,
+                          int64_t numel) {
+    (void)ctx;
+    (void)op;
+    memcpy(vals, st->host, (size_t)numel * sizeof(float));
+    return TX_STATUS_OK;
+}
+
+void tx_cpu_for(tx_ctx *ctx, int64_t n, int64_t grain, tx_cpu_range_fn fn, void *arg) {
+    (void)ctx;
+    (void)grain;
+    if (n > 0)
+        fn(arg, 0, n, 0);
+}
+
+int tx_cpu_threads(tx_ctx *ctx) {
+    (void)ctx;
+    return 1;
+}
+
+void tx_cpu_shutdown(tx_ctx *ctx) {
+    (void)ctx;
+}
+
+/* Every kernel counts as one CPU op. */
+#define COUNTED(fam)                                                                               \
+    static tx_status counted_##fam(tx_ctx *ctx, const tx_##fam##_call *c) {                        \
+        ctx->stats.cpu_ops++;                                                                      \
+        return tx_cpu_##fam(ctx, c);                                                               \
+    }
+COUNTED(unary)
+COUNTED(binary)
+
+const tx_device_i tx_cpu_device = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .write = cpu_write,
+    .read = cpu_read,
+    .unary = counted_unary,
+    .binary = counted_binary,
+};

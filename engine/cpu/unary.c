@@ -1,0 +1,117 @@
+/* UNARY, CLIP, ACT and CAST families on the CPU: one loop per op, so the
+ * simple ones vectorize; semantics as shaders/elementwise.glsl (NaN in, NaN
+ * out; cast truncates and saturates). */
+#include <math.h>
+
+#include "cpu.h"
+
+static inline float keep_nan(float r, float v) {
+    return v != v ? v : r;
+}
+
+static float softplus(float v) {
+    return keep_nan((v > 0 ? v : 0) + log1pf(expf(-fabsf(v))), v);
+}
+
+void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, int64_t n) {
+#define MAP(expr)                                                                                  \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        float v = x[i];                                                                            \
+        y[i] = (expr);                                                                             \
+    }                                                                                              \
+    break
+    const float a = lo, b = hi;
+    switch (op) {
+    case TX_OP_NONE:
+        if (x == y)
+            break;
+        MAP(v);
+    case TX_OP_RELU: MAP(v < 0 ? 0.0f : v);
+    case TX_OP_RELU6: MAP(v < 0 ? 0.0f : (v > 6 ? 6.0f : v));
+    case TX_OP_SIGMOID: MAP(1.0f / (1.0f + expf(-v)));
+    case TX_OP_TANH: MAP(tanhf(v));
+    case TX_OP_EXP: MAP(expf(v));
+    case TX_OP_LOG: MAP(logf(v));
+    case TX_OP_SQRT: MAP(sqrtf(v));
+    case TX_OP_ABS: MAP(fabsf(v));
+    case TX_OP_NEG: MAP(-v);
+    case TX_OP_ERF: MAP(erff(v));
+    case TX_OP_GELU: MAP(0.5f * v * (1.0f + erff(v * 0.70710678118654752f)));
+    case TX_OP_CLIP: MAP(v < lo ? lo : (v > hi ? hi : v));
+    case TX_OP_SOFTPLUS: MAP(softplus(v));
+    case TX_OP_SOFTSIGN: MAP(v / (1.0f + fabsf(v)));
+    case TX_OP_HARD_SWISH: {
+        MAP(keep_nan(v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f), v));
+    }
+    case TX_OP_SIN: MAP(sinf(v));
+    case TX_OP_COS: MAP(cosf(v));
+    case TX_OP_TAN: MAP(tanf(v));
+    case TX_OP_FLOOR: MAP(floorf(v));
+    case TX_OP_CEIL: MAP(ceilf(v));
+    case TX_OP_ROUND: MAP(nearbyintf(v)); /* the default rounding: half to even */
+    case TX_OP_SIGN: MAP(v > 0 ? 1.0f : (v < 0 ? -1.0f : v));
+    case TX_OP_RECIPROCAL: MAP(1.0f / v);
+    case TX_OP_NOT: MAP(v == 0 ? 1.0f : 0.0f);
+    case TX_OP_SINH: MAP(sinhf(v));
+    case TX_OP_COSH: MAP(coshf(v));
+    case TX_OP_ASIN: MAP(asinf(v));
+    case TX_OP_ACOS: MAP(acosf(v));
+    case TX_OP_ATAN: MAP(atanf(v));
+    case TX_OP_ASINH: MAP(asinhf(v));
+    case TX_OP_ACOSH: MAP(acoshf(v));
+    case TX_OP_ATANH: MAP(atanhf(v));
+    case TX_OP_MISH: MAP(v * tanhf(softplus(v)));
+    case TX_OP_IS_NAN: MAP(v != v ? 1.0f : 0.0f);
+    case TX_OP_HARD_SIGMOID: MAP(keep_nan(fminf(fmaxf(a * v + b, 0.0f), 1.0f), v));
+    case TX_OP_LEAKY_RELU: MAP(v < 0 ? a * v : v);
+    case TX_OP_ELU: MAP(v < 0 ? a * expm1f(v) : v);
+    case TX_OP_CELU: MAP(v < 0 ? a * expm1f(v / a) : v);
+    case TX_OP_THRESHOLDED_RELU: MAP(v > a ? v : keep_nan(0.0f, v));
+    case TX_OP_SHRINK: MAP(v < -a ? v + b : (v > a ? v - b : keep_nan(0.0f, v)));
+    case TX_OP_SELU: MAP(b * (v < 0 ? a * expm1f(v) : v));
+    default: TX_ASSERT(!"not an elementwise op");
+    }
+#undef MAP
+}
+
+/* cast to int32: truncate toward zero, NaN → 0, clamped to int32's range (as
+ * floats: 2147483520 is the largest float below 2^31). */
+static float cast_int(float v) {
+    if (v != v)
+        return 0.0f;
+    v = truncf(v);
+    return v < -2147483648.0f ? -2147483648.0f : (v > 2147483520.0f ? 2147483520.0f : v);
+}
+
+typedef struct unary_job {
+    const tx_unary_call *c;
+    const float *x;
+    float *y;
+} unary_job;
+
+static void unary_range(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const unary_job *j = arg;
+    const tx_unary_call *c = j->c;
+    const float *x = j->x + begin;
+    float *y = j->y + begin;
+    int64_t n = end - begin;
+    if (c->family != TX_FAMILY_CAST) {
+        tx_cpu_unary_apply(c->op, c->lo, c->hi, x, y, n);
+    } else if (c->hi != 0) { /* to bool: NaN is true */
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i] != 0 ? 1.0f : 0.0f;
+    } else if (c->to == TX_DTYPE_INT32) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = cast_int(x[i]);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = x[i];
+    }
+}
+
+tx_status tx_cpu_unary(tx_ctx *ctx, const tx_unary_call *c) {
+    unary_job j = {c, tx_cpu_data(c->x), tx_cpu_data(c->y)};
+    tx_cpu_for(ctx, c->y->numel, 16384, unary_range, &j);
+    return TX_STATUS_OK;
+}

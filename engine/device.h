@@ -1,0 +1,116 @@
+/* The device seam: what an op's front hands a device's kernel, and the table
+ * of storage and kernel functions a device provides (after ggml's backend
+ * interface). The front (engine/ops/<family>.c) validates, infers the output
+ * shape, normalises attributes into a tx_<family>_call, allocates the output
+ * on the inputs' device and calls that device's kernel; the kernels
+ * (engine/gpu/<family>.c, engine/cpu/<family>.c) only compute. */
+#ifndef TX_DEVICE_H
+#define TX_DEVICE_H
+
+#include "internal.h"
+
+/* ---- the calls: one per family, filled by its front ----
+ * Slots are valid for the duration of the kernel call only. A call is never
+ * made for an empty output (numel == 0). */
+
+/* UNARY, CLIP, ACT, CAST: y = f(x) elementwise. */
+typedef struct tx_unary_call {
+    tx_op op;
+    tx_family family;
+    float lo, hi; /* CLIP: bounds (±INFINITY: open); ACT: alpha, beta; CAST: hi != 0 → 0/1 */
+    tx_dtype to;  /* CAST: the output dtype */
+    const tx_slot *x;
+    tx_slot *y;
+} tx_unary_call;
+
+/* BINARY: y = a (op) b, numpy broadcasting over dims right-aligned to 6. */
+typedef struct tx_binary_call {
+    tx_op op;
+    tx_dtype dtype;  /* of a, b and y */
+    int64_t dims[6]; /* the output's dims, padded in front with 1 */
+    int64_t sa[6];   /* a's element strides per output dim (0: broadcast) */
+    int64_t sb[6];   /* b's */
+    const tx_slot *a, *b;
+    tx_slot *y;
+} tx_binary_call;
+
+/* The other families' calls are declared in their section below. */
+typedef struct tx_matmul_call tx_matmul_call;
+typedef struct tx_conv_call tx_conv_call;
+typedef struct tx_pool_call tx_pool_call;
+typedef struct tx_reduce_call tx_reduce_call;
+typedef struct tx_softmax_call tx_softmax_call;
+typedef struct tx_norm_call tx_norm_call;
+typedef struct tx_nary_call tx_nary_call;
+typedef struct tx_move_call tx_move_call;
+typedef struct tx_resize_call tx_resize_call;
+
+/* ---- matmul ---- */
+
+/* ---- conv, conv_transpose ---- */
+
+/* ---- pool ---- */
+
+/* ---- reduce ---- */
+
+/* ---- softmax ---- */
+
+/* ---- norm ---- */
+
+/* ---- nary ---- */
+
+/* ---- move ---- */
+
+/* ---- resize ---- */
+
+/* ---- the device table ---- */
+
+typedef struct tx_device_i {
+    const char *name; /* "gpu", "cpu" */
+    /* Storage for `numel` elements (int32 values are stored as floats on
+     * every device). On failure: a status with the message set. */
+    tx_status (*alloc)(tx_ctx *ctx, const char *op, int64_t numel, tx_storage *st);
+    void (*release)(tx_ctx *ctx, tx_storage *st);
+    /* numel floats in; `vals` NULL writes zeros. */
+    tx_status (*write)(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
+                       int64_t numel);
+    /* numel floats out. */
+    tx_status (*read)(tx_ctx *ctx, const char *op, const tx_storage *st, float *vals,
+                      int64_t numel);
+    /* Kernels; NULL: the family does not run on this device. */
+    tx_status (*unary)(tx_ctx *ctx, const tx_unary_call *c);
+    tx_status (*binary)(tx_ctx *ctx, const tx_binary_call *c);
+    tx_status (*matmul)(tx_ctx *ctx, const tx_matmul_call *c);
+    tx_status (*conv)(tx_ctx *ctx, const tx_conv_call *c);
+    tx_status (*pool)(tx_ctx *ctx, const tx_pool_call *c);
+    tx_status (*reduce)(tx_ctx *ctx, const tx_reduce_call *c);
+    tx_status (*softmax)(tx_ctx *ctx, const tx_softmax_call *c);
+    tx_status (*norm)(tx_ctx *ctx, const tx_norm_call *c);
+    tx_status (*nary)(tx_ctx *ctx, const tx_nary_call *c);
+    tx_status (*move)(tx_ctx *ctx, const tx_move_call *c);
+    tx_status (*resize)(tx_ctx *ctx, const tx_resize_call *c);
+} tx_device_i;
+
+extern const tx_device_i tx_gpu_device; /* engine/gpu/device.c */
+extern const tx_device_i tx_cpu_device; /* engine/cpu/device.c */
+
+/* The table of a (resolved, never DEFAULT) device. */
+const tx_device_i *tx_device_of(tx_device dev);
+
+/* The device an op runs on: that of its inputs (NULL entries skipped), which
+ * must all agree, else TX_STATUS_DEVICE_MISMATCH naming them. With no input,
+ * the context's default. */
+tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
+                       tx_device *out);
+
+/* The end every op front shares: on failure the output is destroyed and the
+ * status returned; on success *out = y. */
+tx_status tx_op_finish(tx_ctx *ctx, tx_status st, tx_tensor y, tx_tensor *out);
+
+/* The GPU draw tail: picks (compiling when needed) and binds the program for
+ * `req`, sets its parameters and draws it over `outs`. */
+tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
+                     const tx_texture *const *ins, int n_in, const tx_texture *const *outs,
+                     int n_out);
+
+#endif

@@ -1,0 +1,50 @@
+/* BINARY family on the GPU: one output texel per fragment, with fast modes
+ * for the broadcasts that keep whole texels (glsl-templates/binary.glsl). */
+#include "../device.h"
+
+static const char *const k_dims[6] = {"p_d0", "p_d1", "p_d2", "p_d3", "p_d4", "p_d5"};
+static const char *const k_as[6] = {"p_as0", "p_as1", "p_as2", "p_as3", "p_as4", "p_as5"};
+static const char *const k_bs[6] = {"p_bs0", "p_bs1", "p_bs2", "p_bs3", "p_bs4", "p_bs5"};
+
+tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
+    const char *name = tx_op_name(c->op);
+    const tx_slot *as = c->a, *bs = c->b, *ys = c->y;
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_BINARY, "binary", 2, 1);
+    char fn[48];
+    snprintf(fn, sizeof fn, "tx_b_%s", name);
+    tx_req_define(&r, "TX_OP", fn);
+    if (c->dtype == TX_DTYPE_INT32)
+        tx_req_define(&r, "TX_INT", "1");
+    int mode = 0;
+    int64_t last = c->dims[5];
+    bool b_is_row = c->sb[5] == 1;
+    for (int i = 0; i < 5; i++)
+        b_is_row = b_is_row && c->sb[i] == 0;
+    if (as->numel == ys->numel && bs->numel == ys->numel)
+        mode = 1;
+    else if (bs->numel == 1 && as->numel == ys->numel)
+        mode = 2;
+    else if (as->numel == 1 && bs->numel == ys->numel)
+        mode = 3;
+    else if (as->numel == ys->numel && bs->numel == last && last % 4 == 0 && b_is_row)
+        mode = 4;
+    tx_req_define_int(&r, "TX_MODE", mode);
+    tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
+    tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
+    tx_req_int(&r, "p_a_ws", as->st->tex.wshift);
+    tx_req_int(&r, "p_b_ws", bs->st->tex.wshift);
+    if (mode == 4)
+        tx_req_int(&r, "p_bn4", (int)(last / 4));
+    if (mode == 0) {
+        tx_req_int(&r, "p_n", (int)ys->numel);
+        for (int i = 0; i < 6; i++) {
+            tx_req_int(&r, k_dims[i], (int)c->dims[i]);
+            tx_req_int(&r, k_as[i], (int)c->sa[i]);
+            tx_req_int(&r, k_bs[i], (int)c->sb[i]);
+        }
+    }
+    const tx_texture *ins[2] = {&as->st->tex, &bs->st->tex};
+    const tx_texture *outs[1] = {&ys->st->tex};
+    return tx_gpu_run(ctx, name, &r, ins, 2, outs, 1);
+}

@@ -1,0 +1,82 @@
+/* The GPU device: tensors in pooled RGBA float textures, kernels drawn from
+ * generated GLSL (engine/gpu/<family>.c). */
+#include <string.h>
+
+#include "../device.h"
+
+static tx_status gpu_alloc(tx_ctx *ctx, const char *op, int64_t numel, tx_storage *st) {
+    int64_t texels = (numel + 3) / 4;
+    if (texels < 1)
+        texels = 1; /* empty tensors still own a texture: every handle is drawable */
+    return tx_pool_acquire(ctx, op, texels, &st->tex);
+}
+
+static void gpu_release(tx_ctx *ctx, tx_storage *st) {
+    tx_pool_release(ctx, &st->tex);
+}
+
+static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
+                           int64_t numel) {
+    (void)op;
+    int64_t used = (numel + 3) / 4;
+    if (used < 1)
+        used = 1;
+    /* Values that fill whole texels go to GL as they are; a ragged last texel
+     * or no data (zeros) need a staging copy. */
+    bool direct = vals && numel == used * 4;
+    float *buf = direct ? NULL : calloc((size_t)used * 4, sizeof(float));
+    if (!direct && !buf)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory for upload");
+    if (vals && !direct)
+        memcpy(buf, vals, (size_t)numel * sizeof(float));
+    tx_gl_tex_upload(&ctx->gl, st->tex.gl, st->tex.w, (int)used, direct ? vals : buf);
+    free(buf);
+    ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
+    unsigned e = tx_gl_op_error(&ctx->gl);
+    if (e) {
+        char what[64];
+        snprintf(what, sizeof what, "uploading (%s)", tx_gl_error_name(e));
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tensor upload", what);
+    }
+    return TX_STATUS_OK;
+}
+
+static tx_status gpu_read(tx_ctx *ctx, const char *op, const tx_storage *st, float *vals,
+                          int64_t numel) {
+    int64_t texels = (numel + 3) / 4;
+    float *buf = malloc((size_t)texels * 16u);
+    if (!buf)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    bool ok = tx_gl_tex_read(&ctx->gl, st->tex.gl, st->tex.w, (int)texels, buf);
+    /* Reads are where results reach the caller: a context lost since the
+     * last error check (WebGL reports it by getError only once) must not
+     * hand back garbage, so ask the driver each time. */
+    if (!ok || tx_gl_context_lost(&ctx->gl)) {
+        free(buf);
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, op, "reading back");
+    }
+    memcpy(vals, buf, (size_t)numel * sizeof(float));
+    free(buf);
+    ctx->stats.bytes_downloaded += (uint64_t)texels * 16u;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
+                     const tx_texture *const *ins, int n_in, const tx_texture *const *outs,
+                     int n_out) {
+    tx_status st = tx_cache_bind(ctx, op, req);
+    return st ? st : tx_draw(ctx, op, ins, n_in, outs, n_out);
+}
+
+tx_status tx_gpu_unary(tx_ctx *ctx, const tx_unary_call *c);
+tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c);
+
+const tx_device_i tx_gpu_device = {
+    .name = "gpu",
+    .alloc = gpu_alloc,
+    .release = gpu_release,
+    .write = gpu_write,
+    .read = gpu_read,
+    .unary = tx_gpu_unary,
+    .binary = tx_gpu_binary,
+};
