@@ -128,8 +128,9 @@ static const char *bad_desc(const tx_ctx_desc *d) {
         return "desc.max_specialized is negative";
     if (d->max_texture_size < 0)
         return "desc.max_texture_size is negative";
-    if ((unsigned)d->device >= TX_DEVICE_COUNT_)
-        return "desc.device is not a tx_device";
+    if (d->device != TX_DEVICE_DEFAULT && d->device != TX_DEVICE_GPU &&
+        d->device != TX_DEVICE_CPU)
+        return "desc.device is not gpu or cpu";
     if (d->cpu_threads < 0)
         return "desc.cpu_threads is negative";
     return NULL;

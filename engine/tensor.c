@@ -145,8 +145,9 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", op, (int)dtype);
     if (dev == TX_DEVICE_DEFAULT)
         dev = ctx->device;
-    if ((unsigned)dev >= TX_DEVICE_COUNT_)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown device %d", op, (int)dev);
+    if (dev != TX_DEVICE_GPU && dev != TX_DEVICE_CPU)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: device %d is not one a tensor can live on (gpu or cpu)", op, (int)dev);
     if (dev == TX_DEVICE_GPU && ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     int64_t texels = (numel + 3) / 4;
@@ -365,8 +366,10 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
         return st;
     if (device == TX_DEVICE_DEFAULT)
         device = ctx->device;
-    if ((unsigned)device >= TX_DEVICE_COUNT_)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown device %d", op, (int)device);
+    if (device != TX_DEVICE_GPU && device != TX_DEVICE_CPU)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: device %d is not one a tensor can live on (gpu or cpu)", op,
+                       (int)device);
     if (ctx->lost && (s->st->dev == TX_DEVICE_GPU || device == TX_DEVICE_GPU))
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_tensor y;
@@ -409,8 +412,16 @@ const char *tx_device_name(tx_device device) {
     case TX_DEVICE_DEFAULT: return "default";
     case TX_DEVICE_GPU: return "gpu";
     case TX_DEVICE_CPU: return "cpu";
+    case TX_DEVICE_AUTO: return "auto";
     default: return "?";
     }
+}
+
+tx_device tx_device_from_name(const char *name) {
+    for (int d = TX_DEVICE_GPU; name && d < TX_DEVICE_COUNT_; d++)
+        if (strcmp(name, tx_device_name((tx_device)d)) == 0)
+            return (tx_device)d;
+    return TX_DEVICE_COUNT_;
 }
 
 tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_MAX_RANK],

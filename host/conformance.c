@@ -1,4 +1,5 @@
 /* texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]
+ *                   [--device auto|gpu|cpu]
  *
  * Runs ONNX backend tests: each test directory holds model.onnx and
  * test_data_set_N directories of input_N.pb / output_N.pb (TensorProtos). A test passes when
@@ -24,8 +25,8 @@
 #include "npy.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
-#define RTOL 1e-3
-#define ATOL 1e-4
+#define RTOL     1e-3
+#define ATOL     1e-4
 
 typedef enum { R_PASS, R_FAIL, R_UNSUP } result;
 
@@ -117,8 +118,8 @@ static void *read_pb(const char *dir, const char *fn, size_t *len) {
 }
 
 /* Loads dir/<prefix>_<i>.pb for i = 0.. into vals; returns the count. */
-static int load_tensors(const char *dir, const char *prefix, tx_hval *vals, char **names,
-                        int max, tx_status *st, char *err, size_t err_len) {
+static int load_tensors(const char *dir, const char *prefix, tx_hval *vals, char **names, int max,
+                        tx_status *st, char *err, size_t err_len) {
     int n = 0;
     *st = TX_STATUS_OK;
     for (; n < max; n++) {
@@ -327,8 +328,7 @@ static void report(conf *c, const char *name, result r, const char *why) {
         printf("}");
     } else if (r != R_PASS || c->verbose || !c->must) {
         /* in --must-pass mode only what goes wrong is worth a line */
-        printf("%-11s %s%s%s\n", k_word[r], name, r == R_PASS ? "" : ": ",
-               r == R_PASS ? "" : why);
+        printf("%-11s %s%s%s\n", k_word[r], name, r == R_PASS ? "" : ": ", r == R_PASS ? "" : why);
     }
     fflush(stdout);
 }
@@ -417,6 +417,8 @@ int tx_cmd_conformance(int argc, char **argv) {
             c.verbose = true;
         else if (strcmp(a, "--filter") == 0 && v)
             c.filter = v, i++;
+        else if (strcmp(a, "--device") == 0 && v && tx_device_from_name(v) != TX_DEVICE_COUNT_)
+            setenv("TEXEL_DEVICE", v, 1), i++; /* every session's device (choose.c) */
         else if (strcmp(a, "--must-pass") == 0 && v) {
             if (load_must(&c, v))
                 return 1;
@@ -425,7 +427,7 @@ int tx_cmd_conformance(int argc, char **argv) {
             dirs[n_dirs++] = a;
         else {
             fprintf(stderr, "usage: texel conformance [DIR]... [--filter S] [--must-pass FILE] "
-                            "[--json] [--verbose]\n");
+                            "[--json] [--verbose] [--device auto|gpu|cpu]\n");
             return 2;
         }
     }
@@ -446,8 +448,9 @@ int tx_cmd_conformance(int argc, char **argv) {
         if (d)
             closedir(d);
         if (!n_dirs) {
-            fprintf(stderr, "texel conformance: no test data under %s (Debian package "
-                            "libonnx-testdata; scripts/setup.sh installs it)\n",
+            fprintf(stderr,
+                    "texel conformance: no test data under %s (Debian package "
+                    "libonnx-testdata; scripts/setup.sh installs it)\n",
                     TESTDATA);
             return 1;
         }

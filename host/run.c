@@ -41,6 +41,7 @@ typedef struct run_opts {
     bool nhwc;
     uint64_t seed;
     int repeat;
+    tx_device device; /* --device: 0 = auto */
     tx_ctx_desc cd;
 } run_opts;
 
@@ -50,7 +51,8 @@ static int usage_run(const char *why) {
                     "NAME]... [--json] [--save DIR]\n"
                     "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
                     "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
-                    "[--no-fusion]\n");
+                    "[--no-fusion]\n"
+                    "         [--device auto|gpu|cpu]\n");
     return 2;
 }
 
@@ -130,10 +132,14 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->repeat = atoi(v), i++;
             if (o->repeat < 0 || o->repeat > 10000)
                 return usage_run("--repeat wants 0..10000");
+        } else if (strcmp(a, "--device") == 0) {
+            o->device = tx_device_from_name(v), i++;
+            if (o->device == TX_DEVICE_COUNT_)
+                return usage_run("--device is auto, gpu or cpu");
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
-            o->cd.specialize_after = k == 0 ? TX_SPECIALIZE_ALWAYS
-                                            : (k < 0 ? TX_SPECIALIZE_NEVER : k);
+            o->cd.specialize_after =
+                k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
             i++;
         } else {
             return usage_run("unknown option");
@@ -175,8 +181,8 @@ static void resize_rgb(const unsigned char *src, int sw, int sh, float *dst, int
 }
 
 /* An image → [1, 3, H, W] (or [1, H, W, 3]) float tensor data. */
-static int load_image(const run_opts *o, const char *path, const tx_value_info *info,
-                      tx_npy *out, char *err, size_t err_len) {
+static int load_image(const run_opts *o, const char *path, const tx_value_info *info, tx_npy *out,
+                      char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     int w, h, c;
     unsigned char *px = stbi_load(path, &w, &h, &c, 3);
@@ -208,8 +214,8 @@ static int load_image(const run_opts *o, const char *path, const tx_value_info *
         for (int x = 0; x < dw; x++)
             for (int ch = 0; ch < 3; ch++) {
                 float v = (rgb[(y * dw + x) * 3 + ch] / 255.0f - o->mean[ch]) / o->std[ch];
-                size_t at = o->nhwc ? ((size_t)y * dw + x) * 3 + ch
-                                    : ((size_t)ch * dh + y) * dw + x;
+                size_t at =
+                    o->nhwc ? ((size_t)y * dw + x) * 3 + ch : ((size_t)ch * dh + y) * dw + x;
                 data[at] = v;
             }
     free(rgb);
@@ -230,8 +236,8 @@ static uint64_t rng_next(uint64_t *s) {
     return *s;
 }
 
-static int random_input(const run_opts *o, const tx_value_info *info, uint64_t *rng,
-                        tx_npy *out, char *err, size_t err_len) {
+static int random_input(const run_opts *o, const tx_value_info *info, uint64_t *rng, tx_npy *out,
+                        char *err, size_t err_len) {
     memset(out, 0, sizeof *out);
     if (info->rank < 0) {
         snprintf(err, err_len, "input \"%s\" has no declared shape: give --input", info->name);
@@ -286,8 +292,7 @@ static void sanitize(char *dst, size_t n, const char *name) {
 static void shape_text(char *buf, size_t n, int rank, const int64_t *shape) {
     size_t used = (size_t)snprintf(buf, n, "[");
     for (int d = 0; d < rank && used < n; d++)
-        used += (size_t)snprintf(buf + used, n - used, d ? ", %lld" : "%lld",
-                                 (long long)shape[d]);
+        used += (size_t)snprintf(buf + used, n - used, d ? ", %lld" : "%lld", (long long)shape[d]);
     if (used < n)
         snprintf(buf + used, n - used, "]");
 }
@@ -369,8 +374,8 @@ int tx_cmd_run(int argc, char **argv) {
     memset(feeds, 0, sizeof feeds);
     memset(outs, 0, sizeof outs);
     double t0 = tx_host_ms();
-    tx_status st = tx_session_create(ctx, bytes, len,
-                                     &(tx_session_desc){.no_fusion = o.no_fusion}, &sess);
+    tx_status st = tx_session_create(
+        ctx, bytes, len, &(tx_session_desc){.no_fusion = o.no_fusion, .device = o.device}, &sess);
     double create_ms = tx_host_ms() - t0;
     free(bytes);
     if (st) {
@@ -417,7 +422,13 @@ int tx_cmd_run(int argc, char **argv) {
             rc = fail_run(&o, TX_STATUS_INVALID_ARGUMENT, err);
             goto done;
         }
-        tx_tensor_desc d = {.rank = data[i].rank, .dtype = data[i].dtype, .data = data[i].data};
+        /* fed on the device the session starts on, so no crossing is counted */
+        tx_session_stats first;
+        tx_session_stats_get(sess, &first);
+        tx_tensor_desc d = {.rank = data[i].rank,
+                            .dtype = data[i].dtype,
+                            .data = data[i].data,
+                            .device = first.device};
         memcpy(d.shape, data[i].shape, sizeof d.shape);
         feeds[i].name = info.name;
         st = tx_tensor_create(ctx, &d, &feeds[i].tensor);
@@ -443,6 +454,7 @@ int tx_cmd_run(int argc, char **argv) {
     /* first run: compiles every program; then --repeat steady-state runs */
     double *ms = calloc((size_t)o.repeat + 1, sizeof *ms);
     double first_ms = 0;
+    tx_device first_dev = TX_DEVICE_DEFAULT;
     for (int r = 0; r <= o.repeat && !st; r++) {
         if (r > 0)
             for (int i = 0; i < n_out; i++)
@@ -452,9 +464,12 @@ int tx_cmd_run(int argc, char **argv) {
         if (!st) /* wait for the GPU so the time includes its work */
             tx_ctx_finish(ctx);
         double dt = tx_host_ms() - t0;
-        if (r == 0)
+        if (r == 0) {
             first_ms = dt;
-        else
+            tx_session_stats rs;
+            tx_session_stats_get(sess, &rs);
+            first_dev = rs.device;
+        } else
             ms[r - 1] = dt;
     }
     if (st) {
@@ -545,8 +560,7 @@ int tx_cmd_run(int argc, char **argv) {
             sanitize(fn, sizeof fn, feeds[i].name);
             snprintf(path, sizeof path, "%s/input.%s.npy", o.save, fn);
             const char *descr = data[i].dtype == TX_DTYPE_INT32 ? "<i8" : "<f4";
-            if (tx_npy_write(path, descr, data[i].rank, data[i].shape, data[i].dtype,
-                             data[i].data))
+            if (tx_npy_write(path, descr, data[i].rank, data[i].shape, data[i].dtype, data[i].data))
                 fprintf(stderr, "texel run: cannot write %s\n", path);
         }
     tx_session_stats ss;
@@ -557,9 +571,15 @@ int tx_cmd_run(int argc, char **argv) {
     } else if (o.json) {
         printf("], \"create_ms\": %.3f, \"first_ms\": %.3f, \"steady_ms\": %.3f, \"repeat\": %d, "
                "\"nodes\": %d, \"steps\": %d, \"folded\": %d, \"fused\": %d, "
-               "\"weight_bytes\": %llu, ",
+               "\"weight_bytes\": %llu, \"first_device\": \"%s\", \"device\": \"%s\", "
+               "\"device_decided\": %s, \"runs_gpu\": %llu, \"runs_cpu\": %llu, "
+               "\"device_reason\": ",
                create_ms, first_ms, steady, o.repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
-               (unsigned long long)ss.weight_bytes);
+               (unsigned long long)ss.weight_bytes, tx_device_name(first_dev),
+               tx_device_name(ss.device), ss.decided ? "true" : "false",
+               (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu);
+        tx_json_str(ss.reason);
+        printf(", ");
         tx_print_stats_json(&cs);
         printf("}\n");
     } else {
@@ -567,10 +587,13 @@ int tx_cmd_run(int argc, char **argv) {
                "create %.1f ms\n",
                ss.nodes, ss.steps, ss.folded, ss.fused, (unsigned long long)ss.weight_bytes,
                create_ms);
-        printf("first run %.2f ms (compile + run)", first_ms);
+        printf("first run %.2f ms on the %s (compile + run)", first_ms, tx_device_name(first_dev));
         if (o.repeat)
             printf("; steady state median %.2f ms over %d runs", steady, o.repeat);
         printf("\n");
+        printf("device %s%s: %s (runs: %llu gpu, %llu cpu)\n", tx_device_name(ss.device),
+               ss.decided ? "" : " (still measuring)", ss.reason, (unsigned long long)ss.runs_gpu,
+               (unsigned long long)ss.runs_cpu);
         tx_print_stats_text(&cs);
     }
 done:

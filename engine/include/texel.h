@@ -150,6 +150,7 @@ typedef enum tx_device {
     TX_DEVICE_DEFAULT = 0, /* the context's default device (tx_ctx_desc.device) */
     TX_DEVICE_GPU,         /* RGBA float textures; GLSL fragment-shader kernels */
     TX_DEVICE_CPU,         /* host memory; SIMD + threaded C kernels (engine/cpu/) */
+    TX_DEVICE_AUTO,        /* sessions only: chosen by measurement (tx_session_desc) */
     TX_DEVICE_COUNT_
 } tx_device;
 
@@ -268,6 +269,8 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
 tx_status tx_tensor_device(tx_ctx *ctx, tx_tensor t, tx_device *out);
 /* "gpu" / "cpu" / "default"; "?" for other values. */
 const char *tx_device_name(tx_device device);
+/* The device a name means ("gpu", "cpu", "auto"); TX_DEVICE_COUNT_ if none. */
+tx_device tx_device_from_name(const char *name);
 /* Replaces the contents; `bytes` must equal the tensor's size in bytes. */
 tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes);
 /* Reads into caller memory; `bytes` must be at least the tensor's size. */
@@ -670,8 +673,22 @@ int tx_op_arity(tx_op op);
 typedef struct tx_session tx_session;
 
 typedef struct tx_session_desc {
-    bool no_fusion; /* keep every node a separate op (debugging, tests) */
+    bool no_fusion;   /* keep every node a separate op (debugging, tests) */
+    tx_device device; /* 0 or TX_DEVICE_AUTO: chosen by measurement (below);
+                         TX_DEVICE_GPU / TX_DEVICE_CPU: always that one */
+    const char *choice_cache; /* auto: the file remembering choices per model and
+                                 renderer; NULL: $TEXEL_CACHE_DIR/device-choices,
+                                 else ~/.cache/texel/device-choices; "": none */
 } tx_session_desc;
+
+/* How TX_DEVICE_AUTO chooses. A software rasterizer (llvmpipe, softpipe,
+ * SwiftShader, Microsoft Basic Render Driver: the renderer string) runs on
+ * the CPU. Otherwise the session's first run goes to the CPU (its result
+ * never waits on shader compiles), the next runs to the GPU until its
+ * programs are specialized, one more to the CPU, and the faster steady state
+ * is kept from then on and remembered in choice_cache for the same model
+ * bytes and renderer, so the next session decides without measuring.
+ * tx_session_stats says which device ran and why. */
 
 typedef struct tx_value_info {
     const char *name;                   /* owned by the session */
@@ -705,6 +722,13 @@ typedef struct tx_session_stats {
     int folded;            /* nodes computed at plan time (constants, shapes) */
     int fused;             /* nodes fused into another op */
     uint64_t weight_bytes; /* constants uploaded at creation */
+    tx_device device;      /* the device the last run used (before any: the next one's) */
+    bool decided;          /* auto has settled (or the device was fixed) */
+    char reason[192];      /* why that device: "fixed by desc", "software rasterizer
+                              (llvmpipe ...)", "measured: gpu 4.1 ms, cpu 9.3 ms",
+                              "remembered: ...", "trial run ..." */
+    uint64_t runs_gpu, runs_cpu; /* runs per device so far */
+    double gpu_ms, cpu_ms;       /* auto's steady-state measurements (0: none) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 

@@ -1,12 +1,16 @@
 /* The public tx_session_* API, the run loop, and the helpers node executors
  * use to reach their inputs and outputs. */
 #include <string.h>
+#include <time.h>
 
+#include "choose.h"
 #include "session.h"
 
 /* ---- executor helpers ---- */
 
-bool tx_x_has(const tx_xnode *x, int i) { return i >= 0 && i < x->n_in && x->in[i]; }
+bool tx_x_has(const tx_xnode *x, int i) {
+    return i >= 0 && i < x->n_in && x->in[i];
+}
 
 bool tx_x_is_host(const tx_xnode *x, int i) {
     if (!tx_x_has(x, i))
@@ -44,8 +48,7 @@ tx_status tx_x_fail(tx_xnode *x, tx_status st, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return tx_fail(x->ctx, st, "onnx: %s node \"%s\": %s", x->node->op_type, x->node->name,
-                   msg);
+    return tx_fail(x->ctx, st, "onnx: %s node \"%s\": %s", x->node->op_type, x->node->name, msg);
 }
 
 tx_status tx_x_shape(tx_xnode *x, int i, int *rank, int64_t shape[TX_MAX_RANK]) {
@@ -110,12 +113,14 @@ tx_status tx_x_dev(tx_xnode *x, int i, tx_tensor *out) {
         return TX_STATUS_DEFER;
     tx_session_val *v = x->in[i];
     if (v->is_const) {
-        if (!v->c_dev.id) {
-            tx_status st = tx_hval_upload(x->ctx, v->name, &v->c, &v->c_dev);
+        /* a run's device is the context's default while it lasts */
+        tx_tensor *c = &v->c_dev[x->ctx->device];
+        if (!c->id) {
+            tx_status st = tx_hval_upload(x->ctx, v->name, &v->c, c);
             if (st)
                 return st;
         }
-        *out = v->c_dev;
+        *out = *c;
         return TX_STATUS_OK;
     }
     if (v->kind == TX_VAL_HOST && !v->t.id) {
@@ -237,12 +242,34 @@ static void release_all(tx_session *s) {
 typedef struct tx_session_full {
     struct tx_session s;
     uint64_t weight_bytes;
-    int generation; /* the context generation the weights were uploaded in */
-    bool hooked;    /* restore_weights is registered as a restore hook */
+    int generation;           /* the context generation the weights were uploaded in */
+    bool hooked;              /* restore_weights is registered as a restore hook */
+    tx_session_choice choice; /* which device runs, and why (choose.c) */
+    tx_device last_device;    /* the device of the last run (0: none yet) */
 } tx_session_full;
 
-/* Uploads every constant a device step reads, so that runs upload nothing
- * but their feeds. */
+/* Ops put their outputs, and tx_x_dev the weights, on the context's default
+ * device: a session sets it to its own for the duration of a call. */
+static tx_device use_device(tx_ctx *ctx, tx_device dev) {
+    tx_device was = ctx->device;
+    ctx->device = dev;
+    return was;
+}
+
+/* Destroys the weights uploaded to `dev` (TX_DEVICE_COUNT_: to every device). */
+static void drop_weights(tx_session *s, tx_device dev) {
+    for (int i = 0; i < s->n_vals; i++)
+        for (int d = 0; d < TX_DEVICE_COUNT_; d++) {
+            tx_tensor *c = &s->vals[i].c_dev[d];
+            if ((dev == TX_DEVICE_COUNT_ || d == (int)dev) && c->id) {
+                tx_tensor_destroy(s->ctx, *c);
+                *c = (tx_tensor){0};
+            }
+        }
+}
+
+/* Uploads every constant a device step reads to the context's current
+ * device, so that runs upload nothing but their feeds. */
 static tx_status upload_weights(tx_session *s, uint64_t *bytes) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -258,9 +285,10 @@ static tx_status upload_weights(tx_session *s, uint64_t *bytes) {
             if (vi < 0 || (i >= 0 && i < 32 && (sp->op->host_in >> i) & 1))
                 continue;
             tx_session_val *v = &s->vals[vi];
-            if (!v->is_const || v->c_dev.id)
+            tx_tensor *c = &v->c_dev[s->ctx->device];
+            if (!v->is_const || c->id)
                 continue;
-            tx_status st = tx_hval_upload(s->ctx, v->name, &v->c, &v->c_dev);
+            tx_status st = tx_hval_upload(s->ctx, v->name, &v->c, c);
             if (st == TX_STATUS_UNSUPPORTED)
                 continue; /* e.g. an int64 beyond 2^24 some host path will read */
             if (st)
@@ -277,15 +305,16 @@ static tx_status upload_weights(tx_session *s, uint64_t *bytes) {
  * re-uploads from them and the same session runs again. */
 static tx_status reupload_weights(tx_session_full *f) {
     tx_session *s = &f->s;
-    for (int i = 0; i < s->n_vals; i++)
-        if (s->vals[i].c_dev.id) {
-            tx_tensor_destroy(s->ctx, s->vals[i].c_dev); /* frees the stale handle */
-            s->vals[i].c_dev = (tx_tensor){0};
-        }
-    f->weight_bytes = 0;
+    drop_weights(s, TX_DEVICE_GPU); /* frees the stale handles; CPU weights survive */
     f->generation = tx_ctx_generation(s->ctx);
+    if (f->choice.current != TX_DEVICE_GPU)
+        return TX_STATUS_OK;
+    f->weight_bytes = 0;
     /* what fails here (out of memory) is uploaded on first use by tx_x_dev */
-    return upload_weights(s, &f->weight_bytes);
+    tx_device was = use_device(s->ctx, TX_DEVICE_GPU);
+    tx_status st = upload_weights(s, &f->weight_bytes);
+    use_device(s->ctx, was);
+    return st;
 }
 
 static void restore_weights(tx_ctx *ctx, void *user) {
@@ -293,8 +322,8 @@ static void restore_weights(tx_ctx *ctx, void *user) {
     reupload_weights(user);
 }
 
-tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
-                            const tx_session_desc *desc, tx_session **out) {
+tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx_session_desc *desc,
+                            tx_session **out) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
     if (!out || (!bytes && len))
@@ -314,9 +343,21 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len,
         return tx_fail(ctx, st, "%s", err);
     }
     f->generation = tx_ctx_generation(ctx);
+    if (desc && desc->device != TX_DEVICE_DEFAULT && desc->device != TX_DEVICE_GPU &&
+        desc->device != TX_DEVICE_CPU && desc->device != TX_DEVICE_AUTO) {
+        tx_onnx_model_free(&s->m);
+        free(f);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_session_create: desc.device %d is not gpu, cpu or auto",
+                       (int)desc->device);
+    }
+    tx_choice_init(ctx, &f->choice, desc, bytes, len);
     st = tx_graph_plan(s);
-    if (!st)
+    if (!st) {
+        tx_device was = use_device(ctx, f->choice.current);
         st = upload_weights(s, &f->weight_bytes);
+        use_device(ctx, was);
+    }
     /* With all hook slots taken the session still recovers: tx_session_run
      * compares generations and re-uploads then. */
     if (!st)
@@ -339,16 +380,18 @@ void tx_session_destroy(tx_session *s) {
     if (f->hooked)
         tx_ctx_remove_restore_hook(s->ctx, restore_weights, f);
     release_all(s);
-    for (int i = 0; i < s->n_vals; i++)
-        if (s->vals[i].c_dev.id)
-            tx_tensor_destroy(s->ctx, s->vals[i].c_dev);
+    drop_weights(s, TX_DEVICE_COUNT_);
     tx_graph_free(s);
     tx_onnx_model_free(&s->m);
     free((tx_session_full *)s);
 }
 
-int tx_session_input_count(const tx_session *s) { return s ? s->n_inputs : 0; }
-int tx_session_output_count(const tx_session *s) { return s ? s->n_outputs : 0; }
+int tx_session_input_count(const tx_session *s) {
+    return s ? s->n_inputs : 0;
+}
+int tx_session_output_count(const tx_session *s) {
+    return s ? s->n_outputs : 0;
+}
 
 static tx_status value_info(const tx_session *s, int vi, tx_value_info *out) {
     const tx_session_val *v = &s->vals[vi];
@@ -390,7 +433,15 @@ tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {
         out->steps += !s->steps[k].dead;
     out->folded = s->folded;
     out->fused = s->fused;
-    out->weight_bytes = ((const tx_session_full *)s)->weight_bytes;
+    const tx_session_full *f = (const tx_session_full *)s;
+    out->weight_bytes = f->weight_bytes;
+    out->device = f->last_device ? f->last_device : f->choice.current;
+    out->decided = f->choice.decided;
+    snprintf(out->reason, sizeof out->reason, "%s", f->choice.reason);
+    out->runs_gpu = f->choice.runs[TX_DEVICE_GPU];
+    out->runs_cpu = f->choice.runs[TX_DEVICE_CPU];
+    out->gpu_ms = f->choice.gpu_ms;
+    out->cpu_ms = f->choice.cpu_ms;
     return TX_STATUS_OK;
 }
 
@@ -484,19 +535,17 @@ static tx_status run_step(tx_session *s, int k) {
     return st;
 }
 
-tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
-                         const char *const *fetches, int n_fetches, tx_tensor *outs) {
-    if (!s)
-        return TX_STATUS_INVALID_ARGUMENT;
+static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int n_feeds,
+                        const char *const *fetches, int n_fetches, tx_tensor *outs) {
     tx_ctx *ctx = s->ctx;
     const char *op = "tx_session_run";
     if ((n_feeds > 0 && !feeds) || n_feeds < 0 || n_fetches < 0 || (n_fetches > 0 && !outs))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: bad feeds/fetches arguments", op);
     if (!fetches && n_fetches != s->n_outputs)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "%s: fetches is NULL, so n_fetches must be the output count %d, not %d",
-                       op, s->n_outputs, n_fetches);
-    if (ctx->lost)
+                       "%s: fetches is NULL, so n_fetches must be the output count %d, not %d", op,
+                       s->n_outputs, n_fetches);
+    if (ctx->lost && dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_session_full *full = (tx_session_full *)s;
     if (full->generation != tx_ctx_generation(ctx)) {
@@ -512,18 +561,28 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
         const char *name = fetches ? fetches[i] : s->vals[s->outputs[i]].name;
         fv[i] = name ? tx_graph_find(s, name) : -1;
         if (fv[i] < 0 || !s->vals[fv[i]].is_output)
-            st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: \"%s\" is not an output of the "
-                                                          "model",
+            st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                         "%s: \"%s\" is not an output of the "
+                         "model",
                          op, name ? name : "(null)");
     }
     release_all(s);
     for (int i = 0; i < n_feeds && !st; i++) {
         int vi;
         st = check_feed(s, &feeds[i], &vi);
+        tx_device fed = dev;
+        if (!st)
+            st = tx_tensor_device(ctx, feeds[i].tensor, &fed);
         if (!st) {
             s->vals[vi].kind = TX_VAL_DEVICE;
             s->vals[vi].t = feeds[i].tensor;
             s->vals[vi].t_owned = false;
+        }
+        if (!st && fed != dev) { /* the counted crossing: a copy on the run's device */
+            st = tx_tensor_to(ctx, feeds[i].tensor, dev, &s->vals[vi].t);
+            s->vals[vi].t_owned = !st;
+            if (st)
+                s->vals[vi].t = (tx_tensor){0};
         }
     }
     for (int i = 0; i < s->n_inputs && !st; i++) {
@@ -555,4 +614,33 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
     release_all(s);
     free(fv);
     return st;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
+                         const char *const *fetches, int n_fetches, tx_tensor *outs) {
+    if (!s)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_session_full *f = (tx_session_full *)s;
+    tx_device dev = f->choice.current;
+    tx_device was = use_device(s->ctx, dev);
+    double t0 = now_ms();
+    tx_status st = run_on(s, dev, feeds, n_feeds, fetches, n_fetches, outs);
+    if (!st && dev == TX_DEVICE_GPU)
+        st = tx_ctx_finish(s->ctx); /* the time includes the GPU's work */
+    double ms = now_ms() - t0;
+    use_device(s->ctx, was);
+    if (st)
+        return st;
+    f->last_device = dev;
+    bool trial = !f->choice.decided;
+    tx_choice_record(s->ctx, &f->choice, ms);
+    if (trial && f->choice.decided) /* the loser's weights go */
+        drop_weights(s, f->choice.current == TX_DEVICE_GPU ? TX_DEVICE_CPU : TX_DEVICE_GPU);
+    return TX_STATUS_OK;
 }

@@ -21,7 +21,7 @@ struct tx_session_val {
     bool is_const;     /* initializer, Constant or folded: c holds the data */
     bool c_owned;      /* c's data is malloc'd (folded), not in the model arena */
     tx_hval c;
-    tx_tensor c_dev;   /* the constant on the device, uploaded once */
+    tx_tensor c_dev[TX_DEVICE_COUNT_]; /* the constant on each device, uploaded once */
     bool host_static;  /* at run time this value is always a host value */
     bool is_input, is_output;
     int producer;      /* step index, -1 for inputs/constants */
