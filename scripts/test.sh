@@ -34,6 +34,14 @@ fi
 ninja -C "$BUILD" || exit 1
 
 export MESA_SHADER_CACHE_DISABLE=true
+# Sessions default to device auto, which picks the CPU on llvmpipe: the suites
+# below pin the GPU unless they say otherwise, and the CPU device gets its own
+# runs of the session suites further down. auto's decisions go to a scratch
+# cache, not the user's.
+export TEXEL_DEVICE=gpu
+TEXEL_CACHE_DIR=$(mktemp -d)
+export TEXEL_CACHE_DIR
+trap 'rm -rf "$TEXEL_CACHE_DIR"' EXIT
 passed=0 failed=0 skipped=0
 # Xvfb resets when its last client disconnects, and a suite that closes one
 # GL context and opens the next (cache_test, reliability_test) can reach the
@@ -98,13 +106,19 @@ run_suite() { # name, command...
 # Native suites. The sanitizer build runs them all too (times measured in
 # README, "Reliability tooling").
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
-    reliability_test badinput_test numerics_test; do
+    reliability_test badinput_test numerics_test device_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
+# The CPU device: the session suites again with every session on the CPU (the
+# op sweep's cpu mode above covers every op against the references).
+run_suite "cpu:onnx_test" env TEXEL_DEVICE=cpu xvfb "$BUILD/tests/onnx_test"
+run_suite "cpu:conformance" xvfb "$BUILD/texel" conformance --device cpu \
+    --must-pass tests/conformance_must_pass.txt
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
+run_suite "cpu:models" env TEXEL_DEVICE=cpu bash tests/models_test.sh "$BUILD/texel"
 # Every fuzz target replays its corpus (seeds and past crashes); the loader
 # and graph targets also every file of libonnx-testdata, their uncommitted
 # seeds.

@@ -59,6 +59,7 @@ static tx_status run_add(tx_ctx *ctx, tx_session *s, tx_device feed_dev, float *
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
+    unsetenv("TEXEL_DEVICE"); /* this test says each session's device itself */
     tx_host *h;
     tx_ctx *ctx;
     int rc = tx_host_open(&(tx_ctx_desc){.cpu_threads = 2}, &h, &ctx);
