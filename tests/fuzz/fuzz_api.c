@@ -3,7 +3,8 @@
  * OUT_OF_MEMORY are reachable). Every entry of texel.h is driven with hostile
  * values: ranks -1..7, dims from a table of overflow edges, unknown op and
  * dtype enums, stale and forged handles, wrong byte counts, and simulated
- * context loss and restore at any point. Invariants: no
+ * context loss and restore at any point, tensors on either device (so ops
+ * meet the CPU kernels and mixed devices). Invariants: no
  * crash or sanitizer report, every status a known one with a message, no GL
  * error escapes, and once the program's tensors are destroyed nothing is
  * live (no leaked texture or slot). */
@@ -63,15 +64,16 @@ static uint32_t u32(reader *r) {
 }
 
 static int64_t dim(reader *r) {
-    static const int64_t edge[] = {-1, -2, INT64_MIN, INT64_MAX, INT32_MAX, (int64_t)INT32_MAX + 1,
-                                   1LL << 32, 1LL << 62, 65, 64, 4096, 16384, 16385, 1 << 20};
+    static const int64_t edge[] = {
+        -1, -2,   INT64_MIN, INT64_MAX, INT32_MAX, (int64_t)INT32_MAX + 1, 1LL << 32, 1LL << 62, 65,
+        64, 4096, 16384,     16385,     1 << 20};
     uint8_t b = u8(r);
     return b < 240 ? b % 24 : edge[(b - 240) % (sizeof edge / sizeof edge[0])];
 }
 
 static float value(reader *r) {
-    static const float v[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-44f, FLT_MAX, -FLT_MAX,
-                              1.0f, -1.0f, 0.5f, 6.0f, 1e30f, -3.0f, 100.0f, 88.0f};
+    static const float v[] = {NAN,  INFINITY, -INFINITY, 0.0f, -0.0f, 1e-44f, FLT_MAX, -FLT_MAX,
+                              1.0f, -1.0f,    0.5f,      6.0f, 1e30f, -3.0f,  100.0f,  88.0f};
     return v[u8(r) % 16];
 }
 
@@ -79,7 +81,9 @@ static float value(reader *r) {
 #define MAX_ELEMS 16384 /* 64 × 64 texels × 4 */
 static float g_buf[MAX_ELEMS + 16];
 
-static tx_tensor pick(reader *r, const tx_tensor *h) { return h[u8(r) % N_HANDLES]; }
+static tx_tensor pick(reader *r, const tx_tensor *h) {
+    return h[u8(r) % N_HANDLES];
+}
 
 static int64_t numel_of(tx_ctx *ctx, tx_tensor t) {
     int rank = 0;
@@ -126,7 +130,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 0: { /* create */
             tx_tensor_desc d = {0};
             d.rank = (int)(u8(r) % 9) - 1;
-            d.dtype = (tx_dtype)((int)(u8(r) % 4) - 1);
+            uint8_t b = u8(r);
+            d.dtype = (tx_dtype)((int)(b % 4) - 1);
+            /* the high bits pick the device (0 default: the GPU; 3: auto, refused
+             * for a tensor), so older seeds keep their meaning */
+            d.device = (tx_device)((b / 4) % 4);
             int64_t n = 1;
             bool small = true;
             for (int i = 0; i < TX_MAX_RANK; i++) {
@@ -264,8 +272,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 14:
             if (tx_ctx_is_lost(ctx)) {
                 tx_tensor t = pick(r, h);
-                if (tx_tensor_read(ctx, t, g_buf, sizeof g_buf) == TX_STATUS_OK)
-                    abort(); /* nothing reads back from a lost context */
+                tx_device dev = TX_DEVICE_GPU;
+                tx_tensor_device(ctx, t, &dev);
+                if (tx_tensor_read(ctx, t, g_buf, sizeof g_buf) == TX_STATUS_OK &&
+                    dev == TX_DEVICE_GPU)
+                    abort(); /* nothing reads back from a lost context's textures */
             }
             break;
         case 15:
@@ -273,7 +284,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             tx_ctx_trim(ctx);
             break;
         case 11: { /* forge a handle (what it replaces is destroyed: the table
-                      * must keep every tensor this input made) */
+                    * must keep every tensor this input made) */
             tx_tensor *slot = &h[u8(r) % N_HANDLES];
             if (slot->id)
                 tx_tensor_destroy(ctx, *slot);
@@ -283,8 +294,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         check_status(ctx, s);
         if (g_trace)
-            fprintf(stderr, "step %d: cmd %d -> %s %s (live %llu)\n", step, cmd,
-                    tx_status_name(s), s ? tx_last_error(ctx) : "",
+            fprintf(stderr, "step %d: cmd %d -> %s %s (live %llu)\n", step, cmd, tx_status_name(s),
+                    s ? tx_last_error(ctx) : "",
                     (unsigned long long)(tx_ctx_stats(ctx, &g_st), g_st.live_tensors));
     }
     /* Polling latches a loss the fault simulates but no call noticed yet. */
@@ -302,7 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * tensor this input made is gone now, and so are their textures. */
     tx_stats st;
     tx_ctx_stats(ctx, &st);
-    if (st.live_tensors != 0 || st.live_texture_bytes != 0)
+    if (st.live_tensors != 0 || st.live_texture_bytes != 0 || st.live_host_bytes != 0)
         abort();
     tx_gl_error();
     return 0;

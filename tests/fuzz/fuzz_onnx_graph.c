@@ -23,9 +23,9 @@ static tx_host *g_host;
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
-    int rc = tx_host_open(&(tx_ctx_desc){.memory_budget = 256u << 20,
-                                         .specialize_after = TX_SPECIALIZE_NEVER},
-                          &g_host, &g_ctx);
+    int rc = tx_host_open(
+        &(tx_ctx_desc){.memory_budget = 256u << 20, .specialize_after = TX_SPECIALIZE_NEVER},
+        &g_host, &g_ctx);
     if (rc == TX_HOST_NO_CONTEXT)
         exit(77);
     return rc ? 1 : 0;
@@ -52,7 +52,7 @@ static void check_info(const tx_value_info *v) {
 
 #ifdef FUZZ_ONNX_RUN
 #define MAX_FEED_ELEMS (1 << 16)
-#define MAX_IO 16
+#define MAX_IO         16
 
 /* Runs the session once with every input fed (declared shape, values
  * i % 7 - 3), fetching every output. */
@@ -117,11 +117,13 @@ static void run_once(tx_session *s) {
 }
 #endif
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+/* Loads (and with FUZZ_ONNX_RUN runs) the model as a session on `dev`. */
+static void one_session(const uint8_t *data, size_t size, tx_device dev) {
     tx_stats before, after;
     tx_ctx_stats(g_ctx, &before);
     tx_session *s = NULL;
-    tx_status st = tx_session_create(g_ctx, data, size, NULL, &s);
+    tx_status st = tx_session_create(g_ctx, data, size,
+                                     &(tx_session_desc){.device = dev, .choice_cache = ""}, &s);
     check_status(st);
     if (st != TX_STATUS_OK) {
         if (s)
@@ -151,7 +153,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     tx_ctx_stats(g_ctx, &after);
     if (after.live_tensors != before.live_tensors ||
-        after.live_texture_bytes != before.live_texture_bytes)
+        after.live_texture_bytes != before.live_texture_bytes ||
+        after.live_host_bytes != before.live_host_bytes)
         abort(); /* the session left tensors behind */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    one_session(data, size, TX_DEVICE_GPU);
+#ifdef FUZZ_ONNX_RUN
+    /* the executors' run-time checks reach the CPU kernels too */
+    one_session(data, size, TX_DEVICE_CPU);
+#endif
     return 0;
 }
