@@ -1,6 +1,7 @@
 /* texel bench: the desktop benchmark runner over bench/cases.c.
- * For each case and mode (generic only, specialized only, adaptive with the
- * default k) a fresh engine context measures the first call (upload + compile
+ * For each case and mode (GPU: generic only, specialized only, adaptive with
+ * the default k; CPU: the CPU device with all cores, and with one thread) a
+ * fresh engine context measures the first call (upload + compile
  * + run + download) and the steady state (median/min/max over --runs calls,
  * each including the download), with the cache counters; the plain-C
  * reference runs once as the CPU baseline. The driver's shader disk cache is
@@ -47,14 +48,25 @@ static tx_status one_call(tx_ctx *ctx, const tx_bench_case *c, const tx_tensor *
     return s;
 }
 
-static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, int k, int runs,
-                     mode_result *r) {
+typedef struct bench_mode {
+    const char *name;
+    int k; /* GPU: 0 always specialize, -1 never, -100 the default k */
+    tx_device device;
+    int cpu_threads; /* CPU: 0 all cores */
+} bench_mode;
+
+static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const bench_mode *m,
+                     int runs, mode_result *r) {
     memset(r, 0, sizeof *r);
     tx_ctx *ctx;
+    int k = m->k;
     int kk = k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
     if (k == -100)
         kk = TX_SPECIALIZE_DEFAULT;
-    r->status = tx_host_new_ctx(h, &(tx_ctx_desc){.specialize_after = kk}, &ctx);
+    r->status = tx_host_new_ctx(
+        h,
+        &(tx_ctx_desc){.specialize_after = kk, .device = m->device, .cpu_threads = m->cpu_threads},
+        &ctx);
     if (r->status) {
         snprintf(r->error, sizeof r->error, "context: %s", tx_status_name(r->status));
         return;
@@ -139,6 +151,7 @@ int tx_cmd_bench(int argc, char **argv) {
     const char *cases = NULL, *json_path = NULL;
     int runs = 15;
     bool smoke = false, list = false, no_ref = false;
+    tx_device only = TX_DEVICE_DEFAULT; /* --device: gpu or cpu modes only */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--smoke") == 0)
@@ -153,9 +166,14 @@ int tx_cmd_bench(int argc, char **argv) {
             json_path = v, i++;
         else if (strcmp(a, "--runs") == 0 && v)
             runs = atoi(v), i++;
+        else if (strcmp(a, "--device") == 0 && v &&
+                 (strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0 || strcmp(v, "all") == 0))
+            only = tx_device_from_name(v) == TX_DEVICE_COUNT_ ? TX_DEVICE_DEFAULT
+                                                              : tx_device_from_name(v),
+            i++;
         else {
             fprintf(stderr, "usage: texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] "
-                            "[--no-reference] [--list]\n");
+                            "[--no-reference] [--list] [--device gpu|cpu|all]\n");
             return 2;
         }
     }
@@ -196,17 +214,24 @@ int tx_cmd_bench(int argc, char **argv) {
         return 1;
     }
     if (js)
-        fprintf(js, "{\"runner\": \"desktop\", \"renderer\": \"%s\", \"version\": \"%s\", "
-                    "\"default_k\": %d, \"runs\": %d, \"cases\": [",
+        fprintf(js,
+                "{\"runner\": \"desktop\", \"renderer\": \"%s\", \"version\": \"%s\", "
+                "\"default_k\": %d, \"runs\": %d, \"cases\": [",
                 caps.renderer, caps.version, default_k, runs);
     printf("renderer: %s (%s); default k = %d; %d runs per mode\n", caps.renderer, caps.version,
            default_k, runs);
-    printf("%-14s %-11s %10s %10s %9s %9s %8s %6s %6s\n", "case", "mode", "first ms",
-           "median ms", "min", "max", "GFLOP/s", "gen", "spec");
-    const struct {
-        const char *name;
-        int k;
-    } modes[] = {{"generic", -1}, {"specialized", 0}, {"adaptive", -100}};
+    printf("%-14s %-11s %10s %10s %9s %9s %8s %6s %6s\n", "case", "mode", "first ms", "median ms",
+           "min", "max", "GFLOP/s", "gen", "spec");
+    const bench_mode all_modes[] = {
+        {"generic", -1, TX_DEVICE_GPU, 0},    {"specialized", 0, TX_DEVICE_GPU, 0},
+        {"adaptive", -100, TX_DEVICE_GPU, 0}, {"cpu", -100, TX_DEVICE_CPU, 0},
+        {"cpu-1t", -100, TX_DEVICE_CPU, 1},
+    };
+    bench_mode modes[sizeof all_modes / sizeof all_modes[0]];
+    size_t n_modes = 0;
+    for (size_t m = 0; m < sizeof all_modes / sizeof all_modes[0]; m++)
+        if (only == TX_DEVICE_DEFAULT || all_modes[m].device == only)
+            modes[n_modes++] = all_modes[m];
     int failures = 0, ncase = 0;
     for (int ci = 0; ci < tx_bench_case_count; ci++) {
         const tx_bench_case *c = &tx_bench_cases[ci];
@@ -216,13 +241,14 @@ int tx_cmd_bench(int argc, char **argv) {
         make_inputs(c, vals);
         double ref_ms = no_ref ? -1 : run_reference(c, vals);
         if (js)
-            fprintf(js, "%s\n {\"name\": \"%s\", \"what\": \"%s\", \"flops\": %.0f, "
-                        "\"reference_ms\": %.3f, \"modes\": {",
+            fprintf(js,
+                    "%s\n {\"name\": \"%s\", \"what\": \"%s\", \"flops\": %.0f, "
+                    "\"reference_ms\": %.3f, \"modes\": {",
                     ncase ? "," : "", c->name, c->what, c->flops, ref_ms);
         ncase++;
-        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        for (size_t m = 0; m < n_modes; m++) {
             mode_result r;
-            run_mode(h, c, vals, modes[m].k, runs, &r);
+            run_mode(h, c, vals, &modes[m], runs, &r);
             double gf = (c->flops > 0 && r.median_ms > 0) ? c->flops / (r.median_ms * 1e6) : 0;
             if (r.status) {
                 failures++;
@@ -235,19 +261,19 @@ int tx_cmd_bench(int argc, char **argv) {
                        (unsigned long long)r.stats.specialized_compiles);
             }
             if (js)
-                fprintf(js,
-                        "%s\"%s\": {\"status\": \"%s\", \"first_ms\": %.3f, \"first10_ms\": %.3f, "
-                        "\"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"gflops\": %.3f, "
-                        "\"generic_compiles\": %llu, \"specialized_compiles\": %llu, "
-                        "\"cache_hits\": %llu, \"draws\": %llu, \"compile_ms\": %.3f, "
-                        "\"peak_texture_bytes\": %llu}",
-                        m ? ", " : "", modes[m].name, tx_status_name(r.status), r.first_ms,
-                        r.first10_ms, r.median_ms, r.min_ms, r.max_ms, gf,
-                        (unsigned long long)r.stats.generic_compiles,
-                        (unsigned long long)r.stats.specialized_compiles,
-                        (unsigned long long)r.stats.cache_hits,
-                        (unsigned long long)r.stats.draws, r.stats.compile_ms,
-                        (unsigned long long)r.stats.peak_texture_bytes);
+                fprintf(
+                    js,
+                    "%s\"%s\": {\"status\": \"%s\", \"first_ms\": %.3f, \"first10_ms\": %.3f, "
+                    "\"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"gflops\": %.3f, "
+                    "\"generic_compiles\": %llu, \"specialized_compiles\": %llu, "
+                    "\"cache_hits\": %llu, \"draws\": %llu, \"compile_ms\": %.3f, "
+                    "\"peak_texture_bytes\": %llu}",
+                    m ? ", " : "", modes[m].name, tx_status_name(r.status), r.first_ms,
+                    r.first10_ms, r.median_ms, r.min_ms, r.max_ms, gf,
+                    (unsigned long long)r.stats.generic_compiles,
+                    (unsigned long long)r.stats.specialized_compiles,
+                    (unsigned long long)r.stats.cache_hits, (unsigned long long)r.stats.draws,
+                    r.stats.compile_ms, (unsigned long long)r.stats.peak_texture_bytes);
         }
         if (ref_ms >= 0)
             printf("%-14s %-11s %10s %10.3f %29s\n", c->name, "cpu-ref", "", ref_ms, "");
