@@ -23,7 +23,15 @@ int tx_cpu_threads(tx_ctx *ctx);
  * and conv. */
 void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, int64_t n);
 
+/* Sums of p[0..n) and of (p[i] - c)^2: float partial sums in several lanes
+ * (vectorizable), added up in double every few thousand elements. */
+double tx_cpu_sum(const float *p, int64_t n);
+double tx_cpu_sqdev(const float *p, int64_t n, float c);
+
 tx_status tx_cpu_unary(tx_ctx *ctx, const tx_unary_call *c);
 tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c);
+tx_status tx_cpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
+tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
+tx_status tx_cpu_norm(tx_ctx *ctx, const tx_norm_call *c);
 
 #endif
