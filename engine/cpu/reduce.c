@@ -63,10 +63,7 @@ static double sum_exp(const float *p, int64_t n, float m) {
             cnt += p[i] == m;
         return cnt;
     }
-    double tot = 0;
-    for (int64_t i = 0; i < n; i++)
-        tot += expf(p[i] - m);
-    return tot;
+    LANE_SUM(n, tx_cpu_exp_nonpos(v - m));
 }
 
 static double run_prod(const float *p, int64_t n) {
@@ -251,38 +248,23 @@ static void outer_range(void *arg, int64_t begin, int64_t end, int thread) {
                 const float *row =
                     xb + (q / p->rsz[1]) * p->rst[0] + (q % p->rsz[1]) * p->rst[1] + r2 * p->rst[2];
                 switch (acc) {
-                case TX_REDUCE_ACC_SUM:
-                    for (int64_t i = 0; i < w; i++)
-                        f[i] += row[i];
-                    break;
-                case TX_REDUCE_ACC_SUMSQ:
-                    for (int64_t i = 0; i < w; i++)
-                        f[i] += row[i] * row[i];
-                    break;
-                case TX_REDUCE_ACC_L1:
-                    for (int64_t i = 0; i < w; i++)
-                        f[i] += fabsf(row[i]);
-                    break;
-                case TX_REDUCE_ACC_PROD:
-                    for (int64_t i = 0; i < w; i++)
-                        d[i] *= row[i];
-                    break;
+                case TX_REDUCE_ACC_SUM: TX_CPU_EACH(w, f[i] += row[i]); break;
+                case TX_REDUCE_ACC_SUMSQ: TX_CPU_EACH(w, f[i] += row[i] * row[i]); break;
+                case TX_REDUCE_ACC_L1: TX_CPU_EACH(w, f[i] += fabsf(row[i])); break;
+                case TX_REDUCE_ACC_PROD: TX_CPU_EACH(w, d[i] *= row[i]); break;
                 case TX_REDUCE_ACC_MAX:
-                    for (int64_t i = 0; i < w; i++)
-                        m[i] = (row[i] > m[i] || row[i] != row[i]) ? row[i] : m[i];
+                    TX_CPU_EACH(w, m[i] = (row[i] > m[i] || row[i] != row[i]) ? row[i] : m[i]);
                     break;
                 case TX_REDUCE_ACC_MIN:
-                    for (int64_t i = 0; i < w; i++)
-                        m[i] = (row[i] < m[i] || row[i] != row[i]) ? row[i] : m[i];
+                    TX_CPU_EACH(w, m[i] = (row[i] < m[i] || row[i] != row[i]) ? row[i] : m[i]);
                     break;
                 case TX_REDUCE_ACC_LSE:
                     if (pass == 0) {
-                        for (int64_t i = 0; i < w; i++)
-                            m[i] = (row[i] > m[i] || row[i] != row[i]) ? row[i] : m[i];
+                        TX_CPU_EACH(w, m[i] = (row[i] > m[i] || row[i] != row[i]) ? row[i] : m[i]);
                     } else {
-                        for (int64_t i = 0; i < w; i++)
-                            f[i] +=
-                                row[i] == m[i] ? 1.0f : (isinf(m[i]) ? 0.0f : expf(row[i] - m[i]));
+                        TX_CPU_EACH(w, f[i] += fabsf(m[i]) == INFINITY
+                                                   ? (row[i] == m[i] ? 1.0f : 0.0f)
+                                                   : tx_cpu_exp_nonpos(row[i] - m[i]));
                     }
                     break;
                 case TX_REDUCE_ACC_ARGMAX:

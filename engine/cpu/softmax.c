@@ -9,6 +9,31 @@
 
 #define TILE 256
 
+/* y[i] = exp(x[i] - m[i · ms]) (ms: 0 one max, 1 one per i), in blocks of 8
+ * so that it vectorizes. */
+static void exp_row(const float *restrict x, const float *restrict m, int ms, float *restrict y,
+                    int64_t n) {
+    int64_t i = 0;
+    if (ms == 0) {
+        float m0 = m[0];
+        for (; i + 8 <= n; i += 8) {
+            const float *restrict xb = x + i;
+            float *restrict yb = y + i;
+            for (int k = 0; k < 8; k++)
+                yb[k] = tx_cpu_exp_nonpos(xb[k] - m0);
+        }
+    } else {
+        for (; i + 8 <= n; i += 8) {
+            const float *restrict xb = x + i, *restrict mb = m + i;
+            float *restrict yb = y + i;
+            for (int k = 0; k < 8; k++)
+                yb[k] = tx_cpu_exp_nonpos(xb[k] - mb[k]);
+        }
+    }
+    for (; i < n; i++)
+        y[i] = tx_cpu_exp_nonpos(x[i] - m[i * ms]);
+}
+
 typedef struct softmax_job {
     const tx_softmax_call *c;
     const float *x;
@@ -22,8 +47,8 @@ static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
     int64_t R = j->c->R;
     bool log_ = j->c->op == TX_OP_LOG_SOFTMAX;
     for (int64_t a = begin; a < end; a++) {
-        const float *x = j->x + a * R;
-        float *y = j->y + a * R;
+        const float *restrict x = j->x + a * R;
+        float *restrict y = j->y + a * R;
         float l[8];
         int nan = 0;
         for (int k = 0; k < 8; k++)
@@ -43,22 +68,15 @@ static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
             m = l[k] > m ? l[k] : m;
         if (nan)
             m = NAN;
-        double s = 0;
+        /* exp(x - m) into y, summed in float lanes; then scale, or y = x - m - log(sum) */
+        exp_row(x, &m, 0, y, R);
+        double s = tx_cpu_sum(y, R);
         if (log_) {
-            for (i = 0; i < R; i++)
-                s += expf(x[i] - m);
             float off = (float)((double)m + log(s));
-            for (i = 0; i < R; i++)
-                y[i] = x[i] - off;
+            TX_CPU_EACH(R, y[i] = x[i] - off);
         } else {
-            for (i = 0; i < R; i++) {
-                float e = expf(x[i] - m);
-                y[i] = e;
-                s += e;
-            }
             float inv = (float)(1.0 / s);
-            for (i = 0; i < R; i++)
-                y[i] *= inv;
+            TX_CPU_EACH(R, y[i] *= inv);
         }
     }
 }
@@ -74,36 +92,35 @@ static void tiles_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t t = begin; t < end; t++) {
         int64_t a = t / per, b0 = (t % per) * TILE;
         int64_t w = B - b0 < TILE ? B - b0 : TILE;
-        const float *x = j->x + a * R * B + b0;
-        float *y = j->y + a * R * B + b0;
-        for (int64_t i = 0; i < w; i++) {
-            m[i] = -INFINITY;
-            s[i] = 0;
+        const float *restrict x = j->x + a * R * B + b0;
+        float *restrict y = j->y + a * R * B + b0;
+        TX_CPU_EACH(w, m[i] = -INFINITY; s[i] = 0);
+        for (int64_t r = 0; r < R; r++) {
+            const float *xr = x + r * B;
+            TX_CPU_EACH(w, m[i] = (xr[i] > m[i] || xr[i] != xr[i]) ? xr[i] : m[i]);
         }
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t i = 0; i < w; i++) {
-                float v = x[r * B + i];
-                m[i] = (v > m[i] || v != v) ? v : m[i];
-            }
-        for (int64_t r = 0; r < R; r++)
-            for (int64_t i = 0; i < w; i++) {
-                float e = expf(x[r * B + i] - m[i]);
-                if (!log_)
-                    y[r * B + i] = e;
-                s[i] += e;
-            }
+        /* exp(x - m) into y, summed in float per row, rows added in double */
+        for (int64_t r = 0; r < R; r++) {
+            const float *restrict xr = x + r * B;
+            float *restrict yr = y + r * B;
+            exp_row(xr, m, 1, yr, w);
+            TX_CPU_EACH(w, s[i] += yr[i]);
+        }
         if (log_) {
             for (int64_t i = 0; i < w; i++)
                 m[i] = (float)((double)m[i] + log(s[i]));
-            for (int64_t r = 0; r < R; r++)
-                for (int64_t i = 0; i < w; i++)
-                    y[r * B + i] = x[r * B + i] - m[i];
+            for (int64_t r = 0; r < R; r++) {
+                const float *restrict xr = x + r * B;
+                float *restrict yr = y + r * B;
+                TX_CPU_EACH(w, yr[i] = xr[i] - m[i]);
+            }
         } else {
             for (int64_t i = 0; i < w; i++)
                 m[i] = (float)(1.0 / s[i]);
-            for (int64_t r = 0; r < R; r++)
-                for (int64_t i = 0; i < w; i++)
-                    y[r * B + i] *= m[i];
+            for (int64_t r = 0; r < R; r++) {
+                float *yr = y + r * B;
+                TX_CPU_EACH(w, yr[i] *= m[i]);
+            }
         }
     }
 }
