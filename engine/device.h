@@ -53,9 +53,51 @@ typedef struct tx_resize_call tx_resize_call;
 
 /* ---- reduce ---- */
 
+/* REDUCE: each output reduces R elements of x; the plan (ops/reduce.c) is x
+ * canonicalised into up to 3 kept and 3 reduced groups (sizes, element
+ * strides), outputs row-major over the kept groups, whatever keepdims. Also
+ * ArgMax / ArgMin (int32 indices as floats). */
+typedef struct tx_reduce_call {
+    tx_op op;
+    tx_reduce_acc acc;   /* the accumulator (noop_with_empty_axes: SUM over nothing) */
+    int fin;             /* the final value, as reduce.glsl's TX_FIN: 0 s, 1 s / R, 2 sqrt(s),
+                            3 max + log(sum exp), 4 the index, 5 log(s) */
+    bool last;           /* ARG*: select_last_index */
+    tx_reduce_plan plan; /* plan.nout == y's numel */
+    const tx_slot *x;
+    tx_slot *y;
+} tx_reduce_call;
+
 /* ---- softmax ---- */
 
+/* SOFTMAX: x viewed as [A, R, B] (R: the axis, or with coerce_2d the
+ * flattened trailing dims, then B = 1); softmax or log_softmax over R for
+ * every (a, b). y has x's shape. */
+typedef struct tx_softmax_call {
+    tx_op op; /* SOFTMAX or LOG_SOFTMAX */
+    int64_t A, R, B;
+    const tx_slot *x;
+    tx_slot *y;
+} tx_softmax_call;
+
 /* ---- norm ---- */
+
+/* NORM: x as G groups of S contiguous elements, y = (x - mean) /
+ * sqrt(var + eps) * scale + bias per group. batch_norm: mean and var are
+ * inputs, per channel g % C; instance_norm: moments of the group (N·C groups
+ * over the spatial dims), scale/bias per channel g % C; layer_norm (C = 1):
+ * moments of the group (the dims from axis on), element s of a group takes
+ * scale[s % ap] and bias[s % bp]. */
+typedef struct tx_norm_call {
+    tx_op op;
+    float eps;       /* > 0 */
+    int64_t G, S, C; /* groups, elements per group, channels */
+    int64_t ap, bp;  /* layer_norm: scale / bias periods (else 1) */
+    const tx_slot *x, *scale;
+    const tx_slot *bias;       /* NULL: none (layer_norm without bias) */
+    const tx_slot *mean, *var; /* batch_norm only, else NULL */
+    tx_slot *y;
+} tx_norm_call;
 
 /* ---- nary ---- */
 

@@ -56,7 +56,7 @@ typedef struct tx_texture {
  * (CPU). Both hold int32 values as floats, so the kernels of both devices
  * share the GPU's semantics. */
 typedef struct tx_storage {
-    tx_device dev; /* TX_DEVICE_GPU or TX_DEVICE_CPU */
+    tx_device dev;  /* TX_DEVICE_GPU or TX_DEVICE_CPU */
     tx_texture tex; /* GPU */
     float *host;    /* CPU: numel floats (at least 4), 64-byte aligned */
     size_t host_bytes;
@@ -265,7 +265,8 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,
                             const int64_t *wshape, int64_t bias_len, const tx_conv_desc *d,
                             int64_t *oshape);
-/* ---- reductions (ops/reduce.c), shared by softmax and the norms ---- */
+/* ---- reductions (ops/reduce.c), shared by softmax and the norms; the GPU's
+ * passes are in gpu/reduce.h ---- */
 
 /* x canonicalized for one reduction: kept and reduced dims merged into up to
  * 3 groups each (leading groups padded with size 1, stride 0). */
@@ -292,12 +293,6 @@ typedef enum tx_reduce_acc {
 } tx_reduce_acc;
 
 void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced, tx_reduce_plan *p);
-/* Runs the passes over x's texture. With final_out, the last pass writes
- * finished values (reduce.glsl's TX_FIN `fin`) into it; otherwise *states gets a
- * pooled texture with one state texel per output (the caller releases it). */
-tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x, const tx_reduce_plan *p,
-                        tx_reduce_acc acc, int fin, bool last, const tx_texture *final_out,
-                        tx_texture *states);
 /* ONNX axes (negative from the end, no repeats) → mask[TX_MAX_RANK]. */
 tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_axes,
                        const int *axes, bool *mask);

@@ -178,6 +178,7 @@ static const shape_case k_layer_norm[] = {
     {.shapes = "6x10,1,1x1", .attrs = {.norm = {.axis = 0, .epsilon = 1e-3f}}, .label = "0/scalar"},
     {.shapes = "3x4x6,6,6", .attrs = {.norm = {.axis = 1}}, .label = "1/period6"},
     {.shapes = "5x8,8", .attrs = {.norm = {.axis = -1}}, .label = "-1/no-bias"},
+    {.shapes = "3x4x6,4x6,6", .attrs = {.norm = {.axis = 1}}, .label = "1/periods24,6"},
 };
 static const shape_case k_act[] = {
     {.shapes = "5x7x11x13", .attrs = {.alpha = 0.2f, .beta = 0.5f}, .label = "a.2,b.5"},

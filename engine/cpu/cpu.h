@@ -23,7 +23,60 @@ int tx_cpu_threads(tx_ctx *ctx);
  * and conv. */
 void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, int64_t n);
 
+/* stmt for each int64_t i < w, in chunks of 8: gcc -O2 vectorizes loops of a
+ * fixed count only. */
+#define TX_CPU_EACH(w, stmt)                                                                       \
+    do {                                                                                           \
+        int64_t i0_ = 0;                                                                           \
+        for (; i0_ + 8 <= (w); i0_ += 8)                                                           \
+            for (int k_ = 0; k_ < 8; k_++) {                                                       \
+                int64_t i = i0_ + k_;                                                              \
+                stmt;                                                                              \
+            }                                                                                      \
+        for (int64_t i = i0_; i < (w); i++) {                                                      \
+            stmt;                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* exp(x) for x <= 0 (softmax's and log-sum-exp's x - max) or NaN: Cephes'
+ * expf polynomial after rounding x·log2(e) to n (within 2 ulp of expf).
+ * Below -87.33 (2^-126): 0; x > 0 is taken as 0. The range tests and
+ * selects are integer masks on x's bits: gcc will not if-convert float
+ * compares (they may trap), and the loops over this would not vectorize. */
+static inline float tx_cpu_exp_nonpos(float x) {
+    union fb {
+        float f;
+        uint32_t u;
+    } in = {.f = x}, lim = {.f = -87.33f}, t, two_n, y;
+    uint32_t nan = -(uint32_t)((in.u & 0x7fffffffu) > 0x7f800000u);
+    uint32_t low = -(uint32_t)(in.u > lim.u); /* negative, below the limit */
+    uint32_t pos = -(uint32_t)(in.u < 0x80000000u);
+    t.u = in.u & ~pos;
+    t.u = (lim.u & (low | nan)) | (t.u & ~(low | nan));
+    float n = (t.f * 1.44269504f + 12582912.0f) - 12582912.0f; /* rint without SSE4.1 */
+    float r = (t.f - n * 0.693359375f) + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float e = p * r * r + r + 1.0f;
+    two_n.u = (uint32_t)((int32_t)n + 127) << 23;
+    y.f = e * two_n.f;
+    y.u = (in.u & nan) | (y.u & ~(nan | low));
+    return y.f;
+}
+
+/* Sums of p[0..n) and of (p[i] - c)^2: float partial sums in several lanes
+ * (vectorizable), added up in double every few thousand elements. */
+double tx_cpu_sum(const float *p, int64_t n);
+double tx_cpu_sqdev(const float *p, int64_t n, float c);
+
 tx_status tx_cpu_unary(tx_ctx *ctx, const tx_unary_call *c);
 tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c);
+tx_status tx_cpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
+tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
+tx_status tx_cpu_norm(tx_ctx *ctx, const tx_norm_call *c);
 
 #endif

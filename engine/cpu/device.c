@@ -75,6 +75,9 @@ void tx_cpu_shutdown(tx_ctx *ctx) {
     }
 COUNTED(unary)
 COUNTED(binary)
+COUNTED(reduce)
+COUNTED(softmax)
+COUNTED(norm)
 
 const tx_device_i tx_cpu_device = {
     .name = "cpu",
@@ -84,4 +87,7 @@ const tx_device_i tx_cpu_device = {
     .read = cpu_read,
     .unary = counted_unary,
     .binary = counted_binary,
+    .reduce = counted_reduce,
+    .softmax = counted_softmax,
+    .norm = counted_norm,
 };

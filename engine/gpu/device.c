@@ -70,6 +70,9 @@ tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
 
 tx_status tx_gpu_unary(tx_ctx *ctx, const tx_unary_call *c);
 tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c);
+tx_status tx_gpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
+tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
+tx_status tx_gpu_norm(tx_ctx *ctx, const tx_norm_call *c);
 
 const tx_device_i tx_gpu_device = {
     .name = "gpu",
@@ -79,4 +82,7 @@ const tx_device_i tx_gpu_device = {
     .read = gpu_read,
     .unary = tx_gpu_unary,
     .binary = tx_gpu_binary,
+    .reduce = tx_gpu_reduce,
+    .softmax = tx_gpu_softmax,
+    .norm = tx_gpu_norm,
 };

@@ -1,13 +1,8 @@
-/* NORM family: batch_norm (inference), instance_norm, layer_norm.
- *
- * instance_norm and layer_norm first reduce each group to its moments with
- * the reduction passes (ops/reduce.c, TX_REDUCE_ACC_MOMENTS: sums of x - K
- * and (x - K)^2 with K the group's first element, so var does not cancel);
- * one elementwise pass (glsl-templates/norm.glsl) then normalizes, scales and
- * shifts. batch_norm takes its mean and var as inputs: one pass. */
+/* NORM family front: batch_norm (inference), instance_norm, layer_norm;
+ * kernels in engine/gpu/norm.c and engine/cpu/norm.c. */
 #include <string.h>
 
-#include "../internal.h"
+#include "../device.h"
 
 static tx_status fail_param(tx_ctx *ctx, const char *name, const char *arg, const tx_slot *xs,
                             const tx_slot *ps, const char *want) {
@@ -68,16 +63,14 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
     }
     tx_slot *xs = s[0];
     int64_t S = 1, C = 1, ap = 1, bp = 1;
-    bool mask[TX_MAX_RANK] = {false};
     if (ln) {
+        bool mask[TX_MAX_RANK]; /* validates the axis */
         st = tx_axes_mask(ctx, name, xs, 1, &d.axis, mask);
         if (st)
             return st;
         int axis = d.axis < 0 ? d.axis + xs->rank : d.axis;
-        for (int i = axis; i < xs->rank; i++) {
-            mask[i] = true;
+        for (int i = axis; i < xs->rank; i++)
             S *= xs->shape[i];
-        }
         ap = trailing_period(xs, axis, s[1]);
         if (ap < 0)
             return fail_param(ctx, name, "scale", xs, s[1], "the normalized dims");
@@ -94,98 +87,39 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                            name, a);
         }
         C = xs->shape[1];
-        for (int i = 2; i < xs->rank; i++) {
-            mask[i] = true;
+        for (int i = 2; i < xs->rank; i++)
             S *= xs->shape[i];
-        }
         char want_c[48];
         snprintf(want_c, sizeof want_c, "[%lld]", (long long)C);
         for (int i = 1; i < n_inputs; i++)
             if (s[i]->numel != C || s[i]->rank != 1)
                 return fail_param(ctx, name, k_args[i], xs, s[i], want_c);
     }
+    tx_device dev;
+    st = tx_op_device(ctx, name, (const tx_slot *const *)s, n_inputs, &dev);
+    if (st)
+        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     for (int i = 0; i < n_inputs; i++)
         s[i] = tx_slot_get(ctx, inputs[i]);
-    xs = s[0];
-    tx_slot *ys = tx_slot_get(ctx, y);
-    if (ys->numel > 0) {
-        tx_texture stats = {0};
-        bool have_stats = false;
-        tx_reduce_plan plan;
-        if (op != TX_OP_BATCH_NORM) {
-            tx_reduce_plan_make(xs->rank, xs->shape, mask, &plan);
-            st = tx_reduce_run(ctx, name, &xs->st->tex, &plan, TX_REDUCE_ACC_MOMENTS, 0, false,
-                               NULL, &stats);
-            have_stats = !st;
-        }
-        if (!st) {
-            tx_program_req r;
-            int n_in = op == TX_OP_BATCH_NORM ? 5 : (have_stats ? 1 : 0) + n_inputs;
-            tx_req_init(&r, TX_FAMILY_NORM, "norm", n_in, 1);
-            tx_req_define_int(&r, "TX_MODE", op == TX_OP_BATCH_NORM ? 0 : 1);
-            if (!ln)
-                tx_req_define(&r, "TX_PCHAN", "1");
-            if (op != TX_OP_LAYER_NORM || n_inputs == 3)
-                tx_req_define(&r, "TX_BIAS", "1");
-            tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
-            tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-            tx_req_int(&r, "p_x_ws", xs->st->tex.wshift);
-            tx_req_int(&r, "p_n", (int)ys->numel);
-            tx_req_int(&r, "p_S", (int)S);
-            tx_req_float(&r, "p_eps", eps);
-            const tx_texture *ins[5];
-            ins[0] = &xs->st->tex;
-            if (op == TX_OP_BATCH_NORM) {
-                for (int i = 1; i < 5; i++)
-                    ins[i] = &s[i]->st->tex;
-                tx_req_int(&r, "p_a_ws", s[1]->st->tex.wshift);
-                tx_req_int(&r, "p_b_ws", s[2]->st->tex.wshift);
-                tx_req_int(&r, "p_s_ws", s[3]->st->tex.wshift);
-                tx_req_int(&r, "p_v_ws", s[4]->st->tex.wshift);
-            } else {
-                ins[1] = &stats;
-                for (int i = 1; i < n_inputs; i++)
-                    ins[i + 1] = &s[i]->st->tex;
-                tx_req_int(&r, "p_s_ws", stats.wshift);
-                tx_req_int(&r, "p_a_ws", s[1]->st->tex.wshift);
-                tx_req_int(&r, "p_b_ws", n_inputs > 2 ? s[2]->st->tex.wshift : 0);
-                tx_req_int(&r, "p_R", (int)S);
-            }
-            tx_req_int(&r, "p_C", (int)C);
-            if (ln) {
-                tx_req_int(&r, "p_ap", (int)ap);
-                tx_req_int(&r, "p_bp", (int)bp);
-            }
-            /* A texel within one group: statistics, and per-channel or single
-             * parameters, are fetched once per texel instead of per lane. */
-            if (S % 4 == 0) {
-                tx_req_define(&r, "TX_LANEVEC", "1");
-                if (!ln || ap == 1)
-                    tx_req_define(&r, "TX_ASCALAR", "1");
-                else if (ap % 4 == 0)
-                    tx_req_define(&r, "TX_AVEC", "1");
-                if (!ln || bp == 1)
-                    tx_req_define(&r, "TX_BSCALAR", "1");
-                else if (bp % 4 == 0)
-                    tx_req_define(&r, "TX_BVEC", "1");
-            }
-            st = tx_cache_bind(ctx, name, &r);
-            if (!st) {
-                const tx_texture *outs[1] = {&ys->st->tex};
-                st = tx_draw(ctx, name, ins, n_in, outs, 1);
-            }
-        }
-        if (have_stats)
-            tx_pool_release(ctx, &stats);
-        if (st) {
-            tx_tensor_destroy(ctx, y);
-            return st;
-        }
-    }
-    *out = y;
-    return TX_STATUS_OK;
+    bool bn = op == TX_OP_BATCH_NORM;
+    tx_norm_call c = {.op = op,
+                      .eps = eps,
+                      .G = S > 0 ? s[0]->numel / S : 0,
+                      .S = S,
+                      .C = C,
+                      .ap = ap,
+                      .bp = bp,
+                      .x = s[0],
+                      .scale = s[1],
+                      .bias = n_inputs > 2 ? s[2] : NULL,
+                      .mean = bn ? s[3] : NULL,
+                      .var = bn ? s[4] : NULL,
+                      .y = tx_slot_get(ctx, y)};
+    if (c.y->numel > 0)
+        st = tx_device_of(dev)->norm(ctx, &c);
+    return tx_op_finish(ctx, st, y, out);
 }

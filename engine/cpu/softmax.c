@@ -1,0 +1,138 @@
+/* SOFTMAX family on the CPU: x as [A, R, B]. A contiguous row (B == 1) is
+ * one pass for the max, one writing exp(x - max) while summing it, one
+ * scaling; otherwise a tile of adjacent b's is walked row by row of R, the
+ * same three passes elementwise across the tile. Semantics as
+ * engine/ref/ref_norm.c: a NaN in a row makes the row NaN. */
+#include <math.h>
+
+#include "cpu.h"
+
+#define TILE 256
+
+/* y[i] = exp(x[i] - m[i · ms]) (ms: 0 one max, 1 one per i), in blocks of 8
+ * so that it vectorizes. */
+static void exp_row(const float *restrict x, const float *restrict m, int ms, float *restrict y,
+                    int64_t n) {
+    int64_t i = 0;
+    if (ms == 0) {
+        float m0 = m[0];
+        for (; i + 8 <= n; i += 8) {
+            const float *restrict xb = x + i;
+            float *restrict yb = y + i;
+            for (int k = 0; k < 8; k++)
+                yb[k] = tx_cpu_exp_nonpos(xb[k] - m0);
+        }
+    } else {
+        for (; i + 8 <= n; i += 8) {
+            const float *restrict xb = x + i, *restrict mb = m + i;
+            float *restrict yb = y + i;
+            for (int k = 0; k < 8; k++)
+                yb[k] = tx_cpu_exp_nonpos(xb[k] - mb[k]);
+        }
+    }
+    for (; i < n; i++)
+        y[i] = tx_cpu_exp_nonpos(x[i] - m[i * ms]);
+}
+
+typedef struct softmax_job {
+    const tx_softmax_call *c;
+    const float *x;
+    float *y;
+} softmax_job;
+
+/* Rows [begin, end) of a [A·R] view (B == 1). */
+static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const softmax_job *j = arg;
+    int64_t R = j->c->R;
+    bool log_ = j->c->op == TX_OP_LOG_SOFTMAX;
+    for (int64_t a = begin; a < end; a++) {
+        const float *restrict x = j->x + a * R;
+        float *restrict y = j->y + a * R;
+        float l[8];
+        int nan = 0;
+        for (int k = 0; k < 8; k++)
+            l[k] = -INFINITY;
+        int64_t i = 0;
+        for (; i + 8 <= R; i += 8)
+            for (int k = 0; k < 8; k++) {
+                l[k] = x[i + k] > l[k] ? x[i + k] : l[k];
+                nan |= x[i + k] != x[i + k];
+            }
+        for (; i < R; i++) {
+            l[0] = x[i] > l[0] ? x[i] : l[0];
+            nan |= x[i] != x[i];
+        }
+        float m = l[0];
+        for (int k = 1; k < 8; k++)
+            m = l[k] > m ? l[k] : m;
+        if (nan)
+            m = NAN;
+        /* exp(x - m) into y, summed in float lanes; then scale, or y = x - m - log(sum) */
+        exp_row(x, &m, 0, y, R);
+        double s = tx_cpu_sum(y, R);
+        if (log_) {
+            float off = (float)((double)m + log(s));
+            TX_CPU_EACH(R, y[i] = x[i] - off);
+        } else {
+            float inv = (float)(1.0 / s);
+            TX_CPU_EACH(R, y[i] *= inv);
+        }
+    }
+}
+
+/* Tiles [begin, end) of up to TILE adjacent b's of one a. */
+static void tiles_range(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const softmax_job *j = arg;
+    int64_t R = j->c->R, B = j->c->B, per = (B + TILE - 1) / TILE;
+    bool log_ = j->c->op == TX_OP_LOG_SOFTMAX;
+    float m[TILE];
+    double s[TILE];
+    for (int64_t t = begin; t < end; t++) {
+        int64_t a = t / per, b0 = (t % per) * TILE;
+        int64_t w = B - b0 < TILE ? B - b0 : TILE;
+        const float *restrict x = j->x + a * R * B + b0;
+        float *restrict y = j->y + a * R * B + b0;
+        TX_CPU_EACH(w, m[i] = -INFINITY; s[i] = 0);
+        for (int64_t r = 0; r < R; r++) {
+            const float *xr = x + r * B;
+            TX_CPU_EACH(w, m[i] = (xr[i] > m[i] || xr[i] != xr[i]) ? xr[i] : m[i]);
+        }
+        /* exp(x - m) into y, summed in float per row, rows added in double */
+        for (int64_t r = 0; r < R; r++) {
+            const float *restrict xr = x + r * B;
+            float *restrict yr = y + r * B;
+            exp_row(xr, m, 1, yr, w);
+            TX_CPU_EACH(w, s[i] += yr[i]);
+        }
+        if (log_) {
+            for (int64_t i = 0; i < w; i++)
+                m[i] = (float)((double)m[i] + log(s[i]));
+            for (int64_t r = 0; r < R; r++) {
+                const float *restrict xr = x + r * B;
+                float *restrict yr = y + r * B;
+                TX_CPU_EACH(w, yr[i] = xr[i] - m[i]);
+            }
+        } else {
+            for (int64_t i = 0; i < w; i++)
+                m[i] = (float)(1.0 / s[i]);
+            for (int64_t r = 0; r < R; r++) {
+                float *yr = y + r * B;
+                TX_CPU_EACH(w, yr[i] *= m[i]);
+            }
+        }
+    }
+}
+
+tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c) {
+    softmax_job j = {c, tx_cpu_data(c->x), tx_cpu_data(c->y)};
+    if (c->B == 1) {
+        int64_t grain = 16384 / c->R;
+        tx_cpu_for(ctx, c->A, grain > 0 ? grain : 1, rows_range, &j);
+    } else {
+        int64_t per = (c->B + TILE - 1) / TILE, grain = 16384 / (c->R * TILE);
+        tx_cpu_for(ctx, c->A * per, grain > 0 ? grain : 1, tiles_range, &j);
+    }
+    return TX_STATUS_OK;
+}
