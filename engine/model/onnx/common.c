@@ -88,10 +88,11 @@ int64_t tx_sat_i64(double v) {
     return (int64_t)v;
 }
 
-int tx_norm_axis(int64_t a, int rank) { return (int)(a < 0 ? a + rank : a); }
+int tx_norm_axis(int64_t a, int rank) {
+    return (int)(a < 0 ? a + rank : a);
+}
 
-tx_status tx_x_host_ints(tx_xnode *x, int i, const char *what, int64_t *out, int max,
-                           int *n) {
+tx_status tx_x_host_ints(tx_xnode *x, int i, const char *what, int64_t *out, int max, int *n) {
     const tx_hval *h;
     tx_status st = tx_x_host(x, i, &h);
     if (st)
@@ -172,15 +173,14 @@ tx_status tx_x_attr_ints(tx_xnode *x, const char *name, int64_t *out, int max, i
     const int64_t *v;
     *n = tx_attr_ints(x->node, name, &v);
     if (*n > max)
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s has %d entries (at most %d)", name, *n,
-                         max);
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s has %d entries (at most %d)", name, *n, max);
     if (*n > 0)
         memcpy(out, v, sizeof(int64_t) * (size_t)*n);
     return TX_STATUS_OK;
 }
 
-tx_status tx_x_ints_attr_or_input(tx_xnode *x, const char *name, int64_t since, int i,
-                                    int64_t *out, int max, int *n) {
+tx_status tx_x_ints_attr_or_input(tx_xnode *x, const char *name, int64_t since, int i, int64_t *out,
+                                  int max, int *n) {
     if (x->opset < since)
         return tx_x_attr_ints(x, name, out, max, n);
     *n = -1;
@@ -200,8 +200,8 @@ tx_status tx_x_float_input_only(tx_xnode *x, int i) {
 /* ---- the lookup ---- */
 
 static const tx_onnx_family *const k_families[] = {
-    &tx_onnx_ops_elementwise, &tx_onnx_ops_matmul, &tx_onnx_ops_shape,  &tx_onnx_ops_constant,
-    &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,   &tx_onnx_ops_norm,
+    &tx_onnx_ops_elementwise, &tx_onnx_ops_matmul, &tx_onnx_ops_shape, &tx_onnx_ops_constant,
+    &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,  &tx_onnx_ops_norm,
     &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
 };
 

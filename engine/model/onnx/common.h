@@ -55,8 +55,8 @@ typedef struct tx_onnx_family {
 } tx_onnx_family;
 
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
-    tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant,
-    tx_onnx_ops_move, tx_onnx_ops_gather, tx_onnx_ops_resize;
+    tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
+    tx_onnx_ops_gather, tx_onnx_ops_resize;
 
 /* ---- static shapes ---- */
 
@@ -84,8 +84,8 @@ tx_status tx_x_host_ints(tx_xnode *x, int i, const char *what, int64_t *out, int
 tx_status tx_x_attr_ints(tx_xnode *x, const char *name, int64_t *out, int max, int *n);
 /* An int list that is attribute `name` before opset `since` and host input i
  * from it on (Reduce axes, Split split, Pad pads ...); *n = -1 when absent. */
-tx_status tx_x_ints_attr_or_input(tx_xnode *x, const char *name, int64_t since, int i,
-                                  int64_t *out, int max, int *n);
+tx_status tx_x_ints_attr_or_input(tx_xnode *x, const char *name, int64_t since, int i, int64_t *out,
+                                  int max, int *n);
 /* UNSUPPORTED when input i is present with a known non-float type. */
 tx_status tx_x_float_input_only(tx_xnode *x, int i);
 

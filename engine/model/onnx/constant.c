@@ -33,8 +33,9 @@ static tx_status hval_from_attr(tx_xnode *x, const tx_onnx_attr *a, tx_hval *out
         return TX_STATUS_OK;
     }
     default:
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "attribute \"%s\" of this type (%d: "
-                                                   "strings, sparse) is unsupported",
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                         "attribute \"%s\" of this type (%d: "
+                         "strings, sparse) is unsupported",
                          a->name, a->type);
     }
 }
@@ -85,8 +86,7 @@ static tx_status exec_range(tx_xnode *x) {
         if (h[i]->numel != 1)
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input %d must be a scalar", i);
     }
-    double start = tx_hval_get(h[0], 0), limit = tx_hval_get(h[1], 0),
-           delta = tx_hval_get(h[2], 0);
+    double start = tx_hval_get(h[0], 0), limit = tx_hval_get(h[1], 0), delta = tx_hval_get(h[2], 0);
     if (delta == 0)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "delta is 0");
     double cnt = ceil((limit - start) / delta);

@@ -14,7 +14,8 @@ static tx_status spatial_rank(tx_xnode *x, int *spatial) {
     if (rank != 3 && rank != 4)
         return tx_x_fail(x, rank > 4 ? TX_STATUS_UNSUPPORTED : TX_STATUS_SHAPE_MISMATCH,
                          "input rank %d: only 1-D and 2-D spatial inputs (rank 3, 4) are "
-                         "supported", rank);
+                         "supported",
+                         rank);
     *spatial = rank - 2;
     return TX_STATUS_OK;
 }
@@ -27,8 +28,10 @@ static tx_status auto_pad_of(tx_xnode *x, tx_auto_pad *out) {
             *out = (tx_auto_pad)i;
             return TX_STATUS_OK;
         }
-    return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "auto_pad \"%s\" is not one of NOTSET, "
-                     "SAME_UPPER, SAME_LOWER, VALID", s);
+    return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                     "auto_pad \"%s\" is not one of NOTSET, "
+                     "SAME_UPPER, SAME_LOWER, VALID",
+                     s);
 }
 
 /* An INTS attribute of exactly `want` entries into int out[] (absent: left). */
@@ -43,8 +46,8 @@ static tx_status attr_spatial(tx_xnode *x, const char *name, int want, int *out)
                          want);
     for (int i = 0; i < n; i++) {
         if (v[i] < 0 || v[i] > INT32_MAX)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "%s[%d] = %lld is out of range",
-                             name, i, (long long)v[i]);
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "%s[%d] = %lld is out of range", name,
+                             i, (long long)v[i]);
         out[i] = (int)v[i];
     }
     return TX_STATUS_OK;
@@ -82,8 +85,8 @@ static tx_status conv_desc_of(tx_xnode *x, int spatial, tx_conv_desc *d) {
     if (!st)
         st = tx_x_shape(x, 1, &rw, sw);
     if (!st && rw != spatial + 2)
-        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "W has rank %d, X has %d spatial dims",
-                         rw, spatial);
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "W has rank %d, X has %d spatial dims", rw,
+                         spatial);
     for (int i = 0; !st && nk >= 0 && i < spatial; i++)
         if (nk != spatial || ks[i] != sw[2 + i])
             return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "kernel_shape does not match W");

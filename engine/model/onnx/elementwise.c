@@ -9,24 +9,47 @@ static tx_op unary_op(const char *op_type) {
     static const struct {
         const char *name;
         tx_op op;
-    } k[] = {{"Relu", TX_OP_RELU}, {"Sigmoid", TX_OP_SIGMOID}, {"Tanh", TX_OP_TANH},
-             {"Exp", TX_OP_EXP},   {"Log", TX_OP_LOG},         {"Sqrt", TX_OP_SQRT},
-             {"Abs", TX_OP_ABS},   {"Neg", TX_OP_NEG},         {"Erf", TX_OP_ERF},
-             {"Gelu", TX_OP_GELU}, {"Softplus", TX_OP_SOFTPLUS}, {"Softsign", TX_OP_SOFTSIGN},
-             {"HardSwish", TX_OP_HARD_SWISH}, {"Sin", TX_OP_SIN}, {"Cos", TX_OP_COS},
-             {"Tan", TX_OP_TAN}, {"Floor", TX_OP_FLOOR}, {"Ceil", TX_OP_CEIL},
-             {"Round", TX_OP_ROUND}, {"Sign", TX_OP_SIGN}, {"Reciprocal", TX_OP_RECIPROCAL},
-             {"Not", TX_OP_NOT}, {"Sinh", TX_OP_SINH}, {"Cosh", TX_OP_COSH},
-             {"Asin", TX_OP_ASIN}, {"Acos", TX_OP_ACOS}, {"Atan", TX_OP_ATAN},
-             {"Asinh", TX_OP_ASINH}, {"Acosh", TX_OP_ACOSH}, {"Atanh", TX_OP_ATANH},
-             {"Mish", TX_OP_MISH}, {"IsNaN", TX_OP_IS_NAN}};
+    } k[] = {{"Relu", TX_OP_RELU},
+             {"Sigmoid", TX_OP_SIGMOID},
+             {"Tanh", TX_OP_TANH},
+             {"Exp", TX_OP_EXP},
+             {"Log", TX_OP_LOG},
+             {"Sqrt", TX_OP_SQRT},
+             {"Abs", TX_OP_ABS},
+             {"Neg", TX_OP_NEG},
+             {"Erf", TX_OP_ERF},
+             {"Gelu", TX_OP_GELU},
+             {"Softplus", TX_OP_SOFTPLUS},
+             {"Softsign", TX_OP_SOFTSIGN},
+             {"HardSwish", TX_OP_HARD_SWISH},
+             {"Sin", TX_OP_SIN},
+             {"Cos", TX_OP_COS},
+             {"Tan", TX_OP_TAN},
+             {"Floor", TX_OP_FLOOR},
+             {"Ceil", TX_OP_CEIL},
+             {"Round", TX_OP_ROUND},
+             {"Sign", TX_OP_SIGN},
+             {"Reciprocal", TX_OP_RECIPROCAL},
+             {"Not", TX_OP_NOT},
+             {"Sinh", TX_OP_SINH},
+             {"Cosh", TX_OP_COSH},
+             {"Asin", TX_OP_ASIN},
+             {"Acos", TX_OP_ACOS},
+             {"Atan", TX_OP_ATAN},
+             {"Asinh", TX_OP_ASINH},
+             {"Acosh", TX_OP_ACOSH},
+             {"Atanh", TX_OP_ATANH},
+             {"Mish", TX_OP_MISH},
+             {"IsNaN", TX_OP_IS_NAN}};
     for (size_t i = 0; i < TX_COUNTOF(k); i++)
         if (strcmp(k[i].name, op_type) == 0)
             return k[i].op;
     return TX_OP_NONE;
 }
 
-static bool unary_is_bool(tx_op op) { return op == TX_OP_NOT || op == TX_OP_IS_NAN; }
+static bool unary_is_bool(tx_op op) {
+    return op == TX_OP_NOT || op == TX_OP_IS_NAN;
+}
 
 static tx_status exec_unary(tx_xnode *x) {
     tx_op op = unary_op(x->node->op_type);
@@ -149,12 +172,24 @@ static tx_op binary_op(const char *op_type) {
     static const struct {
         const char *name;
         tx_op op;
-    } k[] = {{"Add", TX_OP_ADD}, {"Sub", TX_OP_SUB}, {"Mul", TX_OP_MUL}, {"Div", TX_OP_DIV},
-             {"Pow", TX_OP_POW}, {"Min", TX_OP_MIN}, {"Max", TX_OP_MAX},
-             {"Sum", TX_OP_ADD}, {"Mean", TX_OP_MEAN}, {"PRelu", TX_OP_PRELU},
-             {"And", TX_OP_AND}, {"Or", TX_OP_OR}, {"Xor", TX_OP_XOR},
-             {"Equal", TX_OP_EQUAL}, {"Less", TX_OP_LESS}, {"Greater", TX_OP_GREATER},
-             {"LessOrEqual", TX_OP_LESS_EQUAL}, {"GreaterOrEqual", TX_OP_GREATER_EQUAL}};
+    } k[] = {{"Add", TX_OP_ADD},
+             {"Sub", TX_OP_SUB},
+             {"Mul", TX_OP_MUL},
+             {"Div", TX_OP_DIV},
+             {"Pow", TX_OP_POW},
+             {"Min", TX_OP_MIN},
+             {"Max", TX_OP_MAX},
+             {"Sum", TX_OP_ADD},
+             {"Mean", TX_OP_MEAN},
+             {"PRelu", TX_OP_PRELU},
+             {"And", TX_OP_AND},
+             {"Or", TX_OP_OR},
+             {"Xor", TX_OP_XOR},
+             {"Equal", TX_OP_EQUAL},
+             {"Less", TX_OP_LESS},
+             {"Greater", TX_OP_GREATER},
+             {"LessOrEqual", TX_OP_LESS_EQUAL},
+             {"GreaterOrEqual", TX_OP_GREATER_EQUAL}};
     for (size_t i = 0; i < TX_COUNTOF(k); i++)
         if (strcmp(k[i].name, op_type) == 0)
             return k[i].op;
@@ -225,8 +260,7 @@ static tx_status host_binary(tx_xnode *x, tx_op op, const tx_hval *a, const tx_h
             ib += c * sb[d];
         }
         if (logic)
-            o->i[k] =
-                tx_ref_binary_scalar(op, tx_hval_get(a, ia), tx_hval_get(b, ib), false) != 0;
+            o->i[k] = tx_ref_binary_scalar(op, tx_hval_get(a, ia), tx_hval_get(b, ib), false) != 0;
         else if (isf)
             o->f[k] = (float)host_bin_f(op, tx_hval_get(a, ia), tx_hval_get(b, ib));
         else
@@ -310,8 +344,8 @@ static tx_status exec_binary(tx_xnode *x) {
     bool isf = tx_onnx_type_is_float(e0);
     for (int j = 1; j < n; j++)
         isf |= tx_onnx_type_is_float(tx_x_elem(x, idx[j]));
-    int oelem = op_is_logic(op) ? TX_ONNX_BOOL
-                                : (isf && !tx_onnx_type_is_float(e0) ? TX_ONNX_FLOAT : e0);
+    int oelem =
+        op_is_logic(op) ? TX_ONNX_BOOL : (isf && !tx_onnx_type_is_float(e0) ? TX_ONNX_FLOAT : e0);
     /* one dtype for all (Pow(float, int64) exponents, bools of both storages) */
     tx_tmp_list l = {0};
     tx_tensor ts[64], y;
@@ -378,10 +412,10 @@ static tx_status exec_mod(tx_xnode *x) {
         st = tx_x_dev_as(x, 1, TX_DTYPE_FLOAT32, &l, &b);
     /* each step's result joins the temporaries; the last one is y */
     tx_tensor *t = l.t;
-#define STEP(call)                                                                             \
-    do {                                                                                       \
-        if (!st && !(st = (call)))                                                             \
-            l.n++;                                                                             \
+#define STEP(call)                                                                                 \
+    do {                                                                                           \
+        if (!st && !(st = (call)))                                                                 \
+            l.n++;                                                                                 \
     } while (0)
     tx_tensor sa = a;
     if (fmod_) {
@@ -443,6 +477,7 @@ static tx_status exec_is_inf(tx_xnode *x) {
 #define H TX_OPF_HOST
 
 static const tx_onnx_op k_ops[] = {
+    /* unary: elementwise float functions (int inputs run as float) */
     {"Relu", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"Sigmoid", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"Tanh", exec_unary, tx_x_infer_same, H, 1, 1, 0},
@@ -453,14 +488,6 @@ static const tx_onnx_op k_ops[] = {
     {"Neg", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"Erf", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"Gelu", exec_unary, tx_x_infer_same, H, 1, 1, 0},
-    {"Clip", exec_clip, tx_x_infer_same, 0, 1, 3, 6},
-    {"Add", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
-    {"Sub", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
-    {"Mul", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
-    {"Div", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
-    {"Pow", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
-    {"Min", exec_binary, tx_x_infer_bcast, H, 1, -1, 0},
-    {"Max", exec_binary, tx_x_infer_bcast, H, 1, -1, 0},
     {"Softplus", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"Softsign", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"HardSwish", exec_unary, tx_x_infer_same, H, 1, 1, 0},
@@ -483,6 +510,8 @@ static const tx_onnx_op k_ops[] = {
     {"Atanh", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"Mish", exec_unary, tx_x_infer_same, H, 1, 1, 0},
     {"IsNaN", exec_unary, infer_bool_same, H, 1, 1, 0},
+    {"IsInf", exec_is_inf, infer_bool_same, 0, 1, 1, 0},
+    /* alpha / beta activations, Clip */
     {"HardSigmoid", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"LeakyRelu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Elu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
@@ -490,6 +519,18 @@ static const tx_onnx_op k_ops[] = {
     {"Celu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"ThresholdedRelu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Shrink", exec_act, tx_x_infer_same, 0, 1, 1, 0},
+    {"Clip", exec_clip, tx_x_infer_same, 0, 1, 3, 6},
+    /* binary, logic, variadic */
+    {"Add", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
+    {"Sub", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
+    {"Mul", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
+    {"Div", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
+    {"Pow", exec_binary, tx_x_infer_bcast, H, 2, 2, 0},
+    {"Mod", exec_mod, tx_x_infer_bcast, 0, 2, 2, 0},
+    {"Min", exec_binary, tx_x_infer_bcast, H, 1, -1, 0},
+    {"Max", exec_binary, tx_x_infer_bcast, H, 1, -1, 0},
+    {"Sum", exec_binary, tx_x_infer_bcast, H, 1, -1, 0},
+    {"Mean", exec_binary, tx_x_infer_bcast, 0, 1, -1, 0},
     {"PRelu", exec_binary, infer_prelu, H, 2, 2, 0},
     {"And", exec_binary, infer_logic, H, 2, 2, 0},
     {"Or", exec_binary, infer_logic, H, 2, 2, 0},
@@ -499,11 +540,7 @@ static const tx_onnx_op k_ops[] = {
     {"Greater", exec_binary, infer_logic, H, 2, 2, 0},
     {"LessOrEqual", exec_binary, infer_logic, H, 2, 2, 0},
     {"GreaterOrEqual", exec_binary, infer_logic, H, 2, 2, 0},
-    {"Sum", exec_binary, tx_x_infer_bcast, H, 1, -1, 0},
-    {"Mean", exec_binary, tx_x_infer_bcast, 0, 1, -1, 0},
     {"Where", exec_where, infer_where, 0, 3, 3, 0},
-    {"Mod", exec_mod, tx_x_infer_bcast, 0, 2, 2, 0},
-    {"IsInf", exec_is_inf, infer_bool_same, 0, 1, 1, 0},
 };
 
 #undef H

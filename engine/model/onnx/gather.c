@@ -73,8 +73,8 @@ static tx_status exec_gather(tx_xnode *x) {
 }
 
 static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
-    return tx_tensor_create(x->ctx, &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32,
-                                                      .data = &v}, out);
+    return tx_tensor_create(x->ctx,
+                            &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &v}, out);
 }
 
 /* A host int64 tensor uploaded as a node temporary. */
@@ -126,12 +126,16 @@ static tx_status exec_gather_elements(tx_xnode *x) {
     int a = tx_norm_axis(axis, rx);
     for (int d = 0; d < rx; d++)
         if (d != a && si[d] > sx[d])
-            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices dim %d (%lld) exceeds the "
-                             "data's (%lld)", d, (long long)si[d], (long long)sx[d]);
+            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
+                             "indices dim %d (%lld) exceeds the "
+                             "data's (%lld)",
+                             d, (long long)si[d], (long long)sx[d]);
     int64_t nx = tx_numel_of(rx, sx);
     if (nx > (1 << 24))
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "data of %lld elements (flat indices are "
-                         "exact to 2^24)", (long long)nx);
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                         "data of %lld elements (flat indices are "
+                         "exact to 2^24)",
+                         (long long)nx);
     int64_t stride[TX_MAX_RANK], acc = 1;
     for (int d = rx - 1; d >= 0; d--) {
         stride[d] = acc;
@@ -199,8 +203,8 @@ static tx_status exec_one_hot(tx_xnode *x) {
         return st;
     int64_t axis = tx_attr_int(x->node, "axis", -1);
     if (rank + 1 > TX_MAX_RANK || axis < -(rank + 1) || axis > rank)
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d",
-                         (long long)axis, rank);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d", (long long)axis,
+                         rank);
     int a = tx_norm_axis(axis, rank + 1);
     int64_t us[TX_MAX_RANK], rs[TX_MAX_RANK], *ramp = malloc(sizeof(int64_t) * (size_t)depth);
     if (!ramp)
@@ -230,10 +234,11 @@ static tx_status exec_one_hot(tx_xnode *x) {
     if (!st && !(st = tx_binary(x->ctx, TX_OP_EQUAL, iw, rt, &eq)))
         l.t[l.n++] = eq;
     for (int k = 0; k < 2 && !st; k++) {
-        st = tx_tensor_create(x->ctx, &(tx_tensor_desc){.rank = 0, .dtype = vdt,
-                                                        .data = isf ? (void *)&fv[1 - k]
-                                                                    : (void *)&iv[1 - k]},
-                              &t[1 + k]);
+        st = tx_tensor_create(
+            x->ctx,
+            &(tx_tensor_desc){
+                .rank = 0, .dtype = vdt, .data = isf ? (void *)&fv[1 - k] : (void *)&iv[1 - k]},
+            &t[1 + k]);
         if (!st)
             l.t[l.n++] = t[1 + k];
     }
@@ -260,12 +265,14 @@ static tx_status exec_gather_nd(tx_xnode *x) {
         return st;
     int k = ri >= 1 ? (int)si[ri - 1] : 0;
     if (ri < 1 || k < 1 || k > rd)
-        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices' last dim %d for data rank %d",
-                         k, rd);
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices' last dim %d for data rank %d", k,
+                         rd);
     int64_t rows = tx_numel_of(k, sd);
     if (rows > (1 << 24))
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%lld index tuples' rows (flat indices "
-                         "are exact to 2^24)", (long long)rows);
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                         "%lld index tuples' rows (flat indices "
+                         "are exact to 2^24)",
+                         (long long)rows);
     int64_t dims[TX_MAX_RANK], strides[TX_MAX_RANK], acc = 1, one = k;
     for (int j = k - 1; j >= 0; j--) {
         dims[j] = sd[j];

@@ -5,8 +5,8 @@ static tx_status apply_act(tx_xnode *x, tx_tensor *y) {
     if (x->act == TX_OP_NONE)
         return TX_STATUS_OK;
     tx_tensor z;
-    tx_status st = x->act == TX_OP_RELU6 ? tx_clip(x->ctx, *y, 0, 6, &z)
-                                        : tx_unary(x->ctx, x->act, *y, &z);
+    tx_status st =
+        x->act == TX_OP_RELU6 ? tx_clip(x->ctx, *y, 0, 6, &z) : tx_unary(x->ctx, x->act, *y, &z);
     tx_tensor_destroy(x->ctx, *y);
     if (!st)
         *y = z;
@@ -50,8 +50,8 @@ static tx_status exec_gemm(tx_xnode *x) {
     tx_status st = check_float_inputs(x);
     if (st)
         return st;
-    float alpha = tx_attr_float(x->node, "alpha", 1.0f), beta = tx_attr_float(x->node, "beta",
-                                                                              1.0f);
+    float alpha = tx_attr_float(x->node, "alpha", 1.0f),
+          beta = tx_attr_float(x->node, "beta", 1.0f);
     tx_matmul_desc d = {.transpose_a = tx_attr_int(x->node, "transA", 0) != 0,
                         .transpose_b = tx_attr_int(x->node, "transB", 0) != 0};
     int ra, rb;

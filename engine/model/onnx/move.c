@@ -9,7 +9,8 @@
 static tx_status exec_cast(tx_xnode *x) {
     bool like = strcmp(x->node->op_type, "CastLike") == 0;
     int64_t to = like ? tx_x_elem(x, 1) : tx_attr_int(x->node, "to", 0);
-    if (to == TX_ONNX_BFLOAT16 || (!tx_onnx_type_is_float((int)to) && !tx_onnx_type_is_int((int)to)))
+    if (to == TX_ONNX_BFLOAT16 ||
+        (!tx_onnx_type_is_float((int)to) && !tx_onnx_type_is_int((int)to)))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "cast to %s is unsupported",
                          tx_onnx_type_name((int)to));
     int from = tx_x_elem(x, 0);
@@ -239,8 +240,7 @@ static tx_status exec_transpose(tx_xnode *x) {
     tx_status st = tx_x_attr_ints(x, "perm", p, TX_MAX_RANK, &n);
     for (int i = 0; !st && i < n; i++) {
         if (p[i] < 0 || p[i] >= TX_MAX_RANK)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "perm[%d] = %lld", i,
-                             (long long)p[i]);
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "perm[%d] = %lld", i, (long long)p[i]);
         perm[i] = (int)p[i];
     }
     int rank;
@@ -248,8 +248,7 @@ static tx_status exec_transpose(tx_xnode *x) {
     if (!st)
         st = tx_x_shape(x, 0, &rank, shape);
     if (!st && n >= 0 && n != rank)
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "perm has %d entries for rank %d", n,
-                         rank);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "perm has %d entries for rank %d", n, rank);
     tx_tensor in, y;
     if (!st)
         st = tx_x_dev(x, 0, &in);
@@ -273,8 +272,8 @@ static tx_status exec_split(tx_xnode *x) {
     if (n > 64)
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "more than 64 outputs");
     if (ns >= 0 && ns != n)
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "split has %d entries for %d outputs",
-                         ns, n);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "split has %d entries for %d outputs", ns,
+                         n);
     int64_t no = tx_attr_int(x->node, "num_outputs", n);
     if (no != n)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "num_outputs %lld but %d outputs",
@@ -288,8 +287,10 @@ static tx_status exec_split(tx_xnode *x) {
             return st;
         int a = tx_norm_axis(axis, rank);
         if (a < 0 || a >= rank || shape[a] % n)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld of a rank-%d input does "
-                             "not split into %d equal parts", (long long)axis, rank, n);
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                             "axis %lld of a rank-%d input does "
+                             "not split into %d equal parts",
+                             (long long)axis, rank, n);
     }
     tx_tensor in, outs[64];
     st = tx_x_dev(x, 0, &in);
@@ -328,7 +329,8 @@ static tx_status exec_pad(tx_xnode *x) {
             const tx_hval *h;
             st = tx_x_host(x, 2, &h);
             if (!st && h->numel != 1)
-                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "constant_value must be a "
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                                 "constant_value must be a "
                                  "scalar");
             if (!st)
                 d.value = (float)tx_hval_get(h, 0);
@@ -344,8 +346,7 @@ static tx_status exec_pad(tx_xnode *x) {
             axes[i] = i;
     }
     if (np != 2 * na)
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d axes", np,
-                         na);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d axes", np, na);
     for (int i = 0; i < na; i++) {
         if (axes[i] < -rank || axes[i] >= rank)
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axes[i]);
@@ -380,8 +381,8 @@ static tx_status exec_tile(tx_xnode *x) {
     if (!st)
         st = tx_x_shape(x, 0, &rank, shape);
     if (!st && n != rank)
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "repeats has %d entries for rank %d",
-                         n, rank);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "repeats has %d entries for rank %d", n,
+                         rank);
     tx_tensor in, y;
     if (!st)
         st = tx_x_dev(x, 0, &in);
@@ -447,10 +448,10 @@ static tx_status exec_trilu(tx_xnode *x) {
     tx_dtype dt = tx_x_dtype_of(x, t[1]);
     float zf = 0;
     int32_t zi = 0;
-    st = tx_tensor_create(x->ctx,
-                          &(tx_tensor_desc){.rank = 0, .dtype = dt,
-                                            .data = dt == TX_DTYPE_INT32 ? (void *)&zi : &zf},
-                          &t[2]);
+    st = tx_tensor_create(
+        x->ctx,
+        &(tx_tensor_desc){.rank = 0, .dtype = dt, .data = dt == TX_DTYPE_INT32 ? (void *)&zi : &zf},
+        &t[2]);
     if (!st) {
         st = tx_nary(x->ctx, TX_OP_WHERE, t, 3, &y);
         tx_tensor_destroy(x->ctx, t[2]);

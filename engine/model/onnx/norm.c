@@ -71,10 +71,12 @@ static tx_status exec_norm(tx_xnode *x) {
                                                          : TX_OP_LAYER_NORM;
     for (int o = 1; o < x->n_out && op != TX_OP_LAYER_NORM; o++)
         if (x->out[o])
-            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "output %d (training statistics) is "
-                             "unsupported", o);
-    if (op == TX_OP_BATCH_NORM && (tx_attr_int(x->node, "training_mode", 0) != 0 ||
-                                   tx_attr_int(x->node, "spatial", 1) == 0))
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                             "output %d (training statistics) is "
+                             "unsupported",
+                             o);
+    if (op == TX_OP_BATCH_NORM &&
+        (tx_attr_int(x->node, "training_mode", 0) != 0 || tx_attr_int(x->node, "spatial", 1) == 0))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "training_mode / spatial=0 is unsupported");
     float eps = tx_attr_float(x->node, "epsilon", 1e-5f);
     if (!(eps >= 0))
@@ -126,8 +128,8 @@ static tx_status exec_hardmax(tx_xnode *x) {
         return st;
     int64_t axis = tx_attr_int(x->node, "axis", old ? 1 : -1);
     if (rank < 1 || axis < -rank || axis >= rank)
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d",
-                         (long long)axis, rank);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld for rank %d", (long long)axis,
+                         rank);
     int a = tx_norm_axis(axis, rank);
     tx_tmp_list l = {0};
     tx_tensor in, v, am, ramp, eq, y = {0};

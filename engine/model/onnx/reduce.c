@@ -7,12 +7,18 @@ static tx_status exec_reduce(tx_xnode *x) {
     static const struct {
         const char *name;
         tx_op op;
-    } k[] = {{"ReduceSum", TX_OP_REDUCE_SUM},       {"ReduceMean", TX_OP_REDUCE_MEAN},
-             {"ReduceMax", TX_OP_REDUCE_MAX},       {"ReduceMin", TX_OP_REDUCE_MIN},
-             {"ReduceProd", TX_OP_REDUCE_PROD},     {"ReduceL1", TX_OP_REDUCE_L1},
-             {"ReduceL2", TX_OP_REDUCE_L2},         {"ReduceSumSquare", TX_OP_REDUCE_SUM_SQUARE},
-             {"ReduceLogSum", TX_OP_REDUCE_LOG_SUM}, {"ReduceLogSumExp", TX_OP_REDUCE_LOG_SUM_EXP},
-             {"ArgMax", TX_OP_ARGMAX},              {"ArgMin", TX_OP_ARGMIN}};
+    } k[] = {{"ReduceSum", TX_OP_REDUCE_SUM},
+             {"ReduceMean", TX_OP_REDUCE_MEAN},
+             {"ReduceMax", TX_OP_REDUCE_MAX},
+             {"ReduceMin", TX_OP_REDUCE_MIN},
+             {"ReduceProd", TX_OP_REDUCE_PROD},
+             {"ReduceL1", TX_OP_REDUCE_L1},
+             {"ReduceL2", TX_OP_REDUCE_L2},
+             {"ReduceSumSquare", TX_OP_REDUCE_SUM_SQUARE},
+             {"ReduceLogSum", TX_OP_REDUCE_LOG_SUM},
+             {"ReduceLogSumExp", TX_OP_REDUCE_LOG_SUM_EXP},
+             {"ArgMax", TX_OP_ARGMAX},
+             {"ArgMin", TX_OP_ARGMIN}};
     size_t i = 0;
     while (strcmp(k[i].name, x->node->op_type) != 0)
         i++;
@@ -33,21 +39,19 @@ static tx_status exec_reduce(tx_xnode *x) {
         int n;
         /* axes became an input in opset 13 for ReduceSum, 18 for the rest */
         st = tx_x_ints_attr_or_input(x, "axes", op == TX_OP_REDUCE_SUM ? 13 : 18, 1, axes,
-                                TX_MAX_RANK, &n);
+                                     TX_MAX_RANK, &n);
         if (st)
             return st;
         for (int j = 0; j < n; j++) {
             if (axes[j] < -TX_MAX_RANK || axes[j] >= TX_MAX_RANK)
-                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld",
-                                 (long long)axes[j]);
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axes[j]);
             d.axes[j] = (int)axes[j];
         }
         d.n_axes = n > 0 ? n : 0;
         d.noop_with_empty_axes = tx_attr_int(x->node, "noop_with_empty_axes", 0) != 0;
     }
     int elem = tx_x_elem(x, 0);
-    bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX ||
-                  op == TX_OP_REDUCE_MIN;
+    bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX || op == TX_OP_REDUCE_MIN;
     tx_tmp_list l = {0};
     tx_tensor in, y;
     st = tx_x_dev(x, 0, &in);

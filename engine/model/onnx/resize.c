@@ -25,8 +25,7 @@ static tx_status exec_resize(tx_xnode *x) {
     } else {
         static const char *coords[] = {"half_pixel", "asymmetric", "align_corners",
                                        "pytorch_half_pixel", "tf_half_pixel_for_nearest"};
-        static const char *nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                      "ceil"};
+        static const char *nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
         const char *c = tx_attr_str(x->node, "coordinate_transformation_mode", "half_pixel");
         if (strcmp(c, "tf_half_pixel_for_nn") == 0) /* the opset-10 era name */
             c = "tf_half_pixel_for_nearest";
@@ -39,10 +38,10 @@ static tx_status exec_resize(tx_xnode *x) {
             if (strcmp(nm, nears[i]) == 0)
                 ni = i;
         if (ci < 0 || ni < 0)
-            return tx_x_fail(x, strcmp(c, "tf_crop_and_resize") == 0 ? TX_STATUS_UNSUPPORTED
-                                                                   : TX_STATUS_INVALID_ARGUMENT,
-                             "coordinate_transformation_mode \"%s\" / nearest_mode \"%s\"", c,
-                             nm);
+            return tx_x_fail(x,
+                             strcmp(c, "tf_crop_and_resize") == 0 ? TX_STATUS_UNSUPPORTED
+                                                                  : TX_STATUS_INVALID_ARGUMENT,
+                             "coordinate_transformation_mode \"%s\" / nearest_mode \"%s\"", c, nm);
         d.coord = (tx_resize_coord)ci;
         d.nearest = (tx_resize_nearest)ni;
         d.cubic_a = tx_attr_float(x->node, "cubic_coeff_a", -0.75f);
@@ -50,8 +49,10 @@ static tx_status exec_resize(tx_xnode *x) {
         if (tx_attr_int(x->node, "antialias", 0) != 0)
             return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "antialias is unsupported");
         if (strcmp(tx_attr_str(x->node, "keep_aspect_ratio_policy", "stretch"), "stretch"))
-            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "keep_aspect_ratio_policy \"%s\" is "
-                             "unsupported", tx_attr_str(x->node, "keep_aspect_ratio_policy", ""));
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                             "keep_aspect_ratio_policy \"%s\" is "
+                             "unsupported",
+                             tx_attr_str(x->node, "keep_aspect_ratio_policy", ""));
     }
     int rank;
     int64_t shape[TX_MAX_RANK], axes[TX_MAX_RANK];
@@ -105,8 +106,10 @@ static tx_status exec_resize(tx_xnode *x) {
     if ((nsc < 0) == (nsz < 0))
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs exactly one of scales and sizes");
     if ((nsc >= 0 && nsc != na) || (nsz >= 0 && nsz != na))
-        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "scales/sizes have %d entries for %d "
-                         "axes", nsc >= 0 ? nsc : nsz, na);
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "scales/sizes have %d entries for %d "
+                         "axes",
+                         nsc >= 0 ? nsc : nsz, na);
     for (int i = 0; i < na; i++) {
         int a = tx_norm_axis(axes[i], rank);
         if (nsc >= 0) {
@@ -115,8 +118,7 @@ static tx_status exec_resize(tx_xnode *x) {
             d.scales[a] = scales[i];
         } else {
             if (sizes[i] <= 0)
-                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "size %lld",
-                                 (long long)sizes[i]);
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "size %lld", (long long)sizes[i]);
             d.sizes[a] = sizes[i];
         }
     }

@@ -39,16 +39,17 @@ static tx_status emit_view(tx_xnode *x, int rank, const int64_t *shape) {
 static tx_status reshape_target(tx_xnode *x, int in_rank, const int64_t *in_shape, int n,
                                 const int64_t *spec, bool allowzero, int64_t *out) {
     if (n > TX_MAX_RANK)
-        return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "target rank %d exceeds %d", n,
-                         TX_MAX_RANK);
+        return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "target rank %d exceeds %d", n, TX_MAX_RANK);
     int infer = -1;
     int64_t known = 1;
     for (int i = 0; i < n; i++) {
         int64_t d = spec[i];
         if (d == 0 && !allowzero) {
             if (i >= in_rank)
-                return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "0 at dim %d copies a dim the "
-                                                              "input lacks", i);
+                return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
+                                 "0 at dim %d copies a dim the "
+                                 "input lacks",
+                                 i);
             d = in_shape[i];
         }
         if (d == -1) {
@@ -86,8 +87,10 @@ static tx_status reshape_spec(tx_xnode *x, int64_t *spec, int *n) {
         const int64_t *v;
         *n = tx_attr_ints(x->node, "shape", &v);
         if (*n < 0 || *n > TX_MAX_RANK)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs a shape attribute of rank "
-                                                            "<= %d", TX_MAX_RANK);
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                             "needs a shape attribute of rank "
+                             "<= %d",
+                             TX_MAX_RANK);
         memcpy(spec, v, sizeof(int64_t) * (size_t)*n);
         return TX_STATUS_OK;
     }
@@ -224,8 +227,7 @@ static tx_status unsqueeze_shape(tx_xnode *x, int rank, const int64_t *shape, in
         return st;
     int r = rank + n;
     if (r > TX_MAX_RANK)
-        return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "result rank %d exceeds %d", r,
-                         TX_MAX_RANK);
+        return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "result rank %d exceeds %d", r, TX_MAX_RANK);
     bool ins[TX_MAX_RANK];
     if ((st = mark_axes(x, axes, n, r, ins)))
         return st;
@@ -256,10 +258,18 @@ static tx_status infer_shaped(tx_xnode *x, shape_fn f) {
     return TX_STATUS_OK;
 }
 
-static tx_status exec_squeeze(tx_xnode *x) { return exec_shaped(x, squeeze_shape); }
-static tx_status exec_unsqueeze(tx_xnode *x) { return exec_shaped(x, unsqueeze_shape); }
-static tx_status infer_squeeze(tx_xnode *x) { return infer_shaped(x, squeeze_shape); }
-static tx_status infer_unsqueeze(tx_xnode *x) { return infer_shaped(x, unsqueeze_shape); }
+static tx_status exec_squeeze(tx_xnode *x) {
+    return exec_shaped(x, squeeze_shape);
+}
+static tx_status exec_unsqueeze(tx_xnode *x) {
+    return exec_shaped(x, unsqueeze_shape);
+}
+static tx_status infer_squeeze(tx_xnode *x) {
+    return infer_shaped(x, squeeze_shape);
+}
+static tx_status infer_unsqueeze(tx_xnode *x) {
+    return infer_shaped(x, unsqueeze_shape);
+}
 
 static tx_status exec_identity(tx_xnode *x) {
     int rank;
