@@ -92,6 +92,21 @@ int tx_norm_axis(int64_t a, int rank) {
     return (int)(a < 0 ? a + rank : a);
 }
 
+int tx_all_axes(int rank, int64_t *axes) {
+    for (int i = 0; i < rank; i++)
+        axes[i] = i;
+    return rank;
+}
+
+tx_status tx_x_host_like(tx_xnode *x, int i, int elem, const tx_hval **h, tx_hval *o) {
+    tx_status st = tx_x_host(x, i, h);
+    if (st)
+        return st;
+    if (!tx_hval_alloc(o, elem, (*h)->rank, (*h)->shape))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    return TX_STATUS_OK;
+}
+
 tx_status tx_x_host_ints(tx_xnode *x, int i, const char *what, int64_t *out, int max, int *n) {
     const tx_hval *h;
     tx_status st = tx_x_host(x, i, &h);

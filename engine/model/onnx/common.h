@@ -72,12 +72,16 @@ bool tx_bcast_shapes(int ra, const int64_t *a, int rb, const int64_t *b, int *ro
 int64_t tx_numel_of(int rank, const int64_t *shape);
 /* A negative axis counted from the end (no range check). */
 int tx_norm_axis(int64_t a, int rank);
+/* axes = 0 .. rank-1 (an absent axes list means every axis); returns rank. */
+int tx_all_axes(int rank, int64_t *axes);
 
 /* ---- host values and attributes ---- */
 
 /* double → int64 as a cast would, saturating where the cast is undefined
  * (NaN → 0, beyond ±2^63 → the limit): host math on hostile constants. */
 int64_t tx_sat_i64(double v);
+/* Host input i, and o allocated (zeroed) with its shape and element type elem. */
+tx_status tx_x_host_like(tx_xnode *x, int i, int elem, const tx_hval **h, tx_hval *o);
 /* A host value's entries as int64 (shape-like inputs). */
 tx_status tx_x_host_ints(tx_xnode *x, int i, const char *what, int64_t *out, int max, int *n);
 /* An INTS attribute copied into out (at most max entries); *n = -1 when absent. */

@@ -65,12 +65,10 @@ static tx_status exec_unary(tx_xnode *x) {
     if (tx_x_is_host(x, 0)) {
         /* constant folding: the plain-C reference's scalar function */
         const tx_hval *h;
-        tx_status st = tx_x_host(x, 0, &h);
+        tx_hval o;
+        tx_status st = tx_x_host_like(x, 0, oelem ? oelem : TX_ONNX_FLOAT, &h, &o);
         if (st)
             return st;
-        tx_hval o;
-        if (!tx_hval_alloc(&o, oelem ? oelem : TX_ONNX_FLOAT, h->rank, h->shape))
-            return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
         for (int64_t k = 0; k < o.numel; k++) {
             double v = tx_ref_unary_scalar(op, tx_hval_get(h, k));
             if (o.f)

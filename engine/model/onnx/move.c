@@ -16,12 +16,10 @@ static tx_status exec_cast(tx_xnode *x) {
     int from = tx_x_elem(x, 0);
     if (tx_x_is_host(x, 0)) {
         const tx_hval *h;
-        tx_status st = tx_x_host(x, 0, &h);
+        tx_hval o;
+        tx_status st = tx_x_host_like(x, 0, (int)to, &h, &o);
         if (st)
             return st;
-        tx_hval o;
-        if (!tx_hval_alloc(&o, (int)to, h->rank, h->shape))
-            return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
         for (int64_t k = 0; k < h->numel; k++) {
             double v = tx_hval_get(h, k);
             if (o.f)
@@ -340,11 +338,8 @@ static tx_status exec_pad(tx_xnode *x) {
     }
     if (st)
         return st;
-    if (na < 0) {
-        na = rank;
-        for (int i = 0; i < rank; i++)
-            axes[i] = i;
-    }
+    if (na < 0)
+        na = tx_all_axes(rank, axes);
     if (np != 2 * na)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d axes", np, na);
     for (int i = 0; i < na; i++) {

@@ -63,11 +63,8 @@ static tx_status exec_resize(tx_xnode *x) {
     st = tx_x_attr_ints(x, "axes", axes, TX_MAX_RANK, &na);
     if (st)
         return st;
-    if (na < 0) {
-        na = rank;
-        for (int i = 0; i < rank; i++)
-            axes[i] = i;
-    }
+    if (na < 0)
+        na = tx_all_axes(rank, axes);
     for (int i = 0; i < na; i++)
         if (axes[i] < -rank || axes[i] >= rank)
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axes[i]);
