@@ -5,7 +5,8 @@
  *   hval.c      host tensors: dtype conversion, upload, host-side math
  *   graph.c     value table, topological order, shape inference, constant
  *               folding, fusion, memory plan
- *   onnx_ops.c  the op table: ONNX op_type → executor
+ *   onnx/       the op tables: ONNX op_type → executor, one file per op family
+ *               (onnx/common.h says how to add an op)
  *   session.c   the public tx_session_* API
  *
  * Values are either *host* (small int/float tensors computed on the CPU: shape
@@ -171,7 +172,7 @@ tx_status tx_hval_upload(tx_ctx *ctx, const char *what, const tx_hval *v, tx_ten
 /* Reads a device tensor back into a host value of element type elem. */
 tx_status tx_hval_download(tx_ctx *ctx, tx_tensor t, int elem, tx_hval *out);
 
-/* ---- node executors (onnx_ops.c) and the session (session.c) ---- */
+/* ---- node executors (onnx/) and the session (session.c) ---- */
 
 /* Returned by executor helpers at plan time when a node cannot be folded on
  * the host (it needs the device, or a value that only exists at run time). */
@@ -214,7 +215,7 @@ typedef struct tx_onnx_op {
                                bounds): constants there are not uploaded */
 } tx_onnx_op;
 
-/* The executor for op_type in the default domain, or NULL. */
+/* The executor for op_type in the default domain, or NULL (onnx/common.c). */
 const tx_onnx_op *tx_onnx_op_find(const char *domain, const char *op_type);
 
 /* -- helpers for executors (session.c) -- */

@@ -1,0 +1,142 @@
+/* ONNX Resize and Upsample. */
+#include <math.h>
+#include <string.h>
+
+#include "common.h"
+
+/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+ * (7: scales attribute; 9: X, scales). */
+static tx_status exec_resize(tx_xnode *x) {
+    bool up = strcmp(x->node->op_type, "Upsample") == 0;
+    bool v10 = up || x->opset < 11;
+    tx_resize_desc d = {0};
+    const char *mode = tx_attr_str(x->node, "mode", "nearest");
+    if (strcmp(mode, "nearest") == 0)
+        d.mode = TX_RESIZE_NEAREST;
+    else if (strcmp(mode, "linear") == 0 || (up && strcmp(mode, "bilinear") == 0))
+        d.mode = TX_RESIZE_LINEAR;
+    else if (strcmp(mode, "cubic") == 0 && !v10)
+        d.mode = TX_RESIZE_CUBIC;
+    else
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "mode \"%s\"", mode);
+    if (v10) {
+        d.coord = TX_RESIZE_ASYMMETRIC;
+        d.nearest = TX_RESIZE_FLOOR;
+    } else {
+        static const char *coords[] = {"half_pixel", "asymmetric", "align_corners",
+                                       "pytorch_half_pixel", "tf_half_pixel_for_nearest"};
+        static const char *nears[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+        const char *c = tx_attr_str(x->node, "coordinate_transformation_mode", "half_pixel");
+        if (strcmp(c, "tf_half_pixel_for_nn") == 0) /* the opset-10 era name */
+            c = "tf_half_pixel_for_nearest";
+        const char *nm = tx_attr_str(x->node, "nearest_mode", "round_prefer_floor");
+        int ci = -1, ni = -1;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(c, coords[i]) == 0)
+                ci = i;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(nm, nears[i]) == 0)
+                ni = i;
+        if (ci < 0 || ni < 0)
+            return tx_x_fail(x,
+                             strcmp(c, "tf_crop_and_resize") == 0 ? TX_STATUS_UNSUPPORTED
+                                                                  : TX_STATUS_INVALID_ARGUMENT,
+                             "coordinate_transformation_mode \"%s\" / nearest_mode \"%s\"", c, nm);
+        d.coord = (tx_resize_coord)ci;
+        d.nearest = (tx_resize_nearest)ni;
+        d.cubic_a = tx_attr_float(x->node, "cubic_coeff_a", -0.75f);
+        d.exclude_outside = tx_attr_int(x->node, "exclude_outside", 0) != 0;
+        if (tx_attr_int(x->node, "antialias", 0) != 0)
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "antialias is unsupported");
+        if (strcmp(tx_attr_str(x->node, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                             "keep_aspect_ratio_policy \"%s\" is "
+                             "unsupported",
+                             tx_attr_str(x->node, "keep_aspect_ratio_policy", ""));
+    }
+    int rank;
+    int64_t shape[TX_MAX_RANK], axes[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rank, shape);
+    if (st)
+        return st;
+    int na;
+    st = tx_x_attr_ints(x, "axes", axes, TX_MAX_RANK, &na);
+    if (st)
+        return st;
+    if (na < 0)
+        na = tx_all_axes(rank, axes);
+    for (int i = 0; i < na; i++)
+        if (axes[i] < -rank || axes[i] >= rank)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld", (long long)axes[i]);
+    float scales[TX_MAX_RANK];
+    int64_t sizes[TX_MAX_RANK];
+    int nsc = -1, nsz = -1;
+    if (up && x->opset < 9) {
+        const tx_onnx_attr *a = tx_attr_find(x->node, "scales");
+        if (!a || a->n_floats > TX_MAX_RANK)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs a scales attribute");
+        nsc = a->n_floats;
+        if (nsc)
+            memcpy(scales, a->floats, sizeof(float) * (size_t)nsc);
+    } else {
+        int si = v10 ? 1 : 2;
+        if (tx_x_has(x, si)) {
+            const tx_hval *h;
+            st = tx_x_host(x, si, &h);
+            if (st)
+                return st;
+            if (h->numel > TX_MAX_RANK)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "scales has %lld entries",
+                                 (long long)h->numel);
+            nsc = h->numel ? (int)h->numel : -1;
+            for (int i = 0; i < nsc; i++)
+                scales[i] = (float)tx_hval_get(h, i);
+        }
+        if (!v10 && tx_x_has(x, 3)) {
+            st = tx_x_host_ints(x, 3, "sizes", sizes, TX_MAX_RANK, &nsz);
+            if (st)
+                return st;
+            if (nsz == 0)
+                nsz = -1;
+        }
+    }
+    if ((nsc < 0) == (nsz < 0))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs exactly one of scales and sizes");
+    if ((nsc >= 0 && nsc != na) || (nsz >= 0 && nsz != na))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "scales/sizes have %d entries for %d "
+                         "axes",
+                         nsc >= 0 ? nsc : nsz, na);
+    for (int i = 0; i < na; i++) {
+        int a = tx_norm_axis(axes[i], rank);
+        if (nsc >= 0) {
+            if (!(scales[i] > 0) || !isfinite(scales[i]))
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "scale %g", (double)scales[i]);
+            d.scales[a] = scales[i];
+        } else {
+            if (sizes[i] <= 0)
+                return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "size %lld", (long long)sizes[i]);
+            d.sizes[a] = sizes[i];
+        }
+    }
+    if (nsz >= 0) /* sizes win where set: unlisted axes keep their length */
+        for (int i = 0; i < rank; i++)
+            if (!d.sizes[i])
+                d.sizes[i] = shape[i];
+    tx_tensor in, y;
+    st = tx_x_float_input_only(x, 0);
+    if (!st)
+        st = tx_x_dev(x, 0, &in);
+    if (!st)
+        st = tx_resize(x->ctx, in, &d, &y);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
+/* ---- rows ---- */
+
+static const tx_onnx_op k_ops[] = {
+    {"Resize", exec_resize, NULL, 0, 1, 4, 14},
+    {"Upsample", exec_resize, NULL, 0, 1, 2, 2},
+};
+
+const tx_onnx_family tx_onnx_ops_resize = {k_ops, TX_COUNTOF(k_ops)};
