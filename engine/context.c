@@ -9,56 +9,6 @@
 #define TX_DEFAULT_MAX_SPECIALIZED  1024
 #define TX_DEFAULT_BUDGET           ((size_t)1 << 30)
 
-static const char *const k_status_names[TX_STATUS_COUNT_] = {
-    [TX_STATUS_OK] = "TX_STATUS_OK",
-    [TX_STATUS_INVALID_ARGUMENT] = "TX_STATUS_INVALID_ARGUMENT",
-    [TX_STATUS_SHAPE_MISMATCH] = "TX_STATUS_SHAPE_MISMATCH",
-    [TX_STATUS_RANK_TOO_HIGH] = "TX_STATUS_RANK_TOO_HIGH",
-    [TX_STATUS_DTYPE_MISMATCH] = "TX_STATUS_DTYPE_MISMATCH",
-    [TX_STATUS_STALE_HANDLE] = "TX_STATUS_STALE_HANDLE",
-    [TX_STATUS_TOO_LARGE] = "TX_STATUS_TOO_LARGE",
-    [TX_STATUS_OUT_OF_MEMORY] = "TX_STATUS_OUT_OF_MEMORY",
-    [TX_STATUS_UNSUPPORTED] = "TX_STATUS_UNSUPPORTED",
-    [TX_STATUS_GL_ERROR] = "TX_STATUS_GL_ERROR",
-    [TX_STATUS_CONTEXT_LOST] = "TX_STATUS_CONTEXT_LOST",
-    [TX_STATUS_DEVICE_MISMATCH] = "TX_STATUS_DEVICE_MISMATCH",
-};
-
-const char *tx_status_name(tx_status s) {
-    if ((unsigned)s >= TX_STATUS_COUNT_)
-        return "TX_STATUS_?";
-    return k_status_names[s];
-}
-
-tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...) {
-    if (ctx) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
-        va_end(ap);
-        /* Say once, for every op's message, what gets the caller out. */
-        if (s == TX_STATUS_CONTEXT_LOST && ctx->lost && n >= 0 && (size_t)n < sizeof ctx->err)
-            snprintf(ctx->err + n, sizeof ctx->err - (size_t)n,
-                     " (every call fails until tx_ctx_restore)");
-    }
-    return s;
-}
-
-void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape) {
-    size_t used = 0;
-    used += (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < rank && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, i ? ", %lld" : "%lld", (long long)shape[i]);
-    if (used < n)
-        snprintf(buf + used, n - used, "]");
-}
-
-const char *tx_last_error(const tx_ctx *ctx) {
-    if (!ctx)
-        return "no context";
-    return ctx->err;
-}
-
 static int resolve_k(const tx_ctx_desc *d) {
     const char *env = getenv("TEXEL_SPECIALIZE_AFTER");
     if (env && *env) {
@@ -242,8 +192,8 @@ int tx_ctx_specialize_after(const tx_ctx *ctx) {
 
 /* ---- context loss ----
  *
- * One design for every way a loss shows up. It is *latched* (tx_ctx_set_lost)
- * when the driver reports it (an error after a draw, upload or allocation
+ * One design for every way a loss shows up. It is *latched* (loss.c:
+ * tx_ctx_set_lost) when the driver reports it (an error after a draw, upload or allocation
  * whose cause tx_gl_context_lost confirms; every read asks the driver even
  * without an error), when tx_ctx_is_lost polls it, or when the host says so
  * (tx_ctx_mark_lost). Latching only sets flags, so it is safe in the middle
@@ -255,27 +205,6 @@ int tx_ctx_specialize_after(const tx_ctx *ctx) {
  * numbers. Dropping bumps ctx->generation: storages of an older generation
  * are lost, so their tensors keep valid handles (shape, destroy) whose every
  * other use says so. */
-
-void tx_ctx_set_lost(tx_ctx *ctx) {
-    if (!ctx->lost)
-        ctx->stats.context_losses++;
-    ctx->lost = true;
-    if (tx_gl_context_lost(&ctx->gl))
-        ctx->gl.lost = true;
-}
-
-tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const char *what) {
-    if (ctx->lost || tx_gl_context_lost(&ctx->gl)) {
-        tx_ctx_set_lost(ctx);
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost (%s)", op, what);
-    }
-    if (ctx->gl.defer_errors)
-        return tx_fail(ctx, otherwise,
-                       "%s: the driver failed %s (with deferred GL error checks the error may "
-                       "come from an earlier op)",
-                       op, what);
-    return tx_fail(ctx, otherwise, "%s: the driver failed %s", op, what);
-}
 
 /* Resets the GL layer once its objects are gone or deleted, keeping the
  * settings that outlive a context (the deferred-check mode, the test hook). */
@@ -316,14 +245,6 @@ void tx_ctx_mark_lost(tx_ctx *ctx) {
         return;
     tx_ctx_set_lost(ctx);
     drop_gl_objects(ctx);
-}
-
-bool tx_ctx_is_lost(tx_ctx *ctx) {
-    if (!ctx)
-        return true;
-    if (!ctx->lost && tx_gl_context_lost(&ctx->gl))
-        tx_ctx_set_lost(ctx);
-    return ctx->lost;
 }
 
 int tx_ctx_generation(const tx_ctx *ctx) {

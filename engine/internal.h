@@ -164,13 +164,20 @@ struct tx_ctx {
     struct tx_readbacks *reads; /* asynchronous reads (readback.c) */
 };
 
-/* error.c-style helpers (context.c) */
+/* ---- status and error reporting (error.c) ----
+ * The bottom of the engine: every unit reports through these, and error.c
+ * calls back into none of them (it writes ctx->err, reads ctx->lost). */
 tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape);
+
+/* ---- context loss (loss.c) ----
+ * Above error.c and below every unit that talks to the driver: latching only
+ * sets flags. Dropping the old context's objects and restoring are
+ * context.c's, which calls those units. */
 /* Latches context loss: every call fails with TX_STATUS_CONTEXT_LOST until
  * tx_ctx_restore; when the driver confirms the loss, no GL object is deleted
  * any more (gl.lost). Nothing is freed here: it may run in the middle of an

@@ -13,6 +13,7 @@
 
 #include "../bench/cases.h"
 #include "check.h"
+#include "cmds.h"
 #include "glctx.h"
 
 typedef struct mode_result {

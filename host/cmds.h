@@ -1,16 +1,9 @@
-/* `texel run` and `texel conformance` (host/run.c, host/conformance.c), and
- * the output helpers they share with host/main.c. */
+/* The texel commands that live outside host/main.c, which dispatches to them. */
 #ifndef TX_HOST_CMDS_H
 #define TX_HOST_CMDS_H
 
-#include "texel.h"
-
-int tx_cmd_run(int argc, char **argv);
-int tx_cmd_conformance(int argc, char **argv);
-
-/* host/main.c */
-void tx_print_stats_json(const tx_stats *s);
-void tx_print_stats_text(const tx_stats *s);
-void tx_json_str(const char *s);
+int tx_cmd_bench(int argc, char **argv);       /* host/bench.c */
+int tx_cmd_run(int argc, char **argv);         /* host/run.c */
+int tx_cmd_conformance(int argc, char **argv); /* host/conformance.c */
 
 #endif

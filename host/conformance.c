@@ -23,6 +23,7 @@
 #include "glctx.h"
 #include "model/model.h"
 #include "npy.h"
+#include "report.h"
 
 #define TESTDATA "/usr/share/libonnx-testdata/data"
 #define RTOL     1e-3

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "cmds.h"
 #include "glctx.h"
+#include "report.h"
 
 static int usage(void) {
     fprintf(stderr,
@@ -48,51 +49,6 @@ static int usage(void) {
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
     fprintf(stderr, "\n");
     return 2;
-}
-
-void tx_print_stats_json(const tx_stats *s) {
-    printf("\"generic_compiles\": %llu, \"specialized_compiles\": %llu, "
-           "\"specialized_ready\": %llu, \"compile_failures\": %llu, \"cache_hits\": %llu, "
-           "\"generic_runs\": %llu, \"specialized_runs\": %llu, \"draws\": %llu, "
-           "\"bytes_uploaded\": %llu, \"bytes_downloaded\": %llu, "
-           "\"live_texture_bytes\": %llu, \"pooled_texture_bytes\": %llu, "
-           "\"peak_texture_bytes\": %llu, \"compile_ms\": %.3f",
-           (unsigned long long)s->generic_compiles, (unsigned long long)s->specialized_compiles,
-           (unsigned long long)s->specialized_ready, (unsigned long long)s->compile_failures,
-           (unsigned long long)s->cache_hits, (unsigned long long)s->generic_runs,
-           (unsigned long long)s->specialized_runs, (unsigned long long)s->draws,
-           (unsigned long long)s->bytes_uploaded, (unsigned long long)s->bytes_downloaded,
-           (unsigned long long)s->live_texture_bytes,
-           (unsigned long long)s->pooled_texture_bytes,
-           (unsigned long long)s->peak_texture_bytes, s->compile_ms);
-}
-
-void tx_print_stats_text(const tx_stats *s) {
-    printf("programs: %llu generic, %llu specialized (%llu ready, %llu failed); "
-           "cache hits %llu; runs %llu generic / %llu specialized\n",
-           (unsigned long long)s->generic_compiles, (unsigned long long)s->specialized_compiles,
-           (unsigned long long)s->specialized_ready, (unsigned long long)s->compile_failures,
-           (unsigned long long)s->cache_hits, (unsigned long long)s->generic_runs,
-           (unsigned long long)s->specialized_runs);
-    printf("draws %llu; uploaded %llu B, downloaded %llu B; textures live %llu B, pooled %llu "
-           "B, peak %llu B; compile %.1f ms\n",
-           (unsigned long long)s->draws, (unsigned long long)s->bytes_uploaded,
-           (unsigned long long)s->bytes_downloaded, (unsigned long long)s->live_texture_bytes,
-           (unsigned long long)s->pooled_texture_bytes,
-           (unsigned long long)s->peak_texture_bytes, s->compile_ms);
-}
-
-void tx_json_str(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
 }
 
 static int cmd_info(int argc, char **argv) {
@@ -470,8 +426,6 @@ static int cmd_op(int argc, char **argv) {
     tx_host_close(h, ctx);
     return r.status ? 1 : (r.bad ? 3 : 0);
 }
-
-int tx_cmd_bench(int argc, char **argv);
 
 int main(int argc, char **argv) {
     if (argc < 2)

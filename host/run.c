@@ -22,6 +22,7 @@
 #include "cmds.h"
 #include "glctx.h"
 #include "npy.h"
+#include "report.h"
 
 #define MAX_ARGS 32
 

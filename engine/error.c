@@ -1,0 +1,52 @@
+/* Status and error reporting: status names, the last error, shapes in messages. */
+#include "internal.h"
+
+static const char *const k_status_names[TX_STATUS_COUNT_] = {
+    [TX_STATUS_OK] = "TX_STATUS_OK",
+    [TX_STATUS_INVALID_ARGUMENT] = "TX_STATUS_INVALID_ARGUMENT",
+    [TX_STATUS_SHAPE_MISMATCH] = "TX_STATUS_SHAPE_MISMATCH",
+    [TX_STATUS_RANK_TOO_HIGH] = "TX_STATUS_RANK_TOO_HIGH",
+    [TX_STATUS_DTYPE_MISMATCH] = "TX_STATUS_DTYPE_MISMATCH",
+    [TX_STATUS_STALE_HANDLE] = "TX_STATUS_STALE_HANDLE",
+    [TX_STATUS_TOO_LARGE] = "TX_STATUS_TOO_LARGE",
+    [TX_STATUS_OUT_OF_MEMORY] = "TX_STATUS_OUT_OF_MEMORY",
+    [TX_STATUS_UNSUPPORTED] = "TX_STATUS_UNSUPPORTED",
+    [TX_STATUS_GL_ERROR] = "TX_STATUS_GL_ERROR",
+    [TX_STATUS_CONTEXT_LOST] = "TX_STATUS_CONTEXT_LOST",
+    [TX_STATUS_DEVICE_MISMATCH] = "TX_STATUS_DEVICE_MISMATCH",
+};
+
+const char *tx_status_name(tx_status s) {
+    if ((unsigned)s >= TX_STATUS_COUNT_)
+        return "TX_STATUS_?";
+    return k_status_names[s];
+}
+
+tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...) {
+    if (ctx) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+        va_end(ap);
+        /* Say once, for every op's message, what gets the caller out. */
+        if (s == TX_STATUS_CONTEXT_LOST && ctx->lost && n >= 0 && (size_t)n < sizeof ctx->err)
+            snprintf(ctx->err + n, sizeof ctx->err - (size_t)n,
+                     " (every call fails until tx_ctx_restore)");
+    }
+    return s;
+}
+
+void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape) {
+    size_t used = 0;
+    used += (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (used < n)
+        snprintf(buf + used, n - used, "]");
+}
+
+const char *tx_last_error(const tx_ctx *ctx) {
+    if (!ctx)
+        return "no context";
+    return ctx->err;
+}
