@@ -450,9 +450,83 @@ typedef struct {
     int64_t oc;
     const float *bias;
     int64_t bs;
+    bool avx2; /* the AVX2+FMA loops may run */
 } gemv_job;
 
 enum { GEMV_COLS = 512 };
+
+/* acc[j] = sum_k x[k] · w[k*wk + j] for j in [0, nb): column blocks held in
+ * registers for the whole K loop (no accumulator traffic through memory). */
+static void axpy_cols_v4(int64_t K, const float *x, const float *w, int64_t wk, int64_t nb,
+                         float *acc) {
+    int64_t j = 0;
+    for (; j + 32 <= nb; j += 32) {
+        tx_f32x4 a[8];
+        for (int i = 0; i < 8; i++)
+            a[i] = tx_v4_set1(0.0f);
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk) {
+            tx_f32x4 s = tx_v4_set1(x[k]);
+            for (int i = 0; i < 8; i++)
+                a[i] = tx_v4_fma(s, tx_v4_load(wp + 4 * i), a[i]);
+        }
+        for (int i = 0; i < 8; i++)
+            tx_v4_store(acc + j + 4 * i, a[i]);
+    }
+    for (; j + 4 <= nb; j += 4) {
+        tx_f32x4 a = tx_v4_set1(0.0f);
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk)
+            a = tx_v4_fma(tx_v4_set1(x[k]), tx_v4_load(wp), a);
+        tx_v4_store(acc + j, a);
+    }
+    for (; j < nb; j++) {
+        float a = 0.0f;
+        for (int64_t k = 0; k < K; k++)
+            a += x[k] * w[k * wk + j];
+        acc[j] = a;
+    }
+}
+
+#ifdef TX_SIMD_X86
+TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float *w, int64_t wk,
+                                          int64_t nb, float *acc) {
+    int64_t j = 0;
+    for (; j + 64 <= nb; j += 64) {
+        tx_f32x8 z = tx_v8_set1(0.0f), a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z,
+                 a7 = z;
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk) {
+            tx_f32x8 s = tx_v8_set1(x[k]);
+            a0 = tx_v8_fma(s, tx_v8_load(wp), a0);
+            a1 = tx_v8_fma(s, tx_v8_load(wp + 8), a1);
+            a2 = tx_v8_fma(s, tx_v8_load(wp + 16), a2);
+            a3 = tx_v8_fma(s, tx_v8_load(wp + 24), a3);
+            a4 = tx_v8_fma(s, tx_v8_load(wp + 32), a4);
+            a5 = tx_v8_fma(s, tx_v8_load(wp + 40), a5);
+            a6 = tx_v8_fma(s, tx_v8_load(wp + 48), a6);
+            a7 = tx_v8_fma(s, tx_v8_load(wp + 56), a7);
+        }
+        tx_v8_store(acc + j, a0);
+        tx_v8_store(acc + j + 8, a1);
+        tx_v8_store(acc + j + 16, a2);
+        tx_v8_store(acc + j + 24, a3);
+        tx_v8_store(acc + j + 32, a4);
+        tx_v8_store(acc + j + 40, a5);
+        tx_v8_store(acc + j + 48, a6);
+        tx_v8_store(acc + j + 56, a7);
+    }
+    for (; j + 8 <= nb; j += 8) {
+        tx_f32x8 a = tx_v8_set1(0.0f);
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk)
+            a = tx_v8_fma(tx_v8_set1(x[k]), tx_v8_load(wp), a);
+        tx_v8_store(acc + j, a);
+    }
+    if (j < nb)
+        axpy_cols_v4(K, x, w + j, wk, nb - j, acc + j);
+}
+#endif
 
 static void gemv_range(void *arg, int64_t j0, int64_t j1, int thread) {
     (void)thread;
@@ -461,18 +535,12 @@ static void gemv_range(void *arg, int64_t j0, int64_t j1, int thread) {
     for (int64_t jb = j0; jb < j1; jb += GEMV_COLS) {
         int64_t nb = min64(GEMV_COLS, j1 - jb);
         if (v->wj == 1) { /* axpy over rows of W */
-            for (int64_t j = 0; j < nb; j++)
-                acc[j] = 0.0f;
-            for (int64_t k = 0; k < v->K; k++) {
-                const float xk = v->x[k];
-                const float *wr = v->w + k * v->wk + jb;
-                int64_t j = 0;
-                tx_f32x4 xs = tx_v4_set1(xk);
-                for (; j + 4 <= nb; j += 4)
-                    tx_v4_store(acc + j, tx_v4_fma(xs, tx_v4_load(wr + j), tx_v4_load(acc + j)));
-                for (; j < nb; j++)
-                    acc[j] += xk * wr[j];
-            }
+#ifdef TX_SIMD_X86
+            if (v->avx2)
+                axpy_cols_avx2(v->K, v->x, v->w + jb, v->wk, nb, acc);
+            else
+#endif
+                axpy_cols_v4(v->K, v->x, v->w + jb, v->wk, nb, acc);
         } else { /* dot with columns of W (contiguous in k) */
             for (int64_t j = 0; j < nb; j++) {
                 const float *wc = v->w + (jb + j) * v->wj;
@@ -502,6 +570,9 @@ static void gemv_range(void *arg, int64_t j0, int64_t j1, int thread) {
 
 static bool gemv(tx_threadpool *tp, const tx_gemm *g, const tile_epi *e) {
     gemv_job v = {.g = g, .e = e, .K = g->K};
+#ifdef TX_SIMD_X86
+    v.avx2 = tx_simd_have_avx2_fma();
+#endif
     const float *xs; /* the vector, and its stride */
     int64_t xinc;
     if (g->M == 1) {
@@ -552,6 +623,8 @@ void tx_cpu_sgemm(tx_threadpool *tp, const tx_gemm *g) {
         gemm_small(g, &e);
         return;
     }
+    if (g->M * g->N * g->K < (1 << 18))
+        tp = NULL; /* waking the threads costs more than they would save */
     if ((g->M == 1 || g->N == 1) && gemv(tp, g, &e))
         return;
     if (!gemm_blocked(tp, g, e.lo, e.hi))
