@@ -1,10 +1,13 @@
 /* The CPU device's thread pool (see threads.h). One job at a time: the caller
  * publishes {fn, arg, n, chunks} and bumps a generation counter; workers that
  * are spinning see it at once, parked ones are woken by a broadcast; everyone,
- * caller included, takes chunk indices from one atomic counter; the last
- * worker to finish signals the caller. The spin (a few tens of microseconds)
- * keeps back-to-back ops from paying a futex wake each; after it, idle
- * workers sleep and cost nothing. */
+ * caller included, takes chunk indices from one atomic counter. A worker must
+ * join the job (a tagged count, `ticket`) before it reads it; when the caller
+ * runs out of chunks it closes the job and waits only for the workers that
+ * joined, so a worker the OS has not scheduled yet (the cores are shared)
+ * never delays the caller: it wakes later, finds the job closed, and parks.
+ * The spin (tens of microseconds) keeps back-to-back ops from paying a futex
+ * wake each; after it, idle workers sleep and cost nothing. */
 #include "threads.h"
 
 #include <stdlib.h>
@@ -71,9 +74,13 @@ struct tx_threadpool {
     tx_range_fn fn;
     void *arg;
     int64_t n, nchunks;
-    atomic_llong next;    /* next chunk index */
-    atomic_int remaining; /* workers not done with the current job */
+    atomic_llong next; /* next chunk index */
+    /* gen << 32 | CLOSED | workers in the job: who the caller waits for */
+    _Atomic uint64_t ticket;
 };
+
+#define TICKET_CLOSED 0x80000000u
+#define TICKET_ACTIVE 0x7fffffffu
 
 typedef struct {
     tx_threadpool *tp;
@@ -118,8 +125,17 @@ static void *worker_main(void *p) {
         if (atomic_load(&tp->stop))
             break;
         seen = g;
+        /* join job g unless it is over (closed, or a later one started) */
+        uint64_t t = atomic_load_explicit(&tp->ticket, memory_order_relaxed);
+        bool joined = false;
+        while ((uint32_t)(t >> 32) == g && !(t & TICKET_CLOSED) && !joined)
+            joined = atomic_compare_exchange_weak_explicit(
+                &tp->ticket, &t, t + 1, memory_order_acquire, memory_order_relaxed);
+        if (!joined)
+            continue;
         run_chunks(tp, wa.id);
-        if (atomic_fetch_sub_explicit(&tp->remaining, 1, memory_order_acq_rel) == 1) {
+        t = atomic_fetch_sub_explicit(&tp->ticket, 1, memory_order_acq_rel) - 1;
+        if ((t & TICKET_CLOSED) && !(t & TICKET_ACTIVE)) {
             pthread_mutex_lock(&tp->mu);
             pthread_cond_signal(&tp->done);
             pthread_mutex_unlock(&tp->mu);
@@ -151,7 +167,7 @@ tx_threadpool *tx_threadpool_create(int n) {
     atomic_init(&tp->gen, 0);
     atomic_init(&tp->stop, false);
     atomic_init(&tp->next, 0);
-    atomic_init(&tp->remaining, 0);
+    atomic_init(&tp->ticket, TICKET_CLOSED);
     for (int i = 0; i < n - 1; i++) {
         worker_arg *wa = malloc(sizeof *wa);
         if (!wa)
@@ -206,19 +222,24 @@ void tx_parallel_for(tx_threadpool *tp, int64_t n, int64_t grain, tx_range_fn fn
     tp->n = n;
     tp->nchunks = nchunks;
     atomic_store_explicit(&tp->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&tp->remaining, tp->nworkers, memory_order_relaxed);
+    unsigned g = atomic_load_explicit(&tp->gen, memory_order_relaxed) + 1;
+    atomic_store_explicit(&tp->ticket, (uint64_t)g << 32, memory_order_release);
     pthread_mutex_lock(&tp->mu);
-    atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
+    atomic_store_explicit(&tp->gen, g, memory_order_release);
     pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);
 
     run_chunks(tp, 0);
 
-    for (int i = 0; i < SPIN && atomic_load_explicit(&tp->remaining, memory_order_acquire); i++)
+    /* every chunk is taken: wait for the workers that joined to finish theirs */
+    uint64_t t = atomic_fetch_or_explicit(&tp->ticket, TICKET_CLOSED, memory_order_acq_rel);
+    for (int i = 0; i < SPIN && (t & TICKET_ACTIVE); i++) {
         cpu_relax();
-    if (atomic_load_explicit(&tp->remaining, memory_order_acquire)) {
+        t = atomic_load_explicit(&tp->ticket, memory_order_acquire);
+    }
+    if (t & TICKET_ACTIVE) {
         pthread_mutex_lock(&tp->mu);
-        while (atomic_load(&tp->remaining))
+        while (atomic_load(&tp->ticket) & TICKET_ACTIVE)
             pthread_cond_wait(&tp->done, &tp->mu);
         pthread_mutex_unlock(&tp->mu);
     }
