@@ -2,6 +2,7 @@
  * arguments): square sizes, a matrix-vector product and a conv-like shape.
  * Each figure is the best of several timed repetitions (the machine may be
  * shared), each repetition running for at least ~50 ms. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,14 +16,23 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double bench(tx_threadpool *tp, int64_t M, int64_t N, int64_t K) {
+static double bench(tx_threadpool *tp, int64_t M, int64_t N, int64_t K, bool trans_b) {
     float *A = malloc((size_t)(M * K) * sizeof *A), *B = malloc((size_t)(K * N) * sizeof *B);
     float *C = malloc((size_t)(M * N) * sizeof *C);
     for (int64_t i = 0; i < M * K; i++)
         A[i] = (float)(i % 7) * 0.25f - 0.5f;
     for (int64_t i = 0; i < K * N; i++)
         B[i] = (float)(i % 5) * 0.25f - 0.5f;
-    tx_gemm g = {.M = M, .N = N, .K = K, .A = A, .lda = K, .B = B, .ldb = N, .C = C, .ldc = N};
+    tx_gemm g = {.M = M,
+                 .N = N,
+                 .K = K,
+                 .A = A,
+                 .lda = K,
+                 .B = B,
+                 .ldb = trans_b ? K : N,
+                 .trans_b = trans_b,
+                 .C = C,
+                 .ldc = N};
     double flops = 2.0 * (double)M * (double)N * (double)K, best = 1e30;
     tx_cpu_sgemm(tp, &g); /* warm up */
     for (int rep = 0; rep < 7; rep++) {
@@ -43,8 +53,10 @@ static double bench(tx_threadpool *tp, int64_t M, int64_t N, int64_t K) {
 }
 
 int main(int argc, char **argv) {
-    static const int64_t shapes[][3] = {{64, 64, 64},       {256, 256, 256}, {512, 512, 512},
-                                        {1024, 1024, 1024}, {1, 1024, 1024}, {3136, 64, 576}};
+    /* M, N, K, B transposed (an ONNX Gemm's transB, as in fully connected layers) */
+    static const int64_t shapes[][4] = {
+        {64, 64, 64, 0},    {256, 256, 256, 0}, {512, 512, 512, 0}, {1024, 1024, 1024, 0},
+        {1, 1024, 1024, 0}, {1, 1024, 1024, 1}, {3136, 64, 576, 0}, {1024, 1024, 1024, 1}};
     int threads[8] = {1, 2}, nt = 2;
     if (argc > 1) {
         nt = 0;
@@ -57,8 +69,9 @@ int main(int argc, char **argv) {
         printf("threads %d\n", tx_threadpool_size(tp));
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             const int64_t *d = shapes[s];
-            printf("  M=%-5lld N=%-5lld K=%-5lld %8.1f GFLOP/s\n", (long long)d[0], (long long)d[1],
-                   (long long)d[2], bench(tp, d[0], d[1], d[2]));
+            printf("  M=%-5lld N=%-5lld K=%-5lld %s %8.1f GFLOP/s\n", (long long)d[0],
+                   (long long)d[1], (long long)d[2], d[3] ? "B^T" : "   ",
+                   bench(tp, d[0], d[1], d[2], d[3] != 0));
             fflush(stdout);
         }
         tx_threadpool_destroy(tp);

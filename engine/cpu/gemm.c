@@ -528,6 +528,78 @@ TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float
 }
 #endif
 
+/* acc[j] = sum_k x[k] · w[j*wj + k] for j in [0, nb). */
+static void dot_cols_v4(int64_t K, const float *x, const float *w, int64_t wj, int64_t nb,
+                        float *acc) {
+    for (int64_t j = 0; j < nb; j++) {
+        const float *wc = w + j * wj;
+        tx_f32x4 s0 = tx_v4_set1(0.0f), s1 = s0;
+        int64_t k = 0;
+        for (; k + 8 <= K; k += 8) {
+            s0 = tx_v4_fma(tx_v4_load(x + k), tx_v4_load(wc + k), s0);
+            s1 = tx_v4_fma(tx_v4_load(x + k + 4), tx_v4_load(wc + k + 4), s1);
+        }
+        float s = tx_v4_hsum(tx_v4_add(s0, s1));
+        for (; k < K; k++)
+            s += x[k] * wc[k];
+        acc[j] = s;
+    }
+}
+
+#ifdef TX_SIMD_X86
+TX_TARGET_AVX2 static inline float hsum8(tx_f32x8 v) {
+    tx_f32x4 lo = {v[0], v[1], v[2], v[3]}, hi = {v[4], v[5], v[6], v[7]};
+    return tx_v4_hsum(lo + hi);
+}
+
+/* As dot_cols_v4, four columns at a time so each load of x serves four; every
+ * column is summed in the same order whichever way it is grouped. */
+TX_TARGET_AVX2 static void dot_cols_avx2(int64_t K, const float *x, const float *w, int64_t wj,
+                                         int64_t nb, float *acc) {
+    int64_t j = 0;
+    const int64_t K16 = K / 16 * 16;
+    for (; j + 4 <= nb; j += 4) {
+        const float *w0 = w + j * wj, *w1 = w0 + wj, *w2 = w1 + wj, *w3 = w2 + wj;
+        tx_f32x8 z = tx_v8_set1(0.0f), a0 = z, b0 = z, a1 = z, b1 = z, a2 = z, b2 = z, a3 = z,
+                 b3 = z;
+        for (int64_t k = 0; k < K16; k += 16) {
+            tx_f32x8 x0 = tx_v8_load(x + k), x1 = tx_v8_load(x + k + 8);
+            a0 = tx_v8_fma(x0, tx_v8_load(w0 + k), a0);
+            b0 = tx_v8_fma(x1, tx_v8_load(w0 + k + 8), b0);
+            a1 = tx_v8_fma(x0, tx_v8_load(w1 + k), a1);
+            b1 = tx_v8_fma(x1, tx_v8_load(w1 + k + 8), b1);
+            a2 = tx_v8_fma(x0, tx_v8_load(w2 + k), a2);
+            b2 = tx_v8_fma(x1, tx_v8_load(w2 + k + 8), b2);
+            a3 = tx_v8_fma(x0, tx_v8_load(w3 + k), a3);
+            b3 = tx_v8_fma(x1, tx_v8_load(w3 + k + 8), b3);
+        }
+        float s0 = hsum8(a0 + b0), s1 = hsum8(a1 + b1), s2 = hsum8(a2 + b2), s3 = hsum8(a3 + b3);
+        for (int64_t k = K16; k < K; k++) {
+            s0 += x[k] * w0[k];
+            s1 += x[k] * w1[k];
+            s2 += x[k] * w2[k];
+            s3 += x[k] * w3[k];
+        }
+        acc[j] = s0;
+        acc[j + 1] = s1;
+        acc[j + 2] = s2;
+        acc[j + 3] = s3;
+    }
+    for (; j < nb; j++) {
+        const float *wc = w + j * wj;
+        tx_f32x8 a = tx_v8_set1(0.0f), b = a;
+        for (int64_t k = 0; k < K16; k += 16) {
+            a = tx_v8_fma(tx_v8_load(x + k), tx_v8_load(wc + k), a);
+            b = tx_v8_fma(tx_v8_load(x + k + 8), tx_v8_load(wc + k + 8), b);
+        }
+        float s = hsum8(a + b);
+        for (int64_t k = K16; k < K; k++)
+            s += x[k] * wc[k];
+        acc[j] = s;
+    }
+}
+#endif
+
 static void gemv_range(void *arg, int64_t j0, int64_t j1, int thread) {
     (void)thread;
     const gemv_job *v = arg;
@@ -542,19 +614,12 @@ static void gemv_range(void *arg, int64_t j0, int64_t j1, int thread) {
 #endif
                 axpy_cols_v4(v->K, v->x, v->w + jb, v->wk, nb, acc);
         } else { /* dot with columns of W (contiguous in k) */
-            for (int64_t j = 0; j < nb; j++) {
-                const float *wc = v->w + (jb + j) * v->wj;
-                tx_f32x4 s0 = tx_v4_set1(0.0f), s1 = s0;
-                int64_t k = 0;
-                for (; k + 8 <= v->K; k += 8) {
-                    s0 = tx_v4_fma(tx_v4_load(v->x + k), tx_v4_load(wc + k), s0);
-                    s1 = tx_v4_fma(tx_v4_load(v->x + k + 4), tx_v4_load(wc + k + 4), s1);
-                }
-                float s = tx_v4_hsum(tx_v4_add(s0, s1));
-                for (; k < v->K; k++)
-                    s += v->x[k] * wc[k];
-                acc[j] = s;
-            }
+#ifdef TX_SIMD_X86
+            if (v->avx2)
+                dot_cols_avx2(v->K, v->x, v->w + jb * v->wj, v->wj, nb, acc);
+            else
+#endif
+                dot_cols_v4(v->K, v->x, v->w + jb * v->wj, v->wj, nb, acc);
         }
         for (int64_t j = 0; j < nb; j++) {
             float *cp = v->out + (jb + j) * v->oc;
