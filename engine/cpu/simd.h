@@ -21,6 +21,9 @@
 #if !defined(TX_NO_SIMD) && !(defined(__GNUC__) || defined(__clang__))
 #define TX_NO_SIMD 1
 #endif
+#if !defined(TX_NO_SIMD) && defined(__wasm__) && !defined(__wasm_simd128__)
+#define TX_NO_SIMD 1 /* wasm without -msimd128: say so rather than let clang scalarize */
+#endif
 
 #if !defined(TX_NO_SIMD) && defined(__x86_64__)
 #define TX_SIMD_X86 1
