@@ -523,8 +523,13 @@ TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float
             a = tx_v8_fma(tx_v8_set1(x[k]), tx_v8_load(wp), a);
         tx_v8_store(acc + j, a);
     }
-    if (j < nb)
-        axpy_cols_v4(K, x, w + j, wk, nb - j, acc + j);
+    for (; j < nb; j++) { /* fused like the vector loops: a column's bits do not depend on
+                             where the thread chunks split the columns */
+        float a = 0.0f;
+        for (int64_t k = 0; k < K; k++)
+            a = __builtin_fmaf(x[k], w[k * wk + j], a);
+        acc[j] = a;
+    }
 }
 #endif
 
