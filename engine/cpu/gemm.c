@@ -1,0 +1,716 @@
+/* SGEMM for the CPU device, the BLIS/OpenBLAS way:
+ *
+ *   for jc over N by NC:                       B block: KC×NC, in L3
+ *     for pc over K by KC:
+ *       pack B[pc.., jc..] into NR-wide panels (the threads share the work)
+ *       parallel over (M blocks of MC) × (N splits), each task:
+ *         pack its A block into MR-high panels  A block: MC×KC, in L2
+ *         for each NR panel, for each MR panel: micro-kernel (MR×NR in registers,
+ *           B micro-panel KC×NR in L1), with the epilogue in its store:
+ *           first K block: C = acc (or C += acc when accumulating), later: C += acc;
+ *           last K block: + bias, activation.
+ *   Edge tiles: packing pads with zeros, the kernel computes a whole tile into
+ *   registers and stores only the valid part (through a small buffer).
+ *
+ * Tiny products (M·N·K <= 4096 or K == 0) use a plain loop, and M == 1 or
+ * N == 1 (matrix-vector) a dot/axpy loop, because packing would dominate.
+ *
+ * Dispatch: x86-64 builds compile the AVX2+FMA kernel (6×16, 12 ymm
+ * accumulators) with __attribute__((target)) next to the baseline SSE2 one
+ * (6×8, 12 xmm accumulators), and pick at run time with
+ * __builtin_cpu_supports: one binary is fast on current CPUs and still runs on
+ * any x86-64, with no build option and nothing the rest of the engine must be
+ * compiled with. Other targets (wasm simd128, NEON) use the 4-wide kernel, and
+ * TX_NO_SIMD builds the same code on plain floats. An AVX-512 kernel would go
+ * next to the AVX2 one the same way. */
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "simd.h"
+
+/* What one micro-kernel call stores (see the file comment). */
+typedef struct {
+    int mr, nr;            /* valid rows and columns of this tile */
+    bool load_c;           /* C += acc (else C = acc) */
+    bool last;             /* last K block: add bias, apply act */
+    const float *bias_col; /* bias of the tile's first column, or NULL */
+    const float *bias_row; /* bias of the tile's first row, or NULL */
+    int act;               /* TX_GEMM_ACT_* (RELU is CLIP with lo 0, hi +inf) */
+    float lo, hi;
+} tile_epi;
+
+/* k: depth; a: packed MR×k panel (k columns of MR); b: packed k×NR panel. */
+typedef void (*ukernel_fn)(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+                           const tile_epi *e);
+
+typedef struct {
+    const char *name;
+    int mr, nr;
+    int64_t kc, mc, nc; /* cache blocks: mc a multiple of mr, nc of nr */
+    ukernel_fn fn;
+} kernel_info;
+
+static inline float act1(float v, const tile_epi *e) {
+    if (e->act == TX_GEMM_ACT_NONE)
+        return v;
+    v = v < e->lo ? e->lo : v;
+    return e->act == TX_GEMM_ACT_CLIP && v > e->hi ? e->hi : v;
+}
+
+/* Stores the valid mr×nr part of a tile held in t (row stride ts). */
+static void store_partial(const float *t, int ts, float *c, int64_t ldc, const tile_epi *e) {
+    for (int r = 0; r < e->mr; r++) {
+        float *cr = c + r * ldc;
+        const float *tr = t + r * ts;
+        for (int j = 0; j < e->nr; j++) {
+            float v = tr[j];
+            if (e->load_c)
+                v += cr[j];
+            if (e->last) {
+                if (e->bias_col)
+                    v += e->bias_col[j];
+                if (e->bias_row)
+                    v += e->bias_row[r];
+                v = act1(v, e);
+            }
+            cr[j] = v;
+        }
+    }
+}
+
+/* ---- 4-wide kernel, 6×8: SSE2, wasm simd128, NEON, or scalar ---------------- */
+
+static inline tx_f32x4 epi4(tx_f32x4 v, const float *cp, const tile_epi *e, int r, int j) {
+    if (e->load_c)
+        v = tx_v4_add(v, tx_v4_load(cp));
+    if (e->last) {
+        if (e->bias_col)
+            v = tx_v4_add(v, tx_v4_load(e->bias_col + j));
+        if (e->bias_row)
+            v = tx_v4_add(v, tx_v4_set1(e->bias_row[r]));
+        if (e->act) {
+            v = tx_v4_max(tx_v4_set1(e->lo), v);
+            if (e->act == TX_GEMM_ACT_CLIP)
+                v = tx_v4_min(tx_v4_set1(e->hi), v);
+        }
+    }
+    return v;
+}
+
+static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restrict b,
+                        float *restrict c, int64_t ldc, const tile_epi *e) {
+    tx_f32x4 z = tx_v4_set1(0.0f);
+    tx_f32x4 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
+    tx_f32x4 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+    for (int64_t p = 0; p < k; p++) {
+        tx_f32x4 b0 = tx_v4_load(b), b1 = tx_v4_load(b + 4), s;
+#define ROW4(r)                                                                                    \
+    s = tx_v4_set1(a[r]);                                                                          \
+    c##r##0 = tx_v4_fma(s, b0, c##r##0);                                                           \
+    c##r##1 = tx_v4_fma(s, b1, c##r##1)
+        ROW4(0);
+        ROW4(1);
+        ROW4(2);
+        ROW4(3);
+        ROW4(4);
+        ROW4(5);
+#undef ROW4
+        a += 6;
+        b += 8;
+    }
+    tx_f32x4 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    if (e->mr == 6 && e->nr == 8) {
+        for (int r = 0; r < 6; r++) {
+            float *cr = c + r * ldc;
+            tx_v4_store(cr, epi4(acc[r][0], cr, e, r, 0));
+            tx_v4_store(cr + 4, epi4(acc[r][1], cr + 4, e, r, 4));
+        }
+        return;
+    }
+    float t[6 * 8];
+    for (int r = 0; r < 6; r++) {
+        tx_v4_store(t + r * 8, acc[r][0]);
+        tx_v4_store(t + r * 8 + 4, acc[r][1]);
+    }
+    store_partial(t, 8, c, ldc, e);
+}
+
+/* ---- AVX2+FMA kernel, 6×16 ---------------------------------------------------- */
+
+#ifdef TX_SIMD_X86
+
+TX_TARGET_AVX2 static inline tx_f32x8 epi8(tx_f32x8 v, const float *cp, const tile_epi *e, int r,
+                                           int j) {
+    if (e->load_c)
+        v = tx_v8_add(v, tx_v8_load(cp));
+    if (e->last) {
+        if (e->bias_col)
+            v = tx_v8_add(v, tx_v8_load(e->bias_col + j));
+        if (e->bias_row)
+            v = tx_v8_add(v, tx_v8_set1(e->bias_row[r]));
+        if (e->act) {
+            v = tx_v8_max(tx_v8_set1(e->lo), v);
+            if (e->act == TX_GEMM_ACT_CLIP)
+                v = tx_v8_min(tx_v8_set1(e->hi), v);
+        }
+    }
+    return v;
+}
+
+TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
+                                          const float *restrict b, float *restrict c, int64_t ldc,
+                                          const tile_epi *e) {
+    tx_f32x8 z = tx_v8_set1(0.0f);
+    tx_f32x8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
+    tx_f32x8 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+    for (int64_t p = 0; p < k; p++) {
+        tx_f32x8 b0 = tx_v8_load(b), b1 = tx_v8_load(b + 8), s;
+#define ROW8(r)                                                                                    \
+    s = tx_v8_set1(a[r]);                                                                          \
+    c##r##0 = tx_v8_fma(s, b0, c##r##0);                                                           \
+    c##r##1 = tx_v8_fma(s, b1, c##r##1)
+        ROW8(0);
+        ROW8(1);
+        ROW8(2);
+        ROW8(3);
+        ROW8(4);
+        ROW8(5);
+#undef ROW8
+        a += 6;
+        b += 16;
+    }
+    if (e->mr == 6 && e->nr == 16) {
+#define STORE8(r)                                                                                  \
+    tx_v8_store(c + r * ldc, epi8(c##r##0, c + r * ldc, e, r, 0));                                 \
+    tx_v8_store(c + r * ldc + 8, epi8(c##r##1, c + r * ldc + 8, e, r, 8))
+        STORE8(0);
+        STORE8(1);
+        STORE8(2);
+        STORE8(3);
+        STORE8(4);
+        STORE8(5);
+#undef STORE8
+        return;
+    }
+    float t[6 * 16];
+#define SPILL8(r)                                                                                  \
+    tx_v8_store(t + r * 16, c##r##0);                                                              \
+    tx_v8_store(t + r * 16 + 8, c##r##1)
+    SPILL8(0);
+    SPILL8(1);
+    SPILL8(2);
+    SPILL8(3);
+    SPILL8(4);
+    SPILL8(5);
+#undef SPILL8
+    store_partial(t, 16, c, ldc, e);
+}
+
+#endif
+
+static kernel_info pick_kernel(void) {
+#ifdef TX_SIMD_X86
+    if (tx_simd_have_avx2_fma())
+        return (kernel_info){"avx2-6x16", 6, 16, 256, 144, 4080, kern_avx2_6x16};
+#endif
+#ifdef TX_NO_SIMD
+    return (kernel_info){"scalar-6x8", 6, 8, 256, 120, 4096, kern_v4_6x8};
+#else
+    return (kernel_info){"v4-6x8", 6, 8, 256, 120, 4096, kern_v4_6x8};
+#endif
+}
+
+const char *tx_cpu_sgemm_kernel_name(void) {
+    return pick_kernel().name;
+}
+
+/* ---- packing -------------------------------------------------------------------- */
+
+/* A rows [i0, i0+mc) × depth [p0, p0+kc) → MR-high panels, kc columns of MR
+ * each, rows past M zero. */
+static void pack_a(const tx_gemm *g, int mr, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                   float *restrict dst) {
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+        int rows = mc - ir < mr ? (int)(mc - ir) : mr;
+        float *d = dst + ir * kc;
+        if (g->trans_a) {
+            const float *s = g->A + p0 * g->lda + i0 + ir;
+            for (int64_t p = 0; p < kc; p++, s += g->lda) {
+                int r = 0;
+                for (; r < rows; r++)
+                    d[p * mr + r] = s[r];
+                for (; r < mr; r++)
+                    d[p * mr + r] = 0.0f;
+            }
+        } else {
+            int r = 0;
+            for (; r < rows; r++) {
+                const float *s = g->A + (i0 + ir + r) * g->lda + p0;
+                for (int64_t p = 0; p < kc; p++)
+                    d[p * mr + r] = s[p];
+            }
+            for (; r < mr; r++)
+                for (int64_t p = 0; p < kc; p++)
+                    d[p * mr + r] = 0.0f;
+        }
+    }
+}
+
+/* B depth [p0, p0+kc) × the NR panels [q0, q1) of columns from j0 (ncols
+ * valid) → kc rows of NR each per panel, columns past the end zero. */
+static void pack_b(const tx_gemm *g, int nr, int64_t j0, int64_t ncols, int64_t p0, int64_t kc,
+                   int64_t q0, int64_t q1, float *restrict dst) {
+    for (int64_t q = q0; q < q1; q++) {
+        int64_t jr = q * nr;
+        int cols = ncols - jr < nr ? (int)(ncols - jr) : nr;
+        float *d = dst + jr * kc;
+        if (!g->trans_b) {
+            const float *s = g->B + p0 * g->ldb + j0 + jr;
+            for (int64_t p = 0; p < kc; p++, s += g->ldb) {
+                memcpy(d + p * nr, s, (size_t)cols * sizeof *s);
+                for (int j = cols; j < nr; j++)
+                    d[p * nr + j] = 0.0f;
+            }
+        } else {
+            int j = 0;
+            for (; j < cols; j++) {
+                const float *s = g->B + (j0 + jr + j) * g->ldb + p0;
+                for (int64_t p = 0; p < kc; p++)
+                    d[p * nr + j] = s[p];
+            }
+            for (; j < nr; j++)
+                for (int64_t p = 0; p < kc; p++)
+                    d[p * nr + j] = 0.0f;
+        }
+    }
+}
+
+/* ---- the blocked driver ------------------------------------------------------- */
+
+typedef struct {
+    const tx_gemm *g;
+    kernel_info ki;
+    float lo, hi;
+    int64_t jc, nc, pc, kc; /* current B block */
+    int64_t mc, mblocks;    /* M blocks */
+    int64_t npanels, nsplit, panels_per_split;
+    bool first, last; /* K block */
+    float *bp;        /* packed B block */
+    float **ap;       /* per-thread packed A block */
+} gemm_job;
+
+static void pack_b_range(void *arg, int64_t q0, int64_t q1, int thread) {
+    (void)thread;
+    gemm_job *j = arg;
+    pack_b(j->g, j->ki.nr, j->jc, j->nc, j->pc, j->kc, q0, q1, j->bp);
+}
+
+static void compute_range(void *arg, int64_t t0, int64_t t1, int thread) {
+    gemm_job *j = arg;
+    const tx_gemm *g = j->g;
+    const int mr = j->ki.mr, nr = j->ki.nr;
+    float *ap = j->ap[thread];
+    int64_t packed_ib = -1;
+    tile_epi e = {0};
+    e.load_c = !j->first || g->accumulate;
+    e.last = j->last;
+    e.act = g->act;
+    e.lo = j->lo;
+    e.hi = j->hi;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ib = t / j->nsplit, s = t % j->nsplit;
+        int64_t i0 = ib * j->mc, mc = g->M - i0 < j->mc ? g->M - i0 : j->mc;
+        if (ib != packed_ib) {
+            pack_a(g, mr, i0, mc, j->pc, j->kc, ap);
+            packed_ib = ib;
+        }
+        int64_t q0 = s * j->panels_per_split, q1 = q0 + j->panels_per_split;
+        if (q1 > j->npanels)
+            q1 = j->npanels;
+        for (int64_t q = q0; q < q1; q++) {
+            int64_t jr = q * nr, col = j->jc + jr;
+            const float *bp = j->bp + jr * j->kc;
+            e.nr = j->nc - jr < nr ? (int)(j->nc - jr) : nr;
+            e.bias_col = g->bias_kind == TX_GEMM_BIAS_COL ? g->bias + col : NULL;
+            for (int64_t ir = 0; ir < mc; ir += mr) {
+                e.mr = mc - ir < mr ? (int)(mc - ir) : mr;
+                e.bias_row = g->bias_kind == TX_GEMM_BIAS_ROW ? g->bias + i0 + ir : NULL;
+                j->ki.fn(j->kc, ap + ir * j->kc, bp, g->C + (i0 + ir) * g->ldc + col, g->ldc, &e);
+            }
+        }
+    }
+}
+
+static void *alloc_floats(int64_t n) {
+    size_t bytes = ((size_t)n * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+static int64_t min64(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+/* Returns false when out of memory (the caller falls back to a slow path). */
+static bool gemm_blocked(tx_threadpool *tp, const tx_gemm *g, float lo, float hi) {
+    const kernel_info ki = pick_kernel();
+    const int nth = tx_threadpool_size(tp);
+    gemm_job j = {.g = g, .ki = ki, .lo = lo, .hi = hi};
+
+    /* M blocks of equal size (a multiple of MR) no larger than MC; when they
+     * are too few to keep every thread busy, split N too. */
+    j.mblocks = ceil_div(g->M, ki.mc);
+    j.mc = ceil_div(ceil_div(g->M, j.mblocks), ki.mr) * ki.mr;
+    j.mblocks = ceil_div(g->M, j.mc);
+    const int64_t nc_max = min64(ki.nc, ceil_div(g->N, ki.nr) * ki.nr);
+    const int64_t kc_max = min64(ki.kc, g->K);
+
+    j.bp = alloc_floats(kc_max * nc_max);
+    j.ap = calloc((size_t)nth, sizeof *j.ap);
+    bool ok = j.bp && j.ap;
+    for (int t = 0; ok && t < nth; t++)
+        ok = (j.ap[t] = alloc_floats(j.mc * kc_max)) != NULL;
+    if (ok) {
+        for (j.jc = 0; j.jc < g->N; j.jc += ki.nc) {
+            j.nc = min64(ki.nc, g->N - j.jc);
+            j.npanels = ceil_div(j.nc, ki.nr);
+            j.nsplit = 1;
+            if (nth > 1 && j.mblocks < 2 * nth)
+                j.nsplit = min64(j.npanels, ceil_div(2 * nth, j.mblocks));
+            j.panels_per_split = ceil_div(j.npanels, j.nsplit);
+            j.nsplit = ceil_div(j.npanels, j.panels_per_split);
+            for (j.pc = 0; j.pc < g->K; j.pc += ki.kc) {
+                j.kc = min64(ki.kc, g->K - j.pc);
+                j.first = j.pc == 0;
+                j.last = j.pc + j.kc >= g->K;
+                /* pack B: one thread per >= 16K floats */
+                int64_t grain = ceil_div(16384, j.kc * ki.nr);
+                tx_parallel_for(tp, j.npanels, grain, pack_b_range, &j);
+                tx_parallel_for(tp, j.mblocks * j.nsplit, 1, compute_range, &j);
+            }
+        }
+    }
+    if (j.ap)
+        for (int t = 0; t < nth; t++)
+            free(j.ap[t]);
+    free(j.ap);
+    free(j.bp);
+    return ok;
+}
+
+/* ---- small and matrix-vector cases -------------------------------------------- */
+
+static inline float finish(float v, float *cp, const tx_gemm *g, int64_t i, int64_t j,
+                           const tile_epi *e) {
+    if (g->accumulate)
+        v += *cp;
+    if (g->bias_kind == TX_GEMM_BIAS_COL)
+        v += g->bias[j];
+    else if (g->bias_kind == TX_GEMM_BIAS_ROW)
+        v += g->bias[i];
+    return act1(v, e);
+}
+
+static inline float a_at(const tx_gemm *g, int64_t i, int64_t k) {
+    return g->trans_a ? g->A[k * g->lda + i] : g->A[i * g->lda + k];
+}
+
+static inline float b_at(const tx_gemm *g, int64_t k, int64_t j) {
+    return g->trans_b ? g->B[j * g->ldb + k] : g->B[k * g->ldb + j];
+}
+
+static void gemm_small(const tx_gemm *g, const tile_epi *e) {
+    for (int64_t i = 0; i < g->M; i++)
+        for (int64_t j = 0; j < g->N; j++) {
+            float s = 0.0f;
+            for (int64_t k = 0; k < g->K; k++)
+                s += a_at(g, i, k) * b_at(g, k, j);
+            float *cp = g->C + i * g->ldc + j;
+            *cp = finish(s, cp, g, i, j, e);
+        }
+}
+
+/* Matrix-vector: out[j] = sum_k x[k] · W(k, j) for j in [0, n), where W(k,j) =
+ * w[k*wk + j*wj] and one of wk, wj is 1; out[j] = C[j*oc], its bias at
+ * bias[j*bs] (bs 0: one value for all). Covers M == 1 (x: A's row, W: B) and
+ * N == 1 (x: B's column, W: Aᵀ). */
+typedef struct {
+    const tx_gemm *g;
+    const tile_epi *e;
+    int64_t n, K;
+    const float *x; /* contiguous copy */
+    const float *w;
+    int64_t wk, wj;
+    float *out;
+    int64_t oc;
+    const float *bias;
+    int64_t bs;
+    bool avx2; /* the AVX2+FMA loops may run */
+} gemv_job;
+
+enum { GEMV_COLS = 512 };
+
+/* acc[j] = sum_k x[k] · w[k*wk + j] for j in [0, nb): column blocks held in
+ * registers for the whole K loop (no accumulator traffic through memory). */
+static void axpy_cols_v4(int64_t K, const float *x, const float *w, int64_t wk, int64_t nb,
+                         float *acc) {
+    int64_t j = 0;
+    for (; j + 32 <= nb; j += 32) {
+        tx_f32x4 a[8];
+        for (int i = 0; i < 8; i++)
+            a[i] = tx_v4_set1(0.0f);
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk) {
+            tx_f32x4 s = tx_v4_set1(x[k]);
+            for (int i = 0; i < 8; i++)
+                a[i] = tx_v4_fma(s, tx_v4_load(wp + 4 * i), a[i]);
+        }
+        for (int i = 0; i < 8; i++)
+            tx_v4_store(acc + j + 4 * i, a[i]);
+    }
+    for (; j + 4 <= nb; j += 4) {
+        tx_f32x4 a = tx_v4_set1(0.0f);
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk)
+            a = tx_v4_fma(tx_v4_set1(x[k]), tx_v4_load(wp), a);
+        tx_v4_store(acc + j, a);
+    }
+    for (; j < nb; j++) {
+        float a = 0.0f;
+        for (int64_t k = 0; k < K; k++)
+            a += x[k] * w[k * wk + j];
+        acc[j] = a;
+    }
+}
+
+#ifdef TX_SIMD_X86
+TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float *w, int64_t wk,
+                                          int64_t nb, float *acc) {
+    int64_t j = 0;
+    for (; j + 64 <= nb; j += 64) {
+        tx_f32x8 z = tx_v8_set1(0.0f), a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z,
+                 a7 = z;
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk) {
+            tx_f32x8 s = tx_v8_set1(x[k]);
+            a0 = tx_v8_fma(s, tx_v8_load(wp), a0);
+            a1 = tx_v8_fma(s, tx_v8_load(wp + 8), a1);
+            a2 = tx_v8_fma(s, tx_v8_load(wp + 16), a2);
+            a3 = tx_v8_fma(s, tx_v8_load(wp + 24), a3);
+            a4 = tx_v8_fma(s, tx_v8_load(wp + 32), a4);
+            a5 = tx_v8_fma(s, tx_v8_load(wp + 40), a5);
+            a6 = tx_v8_fma(s, tx_v8_load(wp + 48), a6);
+            a7 = tx_v8_fma(s, tx_v8_load(wp + 56), a7);
+        }
+        tx_v8_store(acc + j, a0);
+        tx_v8_store(acc + j + 8, a1);
+        tx_v8_store(acc + j + 16, a2);
+        tx_v8_store(acc + j + 24, a3);
+        tx_v8_store(acc + j + 32, a4);
+        tx_v8_store(acc + j + 40, a5);
+        tx_v8_store(acc + j + 48, a6);
+        tx_v8_store(acc + j + 56, a7);
+    }
+    for (; j + 8 <= nb; j += 8) {
+        tx_f32x8 a = tx_v8_set1(0.0f);
+        const float *wp = w + j;
+        for (int64_t k = 0; k < K; k++, wp += wk)
+            a = tx_v8_fma(tx_v8_set1(x[k]), tx_v8_load(wp), a);
+        tx_v8_store(acc + j, a);
+    }
+    for (; j < nb; j++) { /* fused like the vector loops: a column's bits do not depend on
+                             where the thread chunks split the columns */
+        float a = 0.0f;
+        for (int64_t k = 0; k < K; k++)
+            a = __builtin_fmaf(x[k], w[k * wk + j], a);
+        acc[j] = a;
+    }
+}
+#endif
+
+/* acc[j] = sum_k x[k] · w[j*wj + k] for j in [0, nb). */
+static void dot_cols_v4(int64_t K, const float *x, const float *w, int64_t wj, int64_t nb,
+                        float *acc) {
+    for (int64_t j = 0; j < nb; j++) {
+        const float *wc = w + j * wj;
+        tx_f32x4 s0 = tx_v4_set1(0.0f), s1 = s0;
+        int64_t k = 0;
+        for (; k + 8 <= K; k += 8) {
+            s0 = tx_v4_fma(tx_v4_load(x + k), tx_v4_load(wc + k), s0);
+            s1 = tx_v4_fma(tx_v4_load(x + k + 4), tx_v4_load(wc + k + 4), s1);
+        }
+        float s = tx_v4_hsum(tx_v4_add(s0, s1));
+        for (; k < K; k++)
+            s += x[k] * wc[k];
+        acc[j] = s;
+    }
+}
+
+#ifdef TX_SIMD_X86
+TX_TARGET_AVX2 static inline float hsum8(tx_f32x8 v) {
+    tx_f32x4 lo = {v[0], v[1], v[2], v[3]}, hi = {v[4], v[5], v[6], v[7]};
+    return tx_v4_hsum(lo + hi);
+}
+
+/* As dot_cols_v4, four columns at a time so each load of x serves four; every
+ * column is summed in the same order whichever way it is grouped. */
+TX_TARGET_AVX2 static void dot_cols_avx2(int64_t K, const float *x, const float *w, int64_t wj,
+                                         int64_t nb, float *acc) {
+    int64_t j = 0;
+    const int64_t K16 = K / 16 * 16;
+    for (; j + 4 <= nb; j += 4) {
+        const float *w0 = w + j * wj, *w1 = w0 + wj, *w2 = w1 + wj, *w3 = w2 + wj;
+        tx_f32x8 z = tx_v8_set1(0.0f), a0 = z, b0 = z, a1 = z, b1 = z, a2 = z, b2 = z, a3 = z,
+                 b3 = z;
+        for (int64_t k = 0; k < K16; k += 16) {
+            tx_f32x8 x0 = tx_v8_load(x + k), x1 = tx_v8_load(x + k + 8);
+            a0 = tx_v8_fma(x0, tx_v8_load(w0 + k), a0);
+            b0 = tx_v8_fma(x1, tx_v8_load(w0 + k + 8), b0);
+            a1 = tx_v8_fma(x0, tx_v8_load(w1 + k), a1);
+            b1 = tx_v8_fma(x1, tx_v8_load(w1 + k + 8), b1);
+            a2 = tx_v8_fma(x0, tx_v8_load(w2 + k), a2);
+            b2 = tx_v8_fma(x1, tx_v8_load(w2 + k + 8), b2);
+            a3 = tx_v8_fma(x0, tx_v8_load(w3 + k), a3);
+            b3 = tx_v8_fma(x1, tx_v8_load(w3 + k + 8), b3);
+        }
+        float s0 = hsum8(a0 + b0), s1 = hsum8(a1 + b1), s2 = hsum8(a2 + b2), s3 = hsum8(a3 + b3);
+        for (int64_t k = K16; k < K; k++) {
+            s0 += x[k] * w0[k];
+            s1 += x[k] * w1[k];
+            s2 += x[k] * w2[k];
+            s3 += x[k] * w3[k];
+        }
+        acc[j] = s0;
+        acc[j + 1] = s1;
+        acc[j + 2] = s2;
+        acc[j + 3] = s3;
+    }
+    for (; j < nb; j++) {
+        const float *wc = w + j * wj;
+        tx_f32x8 a = tx_v8_set1(0.0f), b = a;
+        for (int64_t k = 0; k < K16; k += 16) {
+            a = tx_v8_fma(tx_v8_load(x + k), tx_v8_load(wc + k), a);
+            b = tx_v8_fma(tx_v8_load(x + k + 8), tx_v8_load(wc + k + 8), b);
+        }
+        float s = hsum8(a + b);
+        for (int64_t k = K16; k < K; k++)
+            s += x[k] * wc[k];
+        acc[j] = s;
+    }
+}
+#endif
+
+static void gemv_range(void *arg, int64_t j0, int64_t j1, int thread) {
+    (void)thread;
+    const gemv_job *v = arg;
+    float acc[GEMV_COLS];
+    for (int64_t jb = j0; jb < j1; jb += GEMV_COLS) {
+        int64_t nb = min64(GEMV_COLS, j1 - jb);
+        if (v->wj == 1) { /* axpy over rows of W */
+#ifdef TX_SIMD_X86
+            if (v->avx2)
+                axpy_cols_avx2(v->K, v->x, v->w + jb, v->wk, nb, acc);
+            else
+#endif
+                axpy_cols_v4(v->K, v->x, v->w + jb, v->wk, nb, acc);
+        } else { /* dot with columns of W (contiguous in k) */
+#ifdef TX_SIMD_X86
+            if (v->avx2)
+                dot_cols_avx2(v->K, v->x, v->w + jb * v->wj, v->wj, nb, acc);
+            else
+#endif
+                dot_cols_v4(v->K, v->x, v->w + jb * v->wj, v->wj, nb, acc);
+        }
+        for (int64_t j = 0; j < nb; j++) {
+            float *cp = v->out + (jb + j) * v->oc;
+            float r = acc[j];
+            if (v->g->accumulate)
+                r += *cp;
+            if (v->bias)
+                r += v->bias[(jb + j) * v->bs];
+            *cp = act1(r, v->e);
+        }
+    }
+}
+
+static bool gemv(tx_threadpool *tp, const tx_gemm *g, const tile_epi *e) {
+    gemv_job v = {.g = g, .e = e, .K = g->K};
+#ifdef TX_SIMD_X86
+    v.avx2 = tx_simd_have_avx2_fma();
+#endif
+    const float *xs; /* the vector, and its stride */
+    int64_t xinc;
+    if (g->M == 1) {
+        v.n = g->N;
+        xs = g->A;
+        xinc = g->trans_a ? g->lda : 1;
+        v.w = g->B;
+        v.wk = g->trans_b ? 1 : g->ldb;
+        v.wj = g->trans_b ? g->ldb : 1;
+        v.out = g->C;
+        v.oc = 1;
+        v.bias = g->bias_kind ? g->bias : NULL;
+        v.bs = g->bias_kind == TX_GEMM_BIAS_COL ? 1 : 0;
+    } else { /* N == 1: Cᵀ = Bᵀ·Aᵀ, W(k, i) = A(i, k) */
+        v.n = g->M;
+        xs = g->B;
+        xinc = g->trans_b ? 1 : g->ldb;
+        v.w = g->A;
+        v.wk = g->trans_a ? g->lda : 1;
+        v.wj = g->trans_a ? 1 : g->lda;
+        v.out = g->C;
+        v.oc = g->ldc;
+        v.bias = g->bias_kind ? g->bias : NULL;
+        v.bs = g->bias_kind == TX_GEMM_BIAS_ROW ? 1 : 0;
+    }
+    float *xcopy = NULL;
+    if (xinc != 1) {
+        if (!(xcopy = malloc((size_t)g->K * sizeof *xcopy)))
+            return false;
+        for (int64_t k = 0; k < g->K; k++)
+            xcopy[k] = xs[k * xinc];
+        xs = xcopy;
+    }
+    v.x = xs;
+    /* one thread per >= 64K multiply-adds */
+    tx_parallel_for(tp, v.n, ceil_div(65536, g->K), gemv_range, &v);
+    free(xcopy);
+    return true;
+}
+
+void tx_cpu_sgemm(tx_threadpool *tp, const tx_gemm *g) {
+    if (g->M <= 0 || g->N <= 0)
+        return;
+    tile_epi e = {.act = g->act, .lo = g->act_lo, .hi = g->act_hi};
+    if (g->act == TX_GEMM_ACT_RELU)
+        e.lo = 0.0f;
+    if (g->K <= 0 || g->M * g->N * g->K <= 4096) {
+        gemm_small(g, &e);
+        return;
+    }
+    if (g->M * g->N * g->K < (1 << 18))
+        tp = NULL; /* waking the threads costs more than they would save */
+    if ((g->M == 1 || g->N == 1) && gemv(tp, g, &e))
+        return;
+    if (!gemm_blocked(tp, g, e.lo, e.hi))
+        gemm_small(g, &e); /* out of memory for the packed blocks */
+}
+
+void tx_cpu_sgemm_ref(const tx_gemm *g) {
+    tile_epi e = {.act = g->act, .lo = g->act_lo, .hi = g->act_hi};
+    if (g->act == TX_GEMM_ACT_RELU)
+        e.lo = 0.0f;
+    for (int64_t i = 0; i < g->M; i++)
+        for (int64_t j = 0; j < g->N; j++) {
+            double s = 0.0;
+            for (int64_t k = 0; k < g->K; k++)
+                s += (double)a_at(g, i, k) * (double)b_at(g, k, j);
+            float *cp = g->C + i * g->ldc + j;
+            *cp = finish((float)s, cp, g, i, j, &e);
+        }
+}
