@@ -47,9 +47,60 @@ typedef struct tx_resize_call tx_resize_call;
 
 /* ---- matmul ---- */
 
+/* MATMUL: y[b] = act(op(a[b]) × op(b[b]) + bias) for each batch b of y,
+ * M×N = (M×K)·(K×N). A rank-1 a is 1×K, a rank-1 b K×1 (never transposed).
+ * y is [batch..., M, N] row-major; batches are numbered row-major over bd. */
+typedef struct tx_matmul_call {
+    int64_t M, N, K;
+    bool ta, tb;          /* a holds K×M / b holds N×K matrices */
+    int64_t nbatch;       /* the product of bd */
+    int64_t bd[4];        /* y's batch dims, padded in front with 1 */
+    int64_t sa[4], sb[4]; /* a's / b's strides in whole matrices per batch dim (0: broadcast) */
+    tx_op act;            /* a UNARY op, or NONE */
+    const tx_slot *a, *b;
+    const tx_slot *bias; /* N values added to every row, or NULL */
+    tx_slot *y;
+} tx_matmul_call;
+
 /* ---- conv, conv_transpose ---- */
 
+/* CONV / CONV_TRANSPOSE, NCHW (1-D as H = 1), ONNX semantics, attributes
+ * resolved (auto_pad, output_shape, zero strides/dilations). Conv:
+ *   y[n, m, oy, ox] = act(bias[m] + Σ x[n, g·cg + ci, oy·sh - pt + ky·dh,
+ *                                      ox·sw - pl + kx·dw] · w[m, ci, ky, kx])
+ * (g = m / mg; out-of-range x reads 0). ConvTranspose scatters instead:
+ *   y[n, g·mg + mi, iy·sh - pt + ky·dh, ix·sw - pl + kx·dw] +=
+ *       x[n, ci, iy, ix] · w[ci, mi, ky, kx]     (g = ci / cg)
+ * keeping what lands in [0, ho) × [0, wo), then bias and act. */
+typedef struct tx_conv_call {
+    bool transpose;
+    int64_t n, c, h, w;     /* x's dims */
+    int64_t m, ho, wo;      /* y: [n, m, ho, wo] */
+    int64_t groups, cg, mg; /* channels per group: cg = c / groups in, mg = m / groups out */
+    int kh, kw;             /* kernel */
+    int sh, sw, dh, dw;     /* strides, dilations (>= 1) */
+    int pt, pl;             /* begin pads (ConvTranspose: may be negative) */
+    tx_op act;              /* NONE, a UNARY op, or CLIP */
+    float lo, hi;           /* CLIP's bounds (±INFINITY: open) */
+    const tx_slot *x, *wt;  /* input, weights */
+    const tx_slot *bias;    /* m values, or NULL */
+    tx_slot *y;
+} tx_conv_call;
+
 /* ---- pool ---- */
+
+/* POOL: MaxPool / AveragePool over windows of each of the n·c planes, or the
+ * global forms (g.ho = g.wo = 1, the whole plane). Windows read x at
+ * (oy·sh - pt + ky·dh, ox·sw - pl + kx·dw) and skip what lies outside x; an
+ * average divides by the positions read, or with include_pad by those inside
+ * [-pt, h + pb) × [-pl, w + pr). A window reading nothing gives -inf (max). */
+typedef struct tx_pool_call {
+    tx_op op;
+    bool global, is_max, include_pad;
+    tx_window g; /* n, c, h, w, ho, wo; kernel, strides, dilations, pads (not global) */
+    const tx_slot *x;
+    tx_slot *y;
+} tx_pool_call;
 
 /* ---- reduce ---- */
 

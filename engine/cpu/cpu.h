@@ -78,5 +78,14 @@ tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c);
 tx_status tx_cpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
 tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
 tx_status tx_cpu_norm(tx_ctx *ctx, const tx_norm_call *c);
+tx_status tx_cpu_matmul(tx_ctx *ctx, const tx_matmul_call *c);
+tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c);
+tx_status tx_cpu_pool(tx_ctx *ctx, const tx_pool_call *c);
+
+/* Sets g's epilogue activation for a fused act (NONE, RELU, RELU6, CLIP with
+ * bounds lo, hi) and returns true; other ops: none, false (the caller applies
+ * tx_cpu_unary_apply to the output). */
+struct tx_gemm;
+bool tx_cpu_gemm_act(tx_op op, float lo, float hi, struct tx_gemm *g);
 
 #endif

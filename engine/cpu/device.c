@@ -78,6 +78,9 @@ COUNTED(binary)
 COUNTED(reduce)
 COUNTED(softmax)
 COUNTED(norm)
+COUNTED(matmul)
+COUNTED(conv)
+COUNTED(pool)
 
 const tx_device_i tx_cpu_device = {
     .name = "cpu",
@@ -90,4 +93,7 @@ const tx_device_i tx_cpu_device = {
     .reduce = counted_reduce,
     .softmax = counted_softmax,
     .norm = counted_norm,
+    .matmul = counted_matmul,
+    .conv = counted_conv,
+    .pool = counted_pool,
 };

@@ -73,6 +73,9 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c);
 tx_status tx_gpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
 tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
 tx_status tx_gpu_norm(tx_ctx *ctx, const tx_norm_call *c);
+tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c);
+tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *c);
+tx_status tx_gpu_pool(tx_ctx *ctx, const tx_pool_call *c);
 
 const tx_device_i tx_gpu_device = {
     .name = "gpu",
@@ -85,4 +88,7 @@ const tx_device_i tx_gpu_device = {
     .reduce = tx_gpu_reduce,
     .softmax = tx_gpu_softmax,
     .norm = tx_gpu_norm,
+    .matmul = tx_gpu_matmul,
+    .conv = tx_gpu_conv,
+    .pool = tx_gpu_pool,
 };

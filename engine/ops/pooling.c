@@ -1,11 +1,8 @@
-/* POOL family: MaxPool, AveragePool and their global forms, NCHW.
- *
- * Pools are cheap next to the convs around them (k*k reads per output, no
- * FMAs to share), so one output texel per fragment straight from the
- * row-major input is enough; only the global pools take texel-wide steps. */
+/* POOL family front: MaxPool, AveragePool and their global forms, NCHW;
+ * kernels in engine/gpu/pool.c and engine/cpu/pool.c. */
 #include <string.h>
 
-#include "../internal.h"
+#include "../device.h"
 
 tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out) {
     if (!ctx)
@@ -59,51 +56,22 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
     if (xs->rank == 4)
         oshape[2] = g.ho;
     oshape[xs->rank - 1] = g.wo;
-    tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, xs->rank, oshape, TX_DTYPE_FLOAT32, &y);
+    tx_device dev;
+    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
     if (st)
         return st;
-    xs = tx_slot_get(ctx, x);
-    tx_slot *ys = tx_slot_get(ctx, y);
-    if (ys->numel > 0) {
-        tx_program_req r;
-        tx_req_init(&r, TX_FAMILY_POOL, "pool", 1, 1);
-        tx_req_define(&r, is_max ? "TX_MAX" : "TX_AVG", "1");
-        tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
-        tx_req_int(&r, "p_n", (int)ys->numel);
-        tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-        tx_req_int(&r, "p_in_ws", xs->st->tex.wshift);
-        tx_req_int(&r, "p_H", (int)g.h);
-        tx_req_int(&r, "p_W", (int)g.w);
-        if (global) {
-            tx_req_define(&r, "TX_GLOBAL", "1");
-            if ((g.h * g.w) % 4 == 0)
-                tx_req_define(&r, "TX_GVEC", "1");
-        } else {
-            if (!is_max && desc->count_include_pad)
-                tx_req_define(&r, "TX_INCLUDE_PAD", "1");
-            tx_req_int(&r, "p_Ho", (int)g.ho);
-            tx_req_int(&r, "p_Wo", (int)g.wo);
-            tx_req_int(&r, "p_kh", g.kh);
-            tx_req_int(&r, "p_kw", g.kw);
-            tx_req_int(&r, "p_sh", g.sh);
-            tx_req_int(&r, "p_sw", g.sw);
-            tx_req_int(&r, "p_dh", g.dh);
-            tx_req_int(&r, "p_dw", g.dw);
-            tx_req_int(&r, "p_pt", g.pt);
-            tx_req_int(&r, "p_pl", g.pl);
-            tx_req_int(&r, "p_He", (int)g.h + g.pb);
-            tx_req_int(&r, "p_We", (int)g.w + g.pr);
-        }
-        st = tx_cache_bind(ctx, name, &r);
-        if (!st)
-            st = tx_draw(ctx, name, (const tx_texture *[]){&xs->st->tex}, 1,
-                         (const tx_texture *[]){&ys->st->tex}, 1);
-        if (st) {
-            tx_tensor_destroy(ctx, y);
-            return st;
-        }
-    }
-    *out = y;
-    return TX_STATUS_OK;
+    tx_tensor y;
+    st = tx_tensor_alloc(ctx, name, dev, xs->rank, oshape, TX_DTYPE_FLOAT32, &y);
+    if (st)
+        return st;
+    tx_pool_call c = {.op = op,
+                      .global = global,
+                      .is_max = is_max,
+                      .include_pad = !global && !is_max && desc->count_include_pad,
+                      .g = g,
+                      .x = tx_slot_get(ctx, x),
+                      .y = tx_slot_get(ctx, y)};
+    if (c.y->numel > 0)
+        st = tx_device_of(dev)->pool(ctx, &c);
+    return tx_op_finish(ctx, st, y, out);
 }

@@ -1,0 +1,393 @@
+/* CONV and CONV_TRANSPOSE families on the CPU.
+ *
+ * - Depthwise (group == C == M): a direct kernel vectorized over output
+ *   width. Each plane is first copied, zero-padded, into a scratch buffer
+ *   whose columns are split by phase modulo the stride, so the taps of
+ *   consecutive outputs are consecutive floats for every stride; the hot
+ *   shapes (3×3 and 5×5, strides 1 and 2) get the tap loops unrolled.
+ * - 1×1, stride 1, no pads: y = W·x straight from the tensors (one GEMM per
+ *   batch and group).
+ * - Otherwise im2col into scratch, a tile of output pixels at a time (so the
+ *   scratch stays near the caches), and a GEMM per tile; bias and relu /
+ *   clip fused into the GEMM's store.
+ * - ConvTranspose: col = Wᵀ·x by GEMM, then scattered (col2im) into y.
+ * Activations the GEMM cannot fuse run over the output afterwards. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "gemm.h"
+#include "simd.h"
+
+/* im2col scratch per tile, in floats (the tile keeps at least 64 pixels). */
+#define TX_CONV_COL_FLOATS (128 * 1024)
+
+/* ceil(a / d) for d > 0 and any a. */
+static int64_t cdiv(int64_t a, int64_t d) {
+    return a >= 0 ? (a + d - 1) / d : -((-a) / d);
+}
+
+static tx_status oom(tx_ctx *ctx, const tx_conv_call *c) {
+    return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory for scratch",
+                   c->transpose ? "conv_transpose" : "conv");
+}
+
+/* The activation of the call as the GEMM's epilogue; false: run afterwards. */
+static bool conv_act(const tx_conv_call *c, tx_gemm *g) {
+    return tx_cpu_gemm_act(c->act, c->lo, c->hi, g);
+}
+
+/* ---- depthwise ---- */
+
+typedef struct dw_geom {
+    int64_t hp, L, rs; /* padded rows, floats per phase row, per padded row (s·L) */
+    int s;             /* column phases: the width stride */
+    int64_t wo_r;      /* wo rounded up to 8 */
+    int act;           /* 0 none, 1 clip to [lo, hi] (relu: [0, inf)), 2 afterwards */
+    float lo, hi;
+} dw_geom;
+
+/* One output row: out[ox] = bias + Σ w[ky, kx] · in(ky, ox·s + kx·dw), with
+ * `in` the padded rows from the window's first row; then the clip. */
+#define DW_ROW(SUFFIX, ATTR, VT, VW, LOAD, STORE, SET1, FMA, MAX, MIN)                             \
+    ATTR static inline __attribute__((always_inline)) void dw_row_##SUFFIX(                        \
+        const float *in, int64_t rs, int64_t L, const float *wt, int kh, int kw, int s, int dh,    \
+        int dw, float bias, int64_t wo, float *out, int act, float lo, float hi) {                 \
+        for (int64_t ox = 0; ox < wo; ox += VW) {                                                  \
+            VT acc = SET1(bias);                                                                   \
+            for (int ky = 0; ky < kh; ky++) {                                                      \
+                const float *r = in + (int64_t)ky * dh * rs + ox;                                  \
+                for (int kx = 0; kx < kw; kx++) {                                                  \
+                    int t = kx * dw;                                                               \
+                    acc = FMA(SET1(wt[ky * kw + kx]), LOAD(r + (t % s) * L + t / s), acc);         \
+                }                                                                                  \
+            }                                                                                      \
+            if (act == 1)                                                                          \
+                acc = MIN(SET1(hi), MAX(SET1(lo), acc));                                           \
+            if (ox + VW <= wo) {                                                                   \
+                STORE(out + ox, acc);                                                              \
+            } else {                                                                               \
+                float tmp[VW];                                                                     \
+                STORE(tmp, acc);                                                                   \
+                memcpy(out + ox, tmp, (size_t)(wo - ox) * sizeof(float));                          \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    /* All output rows of one plane; the hot shapes with constant taps. */                         \
+    ATTR static void dw_plane_##SUFFIX(const tx_conv_call *c, const dw_geom *q, const float *buf,  \
+                                       const float *wt, float bias, float *y) {                    \
+        int kh = c->kh, kw = c->kw, s = q->s, sh = c->sh, dh = c->dh, dw = c->dw;                  \
+        int64_t rs = q->rs, L = q->L, wo = c->wo;                                                  \
+        int act = q->act == 1;                                                                     \
+        float lo = q->lo, hi = q->hi;                                                              \
+        for (int64_t oy = 0; oy < c->ho; oy++) {                                                   \
+            const float *in = buf + oy * sh * rs;                                                  \
+            float *out = y + oy * wo;                                                              \
+            if (dh == 1 && dw == 1 && kh == 3 && kw == 3 && s == 1)                                \
+                dw_row_##SUFFIX(in, rs, L, wt, 3, 3, 1, 1, 1, bias, wo, out, act, lo, hi);         \
+            else if (dh == 1 && dw == 1 && kh == 3 && kw == 3 && s == 2)                           \
+                dw_row_##SUFFIX(in, rs, L, wt, 3, 3, 2, 1, 1, bias, wo, out, act, lo, hi);         \
+            else if (dh == 1 && dw == 1 && kh == 5 && kw == 5 && s == 1)                           \
+                dw_row_##SUFFIX(in, rs, L, wt, 5, 5, 1, 1, 1, bias, wo, out, act, lo, hi);         \
+            else if (dh == 1 && dw == 1 && kh == 5 && kw == 5 && s == 2)                           \
+                dw_row_##SUFFIX(in, rs, L, wt, 5, 5, 2, 1, 1, bias, wo, out, act, lo, hi);         \
+            else                                                                                   \
+                dw_row_##SUFFIX(in, rs, L, wt, kh, kw, s, dh, dw, bias, wo, out, act, lo, hi);     \
+        }                                                                                          \
+    }
+
+DW_ROW(v4, , tx_f32x4, 4, tx_v4_load, tx_v4_store, tx_v4_set1, tx_v4_fma, tx_v4_max, tx_v4_min)
+#ifdef TX_SIMD_X86
+DW_ROW(avx2, TX_TARGET_AVX2, tx_f32x8, 8, tx_v8_load, tx_v8_store, tx_v8_set1, tx_v8_fma, tx_v8_max,
+       tx_v8_min)
+#endif
+
+typedef struct dw_job {
+    const tx_conv_call *c;
+    dw_geom q;
+    bool avx2;
+    tx_status st;
+} dw_job;
+
+static void dw_planes(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    dw_job *j = arg;
+    const tx_conv_call *c = j->c;
+    const dw_geom *q = &j->q;
+    size_t n = (size_t)(q->hp * q->rs + 8);
+    float *buf = aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
+    if (!buf) {
+        j->st = TX_STATUS_OUT_OF_MEMORY;
+        return;
+    }
+    const float *x = tx_cpu_data(c->x), *w = tx_cpu_data(c->wt);
+    const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
+    float *y = tx_cpu_data(c->y);
+    int s = q->s;
+    for (int64_t pl = begin; pl < end; pl++) {
+        int64_t ch = pl % c->c;
+        const float *xp = x + pl * c->h * c->w;
+        /* padded row r holds input row r - pt; padded column k holds input
+         * column k - pl, at phase k % s, index k / s */
+        memset(buf, 0, n * sizeof(float));
+        for (int64_t iy = 0; iy < c->h; iy++) {
+            int64_t r = iy + c->pt;
+            if (r < 0 || r >= q->hp)
+                continue;
+            float *row = buf + r * q->rs;
+            const float *src = xp + iy * c->w;
+            int64_t x0 = c->pl < 0 ? -c->pl : 0;
+            int64_t x1 = c->w;
+            if (x1 + c->pl > q->L * s)
+                x1 = q->L * s - c->pl;
+            if (s == 1) {
+                if (x1 > x0)
+                    memcpy(row + x0 + c->pl, src + x0, (size_t)(x1 - x0) * sizeof(float));
+            } else {
+                for (int64_t ix = x0; ix < x1; ix++) {
+                    int64_t k = ix + c->pl;
+                    row[(k % s) * q->L + k / s] = src[ix];
+                }
+            }
+        }
+        const float *wt = w + ch * c->kh * c->kw;
+        float b = bias ? bias[ch] : 0.0f;
+        float *yp = y + pl * c->ho * c->wo;
+#ifdef TX_SIMD_X86
+        if (j->avx2)
+            dw_plane_avx2(c, q, buf, wt, b, yp);
+        else
+#endif
+            dw_plane_v4(c, q, buf, wt, b, yp);
+        if (q->act == 2)
+            tx_cpu_unary_apply(c->act, c->lo, c->hi, yp, yp, c->ho * c->wo);
+    }
+    free(buf);
+}
+
+static tx_status conv_depthwise(tx_ctx *ctx, const tx_conv_call *c) {
+    dw_job j = {.c = c};
+    dw_geom *q = &j.q;
+    q->s = c->sw;
+    q->wo_r = (c->wo + 7) / 8 * 8;
+    q->hp = (c->ho - 1) * c->sh + (int64_t)(c->kh - 1) * c->dh + 1;
+    int64_t wp = (q->wo_r - 1) * c->sw + (int64_t)(c->kw - 1) * c->dw + 1;
+    q->L = cdiv(wp, c->sw);
+    q->rs = q->L * c->sw;
+    tx_gemm g = {0};
+    q->act = conv_act(c, &g) ? (g.act != TX_GEMM_ACT_NONE) : 2;
+    q->lo = g.act == TX_GEMM_ACT_RELU ? 0.0f : g.act_lo;
+    q->hi = g.act == TX_GEMM_ACT_RELU ? INFINITY : g.act_hi;
+#ifdef TX_SIMD_X86
+    j.avx2 = tx_simd_have_avx2_fma();
+#endif
+    int64_t per = c->ho * c->wo * (int64_t)c->kh * c->kw;
+    tx_cpu_for(ctx, c->n * c->c, 1 + 65536 / (per + 1), dw_planes, &j);
+    return j.st ? oom(ctx, c) : TX_STATUS_OK;
+}
+
+/* ---- GEMM paths ---- */
+
+typedef struct gemm_job {
+    const tx_conv_call *c;
+    tx_threadpool *tp; /* for each GEMM: NULL when the items run side by side */
+    int64_t tile;      /* output pixels per item */
+    int64_t ntiles;    /* per (batch, group) */
+    bool fused;
+    tx_gemm g0; /* the epilogue */
+    tx_status st;
+} gemm_job;
+
+/* Rows (ci, ky, kx) × pixels [p0, p0 + np) of the unfolded input of one
+ * batch and group. */
+static void im2col(const tx_conv_call *c, const float *x, int64_t p0, int64_t np, float *col) {
+    int64_t K = c->cg * c->kh * c->kw;
+    for (int64_t row = 0; row < K; row++) {
+        int kx = (int)(row % c->kw), ky = (int)(row / c->kw % c->kh);
+        int64_t ci = row / ((int64_t)c->kw * c->kh);
+        const float *xc = x + ci * c->h * c->w;
+        float *dst = col + row * np;
+        int64_t off = (int64_t)kx * c->dw - c->pl;
+        /* the columns ox whose input column ox·sw + off is inside x */
+        int64_t oa = cdiv(-off, c->sw), ob = cdiv(c->w - off, c->sw);
+        oa = oa < 0 ? 0 : oa;
+        ob = ob > c->wo ? c->wo : ob;
+        int64_t p = p0, pend = p0 + np;
+        while (p < pend) {
+            int64_t oy = p / c->wo, ox0 = p % c->wo;
+            int64_t ox1 = c->wo < ox0 + (pend - p) ? c->wo : ox0 + (pend - p);
+            int64_t iy = oy * c->sh - c->pt + (int64_t)ky * c->dh;
+            float *d = dst + (p - p0);
+            if (iy < 0 || iy >= c->h) {
+                memset(d, 0, (size_t)(ox1 - ox0) * sizeof(float));
+            } else {
+                const float *src = xc + iy * c->w; /* column ox reads src[ox·sw + off] */
+                int64_t a = oa > ox0 ? oa : ox0, b = ob < ox1 ? ob : ox1;
+                if (b < a)
+                    b = a;
+                for (int64_t ox = ox0; ox < a && ox < ox1; ox++)
+                    d[ox - ox0] = 0;
+                if (c->sw == 1) {
+                    if (b > a)
+                        memcpy(d + (a - ox0), src + a + off, (size_t)(b - a) * sizeof(float));
+                } else {
+                    for (int64_t ox = a; ox < b; ox++)
+                        d[ox - ox0] = src[ox * c->sw + off];
+                }
+                for (int64_t ox = b > ox0 ? b : ox0; ox < ox1; ox++)
+                    d[ox - ox0] = 0;
+            }
+            p += ox1 - ox0;
+        }
+    }
+}
+
+/* Items (batch, group, tile): im2col (unless 1×1) and one GEMM each. */
+static void gemm_items(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    gemm_job *j = arg;
+    const tx_conv_call *c = j->c;
+    int64_t HW = c->ho * c->wo, K = c->cg * c->kh * c->kw;
+    bool direct = c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->pt == 0 &&
+                  c->pl == 0 && c->ho == c->h && c->wo == c->w;
+    float *col = NULL;
+    if (!direct) {
+        col = malloc((size_t)(K * j->tile) * sizeof(float));
+        if (!col) {
+            j->st = TX_STATUS_OUT_OF_MEMORY;
+            return;
+        }
+    }
+    const float *x = tx_cpu_data(c->x), *w = tx_cpu_data(c->wt);
+    const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
+    float *y = tx_cpu_data(c->y);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t t = it % j->ntiles, ng = it / j->ntiles;
+        int64_t gi = ng % c->groups, n = ng / c->groups;
+        int64_t p0 = t * j->tile, np = HW - p0 < j->tile ? HW - p0 : j->tile;
+        const float *xg = x + (n * c->c + gi * c->cg) * c->h * c->w;
+        tx_gemm g = j->g0;
+        g.M = c->mg;
+        g.N = np;
+        g.K = K;
+        g.A = w + gi * c->mg * K;
+        g.lda = K;
+        if (direct) {
+            g.B = xg + p0;
+            g.ldb = HW;
+        } else {
+            im2col(c, xg, p0, np, col);
+            g.B = col;
+            g.ldb = np;
+        }
+        g.C = y + (n * c->m + gi * c->mg) * HW + p0;
+        g.ldc = HW;
+        g.bias = bias ? bias + gi * c->mg : NULL;
+        g.bias_kind = bias ? TX_GEMM_BIAS_ROW : TX_GEMM_BIAS_NONE;
+        tx_cpu_sgemm(j->tp, &g);
+        if (!j->fused)
+            for (int64_t r = 0; r < c->mg; r++)
+                tx_cpu_unary_apply(c->act, c->lo, c->hi, g.C + r * HW, g.C + r * HW, np);
+    }
+    free(col);
+}
+
+static tx_status conv_gemm(tx_ctx *ctx, const tx_conv_call *c) {
+    gemm_job j = {.c = c};
+    j.fused = conv_act(c, &j.g0);
+    int64_t HW = c->ho * c->wo, K = c->cg * c->kh * c->kw;
+    bool direct = c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->pt == 0 &&
+                  c->pl == 0 && c->ho == c->h && c->wo == c->w;
+    j.tile = HW;
+    if (!direct) {
+        int64_t t = TX_CONV_COL_FLOATS / (K > 0 ? K : 1);
+        t = t < 64 ? 64 : t / 16 * 16;
+        j.tile = t < HW ? t : HW;
+    }
+    j.ntiles = (HW + j.tile - 1) / j.tile;
+    int64_t items = c->n * c->groups * j.ntiles;
+    int threads = tx_cpu_threads(ctx);
+    if (items >= 2 * threads || threads == 1) {
+        tx_cpu_for(ctx, items, 1, gemm_items, &j);
+    } else {
+        /* too few items to share out: each GEMM uses all threads */
+        j.tp = ctx->cpu_pool;
+        gemm_items(&j, 0, items, 0);
+    }
+    return j.st ? oom(ctx, c) : TX_STATUS_OK;
+}
+
+/* ---- ConvTranspose ---- */
+
+static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
+    int64_t HWi = c->h * c->w, HWo = c->ho * c->wo;
+    int64_t R = c->mg * c->kh * c->kw; /* col rows: (mi, ky, kx) */
+    /* input rows per tile, so the col scratch stays bounded */
+    int64_t rows = TX_CONV_COL_FLOATS * 4 / (R * c->w > 0 ? R * c->w : 1);
+    rows = rows < 1 ? 1 : (rows > c->h ? c->h : rows);
+    float *col = malloc((size_t)(R * rows * c->w) * sizeof(float));
+    if (!col)
+        return oom(ctx, c);
+    const float *x = tx_cpu_data(c->x), *w = tx_cpu_data(c->wt);
+    const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
+    float *y = tx_cpu_data(c->y);
+    memset(y, 0, (size_t)(c->n * c->m * HWo) * sizeof(float));
+    for (int64_t n = 0; n < c->n; n++)
+        for (int64_t gi = 0; gi < c->groups; gi++) {
+            float *yg = y + (n * c->m + gi * c->mg) * HWo;
+            for (int64_t iy0 = 0; iy0 < c->h; iy0 += rows) {
+                int64_t nr = c->h - iy0 < rows ? c->h - iy0 : rows, np = nr * c->w;
+                /* col[R × np] = W_gᵀ · x_g: W_g is cg × R */
+                tx_gemm g = {.M = R,
+                             .N = np,
+                             .K = c->cg,
+                             .A = w + gi * c->cg * R,
+                             .lda = R,
+                             .trans_a = true,
+                             .B = x + (n * c->c + gi * c->cg) * HWi + iy0 * c->w,
+                             .ldb = HWi,
+                             .C = col,
+                             .ldc = np};
+                tx_cpu_sgemm(ctx->cpu_pool, &g);
+                for (int64_t r = 0; r < R; r++) {
+                    int kx = (int)(r % c->kw), ky = (int)(r / c->kw % c->kh);
+                    float *ym = yg + (r / ((int64_t)c->kw * c->kh)) * HWo;
+                    const float *cr = col + r * np;
+                    for (int64_t iy = iy0; iy < iy0 + nr; iy++) {
+                        int64_t oy = iy * c->sh - c->pt + (int64_t)ky * c->dh;
+                        if (oy < 0 || oy >= c->ho)
+                            continue;
+                        float *yr = ym + oy * c->wo;
+                        const float *cc = cr + (iy - iy0) * c->w;
+                        for (int64_t ix = 0; ix < c->w; ix++) {
+                            int64_t ox = ix * c->sw - c->pl + (int64_t)kx * c->dw;
+                            if (ox >= 0 && ox < c->wo)
+                                yr[ox] += cc[ix];
+                        }
+                    }
+                }
+            }
+        }
+    free(col);
+    for (int64_t n = 0; n < c->n; n++)
+        for (int64_t mi = 0; mi < c->m; mi++) {
+            float *ym = y + (n * c->m + mi) * HWo;
+            if (bias) {
+                float b = bias[mi];
+                for (int64_t i = 0; i < HWo; i++)
+                    ym[i] += b;
+            }
+            if (c->act != TX_OP_NONE)
+                tx_cpu_unary_apply(c->act, c->lo, c->hi, ym, ym, HWo);
+        }
+    return TX_STATUS_OK;
+}
+
+tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
+    if (c->transpose)
+        return conv_transpose(ctx, c);
+    if (c->groups == c->c && c->cg == 1 && c->mg == 1)
+        return conv_depthwise(ctx, c);
+    return conv_gemm(ctx, c);
+}

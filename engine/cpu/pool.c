@@ -1,0 +1,126 @@
+/* POOL family on the CPU: each window's in-range rows and columns are found
+ * once per output row and column (tables over wo), so the window loops run
+ * without bounds tests; threads take whole planes. Max ignores NaN as the
+ * reference does (v > m); averages sum in float. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu.h"
+
+/* ceil(a / d) for d > 0 and any a. */
+static int64_t cdiv(int64_t a, int64_t d) {
+    return a >= 0 ? (a + d - 1) / d : -((-a) / d);
+}
+
+/* The taps k in [*k0, *k1) of a k-tap window at output o whose positions
+ * o·s - p + k·d lie in [lo, hi). */
+static void taps(int64_t o, int s, int p, int d, int k, int64_t lo, int64_t hi, int *k0, int *k1) {
+    int64_t start = o * s - p;
+    int64_t a = cdiv(lo - start, d), b = cdiv(hi - start, d);
+    a = a < 0 ? 0 : a;
+    b = b > k ? k : b;
+    *k0 = (int)a;
+    *k1 = (int)(b < a ? a : b);
+}
+
+typedef struct pool_job {
+    const tx_pool_call *c;
+    int *kx; /* per output column: first tap, end tap, padded count */
+} pool_job;
+
+static void global_planes(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const tx_pool_call *c = ((const pool_job *)arg)->c;
+    int64_t hw = c->g.h * c->g.w;
+    const float *x = tx_cpu_data(c->x);
+    float *y = tx_cpu_data(c->y);
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *p = x + pl * hw;
+        if (c->is_max) {
+            float m[8];
+            for (int k = 0; k < 8; k++)
+                m[k] = -INFINITY;
+            int64_t i = 0;
+            for (; i + 8 <= hw; i += 8)
+                for (int k = 0; k < 8; k++)
+                    m[k] = p[i + k] > m[k] ? p[i + k] : m[k];
+            float r = -INFINITY;
+            for (; i < hw; i++)
+                r = p[i] > r ? p[i] : r;
+            for (int k = 0; k < 8; k++)
+                r = m[k] > r ? m[k] : r;
+            y[pl] = r;
+        } else {
+            y[pl] = (float)(tx_cpu_sum(p, hw) / (double)hw);
+        }
+    }
+}
+
+static void window_planes(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const pool_job *j = arg;
+    const tx_pool_call *c = j->c;
+    const tx_window *g = &c->g;
+    const float *x = tx_cpu_data(c->x);
+    float *y = tx_cpu_data(c->y);
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *xp = x + pl * g->h * g->w;
+        float *yp = y + pl * g->ho * g->wo;
+        for (int64_t oy = 0; oy < g->ho; oy++) {
+            int ky0, ky1, py0, py1;
+            taps(oy, g->sh, g->pt, g->dh, g->kh, 0, g->h, &ky0, &ky1);
+            taps(oy, g->sh, g->pt, g->dh, g->kh, -g->pt, g->h + g->pb, &py0, &py1);
+            int64_t iy0 = oy * g->sh - g->pt;
+            float *yr = yp + oy * g->wo;
+            for (int64_t ox = 0; ox < g->wo; ox++) {
+                const int *t = j->kx + 3 * ox;
+                int kx0 = t[0], kx1 = t[1];
+                int64_t ix0 = ox * g->sw - g->pl;
+                if (c->is_max) {
+                    float m = -INFINITY;
+                    for (int ky = ky0; ky < ky1; ky++) {
+                        const float *r = xp + (iy0 + (int64_t)ky * g->dh) * g->w;
+                        for (int kx = kx0; kx < kx1; kx++) {
+                            float v = r[ix0 + (int64_t)kx * g->dw];
+                            m = v > m ? v : m;
+                        }
+                    }
+                    yr[ox] = m;
+                } else {
+                    float s = 0;
+                    for (int ky = ky0; ky < ky1; ky++) {
+                        const float *r = xp + (iy0 + (int64_t)ky * g->dh) * g->w;
+                        for (int kx = kx0; kx < kx1; kx++)
+                            s += r[ix0 + (int64_t)kx * g->dw];
+                    }
+                    int64_t n = c->include_pad ? (int64_t)(py1 - py0) * t[2]
+                                               : (int64_t)(ky1 - ky0) * (kx1 - kx0);
+                    yr[ox] = s / (float)n;
+                }
+            }
+        }
+    }
+}
+
+tx_status tx_cpu_pool(tx_ctx *ctx, const tx_pool_call *c) {
+    const tx_window *g = &c->g;
+    int64_t planes = g->n * g->c;
+    pool_job j = {.c = c};
+    if (c->global) {
+        tx_cpu_for(ctx, planes, 1 + 16384 / (g->h * g->w + 1), global_planes, &j);
+        return TX_STATUS_OK;
+    }
+    j.kx = malloc((size_t)g->wo * 3 * sizeof(int));
+    if (!j.kx)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", tx_op_name(c->op));
+    for (int64_t ox = 0; ox < g->wo; ox++) {
+        int p0, p1;
+        taps(ox, g->sw, g->pl, g->dw, g->kw, 0, g->w, &j.kx[3 * ox], &j.kx[3 * ox + 1]);
+        taps(ox, g->sw, g->pl, g->dw, g->kw, -g->pl, g->w + g->pr, &p0, &p1);
+        j.kx[3 * ox + 2] = p1 - p0;
+    }
+    int64_t per = g->ho * g->wo * (int64_t)g->kh * g->kw;
+    tx_cpu_for(ctx, planes, 1 + 32768 / (per + 1), window_planes, &j);
+    free(j.kx);
+    return TX_STATUS_OK;
+}

@@ -1,0 +1,247 @@
+/* CONV and CONV_TRANSPOSE families on the GPU.
+ *
+ * Tensors are row-major NCHW (4 x positions per texel), which is the wrong
+ * shape for a fast conv: a fragment wants 4 channels per fetch. So a conv is
+ * four draws of glsl-templates/conv.glsl: pack the input into a zero-padded
+ * 4-channels-per-texel copy, pack the weights into mat4 blocks, compute
+ * 4 output channels × 4 positions per fragment into four render targets, and
+ * unpack the tiles into NCHW. The packs cost one pass over the input and the
+ * weights; the compute pass reads each of them many times.
+ *
+ * ConvTranspose runs through the same passes as a stride-1 conv over the
+ * input upsampled by the stride (the pack pass inserts the zeros), with
+ * flipped, transposed weights and padding dk - 1 - pad. */
+#include <math.h>
+#include <string.h>
+
+#include "../device.h"
+
+static int64_t max64(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
+
+/* Everything the four passes need, in the terms of the conv being computed
+ * (for ConvTranspose: the equivalent stride-1 conv over the upsampled input). */
+typedef struct conv_plan {
+    bool depthwise, transpose, slide;
+    int64_t n, c, h, w, m, groups, cg, mg;
+    int kh, kw, sh, sw, dh, dw; /* kernel, strides, dilations */
+    int ut, ul;                 /* padded position of source (0, 0) */
+    int uh, uw;                 /* upsampling (ConvTranspose strides) */
+    int tp, tc;                 /* output positions, channels per fragment: 4 or 8 */
+    int64_t ho, wo, hp, wp, xt;
+    int64_t nb, ib, ob, nob; /* input blocks per batch, per group; output blocks */
+    int64_t nobt;            /* output tiles along channels: nob / (tc / 4) */
+} conv_plan;
+
+static void plan_make(const tx_conv_call *cc, int max_targets, conv_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->transpose = cc->transpose;
+    p->n = cc->n, p->c = cc->c, p->h = cc->h, p->w = cc->w, p->m = cc->m;
+    p->groups = cc->groups, p->cg = cc->cg, p->mg = cc->mg;
+    p->kh = cc->kh, p->kw = cc->kw, p->dh = cc->dh, p->dw = cc->dw;
+    p->ho = cc->ho, p->wo = cc->wo;
+    if (!cc->transpose) {
+        p->sh = cc->sh, p->sw = cc->sw;
+        p->uh = p->uw = 1;
+        p->ut = cc->pt;
+        p->ul = cc->pl;
+    } else {
+        /* The equivalent conv's begin padding: dk - 1 - pad (may be
+         * negative: the pack pass then crops). */
+        p->ut = (cc->kh - 1) * cc->dh - cc->pt;
+        p->ul = (cc->kw - 1) * cc->dw - cc->pl;
+        p->uh = cc->sh;
+        p->uw = cc->sw;
+        p->sh = p->sw = 1;
+    }
+    int64_t c = p->c, groups = p->groups, cg = p->cg, mg = p->mg;
+    p->depthwise = cg == 1 && mg == 1;
+    p->slide = p->sw == p->dw && p->kw > 1;
+    /* 8 positions per fragment halve the weight fetches per FMA. They need 8
+     * render targets and make the unpack pass pick from 8 textures, whose
+     * divergent branches cost more than the tile saves on depthwise. On
+     * llvmpipe (2 busy cores, best of runs): dense 3x3 64->64 at 56x56,
+     * 33 -> 28 ms per call; 1x1 32->64 at 112x112, compute 10 -> 7 ms,
+     * unpack 2.1 -> 3.4 ms; depthwise 32 at 112x112, 5.1 -> 5.9 ms. Rows much
+     * narrower than 8 would waste the tile. */
+    p->tp = !p->depthwise && max_targets >= 8 && (p->wo % 8 == 0 || p->wo > 16) ? 8 : 4;
+    /* A 1x1 conv has no windows to overlap, so 8 channels x 4 positions cost
+     * the compute pass what 4 x 8 do, and the unpack pass then picks its
+     * texture by channel, which neighbouring fragments share. */
+    p->tc = 4;
+    if (!p->depthwise && max_targets >= 8 && p->kh * p->kw == 1 && groups == 1) {
+        p->tc = 8;
+        p->tp = 4;
+    }
+    p->xt = (p->wo + p->tp - 1) / p->tp;
+    p->hp = (p->ho - 1) * p->sh + (int64_t)(p->kh - 1) * p->dh + 1;
+    p->wp = (p->xt * p->tp - 1) * p->sw + (int64_t)(p->kw - 1) * p->dw + 1 + (p->slide ? p->dw : 0);
+    if (p->depthwise) {
+        p->nb = (c + 3) / 4;
+        p->nob = p->nb;
+    } else {
+        p->ib = (cg + 3) / 4;
+        p->ob = (mg + 3) / 4;
+        p->nb = groups * p->ib;
+        p->nob = groups * p->ob;
+    }
+    p->nobt = p->tc == 8 ? (p->nob + 1) / 2 : p->nob;
+}
+
+/* Sets what every pass shares: the structural defines and the shapes. */
+static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in, int n_out) {
+    tx_req_init(r, p->transpose ? TX_FAMILY_CONV_TRANSPOSE : TX_FAMILY_CONV, "conv", n_in, n_out);
+    tx_req_define_int(r, "TX_PASS", pass);
+    tx_req_define_int(r, "TX_TP", p->tp);
+    tx_req_define_int(r, "TX_TC", p->tc);
+    if (p->depthwise)
+        tx_req_define(r, "TX_DW", "1");
+}
+
+tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
+    const char *op = cc->transpose ? "conv_transpose" : "conv";
+    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *ys = cc->y;
+    bool transpose = cc->transpose;
+    conv_plan p;
+    plan_make(cc, ctx->caps.max_draw_buffers, &p);
+    tx_status st = TX_STATUS_OK;
+    int64_t x_tex = p.n * p.nb * p.hp * p.wp;
+    int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
+    int64_t t_tex = p.n * p.nobt * p.ho * p.xt;
+    /* tex[0]: packed input, tex[1]: packed weights, then one tile texture per
+     * render target of the compute pass */
+    tx_texture tex[10];
+    int n_tex = 2 + p.tp * p.tc / 4, have = 0;
+    while (have < n_tex && !(st = tx_pool_acquire(ctx, op,
+                                                  have == 0   ? max64(x_tex, 1)
+                                                  : have == 1 ? max64(w_tex, 1)
+                                                              : t_tex,
+                                                  &tex[have])))
+        have++;
+    if (st) {
+        while (have > 0)
+            tx_pool_release(ctx, &tex[--have]);
+        return st;
+    }
+    tx_texture *xp = &tex[0], *wp = &tex[1], *tiles = &tex[2];
+    tx_program_req r;
+
+    /* pass 0: pack the input */
+    req_common(&r, &p, 0, 1, 1);
+    tx_req_int(&r, "p_ntex", (int)x_tex);
+    tx_req_int(&r, "p_out_ws", xp->wshift);
+    tx_req_int(&r, "p_in_ws", xs->st->tex.wshift);
+    tx_req_int(&r, "p_NB", (int)p.nb);
+    tx_req_int(&r, "p_Hp", (int)p.hp);
+    tx_req_int(&r, "p_Wp", (int)p.wp);
+    tx_req_int(&r, "p_pt", p.ut);
+    tx_req_int(&r, "p_pl", p.ul);
+    tx_req_int(&r, "p_uh", p.uh);
+    tx_req_int(&r, "p_uw", p.uw);
+    tx_req_int(&r, "p_H", (int)p.h);
+    tx_req_int(&r, "p_W", (int)p.w);
+    tx_req_int(&r, "p_C", (int)p.c);
+    tx_req_int(&r, "p_Cg", (int)p.cg);
+    tx_req_int(&r, "p_IB", (int)p.ib);
+    st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
+                    (const tx_texture *[]){xp}, 1);
+
+    /* pass 1: pack the weights */
+    if (!st) {
+        req_common(&r, &p, 1, 1, 1);
+        /* A gather over a few KB of weights: folding constants buys nothing
+         * measurable, and every layer's shape would cost one more compile. */
+        r.generic_only = true;
+        if (transpose)
+            tx_req_define(&r, "TX_TRANSPOSE", "1");
+        tx_req_int(&r, "p_ntex", (int)w_tex);
+        tx_req_int(&r, "p_out_ws", wp->wshift);
+        tx_req_int(&r, "p_in_ws", ws->st->tex.wshift);
+        tx_req_int(&r, "p_kh", p.kh);
+        tx_req_int(&r, "p_kw", p.kw);
+        tx_req_int(&r, "p_M", (int)p.m);
+        tx_req_int(&r, "p_Mg", (int)p.mg);
+        tx_req_int(&r, "p_Cg", (int)p.cg);
+        tx_req_int(&r, "p_IB", (int)p.ib);
+        tx_req_int(&r, "p_OB", (int)p.ob);
+        tx_req_int(&r, "p_G", (int)p.groups);
+        st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
+                        (const tx_texture *[]){wp}, 1);
+    }
+
+    /* pass 2: compute the tiles */
+    if (!st) {
+        req_common(&r, &p, 2, bs ? 3 : 2, n_tex - 2);
+        if (p.slide)
+            tx_req_define(&r, "TX_SLIDE", "1");
+        if (bs)
+            tx_req_define(&r, "TX_BIAS", "1");
+        if (cc->act != TX_OP_NONE) {
+            char fn[48];
+            snprintf(fn, sizeof fn, "tx_u_%s", tx_op_name(cc->act));
+            tx_req_define(&r, "TX_ACT", fn);
+            if (cc->act == TX_OP_CLIP) {
+                if (isfinite(cc->lo)) {
+                    tx_req_define(&r, "TX_HAS_LO", "1");
+                    tx_req_float(&r, "p_lo", cc->lo);
+                }
+                if (isfinite(cc->hi)) {
+                    tx_req_define(&r, "TX_HAS_HI", "1");
+                    tx_req_float(&r, "p_hi", cc->hi);
+                }
+            }
+        }
+        tx_req_int(&r, "p_ntex", (int)t_tex);
+        tx_req_int(&r, "p_out_ws", tiles[0].wshift);
+        tx_req_int(&r, "p_x_ws", xp->wshift);
+        tx_req_int(&r, "p_w_ws", wp->wshift);
+        tx_req_int(&r, "p_b_ws", bs ? bs->st->tex.wshift : 0);
+        tx_req_int(&r, "p_XT", (int)p.xt);
+        tx_req_int(&r, "p_Ho", (int)p.ho);
+        tx_req_int(&r, "p_NOB", (int)p.nobt);
+        tx_req_int(&r, "p_NB", (int)p.nb);
+        tx_req_int(&r, "p_IB", (int)p.ib);
+        tx_req_int(&r, "p_OB", (int)p.ob);
+        tx_req_int(&r, "p_Hp", (int)p.hp);
+        tx_req_int(&r, "p_Wp", (int)p.wp);
+        tx_req_int(&r, "p_kh", p.kh);
+        tx_req_int(&r, "p_kw", p.kw);
+        tx_req_int(&r, "p_sh", p.sh);
+        tx_req_int(&r, "p_sw", p.sw);
+        tx_req_int(&r, "p_dh", p.dh);
+        tx_req_int(&r, "p_dw", p.dw);
+        tx_req_int(&r, "p_M", (int)p.m);
+        tx_req_int(&r, "p_Mg", (int)p.mg);
+        const tx_texture *ins[3] = {xp, wp, bs ? &bs->st->tex : NULL};
+        const tx_texture *outs[8];
+        for (int i = 0; i < n_tex - 2; i++)
+            outs[i] = &tiles[i];
+        st = tx_gpu_run(ctx, op, &r, ins, bs ? 3 : 2, outs, n_tex - 2);
+    }
+
+    /* pass 3: unpack into NCHW */
+    if (!st) {
+        req_common(&r, &p, 3, n_tex - 2, 1);
+        if (p.wo % 4 == 0)
+            tx_req_define(&r, "TX_ALIGNED", "1");
+        tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
+        tx_req_int(&r, "p_n", (int)ys->numel);
+        tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
+        tx_req_int(&r, "p_a_ws", tiles[0].wshift);
+        tx_req_int(&r, "p_Wo", (int)p.wo);
+        tx_req_int(&r, "p_Ho", (int)p.ho);
+        tx_req_int(&r, "p_M", (int)p.m);
+        tx_req_int(&r, "p_Mg", (int)p.mg);
+        tx_req_int(&r, "p_OB", (int)p.ob);
+        tx_req_int(&r, "p_NOB", (int)p.nobt);
+        tx_req_int(&r, "p_XT", (int)p.xt);
+        const tx_texture *ins[8];
+        for (int i = 0; i < n_tex - 2; i++)
+            ins[i] = &tiles[i];
+        st = tx_gpu_run(ctx, op, &r, ins, n_tex - 2, (const tx_texture *[]){&ys->st->tex}, 1);
+    }
+    for (int i = 0; i < n_tex; i++)
+        tx_pool_release(ctx, &tex[i]);
+    return st;
+}

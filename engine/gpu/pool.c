@@ -1,0 +1,43 @@
+/* POOL family on the GPU (glsl-templates/pool.glsl).
+ *
+ * Pools are cheap next to the convs around them (k*k reads per output, no
+ * FMAs to share), so one output texel per fragment straight from the
+ * row-major input is enough; only the global pools take texel-wide steps. */
+#include "../device.h"
+
+tx_status tx_gpu_pool(tx_ctx *ctx, const tx_pool_call *c) {
+    const char *name = tx_op_name(c->op);
+    const tx_slot *xs = c->x, *ys = c->y;
+    const tx_window *g = &c->g;
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_POOL, "pool", 1, 1);
+    tx_req_define(&r, c->is_max ? "TX_MAX" : "TX_AVG", "1");
+    tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
+    tx_req_int(&r, "p_n", (int)ys->numel);
+    tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
+    tx_req_int(&r, "p_in_ws", xs->st->tex.wshift);
+    tx_req_int(&r, "p_H", (int)g->h);
+    tx_req_int(&r, "p_W", (int)g->w);
+    if (c->global) {
+        tx_req_define(&r, "TX_GLOBAL", "1");
+        if ((g->h * g->w) % 4 == 0)
+            tx_req_define(&r, "TX_GVEC", "1");
+    } else {
+        if (c->include_pad)
+            tx_req_define(&r, "TX_INCLUDE_PAD", "1");
+        tx_req_int(&r, "p_Ho", (int)g->ho);
+        tx_req_int(&r, "p_Wo", (int)g->wo);
+        tx_req_int(&r, "p_kh", g->kh);
+        tx_req_int(&r, "p_kw", g->kw);
+        tx_req_int(&r, "p_sh", g->sh);
+        tx_req_int(&r, "p_sw", g->sw);
+        tx_req_int(&r, "p_dh", g->dh);
+        tx_req_int(&r, "p_dw", g->dw);
+        tx_req_int(&r, "p_pt", g->pt);
+        tx_req_int(&r, "p_pl", g->pl);
+        tx_req_int(&r, "p_He", (int)g->h + g->pb);
+        tx_req_int(&r, "p_We", (int)g->w + g->pr);
+    }
+    return tx_gpu_run(ctx, name, &r, (const tx_texture *[]){&xs->st->tex}, 1,
+                      (const tx_texture *[]){&ys->st->tex}, 1);
+}
