@@ -55,6 +55,10 @@ static const shape_case k_matmul[] = {
     {.shapes = "5x7,7x6", .attrs = {.matmul = {.activation = TX_OP_GELU}}, .bias = true},
     {.shapes = "33x32,32x8", .attrs = {.matmul = {.activation = TX_OP_RELU6}}, .bias = true},
     {.shapes = "2x8x8,8x13", .attrs = {.matmul = {.activation = TX_OP_SIGMOID}}, .bias = true},
+    /* the CPU's paths: many small batches side by side, a long K, a matrix-vector */
+    {.shapes = "24x4x6,24x6x5", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},
+    {.shapes = "9x400,400x33"},
+    {.shapes = "1x300,40x300", .attrs = {.matmul = {.transpose_b = true}}},
 };
 
 #define CONV(...) .attrs = {.conv = {__VA_ARGS__}}
@@ -82,6 +86,15 @@ static const shape_case k_conv[] = {
     {.shapes = "1x4x3x19,8x4x1x3", CONV(.activation = TX_OP_TANH), .bias = true, .label = "8-wide-tile/tail"},
     {.shapes = "2x8x5x9,20x8x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/odd-blocks"},
     {.shapes = "1x8x9x9,12x8x1x1", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "1x1/s2/pad1"},
+    /* the CPU's paths: depthwise 3x3 / 5x5 at strides 1 and 2 over rows wider
+     * than a vector, generic depthwise, grouped 1x1, im2col in several tiles */
+    {.shapes = "2x3x13x21,3x1x3x3", CONV(.group = 3, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU6), .bias = true, .label = "depthwise/k3/relu6"},
+    {.shapes = "1x4x14x19,4x1x3x3", CONV(.group = 4, .strides = {2, 2}, .pads = {0, 0, 1, 1}), .bias = true, .label = "depthwise/k3/s2/asympad"},
+    {.shapes = "1x3x12x23,3x1x5x5", CONV(.group = 3, .pads = {2, 2, 2, 2}, .activation = TX_OP_SIGMOID), .label = "depthwise/k5"},
+    {.shapes = "1x3x15x22,3x1x5x5", CONV(.group = 3, .strides = {2, 2}, .pads = {1, 2, 2, 1}, .activation = TX_OP_RELU), .bias = true, .label = "depthwise/k5/s2"},
+    {.shapes = "1x2x11x12,2x1x3x2", CONV(.group = 2, .strides = {1, 3}, .dilations = {2, 2}, .pads = {2, 1, 2, 1}), .label = "depthwise/generic"},
+    {.shapes = "1x8x5x7,6x4x1x1", CONV(.group = 2), .bias = true, .label = "1x1/group2"},
+    {.shapes = "1x16x20x20,8x16x5x5", CONV(.pads = {2, 2, 2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "im2col-tiles"},
 };
 static const shape_case k_conv_transpose[] = {
     {.shapes = "1x1x3x3,1x2x3x3"},
@@ -114,6 +127,7 @@ static const shape_case k_pool[] = {
     {.shapes = "1x5x8x8", POOL(.kernel_shape = {8, 8}), .label = "whole"},
     {.shapes = "1x3x3x5", POOL(.kernel_shape = {2, 2}), .label = "k2"},
     {.shapes = "1x16x20x20", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}), .label = "k3/s2"},
+    {.shapes = "1x2x9x9", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 2, 2}, .dilations = {2, 2}, .ceil_mode = true, .count_include_pad = true), .label = "dilation/ceil/include_pad"},
 };
 #undef POOL
 #define AX(...) .n_axes = (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), .axes = {__VA_ARGS__}
