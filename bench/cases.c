@@ -50,6 +50,14 @@ static int ref_depthwise(const tx_ref_tensor *in, tx_ref_tensor *out) {
     tx_op_attrs a = {.conv = {.group = 32, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU}};
     return tx_ref_conv(in, 3, &a, out);
 }
+static tx_status run_pointwise(tx_ctx *ctx, const tx_tensor *in, tx_tensor *out) {
+    return tx_conv(ctx, in[0], in[1], &(tx_conv_desc){.bias = in[2], .activation = TX_OP_RELU6},
+                   out);
+}
+static int ref_pointwise(const tx_ref_tensor *in, tx_ref_tensor *out) {
+    tx_op_attrs a = {.conv = {.activation = TX_OP_RELU6}};
+    return tx_ref_conv(in, 3, &a, out);
+}
 static tx_status run_softmax(tx_ctx *ctx, const tx_tensor *in, tx_tensor *out) {
     return tx_softmax(ctx, TX_OP_SOFTMAX, in[0], &(tx_softmax_desc){.axis = -1}, out);
 }
@@ -147,6 +155,14 @@ const tx_bench_case tx_bench_cases[] = {
      .shape = {{1, 32, 112, 112}, {32, 1, 3, 3}, {32}},
      .run = run_depthwise,
      .ref = ref_depthwise},
+    {.name = "conv1x1_56",
+     .what = "conv 1x1 1x64x56x56 * 128x64x1x1, + bias, relu6",
+     .flops = 2.0 * 56 * 56 * 128 * 64,
+     .n_inputs = 3,
+     .rank = {4, 4, 1},
+     .shape = {{1, 64, 56, 56}, {128, 64, 1, 1}, {128}},
+     .run = run_pointwise,
+     .ref = ref_pointwise},
     {.name = "softmax_256x1000",
      .what = "softmax over rows of 256x1000",
      .flops = 256.0 * 1000 * 3,
