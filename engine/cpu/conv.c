@@ -125,29 +125,40 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int thread) {
     const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
     float *y = tx_cpu_data(c->y);
     int s = q->s;
+    /* Every plane writes the same positions, so the padding zeroed here
+     * stays zero. */
+    memset(buf, 0, n * sizeof(float));
     for (int64_t pl = begin; pl < end; pl++) {
         int64_t ch = pl % c->c;
         const float *xp = x + pl * c->h * c->w;
         /* padded row r holds input row r - pt; padded column k holds input
          * column k - pl, at phase k % s, index k / s */
-        memset(buf, 0, n * sizeof(float));
+        int64_t x0 = c->pl < 0 ? -c->pl : 0;
+        int64_t x1 = c->w;
+        if (x1 + c->pl > q->L * s)
+            x1 = q->L * s - c->pl;
         for (int64_t iy = 0; iy < c->h; iy++) {
             int64_t r = iy + c->pt;
-            if (r < 0 || r >= q->hp)
+            if (r < 0 || r >= q->hp || x1 <= x0)
                 continue;
             float *row = buf + r * q->rs;
             const float *src = xp + iy * c->w;
-            int64_t x0 = c->pl < 0 ? -c->pl : 0;
-            int64_t x1 = c->w;
-            if (x1 + c->pl > q->L * s)
-                x1 = q->L * s - c->pl;
             if (s == 1) {
-                if (x1 > x0)
-                    memcpy(row + x0 + c->pl, src + x0, (size_t)(x1 - x0) * sizeof(float));
-            } else {
+                memcpy(row + x0 + c->pl, src + x0, (size_t)(x1 - x0) * sizeof(float));
+            } else if (s == 2) {
                 for (int64_t ix = x0; ix < x1; ix++) {
                     int64_t k = ix + c->pl;
-                    row[(k % s) * q->L + k / s] = src[ix];
+                    row[(k & 1) * q->L + (k >> 1)] = src[ix];
+                }
+            } else {
+                int64_t k = x0 + c->pl, idx = k / s;
+                int ph = (int)(k % s);
+                for (int64_t ix = x0; ix < x1; ix++) {
+                    row[ph * q->L + idx] = src[ix];
+                    if (++ph == s) {
+                        ph = 0;
+                        idx++;
+                    }
                 }
             }
         }
