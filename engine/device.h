@@ -103,6 +103,57 @@ typedef struct tx_norm_call {
 
 /* ---- move ---- */
 
+/* MOVE: every output element reads one input element. Three kinds:
+ *  - MAP (transpose, slice, pad, expand, tile, depth/space, split): y's
+ *    elements as n dims, outermost first, d[k].od long. Element (o_k) reads
+ *    x at base + sum c_k * d[k].st, where c_k = o_k, or for a `border` dim
+ *    c_k = o_k * mul + off sent through the border rule `bmode` against
+ *    the extent d[k].in (CONSTANT: outside any extent, y is `value`). The
+ *    front has simplified the map: offsets and steps of plain dims folded
+ *    into base and st, size-1 plain dims dropped, contiguous plain
+ *    neighbours merged (n >= 1).
+ *  - CONCAT: y as [outer, L] rows; xs[k] has rows of len_k =
+ *    shape[axis] * inner elements, placed one after another in each row.
+ *  - GATHER: y as [outer, nidx, inner]; element (o, j, c) reads x at
+ *    (o * dim + k) * inner + c, k = indices[j] (+ dim when negative),
+ *    clamped to [0, dim - 1] (dim >= 1). */
+typedef enum tx_move_kind { TX_MOVE_MAP, TX_MOVE_CONCAT, TX_MOVE_GATHER } tx_move_kind;
+
+/* Border rules; the values are move.glsl's TX_BMODE. */
+typedef enum tx_move_border {
+    TX_MOVE_BORDER_NONE,
+    TX_MOVE_BORDER_CONSTANT,
+    TX_MOVE_BORDER_REFLECT, /* mirror without repeating the edge */
+    TX_MOVE_BORDER_EDGE,    /* clamp */
+    TX_MOVE_BORDER_WRAP,    /* modulo */
+} tx_move_border;
+
+typedef struct tx_move_dim {
+    int64_t od, mul, off, in, st;
+    bool border;
+} tx_move_dim;
+
+typedef struct tx_move_call {
+    tx_op op;
+    tx_move_kind kind;
+    /* MAP */
+    int n;
+    tx_move_dim d[TX_MAX_RANK];
+    int64_t base;
+    tx_move_border bmode; /* NONE when no dim is a border dim */
+    float value;          /* CONSTANT's fill */
+    /* CONCAT */
+    int n_in;
+    const tx_slot *const *xs; /* n_in inputs, empty ones included */
+    int axis;
+    int64_t inner, L;
+    /* GATHER */
+    int64_t dim, nidx; /* and inner */
+    const tx_slot *indices;
+    const tx_slot *x; /* MAP, GATHER */
+    tx_slot *y;
+} tx_move_call;
+
 /* ---- resize ---- */
 
 /* ---- the device table ---- */

@@ -78,6 +78,7 @@ COUNTED(binary)
 COUNTED(reduce)
 COUNTED(softmax)
 COUNTED(norm)
+COUNTED(move)
 
 const tx_device_i tx_cpu_device = {
     .name = "cpu",
@@ -90,4 +91,5 @@ const tx_device_i tx_cpu_device = {
     .reduce = counted_reduce,
     .softmax = counted_softmax,
     .norm = counted_norm,
+    .move = counted_move,
 };
