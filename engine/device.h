@@ -101,6 +101,30 @@ typedef struct tx_norm_call {
 
 /* ---- nary ---- */
 
+/* NARY: where(x0, x1, x2) (x0 != 0, NaN included, takes x1) or the fold of
+ * x0..x(n-1) left to right by sum (SUM, MEAN), min (MIN_N) or max (MAX_N),
+ * NaN propagating, times `scale`. Every input broadcasts numpy-style to
+ * dims (right-aligned, padded in front with 1): tx_nary_strides. */
+typedef struct tx_nary_call {
+    tx_op op;
+    int n;           /* inputs: 3 for WHERE, 1..1024 else */
+    int64_t dims[6]; /* the output's dims, padded in front with 1 */
+    float scale;     /* MEAN: 1 / n; else 1 */
+    const tx_slot *const *xs;
+    tx_slot *y;
+} tx_nary_call;
+
+/* Input s's element strides per output dim (0: broadcast). */
+static inline void tx_nary_strides(const tx_slot *s, int64_t st[6]) {
+    int64_t e = 1;
+    for (int i = 5; i >= 0; i--) {
+        int ii = i - (6 - s->rank);
+        int64_t d = ii >= 0 ? s->shape[ii] : 1;
+        st[i] = d == 1 ? 0 : e;
+        e *= d;
+    }
+}
+
 /* ---- move ---- */
 
 /* MOVE: every output element reads one input element. Three kinds:

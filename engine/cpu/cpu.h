@@ -78,6 +78,7 @@ tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c);
 tx_status tx_cpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
 tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
 tx_status tx_cpu_norm(tx_ctx *ctx, const tx_norm_call *c);
+tx_status tx_cpu_nary(tx_ctx *ctx, const tx_nary_call *c);
 tx_status tx_cpu_move(tx_ctx *ctx, const tx_move_call *c);
 
 #endif

@@ -78,6 +78,7 @@ COUNTED(binary)
 COUNTED(reduce)
 COUNTED(softmax)
 COUNTED(norm)
+COUNTED(nary)
 COUNTED(move)
 
 const tx_device_i tx_cpu_device = {
@@ -91,5 +92,6 @@ const tx_device_i tx_cpu_device = {
     .reduce = counted_reduce,
     .softmax = counted_softmax,
     .norm = counted_norm,
+    .nary = counted_nary,
     .move = counted_move,
 };

@@ -73,6 +73,7 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c);
 tx_status tx_gpu_reduce(tx_ctx *ctx, const tx_reduce_call *c);
 tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
 tx_status tx_gpu_norm(tx_ctx *ctx, const tx_norm_call *c);
+tx_status tx_gpu_nary(tx_ctx *ctx, const tx_nary_call *c);
 tx_status tx_gpu_move(tx_ctx *ctx, const tx_move_call *c);
 
 const tx_device_i tx_gpu_device = {
@@ -86,5 +87,6 @@ const tx_device_i tx_gpu_device = {
     .reduce = tx_gpu_reduce,
     .softmax = tx_gpu_softmax,
     .norm = tx_gpu_norm,
+    .nary = tx_gpu_nary,
     .move = tx_gpu_move,
 };
