@@ -180,6 +180,34 @@ typedef struct tx_move_call {
 
 /* ---- resize ---- */
 
+/* RESIZE: y's elements as n dims, outermost first (the front merged the
+ * dims that are plain copies and dropped size-1 ones). A plain dim reads x
+ * at o * st; a resampled dim maps o to the input coordinate by `coord`
+ * (from sc, the scale, and len, the unrounded resized length in * sc), then
+ * takes the nearest element (by `nearest`) or the linear (2) or cubic (4,
+ * coefficient cubic_a; exclude_outside drops and renormalises taps outside
+ * the input) taps, indices clamped to [0, in - 1]. Interpolating dims
+ * combine their taps (cubic: at most 3 resampled dims). Arithmetic in
+ * float32 in onnxruntime's order (resize.glsl). */
+typedef struct tx_resize_dim {
+    int64_t od, in, st;
+    float sc, len;
+    bool resampled;
+} tx_resize_dim;
+
+typedef struct tx_resize_call {
+    tx_resize_mode mode;
+    tx_resize_coord coord;
+    tx_resize_nearest nearest;
+    float cubic_a; /* never 0 (the default -0.75 filled in) */
+    bool exclude_outside;
+    int n;    /* 1..TX_MAX_RANK */
+    int nres; /* resampled dims */
+    tx_resize_dim d[TX_MAX_RANK];
+    const tx_slot *x;
+    tx_slot *y;
+} tx_resize_call;
+
 /* ---- the device table ---- */
 
 typedef struct tx_device_i {

@@ -80,5 +80,6 @@ tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
 tx_status tx_cpu_norm(tx_ctx *ctx, const tx_norm_call *c);
 tx_status tx_cpu_nary(tx_ctx *ctx, const tx_nary_call *c);
 tx_status tx_cpu_move(tx_ctx *ctx, const tx_move_call *c);
+tx_status tx_cpu_resize(tx_ctx *ctx, const tx_resize_call *c);
 
 #endif

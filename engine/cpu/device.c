@@ -80,6 +80,7 @@ COUNTED(softmax)
 COUNTED(norm)
 COUNTED(nary)
 COUNTED(move)
+COUNTED(resize)
 
 const tx_device_i tx_cpu_device = {
     .name = "cpu",
@@ -94,4 +95,5 @@ const tx_device_i tx_cpu_device = {
     .norm = counted_norm,
     .nary = counted_nary,
     .move = counted_move,
+    .resize = counted_resize,
 };

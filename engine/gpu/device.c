@@ -75,6 +75,7 @@ tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c);
 tx_status tx_gpu_norm(tx_ctx *ctx, const tx_norm_call *c);
 tx_status tx_gpu_nary(tx_ctx *ctx, const tx_nary_call *c);
 tx_status tx_gpu_move(tx_ctx *ctx, const tx_move_call *c);
+tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c);
 
 const tx_device_i tx_gpu_device = {
     .name = "gpu",
@@ -89,4 +90,5 @@ const tx_device_i tx_gpu_device = {
     .norm = tx_gpu_norm,
     .nary = tx_gpu_nary,
     .move = tx_gpu_move,
+    .resize = tx_gpu_resize,
 };
