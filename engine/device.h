@@ -152,9 +152,112 @@ typedef struct tx_norm_call {
 
 /* ---- nary ---- */
 
+/* NARY: where(x0, x1, x2) (x0 != 0, NaN included, takes x1) or the fold of
+ * x0..x(n-1) left to right by sum (SUM, MEAN), min (MIN_N) or max (MAX_N),
+ * NaN propagating, times `scale`. Every input broadcasts numpy-style to
+ * dims (right-aligned, padded in front with 1): tx_nary_strides. */
+typedef struct tx_nary_call {
+    tx_op op;
+    int n;           /* inputs: 3 for WHERE, 1..1024 else */
+    int64_t dims[6]; /* the output's dims, padded in front with 1 */
+    float scale;     /* MEAN: 1 / n; else 1 */
+    const tx_slot *const *xs;
+    tx_slot *y;
+} tx_nary_call;
+
+/* Input s's element strides per output dim (0: broadcast). */
+static inline void tx_nary_strides(const tx_slot *s, int64_t st[6]) {
+    int64_t e = 1;
+    for (int i = 5; i >= 0; i--) {
+        int ii = i - (6 - s->rank);
+        int64_t d = ii >= 0 ? s->shape[ii] : 1;
+        st[i] = d == 1 ? 0 : e;
+        e *= d;
+    }
+}
+
 /* ---- move ---- */
 
+/* MOVE: every output element reads one input element. Three kinds:
+ *  - MAP (transpose, slice, pad, expand, tile, depth/space, split): y's
+ *    elements as n dims, outermost first, d[k].od long. Element (o_k) reads
+ *    x at base + sum c_k * d[k].st, where c_k = o_k, or for a `border` dim
+ *    c_k = o_k * mul + off sent through the border rule `bmode` against
+ *    the extent d[k].in (CONSTANT: outside any extent, y is `value`). The
+ *    front has simplified the map: offsets and steps of plain dims folded
+ *    into base and st, size-1 plain dims dropped, contiguous plain
+ *    neighbours merged (n >= 1).
+ *  - CONCAT: y as [outer, L] rows; xs[k] has rows of len_k =
+ *    shape[axis] * inner elements, placed one after another in each row.
+ *  - GATHER: y as [outer, nidx, inner]; element (o, j, c) reads x at
+ *    (o * dim + k) * inner + c, k = indices[j] (+ dim when negative),
+ *    clamped to [0, dim - 1] (dim >= 1). */
+typedef enum tx_move_kind { TX_MOVE_MAP, TX_MOVE_CONCAT, TX_MOVE_GATHER } tx_move_kind;
+
+/* Border rules; the values are move.glsl's TX_BMODE. */
+typedef enum tx_move_border {
+    TX_MOVE_BORDER_NONE,
+    TX_MOVE_BORDER_CONSTANT,
+    TX_MOVE_BORDER_REFLECT, /* mirror without repeating the edge */
+    TX_MOVE_BORDER_EDGE,    /* clamp */
+    TX_MOVE_BORDER_WRAP,    /* modulo */
+} tx_move_border;
+
+typedef struct tx_move_dim {
+    int64_t od, mul, off, in, st;
+    bool border;
+} tx_move_dim;
+
+typedef struct tx_move_call {
+    tx_op op;
+    tx_move_kind kind;
+    /* MAP */
+    int n;
+    tx_move_dim d[TX_MAX_RANK];
+    int64_t base;
+    tx_move_border bmode; /* NONE when no dim is a border dim */
+    float value;          /* CONSTANT's fill */
+    /* CONCAT */
+    int n_in;
+    const tx_slot *const *xs; /* n_in inputs, empty ones included */
+    int axis;
+    int64_t inner, L;
+    /* GATHER */
+    int64_t dim, nidx; /* and inner */
+    const tx_slot *indices;
+    const tx_slot *x; /* MAP, GATHER */
+    tx_slot *y;
+} tx_move_call;
+
 /* ---- resize ---- */
+
+/* RESIZE: y's elements as n dims, outermost first (the front merged the
+ * dims that are plain copies and dropped size-1 ones). A plain dim reads x
+ * at o * st; a resampled dim maps o to the input coordinate by `coord`
+ * (from sc, the scale, and len, the unrounded resized length in * sc), then
+ * takes the nearest element (by `nearest`) or the linear (2) or cubic (4,
+ * coefficient cubic_a; exclude_outside drops and renormalises taps outside
+ * the input) taps, indices clamped to [0, in - 1]. Interpolating dims
+ * combine their taps (cubic: at most 3 resampled dims). Arithmetic in
+ * float32 in onnxruntime's order (resize.glsl). */
+typedef struct tx_resize_dim {
+    int64_t od, in, st;
+    float sc, len;
+    bool resampled;
+} tx_resize_dim;
+
+typedef struct tx_resize_call {
+    tx_resize_mode mode;
+    tx_resize_coord coord;
+    tx_resize_nearest nearest;
+    float cubic_a; /* never 0 (the default -0.75 filled in) */
+    bool exclude_outside;
+    int n;    /* 1..TX_MAX_RANK */
+    int nres; /* resampled dims */
+    tx_resize_dim d[TX_MAX_RANK];
+    const tx_slot *x;
+    tx_slot *y;
+} tx_resize_call;
 
 /* ---- the device table ---- */
 

@@ -252,6 +252,8 @@ static const shape_case k_move[] = {
     MV(PAD, "3x4x8", "outer-constant", .pad = {.begin = {1, 0, 0}, .end = {0, 1, 0}, .value = 7}),
     MV(PAD, "3x4x8", "outer-edge", .pad = {.mode = TX_PAD_EDGE, .begin = {1, 2, 0}, .end = {2, 0, 0}}),
     MV(PAD, "0x3", "from-empty", .pad = {.begin = {1, 0}, .end = {1, 0}, .value = 2}),
+    MV(PAD, "3x9", "wrap-wide", .pad = {.mode = TX_PAD_WRAP, .begin = {0, 20}, .end = {2, 13}}),
+    MV(PAD, "3x9", "edge-inner-crop", .pad = {.mode = TX_PAD_EDGE, .begin = {0, -2}, .end = {0, 5}}),
     MVI(PAD, "5x6", "int32", .pad = {.begin = {1, 1}, .end = {1, 1}, .value = 3.7f}),
     MV(EXPAND, "3x1", "", .rank = 3, .shape = {2, 3, 4}),
     MV(EXPAND, "1x8", "outer", .rank = 2, .shape = {5, 8}),
@@ -262,6 +264,7 @@ static const shape_case k_move[] = {
     MV(TILE, "2x3x4", "inner", .repeats = {1, 2, 2}),
     MV(TILE, "2x8", "outer", .repeats = {3, 1}),
     MV(TILE, "4", "zero", .repeats = {0}),
+    MV(TILE, "3x5x2", "outer-inner", .repeats = {2, 1, 3}),
     MV(DEPTH_TO_SPACE, "2x8x3x5", "dcr", .blocksize = 2),
     MV(DEPTH_TO_SPACE, "2x8x3x5", "crd", .blocksize = 2, .depth_mode = TX_DEPTH_CRD),
     MV(DEPTH_TO_SPACE, "1x18x2x3", "b3", .blocksize = 3),
@@ -310,6 +313,8 @@ static const shape_case k_resize[] = {
     RZ("3x4x5x6", "tricubic", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1.5f, 2, 0.5f}),
     RZ("4x6", "cubic-pytorch-len-1", .mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .sizes = {1, 9}),
     {.shapes = "2x3x3", .label = "int32", .int32 = true, .attrs = {.move = {.resize = {.scales = {1, 2, 2}}}}},
+    RZ("2x6x8", "nearest-rows", .nearest = TX_RESIZE_FLOOR, .scales = {1, 1.5f, 1}),
+    RZ("2x5x8", "linear-rows", .mode = TX_RESIZE_LINEAR, .scales = {1, 1.6f, 1}),
 };
 
 typedef struct family_cases {

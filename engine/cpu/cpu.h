@@ -87,5 +87,8 @@ tx_status tx_cpu_pool(tx_ctx *ctx, const tx_pool_call *c);
  * tx_cpu_unary_apply to the output). */
 struct tx_gemm;
 bool tx_cpu_gemm_act(tx_op op, float lo, float hi, struct tx_gemm *g);
+tx_status tx_cpu_nary(tx_ctx *ctx, const tx_nary_call *c);
+tx_status tx_cpu_move(tx_ctx *ctx, const tx_move_call *c);
+tx_status tx_cpu_resize(tx_ctx *ctx, const tx_resize_call *c);
 
 #endif

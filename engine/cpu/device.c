@@ -81,6 +81,9 @@ COUNTED(norm)
 COUNTED(matmul)
 COUNTED(conv)
 COUNTED(pool)
+COUNTED(nary)
+COUNTED(move)
+COUNTED(resize)
 
 const tx_device_i tx_cpu_device = {
     .name = "cpu",
@@ -96,4 +99,7 @@ const tx_device_i tx_cpu_device = {
     .matmul = counted_matmul,
     .conv = counted_conv,
     .pool = counted_pool,
+    .nary = counted_nary,
+    .move = counted_move,
+    .resize = counted_resize,
 };

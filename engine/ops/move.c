@@ -1,54 +1,32 @@
-/* MOVE family: data movement (ONNX semantics). Every output element reads
- * one input element at an index computed from its coordinates, so one
- * template (glsl-templates/move.glsl) serves three kinds:
+/* MOVE family front (ONNX semantics): every output element reads one input
+ * element at an index computed from its coordinates, so every op is one of
+ * three kinds of tx_move_call (device.h):
  *
  *  - map: transpose, slice, pad, expand, tile, depth/space and split are all
  *    "output dim d walks input stride st_d, from an offset, with a step,
- *    maybe through a border rule" (move_map below). The host merges dims
+ *    maybe through a border rule" (move_map below). The front merges dims
  *    that stay contiguous, so a slice of [N, C, H, W] along C is a 3-dim
- *    map, and picks a fast path when the innermost dim is contiguous and 4
- *    elements long or more per row: a texel copy when aligned, two fetches
- *    and a lane shift when not, one fetch when broadcast.
- *  - concat: up to 4 inputs per draw; more inputs chain draws
- *    that pass the partial result along.
+ *    map; split is one map per output.
+ *  - concat: rows of the inputs placed side by side.
  *  - gather: indices are data (int32 tensor); out-of-range ones are clamped,
  *    as texel.h documents, since a shader cannot report them.
  *
- * Identity, flatten, squeeze and unsqueeze are views; split is one map draw
- * per output. */
+ * Identity, flatten, squeeze and unsqueeze are views on either device.
+ * Kernels in engine/gpu/move.c and engine/cpu/move.c. */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
-#include "../internal.h"
-
-static const char *const k_od[6] = {"p_od0", "p_od1", "p_od2", "p_od3", "p_od4", "p_od5"};
-static const char *const k_st[6] = {"p_st0", "p_st1", "p_st2", "p_st3", "p_st4", "p_st5"};
-static const char *const k_mul[6] = {"p_mul0", "p_mul1", "p_mul2", "p_mul3", "p_mul4", "p_mul5"};
-static const char *const k_off[6] = {"p_off0", "p_off1", "p_off2", "p_off3", "p_off4", "p_off5"};
-static const char *const k_in[6] = {"p_in0", "p_in1", "p_in2", "p_in3", "p_in4", "p_in5"};
-static const char *const k_ws[4] = {"p_ws0", "p_ws1", "p_ws2", "p_ws3"};
-static const char *const k_b[4] = {"p_b0", "p_b1", "p_b2", "p_b3"};
-static const char *const k_l[4] = {"p_l0", "p_l1", "p_l2", "p_l3"};
-
-/* Inputs one concat draw reads (move.glsl's concat kind names u_in0..3). */
-#define CONCAT_PER_DRAW 4
-_Static_assert(CONCAT_PER_DRAW <= TX_MAX_INPUTS, "concat draws more inputs than a draw binds");
-
-/* Border rules of the map kind (TX_BMODE); constant..wrap follow tx_pad_mode. */
-enum { BORDER_NONE = 0, BORDER_CONSTANT, BORDER_REFLECT, BORDER_EDGE, BORDER_WRAP };
+#include "../device.h"
 
 /* Output dim d (outermost first) reads input coordinate c = o * mul + off
  * (through the border rule when `border`, against extent `in`) at stride st. */
-typedef struct move_dim {
-    int64_t od, mul, off, in, st;
-    bool border;
-} move_dim;
+typedef tx_move_dim move_dim;
 
 typedef struct move_map {
     int n;
     move_dim d[TX_MAX_RANK];
-    int bmode;
+    tx_move_border bmode;
     float value;
 } move_map;
 
@@ -60,9 +38,13 @@ static void strides_of(int rank, const int64_t *shape, int64_t *st) {
     }
 }
 
-static int norm_axis(int axis, int rank) { return axis < 0 ? axis + rank : axis; }
+static int norm_axis(int axis, int rank) {
+    return axis < 0 ? axis + rank : axis;
+}
 
-static const char *dtype_name(tx_dtype t) { return t == TX_DTYPE_INT32 ? "int32" : "float32"; }
+static const char *dtype_name(tx_dtype t) {
+    return t == TX_DTYPE_INT32 ? "int32" : "float32";
+}
 
 /* Starts a map that copies x as is: output dim i = input dim i. */
 static void map_identity(move_map *m, const tx_slot *xs) {
@@ -107,83 +89,34 @@ static int64_t map_simplify(move_map *m) {
     return base;
 }
 
-static bool fits_int(int64_t v) { return v >= INT_MIN && v <= INT_MAX; }
-
-/* Binds the program for r and draws it from ins into out. */
-static tx_status bind_draw(tx_ctx *ctx, const char *name, const tx_program_req *r,
-                           const tx_texture *const *ins, int n_in, const tx_texture *out) {
-    tx_status st = tx_cache_bind(ctx, name, r);
-    return st ? st : tx_draw(ctx, name, ins, n_in, &out, 1);
-}
-
-/* Draws map m from x into y (y's slot already allocated, numel > 0). */
-static tx_status map_draw(tx_ctx *ctx, const char *name, tx_tensor x, move_map m, tx_tensor y) {
-    tx_slot *xs = tx_slot_get(ctx, x), *ys = tx_slot_get(ctx, y);
-    int64_t base = map_simplify(&m);
-    const move_dim *inner = &m.d[m.n - 1];
-    int vec = 0;
-    if (!inner->border && inner->od % 4 == 0) {
-        if (inner->st == 1) {
-            bool aligned = base % 4 == 0;
-            for (int i = 0; i < m.n - 1; i++)
-                aligned = aligned && m.d[i].st % 4 == 0;
-            vec = aligned ? 1 : 2;
-        } else if (inner->st == 0) {
-            vec = 3;
-        }
-    }
-    int bmask = 0;
-    for (int k = 0; k < m.n; k++)
-        if (m.d[m.n - 1 - k].border)
-            bmask |= 1 << k;
-    tx_program_req r;
-    tx_req_init(&r, TX_FAMILY_MOVE, "move", 1, 1);
-    tx_req_define_int(&r, "TX_KIND", 0);
-    tx_req_define_int(&r, "TX_NDIM", m.n);
-    tx_req_define_int(&r, "TX_BMASK", bmask);
-    tx_req_define_int(&r, "TX_BMODE", bmask ? m.bmode : BORDER_NONE);
-    tx_req_define_int(&r, "TX_VEC", vec);
-    tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
-    tx_req_int(&r, "p_n", (int)ys->numel);
-    tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-    tx_req_int(&r, "p_ws0", xs->st->tex.wshift);
-    TX_ASSERT(fits_int(base));
-    tx_req_int(&r, "p_base", (int)base);
-    for (int k = 0; k < m.n; k++) {
-        const move_dim *d = &m.d[m.n - 1 - k];
-        TX_ASSERT(fits_int(d->od) && fits_int(d->st) && fits_int(d->mul) && fits_int(d->off));
-        if (k < m.n - 1)
-            tx_req_int(&r, k_od[k], (int)d->od);
-        tx_req_int(&r, k_st[k], (int)d->st);
-        if (bmask) {
-            tx_req_int(&r, k_mul[k], (int)d->mul);
-            tx_req_int(&r, k_off[k], (int)d->off);
-            tx_req_int(&r, k_in[k], (int)d->in);
-        }
-    }
-    if (bmask && m.bmode == BORDER_CONSTANT)
-        tx_req_float(&r, "p_value", m.value);
-    const tx_texture *ins[1] = {&xs->st->tex};
-    return bind_draw(ctx, name, &r, ins, 1, &ys->st->tex);
-}
-
-/* Allocates the output of shape oshape and draws map m into it. */
-static tx_status map_run(tx_ctx *ctx, const char *name, tx_tensor x, int rank,
-                         const int64_t *oshape, const move_map *m, tx_tensor *out) {
-    tx_dtype dtype = tx_slot_get(ctx, x)->dtype;
-    tx_tensor y;
-    tx_status st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &y);
+/* Allocates the output of shape oshape on x's device and runs map m into it. */
+static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int64_t *oshape,
+                         const move_map *m, tx_tensor *out) {
+    const char *name = tx_op_name(op);
+    tx_slot *xs = tx_slot_get(ctx, x);
+    tx_device dev;
+    tx_status st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
     if (st)
         return st;
-    if (tx_slot_get(ctx, y)->numel > 0) {
-        st = map_draw(ctx, name, x, *m, y);
-        if (st) {
-            tx_tensor_destroy(ctx, y);
-            return st;
-        }
-    }
-    *out = y;
-    return TX_STATUS_OK;
+    tx_tensor y;
+    st = tx_tensor_alloc(ctx, name, dev, rank, oshape, xs->dtype, &y);
+    if (st)
+        return st;
+    move_map s = *m;
+    tx_move_call c = {.op = op,
+                      .kind = TX_MOVE_MAP,
+                      .base = map_simplify(&s),
+                      .value = s.value,
+                      .x = tx_slot_get(ctx, x),
+                      .y = tx_slot_get(ctx, y)};
+    c.n = s.n;
+    memcpy(c.d, s.d, sizeof c.d);
+    for (int k = 0; k < s.n; k++)
+        if (s.d[k].border)
+            c.bmode = s.bmode;
+    if (c.y->numel > 0)
+        st = tx_device_of(dev)->move(ctx, &c);
+    return tx_op_finish(ctx, st, y, out);
 }
 
 /* Common argument checks: ctx, out, context, the input tensor. */
@@ -245,8 +178,8 @@ tx_status tx_squeeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx_t
     if (st)
         return st;
     if (n_axes < 0 || n_axes > xs->rank || (n_axes > 0 && !axes))
-        return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "squeeze", xs,
-                          "%d axes (or NULL axes)", n_axes);
+        return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "squeeze", xs, "%d axes (or NULL axes)",
+                          n_axes);
     bool drop[TX_MAX_RANK] = {false};
     for (int i = 0; i < xs->rank; i++)
         drop[i] = n_axes == 0 && xs->shape[i] == 1;
@@ -273,10 +206,9 @@ tx_status tx_unsqueeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx
         return st;
     int rank = xs->rank + n_axes;
     if (n_axes < 0 || (n_axes > 0 && !axes) || rank > TX_MAX_RANK)
-        return fail_shape(ctx, rank > TX_MAX_RANK ? TX_STATUS_RANK_TOO_HIGH
-                                                  : TX_STATUS_INVALID_ARGUMENT,
-                          "unsqueeze", xs, "%d axes give rank %d (max %d)", n_axes, rank,
-                          TX_MAX_RANK);
+        return fail_shape(
+            ctx, rank > TX_MAX_RANK ? TX_STATUS_RANK_TOO_HIGH : TX_STATUS_INVALID_ARGUMENT,
+            "unsqueeze", xs, "%d axes give rank %d (max %d)", n_axes, rank, TX_MAX_RANK);
     bool one[TX_MAX_RANK] = {false};
     for (int i = 0; i < n_axes; i++) {
         int a = norm_axis(axes[i], rank);
@@ -292,16 +224,15 @@ tx_status tx_unsqueeze(tx_ctx *ctx, tx_tensor x, const int *axes, int n_axes, tx
 }
 
 /* Transposes the view `shape` (rank dims) of x's storage by perm. */
-static tx_status transpose_view(tx_ctx *ctx, const char *name, tx_tensor x, int rank,
-                                const int64_t *shape, const int *perm, int orank,
-                                const int64_t *oshape, tx_tensor *out) {
+static tx_status transpose_view(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int64_t *shape,
+                                const int *perm, int orank, const int64_t *oshape, tx_tensor *out) {
     int64_t st[TX_MAX_RANK];
     strides_of(rank, shape, st);
     move_map m = {.n = rank};
     for (int i = 0; i < rank; i++)
-        m.d[i] = (move_dim){.od = shape[perm[i]], .mul = 1, .in = shape[perm[i]],
-                            .st = st[perm[i]]};
-    return map_run(ctx, name, x, orank, oshape, &m, out);
+        m.d[i] =
+            (move_dim){.od = shape[perm[i]], .mul = 1, .in = shape[perm[i]], .st = st[perm[i]]};
+    return map_run(ctx, op, x, orank, oshape, &m, out);
 }
 
 tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
@@ -322,7 +253,7 @@ tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out
     int64_t oshape[TX_MAX_RANK];
     for (int i = 0; i < rank; i++)
         oshape[i] = xs->shape[p[i]];
-    return transpose_view(ctx, name, x, rank, xs->shape, p, rank, oshape, out);
+    return transpose_view(ctx, TX_OP_TRANSPOSE, x, rank, xs->shape, p, rank, oshape, out);
 }
 
 tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out) {
@@ -378,7 +309,7 @@ tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tenso
         m.d[a].mul = step;
         m.d[a].off = len > 0 ? b : 0;
     }
-    return map_run(ctx, name, x, xs->rank, oshape, &m, out);
+    return map_run(ctx, TX_OP_SLICE, x, xs->rank, oshape, &m, out);
 }
 
 tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *out) {
@@ -393,7 +324,7 @@ tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *o
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "pad: unknown mode %d", (int)desc->mode);
     move_map m;
     map_identity(&m, xs);
-    m.bmode = BORDER_CONSTANT + (int)desc->mode;
+    m.bmode = (tx_move_border)(TX_MOVE_BORDER_CONSTANT + (int)desc->mode);
     m.value = xs->dtype == TX_DTYPE_INT32 ? truncf(desc->value) : desc->value;
     int64_t oshape[TX_MAX_RANK];
     for (int i = 0; i < xs->rank; i++) {
@@ -413,7 +344,7 @@ tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *o
         m.d[i].off = -b;
         m.d[i].border = b > 0 || e > 0;
     }
-    return map_run(ctx, name, x, xs->rank, oshape, &m, out);
+    return map_run(ctx, TX_OP_PAD, x, xs->rank, oshape, &m, out);
 }
 
 tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx_tensor *out) {
@@ -423,10 +354,9 @@ tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx
     if (st)
         return st;
     if (rank < 0 || rank > TX_MAX_RANK || (rank > 0 && !shape))
-        return fail_shape(ctx, rank > TX_MAX_RANK ? TX_STATUS_RANK_TOO_HIGH
-                                                  : TX_STATUS_INVALID_ARGUMENT,
-                          name, xs, "target rank %d (max %d) or NULL shape", rank,
-                          TX_MAX_RANK);
+        return fail_shape(ctx,
+                          rank > TX_MAX_RANK ? TX_STATUS_RANK_TOO_HIGH : TX_STATUS_INVALID_ARGUMENT,
+                          name, xs, "target rank %d (max %d) or NULL shape", rank, TX_MAX_RANK);
     int orank = rank > xs->rank ? rank : xs->rank;
     int64_t oshape[TX_MAX_RANK], st_in[TX_MAX_RANK];
     strides_of(xs->rank, xs->shape, st_in);
@@ -442,10 +372,10 @@ tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx
                            "expand: x %s does not broadcast to %s (dim %d)", a, b, i);
         }
         oshape[i] = dx == 1 ? ds : dx;
-        m.d[i] = (move_dim){.od = oshape[i], .mul = 1, .in = oshape[i],
-                            .st = dx == 1 ? 0 : st_in[ix]};
+        m.d[i] =
+            (move_dim){.od = oshape[i], .mul = 1, .in = oshape[i], .st = dx == 1 ? 0 : st_in[ix]};
     }
-    return map_run(ctx, name, x, orank, oshape, &m, out);
+    return map_run(ctx, TX_OP_EXPAND, x, orank, oshape, &m, out);
 }
 
 tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *out) {
@@ -458,7 +388,7 @@ tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *o
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tile: repeats is NULL");
     move_map m;
     map_identity(&m, xs);
-    m.bmode = BORDER_WRAP;
+    m.bmode = TX_MOVE_BORDER_WRAP;
     int64_t oshape[TX_MAX_RANK];
     for (int i = 0; i < xs->rank; i++) {
         if (repeats[i] < 0 || (repeats[i] > 0 && xs->shape[i] > INT64_MAX / 16 / repeats[i]))
@@ -469,12 +399,13 @@ tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *o
         m.d[i].od = oshape[i];
         m.d[i].border = repeats[i] > 1;
     }
-    return map_run(ctx, name, x, xs->rank, oshape, &m, out);
+    return map_run(ctx, TX_OP_TILE, x, xs->rank, oshape, &m, out);
 }
 
 /* Depth/space: a transpose of 6-dim views of x and y. */
-static tx_status depth_space(tx_ctx *ctx, const char *name, tx_tensor x, int b, bool to_space,
+static tx_status depth_space(tx_ctx *ctx, tx_op op, tx_tensor x, int b, bool to_space,
                              tx_depth_mode mode, tx_tensor *out) {
+    const char *name = tx_op_name(op);
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
     if (st)
@@ -517,16 +448,16 @@ static tx_status depth_space(tx_ctx *ctx, const char *name, tx_tensor x, int b, 
         memcpy(perm, pp, sizeof perm);
         o[0] = N, o[1] = C * b * b, o[2] = H / b, o[3] = W / b;
     }
-    return transpose_view(ctx, name, x, 6, v, perm, 4, o, out);
+    return transpose_view(ctx, op, x, 6, v, perm, 4, o, out);
 }
 
 tx_status tx_depth_to_space(tx_ctx *ctx, tx_tensor x, int blocksize, tx_depth_mode mode,
                             tx_tensor *out) {
-    return depth_space(ctx, "depth_to_space", x, blocksize, true, mode, out);
+    return depth_space(ctx, TX_OP_DEPTH_TO_SPACE, x, blocksize, true, mode, out);
 }
 
 tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *out) {
-    return depth_space(ctx, "space_to_depth", x, blocksize, false, TX_DEPTH_DCR, out);
+    return depth_space(ctx, TX_OP_SPACE_TO_DEPTH, x, blocksize, false, TX_DEPTH_DCR, out);
 }
 
 tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
@@ -567,7 +498,7 @@ tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int
         memcpy(oshape, xs->shape, sizeof oshape);
         oshape[a] = len;
         tx_tensor y;
-        st = map_run(ctx, name, x, xs->rank, oshape, &m, &y);
+        st = map_run(ctx, TX_OP_SPLIT, x, xs->rank, oshape, &m, &y);
         if (st) {
             for (int j = 0; j < i; j++)
                 tx_tensor_destroy(ctx, made[j]);
@@ -625,75 +556,37 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
     }
     if (n == 1)
         return tx_tensor_reshape(ctx, xs_in[0], rank, s0->shape, out);
-    tx_dtype dtype = s0->dtype;
     int64_t inner = 1;
     for (int d = a + 1; d < rank; d++)
         inner *= oshape[d];
-    int64_t L = oshape[a] * inner;
-    tx_tensor y, tmp = {0};
-    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &y);
-    if (st)
-        return st;
-    int64_t numel = tx_slot_get(ctx, y)->numel;
-    /* inputs that contribute, with their row offset and row length */
-    int nk = 0;
-    bool vec = L % 4 == 0;
-    int64_t at = 0;
-    for (int i = 0; i < n; i++) {
-        int64_t len = tx_slot_get(ctx, xs_in[i])->shape[a] * inner;
-        if (len > 0)
-            nk++;
-        vec = vec && len % 4 == 0 && at % 4 == 0;
-        at += len;
-    }
-    int per_first = CONCAT_PER_DRAW, per_next = CONCAT_PER_DRAW - 1;
-    int draws = nk <= per_first ? 1 : 1 + (nk - per_first + per_next - 1) / per_next;
-    if (numel > 0 && draws > 1)
-        st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, rank, oshape, dtype, &tmp);
-    int q = vec ? 4 : 1; /* vec: rows and regions in texels */
-    int next = 0;        /* next input to place */
-    at = 0;
-    for (int dr = 0; numel > 0 && !st && dr < draws; dr++) {
-        tx_tensor target = (draws - 1 - dr) % 2 == 0 ? y : tmp;
-        tx_tensor prev = target.id == y.id ? tmp : y;
-        tx_program_req r;
-        const tx_texture *ins[CONCAT_PER_DRAW];
-        int nin = 0;
-        if (dr > 0)
-            ins[nin++] = &tx_slot_get(ctx, prev)->st->tex;
-        tx_req_init(&r, TX_FAMILY_MOVE, "move", 0, 1);
-        tx_req_int(&r, "p_L", (int)(L / q));
-        while (nin < CONCAT_PER_DRAW && next < n) {
-            tx_slot *s = tx_slot_get(ctx, xs_in[next++]);
-            int64_t len = s->shape[a] * inner;
-            at += len;
-            if (len == 0)
-                continue;
-            tx_req_int(&r, k_b[nin], (int)((at - len) / q));
-            tx_req_int(&r, k_l[nin], (int)(len / q));
-            ins[nin++] = &s->st->tex;
-        }
-        for (int k = 0; k < nin; k++)
-            tx_req_int(&r, k_ws[k], ins[k]->wshift);
-        r.n_inputs = nin;
-        tx_slot *ts = tx_slot_get(ctx, target);
-        tx_req_define_int(&r, "TX_KIND", 1);
-        tx_req_define_int(&r, "TX_NIN", nin);
-        tx_req_define_int(&r, "TX_PREV", dr > 0);
-        tx_req_define_int(&r, "TX_VEC", vec);
-        tx_req_int(&r, "p_ntex", (int)((numel + 3) / 4));
-        tx_req_int(&r, "p_n", (int)numel);
-        tx_req_int(&r, "p_out_ws", ts->st->tex.wshift);
-        st = bind_draw(ctx, name, &r, ins, nin, &ts->st->tex);
-    }
-    if (tmp.id)
-        tx_tensor_destroy(ctx, tmp);
+    const tx_slot **slots = malloc((size_t)n * sizeof *slots);
+    if (!slots)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "concat: out of host memory");
+    for (int i = 0; i < n; i++)
+        slots[i] = tx_slot_get(ctx, xs_in[i]);
+    tx_device dev;
+    st = tx_op_device(ctx, name, slots, n, &dev);
+    tx_tensor y = {0};
+    if (!st)
+        st = tx_tensor_alloc(ctx, name, dev, rank, oshape, s0->dtype, &y);
     if (st) {
-        tx_tensor_destroy(ctx, y);
+        free(slots);
         return st;
     }
-    *out = y;
-    return TX_STATUS_OK;
+    for (int i = 0; i < n; i++) /* the alloc may have moved the slots */
+        slots[i] = tx_slot_get(ctx, xs_in[i]);
+    tx_move_call c = {.op = TX_OP_CONCAT,
+                      .kind = TX_MOVE_CONCAT,
+                      .n_in = n,
+                      .xs = slots,
+                      .axis = a,
+                      .inner = inner,
+                      .L = oshape[a] * inner,
+                      .y = tx_slot_get(ctx, y)};
+    if (c.y->numel > 0)
+        st = tx_device_of(dev)->move(ctx, &c);
+    free(slots);
+    return tx_op_finish(ctx, st, y, out);
 }
 
 tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out) {
@@ -717,8 +610,7 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
         tx_shape_str(p, sizeof p, xs->rank, xs->shape);
         tx_shape_str(q, sizeof q, is->rank, is->shape);
         return tx_fail(ctx, TX_STATUS_RANK_TOO_HIGH,
-                       "gather: x %s with indices %s gives rank %d > %d", p, q, orank,
-                       TX_MAX_RANK);
+                       "gather: x %s with indices %s gives rank %d > %d", p, q, orank, TX_MAX_RANK);
     }
     int64_t oshape[TX_MAX_RANK], inner = 1;
     int k = 0;
@@ -731,43 +623,34 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
         inner *= xs->shape[d];
     }
     int64_t dim = xs->shape[a];
-    tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, TX_DEVICE_GPU, orank, oshape, xs->dtype, &y);
-    if (st)
-        return st;
-    xs = tx_slot_get(ctx, x);
-    is = tx_slot_get(ctx, indices);
-    tx_slot *ys = tx_slot_get(ctx, y);
-    if (ys->numel > 0 && dim == 0) {
+    bool empty = false; /* y has no element */
+    for (int d = 0; d < orank; d++)
+        empty = empty || oshape[d] == 0;
+    if (!empty && dim == 0) {
         char p[160];
         tx_shape_str(p, sizeof p, xs->rank, xs->shape);
-        tx_tensor_destroy(ctx, y);
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "gather: axis %d of x %s is empty: no index can be valid", a, p);
     }
-    if (ys->numel > 0) {
-        bool vec = inner % 4 == 0;
-        tx_program_req r;
-        tx_req_init(&r, TX_FAMILY_MOVE, "move", 2, 1);
-        tx_req_define_int(&r, "TX_KIND", 2);
-        tx_req_define_int(&r, "TX_VEC", vec);
-        tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
-        tx_req_int(&r, "p_n", (int)ys->numel);
-        tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-        tx_req_int(&r, "p_ws0", xs->st->tex.wshift);
-        tx_req_int(&r, "p_ws1", is->st->tex.wshift);
-        tx_req_int(&r, "p_dim", (int)dim);
-        tx_req_int(&r, "p_nidx", (int)is->numel);
-        tx_req_int(&r, vec ? "p_inner4" : "p_inner", (int)(vec ? inner / 4 : inner));
-        const tx_texture *ins[2] = {&xs->st->tex, &is->st->tex};
-        st = bind_draw(ctx, name, &r, ins, 2, &ys->st->tex);
-        if (st) {
-            tx_tensor_destroy(ctx, y);
-            return st;
-        }
-    }
-    *out = y;
-    return TX_STATUS_OK;
+    tx_device dev;
+    st = tx_op_device(ctx, name, (const tx_slot *[]){xs, is}, 2, &dev);
+    if (st)
+        return st;
+    tx_tensor y;
+    st = tx_tensor_alloc(ctx, name, dev, orank, oshape, xs->dtype, &y);
+    if (st)
+        return st;
+    tx_move_call c = {.op = TX_OP_GATHER,
+                      .kind = TX_MOVE_GATHER,
+                      .inner = inner,
+                      .dim = dim,
+                      .x = tx_slot_get(ctx, x),
+                      .indices = tx_slot_get(ctx, indices),
+                      .y = tx_slot_get(ctx, y)};
+    c.nidx = c.indices->numel;
+    if (c.y->numel > 0)
+        st = tx_device_of(dev)->move(ctx, &c);
+    return tx_op_finish(ctx, st, y, out);
 }
 
 tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *in, int n_in,
@@ -783,8 +666,7 @@ tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *in, int n_in,
                 return st;
             if (a.move.n_perm != xs->rank)
                 return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, "transpose", xs,
-                                  "perm has %d entries, x has rank %d", a.move.n_perm,
-                                  xs->rank);
+                                  "perm has %d entries, x has rank %d", a.move.n_perm, xs->rank);
         }
         return tx_transpose(ctx, in[0], a.move.n_perm ? a.move.perm : NULL, outs);
     case TX_OP_SLICE: return tx_slice(ctx, in[0], &a.move.slice, outs);
