@@ -19,15 +19,12 @@ static bool is_op(const tx_step *sp, const char *op_type) {
 
 /* The engine activation an ONNX node is (TX_OP_NONE if none). */
 static tx_op activation_of(tx_session *s, const tx_step *sp) {
-    static const struct {
-        const char *onnx;
-        tx_op op;
-    } k_acts[] = {
+    static const tx_onnx_name_op k_acts[] = {
         {"Relu", TX_OP_RELU},        {"Sigmoid", TX_OP_SIGMOID},      {"Tanh", TX_OP_TANH},
         {"Gelu", TX_OP_GELU},        {"HardSwish", TX_OP_HARD_SWISH}, {"Mish", TX_OP_MISH},
         {"Softplus", TX_OP_SOFTPLUS}};
     for (size_t i = 0; i < TX_COUNTOF(k_acts); i++)
-        if (is_op(sp, k_acts[i].onnx)) {
+        if (is_op(sp, k_acts[i].name)) {
             if (k_acts[i].op == TX_OP_GELU &&
                 strcmp(tx_attr_str(sp->node, "approximate", "none"), "none") != 0)
                 return TX_OP_NONE;
@@ -336,9 +333,7 @@ static void fuse_activations(tx_session *s) {
 
 tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
-    if (!st)
-        st = fuse_gelu(s);
-    if (!st)
+    if (!st && !(st = fuse_gelu(s)))
         st = fuse_hard_swish(s);
     fuse_matmul(s);
     fuse_activations(s);

@@ -227,6 +227,13 @@ typedef struct tx_onnx_op {
 
 /* The executor for op_type in the default domain, or NULL (onnx/common.c). */
 const tx_onnx_op *tx_onnx_op_find(const char *domain, const char *op_type);
+/* An ONNX op_type and the engine op it lowers to: one row of a lookup table. */
+typedef struct tx_onnx_name_op {
+    const char *name;
+    tx_op op;
+} tx_onnx_name_op;
+/* The engine op that op_type names in the n rows of k; TX_OP_NONE if none. */
+tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type);
 
 /* -- helpers for executors (session.c) -- */
 bool tx_x_has(const tx_xnode *x, int i);
