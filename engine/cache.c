@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hash.h"
 #include "internal.h"
 
 typedef enum { SPEC_NONE, SPEC_PENDING, SPEC_READY, SPEC_FAILED } spec_state;
@@ -58,14 +59,6 @@ struct tx_cache {
     tx_program_req todo_req;
     char keybuf[8192];
 };
-
-static uint64_t fnv1a(const void *p, size_t n) {
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
 
 static double now_ms(void) {
     struct timespec ts;
@@ -403,7 +396,7 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     entry *sig = NULL;
     if (ctx->k >= 0 && !r->generic_only) {
         size_t len = make_key(c, r, true);
-        uint64_t h = fnv1a(c->keybuf, len);
+        uint64_t h = tx_fnv1a(c->keybuf, len);
         int si = table_find(&c->sigs, h, c->keybuf, len);
         if (si < 0) {
             if (c->sigs.n >= c->max_sigs) {
@@ -437,7 +430,7 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
 
     /* The generic program. */
     size_t len = make_key(c, r, false);
-    uint64_t h = fnv1a(c->keybuf, len);
+    uint64_t h = tx_fnv1a(c->keybuf, len);
     int gi = table_find(&c->generic, h, c->keybuf, len);
     if (gi < 0) {
         tx_gl_prog p = compile_now(ctx, op, r, false);

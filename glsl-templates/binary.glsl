@@ -90,11 +90,7 @@ int tx_src_index(int i, out int bi) {
 #endif
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
 #if TX_MODE == 1
   o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), tx_texel(u_in1, t, p_b_ws));
 #elif TX_MODE == 2

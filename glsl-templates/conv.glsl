@@ -37,11 +37,7 @@
 #if TX_PASS == 0
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   int xx = t % p_Wp;
   int r = t / p_Wp;
   int yy = r % p_Hp;
@@ -85,11 +81,7 @@ float tx_w(int g, int co, int ci, int ky, int kx) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
 #ifdef TX_DW
   int kx = t % p_kw;
@@ -121,6 +113,13 @@ void main() {
 
 vec4 tx_x(int t) { return tx_texel(u_in0, t, p_x_ws); }
 vec4 tx_wt(int t) { return tx_texel(u_in1, t, p_w_ws); }
+// Declares a0 .. a<TX_TP - 1>: the input texels of the tile's TX_TP positions,
+// p_sw apart from texel B (one line: portable preprocessors).
+#if TX_TP == 8
+#define CV_LOAD_A(B) vec4 a0 = tx_x(B), a1 = tx_x((B) + p_sw), a2 = tx_x((B) + 2 * p_sw), a3 = tx_x((B) + 3 * p_sw), a4 = tx_x((B) + 4 * p_sw), a5 = tx_x((B) + 5 * p_sw), a6 = tx_x((B) + 6 * p_sw), a7 = tx_x((B) + 7 * p_sw);
+#else
+#define CV_LOAD_A(B) vec4 a0 = tx_x(B), a1 = tx_x((B) + p_sw), a2 = tx_x((B) + 2 * p_sw), a3 = tx_x((B) + 3 * p_sw);
+#endif
 
 vec4 tx_bias(int blk) {
   vec4 bias = vec4(0.0);
@@ -146,20 +145,7 @@ vec4 tx_out(vec4 acc, vec4 bias) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    o1 = vec4(0.0);
-    o2 = vec4(0.0);
-    o3 = vec4(0.0);
-#if TX_NT == 8
-    o4 = vec4(0.0);
-    o5 = vec4(0.0);
-    o6 = vec4(0.0);
-    o7 = vec4(0.0);
-#endif
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   int xt = t % p_XT;
   int r = t / p_XT;
   int y = r % p_Ho;
@@ -188,22 +174,12 @@ void main() {
 #endif
     for (int ky = 0; ky < p_kh; ky++, rb += rowstep) {
 #ifdef TX_SLIDE
-      vec4 a0 = tx_x(rb), a1 = tx_x(rb + p_sw), a2 = tx_x(rb + 2 * p_sw),
-           a3 = tx_x(rb + 3 * p_sw);
-#if TX_TP == 8
-      vec4 a4 = tx_x(rb + 4 * p_sw), a5 = tx_x(rb + 5 * p_sw), a6 = tx_x(rb + 6 * p_sw),
-           a7 = tx_x(rb + 7 * p_sw);
-#endif
+      CV_LOAD_A(rb)
 #endif
       for (int kx = 0; kx < p_kw; kx++) {
 #ifndef TX_SLIDE
         int xb = rb + kx * p_dw;
-        vec4 a0 = tx_x(xb), a1 = tx_x(xb + p_sw), a2 = tx_x(xb + 2 * p_sw),
-             a3 = tx_x(xb + 3 * p_sw);
-#if TX_TP == 8
-        vec4 a4 = tx_x(xb + 4 * p_sw), a5 = tx_x(xb + 5 * p_sw), a6 = tx_x(xb + 6 * p_sw),
-             a7 = tx_x(xb + 7 * p_sw);
-#endif
+        CV_LOAD_A(xb)
 #endif
         // Depthwise: per-channel weights, lanewise. Dense: the mat4 whose
         // column j maps input channel j to the block's 4 output channels.
@@ -315,11 +291,7 @@ int tx_locate(int e, out int i, out int x) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   int i, x;
 #ifdef TX_ALIGNED
   int tt = tx_locate(t * 4, i, x);

@@ -19,17 +19,10 @@
 #if TX_PASS == 1
 // Interleave: output row m comes from row-phase target m % TX_TM.
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   int n4 = p_N >> 2;
-  int per_b = p_M * n4;
-  int b = t / per_b;
-  int r = t - b * per_b;
-  int m = r / n4;
-  int c = r - m * n4;
+  ivec3 bmn = tx_split3(t, p_M, n4);
+  int b = bmn.x, m = bmn.y, c = bmn.z;
   int tt = (b * p_MT + m / TX_TM) * n4 + c;
   ivec2 q = tx_coord(tt, p_a_ws);
   int ph = m % TX_TM;
@@ -125,28 +118,9 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-#if TX_TM >= 4
-    o1 = vec4(0.0);
-    o2 = vec4(0.0);
-    o3 = vec4(0.0);
-#endif
-#if TX_TM == 8
-    o4 = vec4(0.0);
-    o5 = vec4(0.0);
-    o6 = vec4(0.0);
-    o7 = vec4(0.0);
-#endif
-    return;
-  }
-  int n4 = p_N >> 2;
-  int per_b = p_MT * n4;
-  int b = t / per_b;
-  int r = t - b * per_b;
-  int mt = r / n4;
-  int n0 = (r - mt * n4) * 4;
+  TX_OUTPUT_TEXEL(t)
+  ivec3 bmn = tx_split3(t, p_MT, p_N >> 2);
+  int b = bmn.x, mt = bmn.y, n0 = bmn.z * 4;
   int m0 = mt * TX_TM;
   int ao, bo;
   tx_batch_offsets(b, ao, bo);
@@ -194,19 +168,11 @@ void main() {
 #else  // !TX_VEC: one output texel = 4 consecutive elements
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
-  int per_b = p_M * p_N;
+  TX_OUTPUT_TEXEL(t)
   vec4 res;
   for (int j = 0; j < 4; j++) {
-    int i = t * 4 + j;
-    int b = i / per_b;
-    int r = i - b * per_b;
-    int m = r / p_N;
-    int n = r - m * p_N;
+    ivec3 bmn = tx_split3(t * 4 + j, p_M, p_N);
+    int b = bmn.x, m = bmn.y, n = bmn.z;
     if (b >= p_bd0 * p_bd1 * p_bd2 * p_bd3) {
       res[j] = 0.0;
       continue;

@@ -115,11 +115,7 @@ int tx_src(int i, out bool inside) {
 #endif
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
 #if TX_VEC == 0
   vec4 v = vec4(0.0);
   for (int j = 0; j < 4; j++) {
@@ -208,11 +204,7 @@ float tx_concat(int i) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
 #if TX_VEC == 1
   o0 = tx_concat(t);
 #else
@@ -234,11 +226,7 @@ int tx_gather_index(int j) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
 #if TX_VEC == 1
   // whole texels: p_inner4 texels per index
   int o = t / (p_nidx * p_inner4);

@@ -72,11 +72,7 @@ vec4 nx_load(highp sampler2D s, int t, int mode, int ws, int s0, int s1, int s2,
 #endif
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
 #ifdef TX_WHERE
   vec4 r = mix(NX_IN2(t), NX_IN1(t), notEqual(NX_IN0(t), vec4(0.0)));
 #else

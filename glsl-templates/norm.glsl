@@ -52,11 +52,7 @@ float nm_param(int which, int i, int g) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   vec4 x = tx_texel(u_in0, t, p_x_ws);
 #ifdef TX_LANEVEC
   int i0 = t * 4;

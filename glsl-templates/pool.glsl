@@ -69,11 +69,7 @@ float tx_pool1(int e) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
   for (int j = 0; j < 4; j++)
     if (t * 4 + j < p_n) v[j] = tx_pool1(t * 4 + j);

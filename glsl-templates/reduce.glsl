@@ -250,11 +250,7 @@ vec4 r_range(int o, int j0, int j1) {
 #endif
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
 #if TX_SRC == 0
   int n = p_R;
 #else

@@ -149,11 +149,7 @@ float tx_rz(int i) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
   for (int j = 0; j < 4; j++) {
     int i = t * 4 + j;

@@ -15,11 +15,7 @@ vec4 sm_apply(vec4 x, vec4 m, vec4 s) {
 }
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   vec4 x = tx_texel(u_in0, t, p_in_ws);
 #ifdef TX_ROWVEC
   vec4 st = tx_texel(u_in1, (t * 4) / p_R, p_st_ws);

@@ -4,10 +4,6 @@
 // p_in_ws; CLIP adds p_lo, p_hi.
 
 void main() {
-  int t = tx_frag_texel(p_out_ws);
-  if (t >= p_ntex) {
-    o0 = vec4(0.0);
-    return;
-  }
+  TX_OUTPUT_TEXEL(t)
   o0 = TX_FN(tx_texel(u_in0, t, p_in_ws));
 }

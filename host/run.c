@@ -157,20 +157,27 @@ static bool has_suffix(const char *s, const char *suf) {
     return a >= b && strcasecmp(s + a - b, suf) == 0;
 }
 
+/* Output coordinate o of dn along an axis of sn source pixels: the two source
+ * pixels it blends (*i0, *i1) and the weight of *i1, half-pixel centres. */
+static void bilinear_axis(int o, int sn, int dn, int *i0, int *i1, float *w) {
+    float f = ((float)o + 0.5f) * (float)sn / (float)dn - 0.5f;
+    if (f < 0)
+        f = 0;
+    *i0 = (int)f;
+    *i1 = *i0 + 1 < sn ? *i0 + 1 : sn - 1;
+    *w = f - (float)*i0;
+}
+
 /* Bilinear resize with half-pixel centres (what most preprocessors do). */
 static void resize_rgb(const unsigned char *src, int sw, int sh, float *dst, int dw, int dh) {
     for (int y = 0; y < dh; y++) {
-        float fy = ((float)y + 0.5f) * (float)sh / (float)dh - 0.5f;
-        if (fy < 0)
-            fy = 0;
-        int y0 = (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
-        float wy = fy - (float)y0;
+        int y0, y1;
+        float wy;
+        bilinear_axis(y, sh, dh, &y0, &y1, &wy);
         for (int x = 0; x < dw; x++) {
-            float fx = ((float)x + 0.5f) * (float)sw / (float)dw - 0.5f;
-            if (fx < 0)
-                fx = 0;
-            int x0 = (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
-            float wx = fx - (float)x0;
+            int x0, x1;
+            float wx;
+            bilinear_axis(x, sw, dw, &x0, &x1, &wx);
             for (int c = 0; c < 3; c++) {
                 float a = src[(y0 * sw + x0) * 3 + c], b = src[(y0 * sw + x1) * 3 + c];
                 float cc = src[(y1 * sw + x0) * 3 + c], d = src[(y1 * sw + x1) * 3 + c];

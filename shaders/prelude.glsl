@@ -10,7 +10,22 @@ int tx_frag_texel(int ws) {
   return (p.y << ws) | p.x;
 }
 
+// Opens a template's main(): declares int T, the output texel this fragment
+// writes; a fragment past the last texel in use (p_ntex) zeroes every output
+// (TX_ZERO_OUTPUTS, from codegen) and returns. A macro, because only the
+// template declares p_out_ws and p_ntex; on one line, like every macro here.
+#define TX_OUTPUT_TEXEL(T) int T = tx_frag_texel(p_out_ws); if (T >= p_ntex) { TX_ZERO_OUTPUTS return; }
+
 vec4 tx_texel(highp sampler2D s, int t, int ws) { return texelFetch(s, tx_coord(t, ws), 0); }
+
+// Index i of a row-major [*, n1, n2] grid -> its coordinates (i0, i1, i2).
+ivec3 tx_split3(int i, int n1, int n2) {
+  int per = n1 * n2;
+  int i0 = i / per;
+  int r = i - i0 * per;
+  int i1 = r / n2;
+  return ivec3(i0, i1, r - i1 * n2);
+}
 
 float tx_lane(vec4 v, int c) { return c == 0 ? v.x : (c == 1 ? v.y : (c == 2 ? v.z : v.w)); }
 

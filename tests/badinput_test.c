@@ -7,10 +7,10 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
-#include "glctx.h"
+#include "expect.h"
 #include "harness.h"
 #include "internal.h"
-#include "expect.h"
+#include "open_ctx.h"
 
 static tx_host *g_host;
 static tx_ctx *ctx;
@@ -408,12 +408,7 @@ static void test_still_usable(void) {
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
-    tx_ctx_desc d = {.max_texture_size = 64};
-    int rc = tx_host_open(&d, &g_host, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT)
-        return 77;
-    if (rc)
-        return 1;
+    ctx = tx_test_open_ctx((tx_ctx_desc){.max_texture_size = 64}, &g_host);
     test_context_entries();
     test_status_and_op_tables();
     test_tensor_create();

@@ -1,18 +1,12 @@
 /* Program cache behaviour, asserted on the context's counters. */
 #include <math.h>
 
-#include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "open_ctx.h"
 
 static tx_ctx *open_ctx(tx_host **h, tx_ctx_desc d) {
-    tx_ctx *ctx = NULL;
-    int rc = tx_host_open(&d, h, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT)
-        exit(77);
-    if (rc)
-        exit(1);
-    return ctx;
+    return tx_test_open_ctx(d, h);
 }
 
 static tx_tensor make(tx_ctx *ctx, int rank, const int64_t *shape, float base) {

@@ -2,37 +2,30 @@
  * error escapes; the context stays usable afterwards. */
 #include <math.h>
 
-#include "glctx.h"
+#include "expect.h"
 #include "harness.h"
 #include "internal.h"
-#include "expect.h"
+#include "open_ctx.h"
 
 static tx_host *g_host;
 
 static tx_ctx *open_ctx(tx_ctx_desc d) {
-    tx_ctx *ctx = NULL;
-    int rc = tx_host_open(&d, &g_host, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT)
-        exit(77);
-    if (rc)
-        exit(1);
-    return ctx;
+    return tx_test_open_ctx(d, &g_host);
+}
+
+static tx_tensor mk_desc(tx_ctx *ctx, tx_tensor_desc d) {
+    tx_tensor t = {0};
+    if (tx_tensor_create(ctx, &d, &t))
+        printf("  create failed: %s\n", tx_last_error(ctx));
+    return t;
 }
 
 static tx_tensor mk(tx_ctx *ctx, int rank, int64_t d0, int64_t d1, int64_t d2) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = rank, .shape = {d0, d1, d2}};
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
+    return mk_desc(ctx, (tx_tensor_desc){.rank = rank, .shape = {d0, d1, d2}});
 }
 
 static tx_tensor mk4(tx_ctx *ctx, int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = 4, .shape = {d0, d1, d2, d3}};
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
+    return mk_desc(ctx, (tx_tensor_desc){.rank = 4, .shape = {d0, d1, d2, d3}});
 }
 
 

@@ -5,9 +5,9 @@
 #include <math.h>
 
 #include "check.h"
-#include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "open_ctx.h"
 
 static tx_ctx *g_ctx;
 
@@ -68,11 +68,7 @@ int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
     tx_host *h;
-    int rc = tx_host_open(&(tx_ctx_desc){.specialize_after = 1}, &h, &g_ctx);
-    if (rc == TX_HOST_NO_CONTEXT)
-        return 77;
-    if (rc)
-        return 1;
+    g_ctx = tx_test_open_ctx((tx_ctx_desc){.specialize_after = 1}, &h);
     tx_tensor y;
 
     if (tx_test_begin("tree: sum of 1M values is 3 draws (1024 -> 32 -> 1 per output)")) {

@@ -117,22 +117,23 @@ static void tensor_msg(buf *t, const char *name, const int64_t *dims, int rank, 
     bytes_field(t, 9, raw, raw_len);
 }
 
-static void init_f(buf *g, const char *name, const int64_t *dims, int rank, const float *v) {
+/* A graph initializer of element type elem, width bytes per value. */
+static void init_elem(buf *g, const char *name, const int64_t *dims, int rank, int elem,
+                      const void *v, size_t width) {
     int64_t n = 1;
     for (int i = 0; i < rank; i++)
         n *= dims[i];
     buf t = {0};
-    tensor_msg(&t, name, dims, rank, TX_ONNX_FLOAT, v, (size_t)n * 4);
+    tensor_msg(&t, name, dims, rank, elem, v, (size_t)n * width);
     msg_field(g, 5, &t);
 }
 
+static void init_f(buf *g, const char *name, const int64_t *dims, int rank, const float *v) {
+    init_elem(g, name, dims, rank, TX_ONNX_FLOAT, v, 4);
+}
+
 static void init_i64(buf *g, const char *name, const int64_t *dims, int rank, const int64_t *v) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= dims[i];
-    buf t = {0};
-    tensor_msg(&t, name, dims, rank, TX_ONNX_INT64, v, (size_t)n * 8);
-    msg_field(g, 5, &t);
+    init_elem(g, name, dims, rank, TX_ONNX_INT64, v, 8);
 }
 
 /* ValueInfoProto (field 11 input, 12 output, 13 value_info); dims < 0 become

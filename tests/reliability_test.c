@@ -7,20 +7,14 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "open_ctx.h"
 
 static tx_host *g_host;
 
 static tx_ctx *open_ctx(tx_ctx_desc d) {
-    tx_ctx *ctx = NULL;
-    int rc = tx_host_open(&d, &g_host, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT)
-        exit(77);
-    if (rc)
-        exit(1);
-    return ctx;
+    return tx_test_open_ctx(d, &g_host);
 }
 
 static tx_stats stats(const tx_ctx *ctx) {

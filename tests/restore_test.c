@@ -1,9 +1,9 @@
 /* Asynchronous reads (pixel-pack buffer + fence) and context loss/restore:
  * the same source runs natively and, compiled with emscripten, in the browser
  * (where web/test/ also loses the context for real with WEBGL_lose_context). */
-#include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "open_ctx.h"
 
 static tx_tensor vec(tx_ctx *ctx, int n, const float *v) {
     tx_tensor t = {0};
@@ -43,12 +43,7 @@ int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
     tx_host *h;
-    tx_ctx *ctx;
-    int rc = tx_host_open(&(tx_ctx_desc){0}, &h, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT)
-        return 77;
-    if (rc)
-        return 1;
+    tx_ctx *ctx = tx_test_open_ctx((tx_ctx_desc){0}, &h);
 
     if (tx_test_begin("async read equals blocking read (float, int, odd sizes)")) {
         for (int n = 1; n <= 4099; n = n * 3 + 2) {

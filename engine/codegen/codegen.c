@@ -109,6 +109,11 @@ char *tx_codegen(const tx_program_req *r, bool specialized) {
         sb_fmt(&b, "uniform highp sampler2D u_in%d;\n", i);
     for (int i = 0; i < r->n_outputs; i++)
         sb_fmt(&b, "layout(location = %d) out vec4 o%d;\n", i, i);
+    /* what TX_OUTPUT_TEXEL (shaders/prelude.glsl) writes past the last texel */
+    sb_str(&b, "#define TX_ZERO_OUTPUTS");
+    for (int i = 0; i < r->n_outputs; i++)
+        sb_fmt(&b, " o%d = vec4(0.0);", i);
+    sb_str(&b, "\n");
     static const char *const shared[] = {"shaders/prelude", "shaders/elementwise"};
     for (size_t i = 0; i < TX_COUNTOF(shared); i++) {
         const char *src = tx_template_source(shared[i]);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "choose.h"
+#include "hash.h"
 
 static bool software_renderer(const char *renderer) {
     static const char *const soft[] = {"llvmpipe", "softpipe",     "swiftshader",
@@ -23,14 +24,6 @@ static bool software_renderer(const char *renderer) {
         if (strstr(low, soft[i]))
             return true;
     return false;
-}
-
-static uint64_t fnv1a(const void *bytes, size_t len) {
-    const unsigned char *p = bytes;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
 }
 
 /* mkdir -p of path's directory. */
@@ -139,7 +132,7 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
         snprintf(c->reason, sizeof c->reason, "software rasterizer (%.150s)", caps.renderer);
         return;
     }
-    c->model_hash = fnv1a(bytes, len);
+    c->model_hash = tx_fnv1a(bytes, len);
     cache_path(desc, c->cache_path, sizeof c->cache_path);
     if (cache_lookup(c, caps.renderer)) {
         c->decided = true;

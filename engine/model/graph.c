@@ -5,11 +5,10 @@
  *      a node whose inputs are all constants (or that reads only a statically
  *      known shape: Shape, Size) runs its executor's host path now; the rest
  *      get static output shapes from their op's infer function
- *   4. fusion: Conv ← BatchNormalization (weights rewritten on the host),
- *      MatMul/Gemm + Add(bias) + activation → one tx_matmul
+ *   4. fusion (fuse.c): Conv ← BatchNormalization (weights rewritten on the
+ *      host), MatMul/Gemm + Add(bias) + activation → one tx_matmul
  *   5. memory plan: each intermediate is freed right after its last consumer,
  *      so its texture goes back to the pool for the next op to reuse */
-#include <math.h>
 #include <string.h>
 
 #include "session.h"
@@ -54,7 +53,7 @@ static tx_status index_rebuild(tx_session *s, int cap) {
 }
 
 /* Adds a value (names must be unique); returns its index or -1 (error set). */
-static int val_add(tx_session *s, const char *name) {
+int tx_graph_val_add(tx_session *s, const char *name) {
     if (s->n_vals == s->cap_vals) {
         int cap = s->cap_vals ? s->cap_vals * 2 : 64;
         tx_session_val *v = realloc(s->vals, (size_t)cap * sizeof *v);
@@ -118,7 +117,7 @@ static tx_status build(tx_session *s) {
         if (tx_graph_find(s, m->inits[i].name) >= 0)
             return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                            "onnx: initializer \"%s\" is defined twice", m->inits[i].name);
-        int k = val_add(s, m->inits[i].name);
+        int k = tx_graph_val_add(s, m->inits[i].name);
         if (k < 0)
             return TX_STATUS_OUT_OF_MEMORY;
         tx_session_val *v = &s->vals[k];
@@ -166,7 +165,7 @@ static tx_status build(tx_session *s) {
             return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
                            "onnx: input \"%s\" has element type %s (unsupported)", vi->name,
                            tx_onnx_type_name(vi->elem));
-        k = val_add(s, vi->name);
+        k = tx_graph_val_add(s, vi->name);
         if (k < 0)
             return TX_STATUS_OUT_OF_MEMORY;
         set_info_from(&s->vals[k], vi);
@@ -194,7 +193,7 @@ static tx_status build(tx_session *s) {
                              nd->name);
                 break;
             }
-            int k = val_add(s, nd->out[o]);
+            int k = tx_graph_val_add(s, nd->out[o]);
             if (k < 0)
                 st = TX_STATUS_OUT_OF_MEMORY;
             else
@@ -495,9 +494,10 @@ static tx_status fold_and_infer(tx_session *s) {
     return TX_STATUS_OK;
 }
 
-/* ---- 4. fusion ---- */
+/* ---- 5. memory plan ---- */
 
-static void count_uses(tx_session *s) {
+/* Recounts every value's readers and last reading step (live steps only). */
+void tx_graph_count_uses(tx_session *s) {
     for (int i = 0; i < s->n_vals; i++) {
         s->vals[i].n_uses = 0;
         s->vals[i].last_use = -1;
@@ -519,337 +519,6 @@ static void count_uses(tx_session *s) {
     }
 }
 
-/* The only live consumer step of value v (which must have exactly one use). */
-static int sole_consumer(tx_session *s, int v) {
-    tx_session_val *val = &s->vals[v];
-    if (v < 0 || val->n_uses != 1 || val->is_output)
-        return -1;
-    return val->last_use;
-}
-
-static bool is_op(const tx_step *sp, const char *op_type) {
-    return !sp->dead && strcmp(sp->node->op_type, op_type) == 0 &&
-           (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0);
-}
-
-/* The engine activation an ONNX node is (TX_OP_NONE if none). */
-static tx_op activation_of(tx_session *s, const tx_step *sp) {
-    static const struct {
-        const char *onnx;
-        tx_op op;
-    } k_acts[] = {
-        {"Relu", TX_OP_RELU},        {"Sigmoid", TX_OP_SIGMOID},      {"Tanh", TX_OP_TANH},
-        {"Gelu", TX_OP_GELU},        {"HardSwish", TX_OP_HARD_SWISH}, {"Mish", TX_OP_MISH},
-        {"Softplus", TX_OP_SOFTPLUS}};
-    for (size_t i = 0; i < TX_COUNTOF(k_acts); i++)
-        if (is_op(sp, k_acts[i].onnx)) {
-            if (k_acts[i].op == TX_OP_GELU &&
-                strcmp(tx_attr_str(sp->node, "approximate", "none"), "none") != 0)
-                return TX_OP_NONE;
-            return k_acts[i].op;
-        }
-    if (is_op(sp, "Clip")) { /* relu6: Clip(0, 6) */
-        float lo = 0, hi = 0;
-        if (s->m.opset < 11) {
-            lo = tx_attr_float(sp->node, "min", -1);
-            hi = tx_attr_float(sp->node, "max", -1);
-        } else {
-            if (sp->n_in < 3 || sp->in[1] < 0 || sp->in[2] < 0)
-                return TX_OP_NONE;
-            const tx_session_val *a = &s->vals[sp->in[1]], *b = &s->vals[sp->in[2]];
-            if (!a->is_const || !b->is_const || a->c.numel != 1 || b->c.numel != 1)
-                return TX_OP_NONE;
-            lo = (float)tx_hval_get(&a->c, 0);
-            hi = (float)tx_hval_get(&b->c, 0);
-        }
-        if (lo == 0 && hi == 6)
-            return TX_OP_RELU6;
-    }
-    return TX_OP_NONE;
-}
-
-static tx_status fuse_bn_into_conv(tx_session *s) {
-    for (int k = 0; k < s->n_steps; k++) {
-        tx_step *sp = &s->steps[k];
-        if (!is_op(sp, "Conv") || sp->n_out < 1 || sp->n_in < 2)
-            continue;
-        int c = sole_consumer(s, sp->out[0]);
-        if (c < 0 || !is_op(&s->steps[c], "BatchNormalization"))
-            continue;
-        tx_step *bn = &s->steps[c];
-        if (bn->n_in != 5 || bn->in[0] != sp->out[0] || tx_attr_int(bn->node, "training_mode", 0))
-            continue;
-        bool ok = bn->n_out >= 1;
-        for (int o = 1; o < bn->n_out; o++)
-            ok &= bn->out[o] < 0;
-        for (int i = 1; i < 5; i++)
-            ok &= bn->in[i] >= 0 && s->vals[bn->in[i]].is_const;
-        ok &= sp->in[1] >= 0 && s->vals[sp->in[1]].is_const;
-        bool has_b = sp->n_in > 2 && sp->in[2] >= 0;
-        if (has_b)
-            ok &= s->vals[sp->in[2]].is_const;
-        if (!ok)
-            continue;
-        tx_hval w2, b2;
-        float eps = tx_attr_float(bn->node, "epsilon", 1e-5f);
-        if (!tx_fold_bn_into_conv(&s->vals[sp->in[1]].c, has_b ? &s->vals[sp->in[2]].c : NULL,
-                                  &s->vals[bn->in[1]].c, &s->vals[bn->in[2]].c,
-                                  &s->vals[bn->in[3]].c, &s->vals[bn->in[4]].c, eps, &w2, &b2))
-            continue;
-        /* new constants get generated names that cannot clash with the file's */
-        char *nw = tx_arena_alloc(s->m.arena, strlen(sp->node->name) + 32);
-        char *nb = tx_arena_alloc(s->m.arena, strlen(sp->node->name) + 32);
-        if (!nw || !nb) {
-            tx_hval_free(&w2);
-            tx_hval_free(&b2);
-            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-        }
-        sprintf(nw, "%s/texel:bn_folded_W:%d", sp->node->name, k);
-        sprintf(nb, "%s/texel:bn_folded_B:%d", sp->node->name, k);
-        int iw = val_add(s, nw), ib = iw >= 0 ? val_add(s, nb) : -1;
-        if (iw < 0 || ib < 0) {
-            tx_hval_free(&w2);
-            tx_hval_free(&b2);
-            return TX_STATUS_OUT_OF_MEMORY;
-        }
-        tx_hval *hv[2] = {&w2, &b2};
-        int iv[2] = {iw, ib};
-        for (int j = 0; j < 2; j++) {
-            tx_session_val *v = &s->vals[iv[j]];
-            v->is_const = v->c_owned = true;
-            v->c = *hv[j];
-            v->elem = v->c.elem;
-            v->rank = v->c.rank;
-            memcpy(v->shape, v->c.shape, sizeof v->shape);
-        }
-        sp->in[1] = iw;
-        sp->in[2] = ib;
-        if (sp->n_in < 3)
-            sp->n_in = 3;
-        sp->out[0] = bn->out[0];
-        s->vals[sp->out[0]].producer = k;
-        bn->dead = true;
-        s->fused++;
-        count_uses(s);
-    }
-    return TX_STATUS_OK;
-}
-
-/* The erf form of GELU as exporters before opset 20 write it:
- *     y = (x * (1 + erf(x / sqrt 2))) * 0.5    (any grouping of the two Muls,
- *                                               x * 0.7071 for the Div)
- * becomes one Gelu node (the engine's tx_u_gelu), placed where the last Mul
- * was. Every intermediate must have no other reader. */
-static bool const_near(const tx_session *s, int v, double want) {
-    if (v < 0 || !s->vals[v].is_const || s->vals[v].c.numel != 1 || !s->vals[v].c.f)
-        return false;
-    return fabs(s->vals[v].c.f[0] - want) <= 1e-3 * fabs(want);
-}
-
-/* For a 2-input step, the input that is not `v` (-1 if v is not an input). */
-static int other_input(const tx_step *sp, int v) {
-    if (sp->n_in != 2)
-        return -1;
-    return sp->in[0] == v ? sp->in[1] : sp->in[1] == v ? sp->in[0] : -1;
-}
-
-static tx_status fuse_gelu(tx_session *s) {
-    const tx_onnx_op *gelu = tx_onnx_op_find("", "Gelu");
-    for (int k = 0; k < s->n_steps && gelu; k++) {
-        tx_step *e = &s->steps[k];
-        if (!is_op(e, "Erf") || e->n_in != 1)
-            continue;
-        int di = s->vals[e->in[0]].producer;
-        if (di < 0 || sole_consumer(s, e->in[0]) != k)
-            continue;
-        tx_step *d = &s->steps[di];
-        int x = -1;
-        if (is_op(d, "Div") && d->n_in == 2 && const_near(s, d->in[1], 1.41421356))
-            x = d->in[0];
-        else if (is_op(d, "Mul") && d->n_in == 2 && const_near(s, d->in[1], 0.70710678))
-            x = d->in[0];
-        else if (is_op(d, "Mul") && d->n_in == 2 && const_near(s, d->in[0], 0.70710678))
-            x = d->in[1];
-        if (x < 0)
-            continue;
-        int ai = sole_consumer(s, e->out[0]);
-        if (ai < 0 || !is_op(&s->steps[ai], "Add") ||
-            !const_near(s, other_input(&s->steps[ai], e->out[0]), 1.0))
-            continue;
-        int a = s->steps[ai].out[0];
-        int m1 = sole_consumer(s, a);
-        if (m1 < 0 || !is_op(&s->steps[m1], "Mul"))
-            continue;
-        int o1 = other_input(&s->steps[m1], a), m2 = -1;
-        int half = -1; /* the step computing x * 0.5, when that grouping is used */
-        bool ok = false;
-        if (o1 >= 0 && o1 != x && s->vals[o1].producer >= 0) { /* (x * 0.5) * (1 + erf) */
-            half = s->vals[o1].producer;
-            tx_step *h = &s->steps[half];
-            ok = is_op(h, "Mul") && other_input(h, x) >= 0 &&
-                 const_near(s, other_input(h, x), 0.5) && sole_consumer(s, o1) == m1;
-            m2 = m1;
-        } else if (o1 >= 0) { /* (x * (1 + erf)) * 0.5 or (0.5 * (1 + erf)) * x */
-            m2 = sole_consumer(s, s->steps[m1].out[0]);
-            int o2 = m2 >= 0 && is_op(&s->steps[m2], "Mul")
-                         ? other_input(&s->steps[m2], s->steps[m1].out[0])
-                         : -1;
-            ok = o2 >= 0 &&
-                 ((o1 == x && const_near(s, o2, 0.5)) || (const_near(s, o1, 0.5) && o2 == x));
-        }
-        if (!ok)
-            continue;
-        tx_onnx_node *n = tx_arena_alloc(s->m.arena, sizeof *n);
-        const char **io = tx_arena_alloc(s->m.arena, 2 * sizeof *io);
-        if (!n || !io)
-            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-        tx_step *last = &s->steps[m2];
-        io[0] = s->vals[x].name;
-        io[1] = s->vals[last->out[0]].name;
-        *n = (tx_onnx_node){.name = last->node->name,
-                            .op_type = "Gelu",
-                            .domain = "",
-                            .n_in = 1,
-                            .n_out = 1,
-                            .in = io,
-                            .out = io + 1};
-        int y = last->out[0];
-        d->dead = e->dead = s->steps[ai].dead = s->steps[m1].dead = true;
-        if (half >= 0)
-            s->steps[half].dead = true;
-        last->dead = false;
-        last->node = n;
-        last->op = gelu;
-        last->n_in = last->n_out = 1;
-        last->in[0] = x;
-        last->out[0] = y;
-        s->fused += half >= 0 ? 5 : 4;
-        count_uses(s);
-    }
-    return TX_STATUS_OK;
-}
-
-/* HardSwish as Paddle2ONNX and others write it:
- *     y = x * Clip(x + 3, 0, 6) / 6      (Mul then Div, or Div then Mul)
- * becomes one HardSwish node (then fused into a preceding Conv by
- * fuse_activations), placed where the last node was. Every intermediate must
- * have no other reader. */
-static tx_status fuse_hard_swish(tx_session *s) {
-    const tx_onnx_op *hs = tx_onnx_op_find("", "HardSwish");
-    for (int k = 0; k < s->n_steps && hs; k++) {
-        tx_step *c = &s->steps[k];
-        if (!is_op(c, "Clip") || activation_of(s, c) != TX_OP_RELU6 || c->n_out != 1)
-            continue;
-        int ai = s->vals[c->in[0]].producer;
-        if (ai < 0 || sole_consumer(s, c->in[0]) != k || !is_op(&s->steps[ai], "Add"))
-            continue;
-        tx_step *add = &s->steps[ai];
-        int x = -1;
-        if (add->n_in == 2 && const_near(s, add->in[1], 3.0))
-            x = add->in[0];
-        else if (add->n_in == 2 && const_near(s, add->in[0], 3.0))
-            x = add->in[1];
-        if (x < 0)
-            continue;
-        int f1 = sole_consumer(s, c->out[0]);
-        if (f1 < 0 || s->steps[f1].n_out != 1)
-            continue;
-        tx_step *s1 = &s->steps[f1];
-        int f2 = sole_consumer(s, s1->out[0]);
-        if (f2 < 0)
-            continue;
-        tx_step *s2 = &s->steps[f2];
-        bool ok = false;
-        if (is_op(s1, "Mul") && other_input(s1, c->out[0]) == x) /* (x * clip) / 6 */
-            ok = is_op(s2, "Div") && s2->n_in == 2 && s2->in[0] == s1->out[0] &&
-                 const_near(s, s2->in[1], 6.0);
-        else if (is_op(s1, "Div") && s1->n_in == 2 && s1->in[0] == c->out[0] &&
-                 const_near(s, s1->in[1], 6.0)) /* x * (clip / 6) */
-            ok = is_op(s2, "Mul") && other_input(s2, s1->out[0]) == x;
-        if (!ok || s2->n_out != 1)
-            continue;
-        tx_onnx_node *n = tx_arena_alloc(s->m.arena, sizeof *n);
-        const char **io = tx_arena_alloc(s->m.arena, 2 * sizeof *io);
-        if (!n || !io)
-            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-        io[0] = s->vals[x].name;
-        io[1] = s->vals[s2->out[0]].name;
-        *n = (tx_onnx_node){.name = s2->node->name,
-                            .op_type = "HardSwish",
-                            .domain = "",
-                            .n_in = 1,
-                            .n_out = 1,
-                            .in = io,
-                            .out = io + 1};
-        add->dead = c->dead = s1->dead = true;
-        s2->node = n;
-        s2->op = hs;
-        s2->n_in = 1;
-        s2->in[0] = x;
-        s->fused += 3;
-        count_uses(s);
-    }
-    return TX_STATUS_OK;
-}
-
-static void fuse_matmul(tx_session *s) {
-    for (int k = 0; k < s->n_steps; k++) {
-        tx_step *sp = &s->steps[k];
-        bool mm = is_op(sp, "MatMul"), gemm = is_op(sp, "Gemm");
-        if ((!mm && !gemm) || sp->n_out != 1 || sp->bias >= 0 || sp->act)
-            continue;
-        bool has_c = gemm && sp->n_in > 2 && sp->in[2] >= 0;
-        int c = sole_consumer(s, sp->out[0]);
-        /* MatMul [.., M, K] x [K, N] + bias [N] or [1, N]: tx_matmul's bias
-         * (a following activation is fused by fuse_activations) */
-        if (c >= 0 && !has_c && is_op(&s->steps[c], "Add") && s->steps[c].n_in == 2) {
-            tx_step *add = &s->steps[c];
-            int other = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
-            const tx_session_val *a = &s->vals[sp->in[0]], *b = &s->vals[sp->in[1]];
-            int64_t n = -1;
-            if (mm && a->rank >= 2 && b->rank >= 2)
-                n = b->shape[b->rank - 1];
-            if (gemm && b->rank == 2)
-                n = b->shape[tx_attr_int(sp->node, "transB", 0) ? 0 : 1];
-            bool alpha1 = !gemm || tx_attr_float(sp->node, "alpha", 1.0f) == 1.0f;
-            const tx_session_val *bv = other >= 0 ? &s->vals[other] : NULL;
-            if (n > 0 && alpha1 && bv && bv->is_const && tx_onnx_type_is_float(bv->elem) &&
-                bv->c.numel == n && (bv->rank == 1 || (bv->rank == 2 && bv->shape[0] == 1))) {
-                sp->bias = other;
-                sp->out[0] = add->out[0];
-                s->vals[sp->out[0]].producer = k;
-                add->dead = true;
-                s->fused++;
-                count_uses(s);
-            }
-        }
-    }
-}
-
-/* Fuses a following activation into every op that takes one (MatMul, Gemm;
- * Conv once it exists: its table entry sets TX_OPF_FUSE_ACT). */
-static void fuse_activations(tx_session *s) {
-    for (int k = 0; k < s->n_steps; k++) {
-        tx_step *sp = &s->steps[k];
-        if (sp->dead || !(sp->op->flags & TX_OPF_FUSE_ACT) || sp->act || sp->n_out < 1)
-            continue;
-        int c = sole_consumer(s, sp->out[0]);
-        if (c < 0)
-            continue;
-        tx_op act = activation_of(s, &s->steps[c]);
-        if (act == TX_OP_NONE || s->steps[c].in[0] != sp->out[0])
-            continue;
-        sp->act = act;
-        sp->out[0] = s->steps[c].out[0];
-        s->vals[sp->out[0]].producer = k;
-        s->steps[c].dead = true;
-        s->fused++;
-        count_uses(s);
-    }
-}
-
-/* ---- 5. memory plan ---- */
-
 /* The step after which value i is released: its last reader, or its
  * producer when nothing reads it (Dropout's mask, unused outputs); -1 for
  * values the plan never frees (constants, outputs, feeds, dead steps' outputs). */
@@ -861,7 +530,7 @@ static int free_point(const tx_session *s, int i) {
 }
 
 static tx_status memory_plan(tx_session *s) {
-    count_uses(s);
+    tx_graph_count_uses(s);
     int *cnt = calloc((size_t)s->n_steps + 1, sizeof *cnt);
     if (!cnt)
         return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
@@ -894,16 +563,9 @@ tx_status tx_graph_plan(tx_session *s) {
     if (!st)
         st = fold_and_infer(s);
     if (!st) {
-        count_uses(s);
-        if (!s->no_fusion) {
-            st = fuse_bn_into_conv(s);
-            if (!st)
-                st = fuse_gelu(s);
-            if (!st)
-                st = fuse_hard_swish(s);
-            fuse_matmul(s);
-            fuse_activations(s);
-        }
+        tx_graph_count_uses(s);
+        if (!s->no_fusion)
+            st = tx_graph_fuse(s);
     }
     if (!st)
         st = memory_plan(s);
@@ -925,35 +587,4 @@ void tx_graph_free(tx_session *s) {
     free(s->index);
     free(s->inputs);
     free(s->outputs);
-}
-
-/* ---- BatchNormalization folded into the preceding Conv ---- */
-
-bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gamma,
-                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var, float eps,
-                          tx_hval *w_out, tx_hval *b_out) {
-    if (!w->f || w->rank < 3)
-        return false;
-    int64_t m = w->shape[0];
-    const tx_hval *ch[4] = {gamma, beta, mean, var};
-    for (int i = 0; i < 4; i++)
-        if (!ch[i]->f || ch[i]->numel != m)
-            return false;
-    if (b && (!b->f || b->numel != m))
-        return false;
-    if (!tx_hval_copy(w_out, w))
-        return false;
-    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
-        tx_hval_free(w_out);
-        return false;
-    }
-    int64_t per = m ? w->numel / m : 0;
-    for (int64_t o = 0; o < m; o++) {
-        double sc = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
-        for (int64_t j = 0; j < per; j++)
-            w_out->f[o * per + j] = (float)(w->f[o * per + j] * sc);
-        double bo = b ? b->f[o] : 0.0;
-        b_out->f[o] = (float)((bo - mean->f[o]) * sc + beta->f[o]);
-    }
-    return true;
 }

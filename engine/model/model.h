@@ -2,9 +2,12 @@
  *
  *   pb.c        protobuf wire-format reader (every length bounds-checked)
  *   onnx_load.c ModelProto → tx_onnx_model (arena-allocated, host tensors)
+ *   onnx_types.c element types: names, classes, raw_data decoding
+ *   arena.c     the model's arena allocator
  *   hval.c      host tensors: dtype conversion, upload, host-side math
  *   graph.c     value table, topological order, shape inference, constant
- *               folding, fusion, memory plan
+ *               folding, memory plan
+ *   fuse.c      fusion passes (BN into Conv, GELU, HardSwish, MatMul+bias+act)
  *   onnx/       the op tables: ONNX op_type → executor, one file per op family
  *               (onnx/common.h says how to add an op)
  *   session.c   the public tx_session_* API
@@ -62,6 +65,13 @@ const char *tx_onnx_type_name(int elem);
 /* float-like element types are held as float, int-like ones as int64. */
 bool tx_onnx_type_is_float(int elem);
 bool tx_onnx_type_is_int(int elem);
+/* Bytes per element in TensorProto.raw_data (0: not a fixed-width type). */
+int tx_onnx_raw_width(int elem);
+/* Little-endian raw_data → value k of element type elem: *f for float-like
+ * types, *i for int-like ones. */
+void tx_onnx_raw_get(const uint8_t *r, int elem, int64_t k, float *f, int64_t *i);
+float tx_onnx_half_to_float(uint16_t h);
+float tx_onnx_bf16_to_float(uint16_t h);
 
 /* A host tensor. Exactly one of f / i is set (or neither when numel == 0
  * and both may be NULL). */
@@ -74,7 +84,7 @@ typedef struct tx_hval {
     int64_t *i;
 } tx_hval;
 
-/* ---- the loaded model (onnx_load.c); everything lives in one arena ---- */
+/* ---- the loaded model (onnx_load.c); everything lives in one arena (arena.c) ---- */
 
 typedef struct tx_arena tx_arena;
 tx_arena *tx_arena_create(void);
@@ -217,6 +227,13 @@ typedef struct tx_onnx_op {
 
 /* The executor for op_type in the default domain, or NULL (onnx/common.c). */
 const tx_onnx_op *tx_onnx_op_find(const char *domain, const char *op_type);
+/* An ONNX op_type and the engine op it lowers to: one row of a lookup table. */
+typedef struct tx_onnx_name_op {
+    const char *name;
+    tx_op op;
+} tx_onnx_name_op;
+/* The engine op that op_type names in the n rows of k; TX_OP_NONE if none. */
+tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type);
 
 /* -- helpers for executors (session.c) -- */
 bool tx_x_has(const tx_xnode *x, int i);

@@ -7,91 +7,10 @@
  * most 2x); tensor payloads are sized exactly from their length first.
  *
  * Field numbers are those of onnx/onnx.proto (IR version 3..9). */
-#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "model.h"
-
-/* ---- arena ---- */
-
-/* Under AddressSanitizer the free part of each block stays poisoned and every
- * allocation is followed by a poisoned redzone, so an overflow of one arena
- * array into the next is reported like a heap overflow (without this, arrays
- * sharing a block hide each other's overruns from ASan and the fuzzers). */
-#if defined(__SANITIZE_ADDRESS__)
-#define TX_ARENA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TX_ARENA_ASAN 1
-#endif
-#endif
-#ifdef TX_ARENA_ASAN
-#include <sanitizer/asan_interface.h>
-#define ARENA_REDZONE 16
-#else
-#define ASAN_POISON_MEMORY_REGION(p, n)   ((void)(p), (void)(n))
-#define ASAN_UNPOISON_MEMORY_REGION(p, n) ((void)(p), (void)(n))
-#define ARENA_REDZONE                     0
-#endif
-
-typedef struct tx_arena_block {
-    struct tx_arena_block *next;
-    size_t used, cap;
-    max_align_t data[];
-} tx_arena_block;
-
-struct tx_arena {
-    tx_arena_block *head;
-};
-
-tx_arena *tx_arena_create(void) {
-    return calloc(1, sizeof(tx_arena));
-}
-
-void *tx_arena_alloc(tx_arena *a, size_t want) {
-    if (want > SIZE_MAX / 2)
-        return NULL;
-    size_t n = ((want + 15) & ~(size_t)15) + ARENA_REDZONE;
-    if (n == 0)
-        n = 16;
-    tx_arena_block *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        b = malloc(sizeof *b + cap);
-        if (!b)
-            return NULL;
-        b->used = 0;
-        b->cap = cap;
-        ASAN_POISON_MEMORY_REGION(b->data, cap);
-        /* a big payload gets its own block behind the current one, so the
-         * current block's free space stays usable */
-        if (a->head && n > 65536) {
-            b->next = a->head->next;
-            a->head->next = b;
-        } else {
-            b->next = a->head;
-            a->head = b;
-        }
-    }
-    void *p = (char *)b->data + b->used;
-    b->used += n;
-    ASAN_UNPOISON_MEMORY_REGION(p, want);
-    memset(p, 0, want);
-    return p;
-}
-
-void tx_arena_destroy(tx_arena *a) {
-    if (!a)
-        return;
-    for (tx_arena_block *b = a->head; b;) {
-        tx_arena_block *n = b->next;
-        ASAN_UNPOISON_MEMORY_REGION(b->data, b->cap);
-        free(b);
-        b = n;
-    }
-    free(a);
-}
 
 /* ---- parser state ---- */
 
@@ -239,117 +158,6 @@ static bool read_fixed(parser *p, tx_pb *b, int wire, int width, double **arr, i
     return true;
 }
 
-/* ---- element types ---- */
-
-const char *tx_onnx_type_name(int elem) {
-    switch (elem) {
-    case TX_ONNX_FLOAT: return "float";
-    case TX_ONNX_UINT8: return "uint8";
-    case TX_ONNX_INT8: return "int8";
-    case TX_ONNX_UINT16: return "uint16";
-    case TX_ONNX_INT16: return "int16";
-    case TX_ONNX_INT32: return "int32";
-    case TX_ONNX_INT64: return "int64";
-    case TX_ONNX_STRING: return "string";
-    case TX_ONNX_BOOL: return "bool";
-    case TX_ONNX_FLOAT16: return "float16";
-    case TX_ONNX_DOUBLE: return "double";
-    case TX_ONNX_UINT32: return "uint32";
-    case TX_ONNX_UINT64: return "uint64";
-    case 14: return "complex64";
-    case 15: return "complex128";
-    case TX_ONNX_BFLOAT16: return "bfloat16";
-    default: return "unknown type";
-    }
-}
-
-bool tx_onnx_type_is_float(int elem) {
-    return elem == TX_ONNX_FLOAT || elem == TX_ONNX_FLOAT16 || elem == TX_ONNX_DOUBLE ||
-           elem == TX_ONNX_BFLOAT16;
-}
-
-bool tx_onnx_type_is_int(int elem) {
-    switch (elem) {
-    case TX_ONNX_UINT8:
-    case TX_ONNX_INT8:
-    case TX_ONNX_UINT16:
-    case TX_ONNX_INT16:
-    case TX_ONNX_INT32:
-    case TX_ONNX_INT64:
-    case TX_ONNX_BOOL:
-    case TX_ONNX_UINT32:
-    case TX_ONNX_UINT64: return true;
-    default: return false;
-    }
-}
-
-static int raw_width(int elem) {
-    switch (elem) {
-    case TX_ONNX_UINT8:
-    case TX_ONNX_INT8:
-    case TX_ONNX_BOOL: return 1;
-    case TX_ONNX_UINT16:
-    case TX_ONNX_INT16:
-    case TX_ONNX_FLOAT16:
-    case TX_ONNX_BFLOAT16: return 2;
-    case TX_ONNX_FLOAT:
-    case TX_ONNX_INT32:
-    case TX_ONNX_UINT32: return 4;
-    case TX_ONNX_INT64:
-    case TX_ONNX_DOUBLE:
-    case TX_ONNX_UINT64: return 8;
-    default: return 0;
-    }
-}
-
-static float half_to_float(uint16_t h) {
-    int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
-    float v;
-    if (e == 0)
-        v = ldexpf((float)m, -24);
-    else if (e == 31)
-        v = m ? NAN : INFINITY;
-    else
-        v = ldexpf((float)(m | 1024), e - 25);
-    return s ? -v : v;
-}
-
-static float bf16_to_float(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Little-endian raw_data → value k of element type elem. */
-static void raw_get(const uint8_t *r, int elem, int64_t k, float *f, int64_t *i) {
-    int w = raw_width(elem);
-    const uint8_t *q = r + k * w;
-    uint64_t u = 0;
-    for (int b = w - 1; b >= 0; b--)
-        u = u << 8 | q[b];
-    switch (elem) {
-    case TX_ONNX_FLOAT: {
-        uint32_t x = (uint32_t)u;
-        memcpy(f, &x, 4);
-        break;
-    }
-    case TX_ONNX_DOUBLE: {
-        double d;
-        memcpy(&d, &u, 8);
-        *f = (float)d;
-        break;
-    }
-    case TX_ONNX_FLOAT16: *f = half_to_float((uint16_t)u); break;
-    case TX_ONNX_BFLOAT16: *f = bf16_to_float((uint16_t)u); break;
-    case TX_ONNX_INT8: *i = (int8_t)u; break;
-    case TX_ONNX_INT16: *i = (int16_t)u; break;
-    case TX_ONNX_INT32: *i = (int32_t)u; break;
-    case TX_ONNX_BOOL: *i = u != 0; break;
-    default: *i = (int64_t)u; break; /* uint8/16/32/64, int64 */
-    }
-}
-
 /* ---- TensorProto ---- */
 
 static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
@@ -442,8 +250,8 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
     bool isf = tx_onnx_type_is_float((int)elem);
     int64_t have;
     if (has_raw) {
-        have = (raw.end - raw.p) / raw_width((int)elem);
-        if ((raw.end - raw.p) % raw_width((int)elem))
+        have = (raw.end - raw.p) / tx_onnx_raw_width((int)elem);
+        if ((raw.end - raw.p) % tx_onnx_raw_width((int)elem))
             have = -1;
     } else if (elem == TX_ONNX_FLOAT || elem == TX_ONNX_DOUBLE) {
         if (ints_field || (fl_field && fl_field != (elem == TX_ONNX_FLOAT ? 4 : 10)))
@@ -479,13 +287,13 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
         float fv = 0;
         int64_t iv = 0;
         if (has_raw)
-            raw_get(raw.p, (int)elem, k, &fv, &iv);
+            tx_onnx_raw_get(raw.p, (int)elem, k, &fv, &iv);
         else if (elem == TX_ONNX_FLOAT || elem == TX_ONNX_DOUBLE)
             fv = (float)fl[k];
         else if (elem == TX_ONNX_FLOAT16)
-            fv = half_to_float((uint16_t)ints[k]);
+            fv = tx_onnx_half_to_float((uint16_t)ints[k]);
         else if (elem == TX_ONNX_BFLOAT16)
-            fv = bf16_to_float((uint16_t)ints[k]);
+            fv = tx_onnx_bf16_to_float((uint16_t)ints[k]);
         else if (elem == TX_ONNX_BOOL)
             iv = ints[k] != 0;
         else

@@ -406,22 +406,24 @@ static tx_status value_info(const tx_session *s, int vi, tx_value_info *out) {
     return TX_STATUS_OK;
 }
 
-tx_status tx_session_input_info(const tx_session *s, int i, tx_value_info *out) {
+/* tx_session_input_info and tx_session_output_info: graph input or output i. */
+static tx_status io_info(const tx_session *s, bool output, int i, tx_value_info *out) {
     if (!s || !out)
         return TX_STATUS_INVALID_ARGUMENT;
-    if (i < 0 || i >= s->n_inputs)
+    int n = output ? s->n_outputs : s->n_inputs;
+    if (i < 0 || i >= n)
         return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "tx_session_input_info: index %d is outside 0..%d", i, s->n_inputs - 1);
-    return value_info(s, s->inputs[i], out);
+                       "tx_session_%s_info: index %d is outside 0..%d", output ? "output" : "input",
+                       i, n - 1);
+    return value_info(s, output ? s->outputs[i] : s->inputs[i], out);
+}
+
+tx_status tx_session_input_info(const tx_session *s, int i, tx_value_info *out) {
+    return io_info(s, false, i, out);
 }
 
 tx_status tx_session_output_info(const tx_session *s, int i, tx_value_info *out) {
-    if (!s || !out)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (i < 0 || i >= s->n_outputs)
-        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "tx_session_output_info: index %d is outside 0..%d", i, s->n_outputs - 1);
-    return value_info(s, s->outputs[i], out);
+    return io_info(s, true, i, out);
 }
 
 tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {

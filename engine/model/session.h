@@ -72,5 +72,12 @@ tx_status tx_graph_plan(struct tx_session *s);
 void tx_graph_free(struct tx_session *s);
 /* Fills an xnode for step k (its pointer arrays are the session's scratch). */
 void tx_graph_xnode(struct tx_session *s, int k, tx_xnode *x);
+/* Adds a value (names must be unique); returns its index or -1 (error set). */
+int tx_graph_val_add(struct tx_session *s, const char *name);
+/* Recounts every value's readers and last reading step (live steps only). */
+void tx_graph_count_uses(struct tx_session *s);
+
+/* fuse.c: the fusion passes, run by tx_graph_plan after shape inference. */
+tx_status tx_graph_fuse(struct tx_session *s);
 
 #endif

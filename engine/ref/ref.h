@@ -28,6 +28,21 @@ typedef int (*tx_ref_fn)(const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
 
 extern const tx_ref_fn tx_ref_table[TX_OP_COUNT_];
 
+/* Defines tx_ref_<name> as the family file's static run() for TX_OP_<ENUM>:
+ * run(op, in, n_in, attrs, out), or run(op, in, n_in, out) for families whose
+ * ops take no attributes. */
+#define TX_REF_RUN(ENUM, name)                                                                     \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
+                      tx_ref_tensor *out) {                                                        \
+        return run(TX_OP_##ENUM, in, n_in, attrs, out);                                            \
+    }
+#define TX_REF_RUN_NO_ATTRS(ENUM, name)                                                            \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
+                      tx_ref_tensor *out) {                                                        \
+        (void)attrs;                                                                               \
+        return run(TX_OP_##ENUM, in, n_in, out);                                                   \
+    }
+
 int64_t tx_ref_numel(const tx_ref_tensor *t);
 /* Applies a UNARY op's scalar function (also used for fused activations). */
 double tx_ref_unary_scalar(tx_op op, double x);

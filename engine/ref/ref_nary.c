@@ -66,12 +66,7 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, tx_ref_tensor *out) 
     return 0;
 }
 
-#define NARY_REF(ENUM, name)                                                                       \
-    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
-                      tx_ref_tensor *out) {                                                        \
-        (void)attrs;                                                                               \
-        return run(TX_OP_##ENUM, in, n_in, out);                                                   \
-    }
+#define NARY_REF(ENUM, name) TX_REF_RUN_NO_ATTRS(ENUM, name)
 NARY_REF(WHERE, where)
 NARY_REF(SUM, sum)
 NARY_REF(MEAN, mean)

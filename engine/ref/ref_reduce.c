@@ -161,11 +161,7 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
     return 0;
 }
 
-#define REDUCE_REF(ENUM, name)                                                                     \
-    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
-                      tx_ref_tensor *out) {                                                        \
-        return run(TX_OP_##ENUM, in, n_in, attrs, out);                                            \
-    }
+#define REDUCE_REF(ENUM, name) TX_REF_RUN(ENUM, name)
 REDUCE_REF(REDUCE_SUM, reduce_sum)
 REDUCE_REF(REDUCE_MEAN, reduce_mean)
 REDUCE_REF(REDUCE_MAX, reduce_max)

@@ -95,11 +95,7 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
     return 0;
 }
 
-#define UNARY_REF(ENUM, name)                                                                 \
-    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,           \
-                      tx_ref_tensor *out) {                                                   \
-        return run(TX_OP_##ENUM, in, n_in, attrs, out);                                       \
-    }
+#define UNARY_REF(ENUM, name) TX_REF_RUN(ENUM, name)
 UNARY_REF(RELU, relu)
 UNARY_REF(RELU6, relu6)
 UNARY_REF(SIGMOID, sigmoid)

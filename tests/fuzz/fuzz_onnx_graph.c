@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "fuzz_status.h"
 #include "glctx.h"
 #include "internal.h"
 
@@ -32,12 +33,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 static void check_status(tx_status st) {
-    if ((unsigned)st >= TX_STATUS_COUNT_)
-        abort();
-    if (st != TX_STATUS_OK && tx_last_error(g_ctx)[0] == 0)
-        abort(); /* every failure says why */
-    if (tx_gl_error() != 0)
-        abort(); /* no GL error escapes a call */
+    tx_fuzz_check_status(g_ctx, st);
 }
 
 static void check_info(const tx_value_info *v) {

@@ -10,6 +10,12 @@ void tx_x_info(const tx_xnode *x, int i, int *elem, int *rank, int64_t *shape) {
     memcpy(shape, v->is_const ? v->c.shape : v->shape, sizeof(int64_t) * TX_MAX_RANK);
 }
 
+tx_status tx_x_shape2(tx_xnode *x, int *r0, int64_t s0[TX_MAX_RANK], int *r1,
+                      int64_t s1[TX_MAX_RANK]) {
+    tx_status st = tx_x_shape(x, 0, r0, s0);
+    return st ? st : tx_x_shape(x, 1, r1, s1);
+}
+
 tx_status tx_x_infer_same(tx_xnode *x) {
     int elem, rank;
     int64_t shape[TX_MAX_RANK];
@@ -219,6 +225,13 @@ static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,  &tx_onnx_ops_norm,
     &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
 };
+
+tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(k[i].name, op_type) == 0)
+            return k[i].op;
+    return TX_OP_NONE;
+}
 
 const tx_onnx_op *tx_onnx_op_find(const char *domain, const char *op_type) {
     if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0)

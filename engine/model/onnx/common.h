@@ -62,6 +62,9 @@ extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx
 
 /* Static info of input i (plan-time knowledge; constants exact). */
 void tx_x_info(const tx_xnode *x, int i, int *elem, int *rank, int64_t *shape);
+/* Shapes of inputs 0 and 1 (tx_x_shape of each; the first failure). */
+tx_status tx_x_shape2(tx_xnode *x, int *r0, int64_t s0[TX_MAX_RANK], int *r1,
+                      int64_t s1[TX_MAX_RANK]);
 /* Output 0 has input 0's static info. */
 tx_status tx_x_infer_same(tx_xnode *x);
 /* Output 0 is the numpy broadcast of every present input (input 0's type). */

@@ -5,46 +5,64 @@
 #include "common.h"
 #include "ref/ref.h"
 
-static tx_op unary_op(const char *op_type) {
-    static const struct {
-        const char *name;
-        tx_op op;
-    } k[] = {{"Relu", TX_OP_RELU},
-             {"Sigmoid", TX_OP_SIGMOID},
-             {"Tanh", TX_OP_TANH},
-             {"Exp", TX_OP_EXP},
-             {"Log", TX_OP_LOG},
-             {"Sqrt", TX_OP_SQRT},
-             {"Abs", TX_OP_ABS},
-             {"Neg", TX_OP_NEG},
-             {"Erf", TX_OP_ERF},
-             {"Gelu", TX_OP_GELU},
-             {"Softplus", TX_OP_SOFTPLUS},
-             {"Softsign", TX_OP_SOFTSIGN},
-             {"HardSwish", TX_OP_HARD_SWISH},
-             {"Sin", TX_OP_SIN},
-             {"Cos", TX_OP_COS},
-             {"Tan", TX_OP_TAN},
-             {"Floor", TX_OP_FLOOR},
-             {"Ceil", TX_OP_CEIL},
-             {"Round", TX_OP_ROUND},
-             {"Sign", TX_OP_SIGN},
-             {"Reciprocal", TX_OP_RECIPROCAL},
-             {"Not", TX_OP_NOT},
-             {"Sinh", TX_OP_SINH},
-             {"Cosh", TX_OP_COSH},
-             {"Asin", TX_OP_ASIN},
-             {"Acos", TX_OP_ACOS},
-             {"Atan", TX_OP_ATAN},
-             {"Asinh", TX_OP_ASINH},
-             {"Acosh", TX_OP_ACOSH},
-             {"Atanh", TX_OP_ATANH},
-             {"Mish", TX_OP_MISH},
-             {"IsNaN", TX_OP_IS_NAN}};
-    for (size_t i = 0; i < TX_COUNTOF(k); i++)
-        if (strcmp(k[i].name, op_type) == 0)
-            return k[i].op;
-    return TX_OP_NONE;
+/* The engine op of a unary or binary/variadic row's op_type (TX_OP_NONE for
+ * the others). */
+static tx_op engine_op(const char *op_type) {
+    static const tx_onnx_name_op k[] = {
+        /* unary */
+        {"Relu", TX_OP_RELU},
+        {"Sigmoid", TX_OP_SIGMOID},
+        {"Tanh", TX_OP_TANH},
+        {"Exp", TX_OP_EXP},
+        {"Log", TX_OP_LOG},
+        {"Sqrt", TX_OP_SQRT},
+        {"Abs", TX_OP_ABS},
+        {"Neg", TX_OP_NEG},
+        {"Erf", TX_OP_ERF},
+        {"Gelu", TX_OP_GELU},
+        {"Softplus", TX_OP_SOFTPLUS},
+        {"Softsign", TX_OP_SOFTSIGN},
+        {"HardSwish", TX_OP_HARD_SWISH},
+        {"Sin", TX_OP_SIN},
+        {"Cos", TX_OP_COS},
+        {"Tan", TX_OP_TAN},
+        {"Floor", TX_OP_FLOOR},
+        {"Ceil", TX_OP_CEIL},
+        {"Round", TX_OP_ROUND},
+        {"Sign", TX_OP_SIGN},
+        {"Reciprocal", TX_OP_RECIPROCAL},
+        {"Not", TX_OP_NOT},
+        {"Sinh", TX_OP_SINH},
+        {"Cosh", TX_OP_COSH},
+        {"Asin", TX_OP_ASIN},
+        {"Acos", TX_OP_ACOS},
+        {"Atan", TX_OP_ATAN},
+        {"Asinh", TX_OP_ASINH},
+        {"Acosh", TX_OP_ACOSH},
+        {"Atanh", TX_OP_ATANH},
+        {"Mish", TX_OP_MISH},
+        {"IsNaN", TX_OP_IS_NAN},
+        /* binary, variadic, logic */
+        {"Add", TX_OP_ADD},
+        {"Sub", TX_OP_SUB},
+        {"Mul", TX_OP_MUL},
+        {"Div", TX_OP_DIV},
+        {"Pow", TX_OP_POW},
+        {"Min", TX_OP_MIN},
+        {"Max", TX_OP_MAX},
+        {"Sum", TX_OP_ADD},
+        {"Mean", TX_OP_MEAN},
+        {"PRelu", TX_OP_PRELU},
+        {"And", TX_OP_AND},
+        {"Or", TX_OP_OR},
+        {"Xor", TX_OP_XOR},
+        {"Equal", TX_OP_EQUAL},
+        {"Less", TX_OP_LESS},
+        {"Greater", TX_OP_GREATER},
+        {"LessOrEqual", TX_OP_LESS_EQUAL},
+        {"GreaterOrEqual", TX_OP_GREATER_EQUAL},
+    };
+    return tx_onnx_name_to_op(k, TX_COUNTOF(k), op_type);
 }
 
 static bool unary_is_bool(tx_op op) {
@@ -52,7 +70,7 @@ static bool unary_is_bool(tx_op op) {
 }
 
 static tx_status exec_unary(tx_xnode *x) {
-    tx_op op = unary_op(x->node->op_type);
+    tx_op op = engine_op(x->node->op_type);
     TX_ASSERT(op != TX_OP_NONE);
     if (op == TX_OP_GELU && strcmp(tx_attr_str(x->node, "approximate", "none"), "none") != 0)
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "approximate=\"%s\" is unsupported",
@@ -90,11 +108,15 @@ static tx_status exec_unary(tx_xnode *x) {
     return st;
 }
 
-static tx_status infer_bool_same(tx_xnode *x) {
-    tx_status st = tx_x_infer_same(x);
+/* Inference status st, with output 0 (when known) made bool. */
+static tx_status out_bool(tx_xnode *x, tx_status st) {
     if (x->out[0])
         x->out[0]->elem = TX_ONNX_BOOL;
     return st;
+}
+
+static tx_status infer_bool_same(tx_xnode *x) {
+    return out_bool(x, tx_x_infer_same(x));
 }
 
 static tx_status exec_act(tx_xnode *x) {
@@ -164,34 +186,6 @@ static tx_status exec_clip(tx_xnode *x) {
     if (!st)
         st = tx_x_set_dev_typed(x, 0, y, elem, true);
     return st;
-}
-
-static tx_op binary_op(const char *op_type) {
-    static const struct {
-        const char *name;
-        tx_op op;
-    } k[] = {{"Add", TX_OP_ADD},
-             {"Sub", TX_OP_SUB},
-             {"Mul", TX_OP_MUL},
-             {"Div", TX_OP_DIV},
-             {"Pow", TX_OP_POW},
-             {"Min", TX_OP_MIN},
-             {"Max", TX_OP_MAX},
-             {"Sum", TX_OP_ADD},
-             {"Mean", TX_OP_MEAN},
-             {"PRelu", TX_OP_PRELU},
-             {"And", TX_OP_AND},
-             {"Or", TX_OP_OR},
-             {"Xor", TX_OP_XOR},
-             {"Equal", TX_OP_EQUAL},
-             {"Less", TX_OP_LESS},
-             {"Greater", TX_OP_GREATER},
-             {"LessOrEqual", TX_OP_LESS_EQUAL},
-             {"GreaterOrEqual", TX_OP_GREATER_EQUAL}};
-    for (size_t i = 0; i < TX_COUNTOF(k); i++)
-        if (strcmp(k[i].name, op_type) == 0)
-            return k[i].op;
-    return TX_OP_NONE;
 }
 
 static double host_bin_f(tx_op op, double a, double b) {
@@ -297,7 +291,7 @@ static tx_op nary_of(tx_op op) {
 }
 
 static tx_status exec_binary(tx_xnode *x) {
-    tx_op op = binary_op(x->node->op_type);
+    tx_op op = engine_op(x->node->op_type);
     TX_ASSERT(op != TX_OP_NONE);
     int n = 0, idx[64];
     if (x->n_in > 64)
@@ -367,10 +361,7 @@ static tx_status infer_prelu(tx_xnode *x) {
 }
 
 static tx_status infer_logic(tx_xnode *x) {
-    tx_status st = tx_x_infer_bcast(x);
-    if (x->out[0])
-        x->out[0]->elem = TX_ONNX_BOOL;
-    return st;
+    return out_bool(x, tx_x_infer_bcast(x));
 }
 
 /* Where(cond, a, b), numpy broadcasting over all three. */

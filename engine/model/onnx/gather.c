@@ -114,9 +114,7 @@ static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tx_tmp
 static tx_status exec_gather_elements(tx_xnode *x) {
     int rx, ri;
     int64_t sx[TX_MAX_RANK], si[TX_MAX_RANK];
-    tx_status st = tx_x_shape(x, 0, &rx, sx);
-    if (!st)
-        st = tx_x_shape(x, 1, &ri, si);
+    tx_status st = tx_x_shape2(x, &rx, sx, &ri, si);
     if (st)
         return st;
     int64_t axis = tx_attr_int(x->node, "axis", 0);
@@ -258,9 +256,7 @@ static tx_status exec_gather_nd(tx_xnode *x) {
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "batch_dims != 0 is unsupported");
     int rd, ri;
     int64_t sd[TX_MAX_RANK], si[TX_MAX_RANK];
-    tx_status st = tx_x_shape(x, 0, &rd, sd);
-    if (!st)
-        st = tx_x_shape(x, 1, &ri, si);
+    tx_status st = tx_x_shape2(x, &rd, sd, &ri, si);
     if (st)
         return st;
     int k = ri >= 1 ? (int)si[ri - 1] : 0;

@@ -56,9 +56,7 @@ static tx_status exec_gemm(tx_xnode *x) {
                         .transpose_b = tx_attr_int(x->node, "transB", 0) != 0};
     int ra, rb;
     int64_t sa[TX_MAX_RANK], sb[TX_MAX_RANK];
-    st = tx_x_shape(x, 0, &ra, sa);
-    if (!st)
-        st = tx_x_shape(x, 1, &rb, sb);
+    st = tx_x_shape2(x, &ra, sa, &rb, sb);
     if (st)
         return st;
     if (ra != 2 || rb != 2)

@@ -1,28 +1,20 @@
 /* ONNX reductions: Reduce*, ArgMax, ArgMin. */
-#include <string.h>
-
 #include "common.h"
 
 static tx_status exec_reduce(tx_xnode *x) {
-    static const struct {
-        const char *name;
-        tx_op op;
-    } k[] = {{"ReduceSum", TX_OP_REDUCE_SUM},
-             {"ReduceMean", TX_OP_REDUCE_MEAN},
-             {"ReduceMax", TX_OP_REDUCE_MAX},
-             {"ReduceMin", TX_OP_REDUCE_MIN},
-             {"ReduceProd", TX_OP_REDUCE_PROD},
-             {"ReduceL1", TX_OP_REDUCE_L1},
-             {"ReduceL2", TX_OP_REDUCE_L2},
-             {"ReduceSumSquare", TX_OP_REDUCE_SUM_SQUARE},
-             {"ReduceLogSum", TX_OP_REDUCE_LOG_SUM},
-             {"ReduceLogSumExp", TX_OP_REDUCE_LOG_SUM_EXP},
-             {"ArgMax", TX_OP_ARGMAX},
-             {"ArgMin", TX_OP_ARGMIN}};
-    size_t i = 0;
-    while (strcmp(k[i].name, x->node->op_type) != 0)
-        i++;
-    tx_op op = k[i].op;
+    static const tx_onnx_name_op k[] = {{"ReduceSum", TX_OP_REDUCE_SUM},
+                                        {"ReduceMean", TX_OP_REDUCE_MEAN},
+                                        {"ReduceMax", TX_OP_REDUCE_MAX},
+                                        {"ReduceMin", TX_OP_REDUCE_MIN},
+                                        {"ReduceProd", TX_OP_REDUCE_PROD},
+                                        {"ReduceL1", TX_OP_REDUCE_L1},
+                                        {"ReduceL2", TX_OP_REDUCE_L2},
+                                        {"ReduceSumSquare", TX_OP_REDUCE_SUM_SQUARE},
+                                        {"ReduceLogSum", TX_OP_REDUCE_LOG_SUM},
+                                        {"ReduceLogSumExp", TX_OP_REDUCE_LOG_SUM_EXP},
+                                        {"ArgMax", TX_OP_ARGMAX},
+                                        {"ArgMin", TX_OP_ARGMIN}};
+    tx_op op = tx_onnx_name_to_op(k, TX_COUNTOF(k), x->node->op_type);
     bool arg = op == TX_OP_ARGMAX || op == TX_OP_ARGMIN;
     tx_reduce_desc d = {0};
     d.drop_dims = tx_attr_int(x->node, "keepdims", 1) == 0;
