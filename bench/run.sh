@@ -5,6 +5,8 @@
 # Chromium page (SwiftShader WebGL2, fresh profile). Writes
 # results/bench-<date>/{desktop.json,browser.json,results.md,steady.svg,first_call.svg}.
 #   bash bench/run.sh [--smoke] [--runs N] [--cases a,b]
+#   bash bench/run.sh --models [--smoke] [--runs N]   only the browser model
+#     benchmark (texel cpu/gpu/auto beside onnxruntime-web; results/bench-<date>/models.json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=("$@")
@@ -15,6 +17,18 @@ TEXEL_WEB_BUILD=build-web bash scripts/build-web.sh >/dev/null
 (cd bench/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 out="results/bench-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
+if [[ " ${args[*]} " == *" --models "* ]]; then
+    models_args=()
+    for ((i = 0; i < ${#args[@]}; i++)); do
+        case "${args[i]}" in
+        --smoke) models_args+=(--smoke) ;;
+        --runs) models_args+=(--runs "${args[i + 1]}"); i=$((i + 1)) ;;
+        esac
+    done
+    node bench/browser/run.mjs --models --texel web --out "$out/models.json" "${models_args[@]}" \
+        | tee "$out/models.md"
+    exit 0
+fi
 echo "desktop runner → $out/desktop.json"
 xvfb-run -a build-bench/texel bench --json "$out/desktop.json" "${args[@]}"
 echo "browser runner → $out/browser.json"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the browser package: emscripten (Debian's) via the meson cross file
-# into build-web/, then copies texel.mjs + texel.wasm next to web/texel.js and
+# into build-web/, then copies texel.mjs + texel.wasm (wasm SIMD, one thread)
+# and texel-mt.mjs + texel-mt.wasm + texel-mt.worker.js (SIMD + threads) next to web/texel.js and
 # generates web/texel-ops.d.ts from the op list, so web/ is the npm package.
 #   TEXEL_WEB_BUILD   build directory (default build-web)
 #   TEXEL_WEB_BUILDTYPE  meson buildtype (default release)
@@ -23,5 +24,7 @@ else
     meson configure "$BUILD" -Dwerror=$werror >/dev/null
 fi
 ninja -C "$BUILD"
+# texel.* : SIMD, one thread; texel-mt.* (+ its pthread worker): SIMD + threads
 cp "$BUILD/web/texel.mjs" "$BUILD/web/texel.wasm" web/
+cp "$BUILD/web/texel-mt.mjs" "$BUILD/web/texel-mt.wasm" "$BUILD/web/texel-mt.worker.js" web/
 node web/tools/gen-dts.mjs > web/texel-ops.d.ts

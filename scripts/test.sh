@@ -144,6 +144,8 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
             run_suite "web:$t" node web/test/run.mjs ctest "$t"
         done
         run_suite "web:api" node web/test/run.mjs page web/test/api.html
+        # the same tests cross-origin isolated: texel.js loads texel-mt.wasm (threads)
+        run_suite "web:api-threads" node web/test/run.mjs page coi/web/test/api.html
         run_suite "web:types" bash web/test/types.sh
         mkdir -p web/results
         # the demo's model and photos (pinned, checked; not in git)

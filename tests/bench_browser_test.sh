@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The browser benchmark runner works on the smallest cases: texel's web build
-# and TF.js (webgl, wasm) each produce timings for every smoke case.
+# and TF.js (webgl, wasm) each produce timings for every smoke case; and on
+# one real model (BlazeFace) beside onnxruntime-web.
 set -uo pipefail
 TEXEL=${1:-build/texel}
 cd "$(dirname "$0")/.."
@@ -31,4 +32,32 @@ sys.exit(1 if bad else 0)
 PY
 rc=$?
 rm -f "$out"
-exit $rc
+# the real-model smoke: BlazeFace through texel cpu + gpu beside onnxruntime-web
+# wasm (3 runs each, same inputs); every engine runs and texel agrees with it
+mout=$(mktemp)
+node bench/browser/run.mjs --models --smoke --texel web --out "$mout" >/dev/null 2>&1
+python3 - "$mout" <<'PY'
+import json, sys
+try:
+    rows = json.load(open(sys.argv[1]))["results"]
+except Exception as e:
+    print("FAIL model runner wrote no JSON:", e); print("0 passed, 1 failed"); sys.exit(1)
+ok = bad = 0
+for r in rows:
+    good = r.get("status") == "ok" and r.get("steady_ms", 0) > 0
+    if good and r["engine"].startswith("texel"):
+        good = r.get("max_abs_diff", 1e9) <= 1e-3
+    if good:
+        ok += 1
+    else:
+        bad += 1
+        print("FAIL models %s %s: %s, max abs diff %s" % (r["model"], r["engine"], r.get("status"), r.get("max_abs_diff")))
+if not rows:
+    bad += 1
+print("%d passed, %d failed" % (ok, bad))
+sys.exit(1 if bad else 0)
+PY
+mrc=$?
+rm -f "$mout"
+((rc == 0 && mrc == 0))
+exit $?

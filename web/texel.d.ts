@@ -5,11 +5,14 @@ import type { ContextOps, OpName, TensorOps } from './texel-ops.js';
 export type { OpName } from './texel-ops.js';
 export type DType = 'float32' | 'int32';
 export type TypedValues = Float32Array | Int32Array;
+/** Where a tensor lives and its ops run: a WebGL2 texture or wasm memory (SIMD, threads). */
+export type Device = 'gpu' | 'cpu';
 
 /** Engine status codes by name, e.g. Status.CONTEXT_LOST (filled when the engine loads). */
 export declare const Status: Readonly<Record<
   | 'OK' | 'INVALID_ARGUMENT' | 'SHAPE_MISMATCH' | 'RANK_TOO_HIGH' | 'DTYPE_MISMATCH'
-  | 'STALE_HANDLE' | 'TOO_LARGE' | 'OUT_OF_MEMORY' | 'UNSUPPORTED' | 'GL_ERROR' | 'CONTEXT_LOST',
+  | 'STALE_HANDLE' | 'TOO_LARGE' | 'OUT_OF_MEMORY' | 'UNSUPPORTED' | 'GL_ERROR' | 'CONTEXT_LOST'
+  | 'DEVICE_MISMATCH',
   number>> & Readonly<Record<string, number>>;
 
 /** Every failure of the engine: `status` is the tx_status, `message` names the op and shapes. */
@@ -34,8 +37,45 @@ export interface CreateOptions {
   /** Check GL errors after every op (a synchronous GPU round trip each, ~0.1 ms)
    *  so they name the op; default: errors surface at the next read. */
   debug?: boolean;
+  /** Where tx.tensor puts tensors (default 'gpu'). */
+  device?: Device;
+  /** Threads of the CPU device: 0 (default) one per core; threaded build only. */
+  cpuThreads?: number;
+  /** 'auto' (default): the threaded build (texel-mt.wasm) on a cross-origin isolated page; true / false force. */
+  threads?: boolean | 'auto';
+  /** Engine environment knobs for the whole loaded engine, e.g. {TEXEL_AUTO_MEASURE: '1'}; null unsets. */
+  env?: Record<string, string | number | null>;
   /** Where texel.wasm lives (default: next to texel.mjs). */
   wasmUrl?: string;
+  /** Where texel-mt.wasm lives (default: next to texel-mt.mjs). */
+  wasmUrlThreads?: string;
+}
+
+export interface TensorOptions {
+  dtype?: DType;
+  /** Default: the context's (CreateOptions.device). */
+  device?: Device;
+}
+
+export interface LoadModelOptions {
+  /** 'auto' (default): the CPU on a software rasterizer, else measured over the first runs and remembered in localStorage. */
+  device?: Device | 'auto';
+}
+
+/** tx_session_stats: the plan and the device choice. */
+export interface SessionStats {
+  nodes: number;
+  steps: number;
+  folded: number;
+  fused: number;
+  weightBytes: number;
+  device: Device;
+  decided: boolean;
+  reason: string;
+  runsGpu: number;
+  runsCpu: number;
+  gpuMs: number;
+  cpuMs: number;
 }
 
 export interface Caps {
@@ -68,6 +108,15 @@ export interface Stats {
   peakTextureBytes: number;
   liveTensors: number;
   specializedPrograms: number;
+  pooledTextures: number;
+  texturesEvicted: number;
+  contextLosses: number;
+  contextRestores: number;
+  /** Ops run by the CPU device. */
+  cpuOps: number;
+  /** Wasm memory owned by live CPU tensors. */
+  liveHostBytes: number;
+  peakHostBytes: number;
   compileMs: number;
   /** Times the WebGL context was restored after a loss. */
   generation: number;
@@ -93,6 +142,10 @@ export declare class Tensor {
   arraySync(): unknown;
   /** A view with a new shape (no copy); one dim may be -1. */
   reshape(shape: number[]): Tensor;
+  /** Where the tensor lives and its ops run. */
+  readonly device: Device;
+  /** A copy on `device` (a new tensor). */
+  to(device: Device): Tensor;
 }
 export interface Tensor extends TensorOps {}
 
@@ -116,6 +169,11 @@ export declare class Session {
   readonly inputs: readonly ValueInfo[];
   readonly outputs: readonly ValueInfo[];
   readonly disposed: boolean;
+  /** The device the next run uses (after 'auto' decided: its choice). */
+  readonly device: Device;
+  /** Why that device: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial run ...". */
+  readonly deviceReason: string;
+  stats(): SessionStats;
   /** Runs the graph; the outputs are new tensors the caller disposes. Rejects with a TexelError. */
   run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
   dispose(): void;
@@ -126,7 +184,9 @@ export declare class Context {
   readonly caps: Caps;
   readonly lost: boolean;
   readonly ops: { name: string; arity: number; attrs: string[] }[];
-  tensor(values: TypedValues | number[] | number, shape?: number[], dtype?: DType): Tensor;
+  /** True when this context runs the threaded build (texel-mt.wasm). */
+  readonly threads: boolean;
+  tensor(values: TypedValues | number[] | number, shape?: number[], dtype?: DType | TensorOptions): Tensor;
   zeros(shape: number[], dtype?: DType): Tensor;
   /** Any op by name: run('matmul', [a, b], { transposeB: true }). */
   run(op: OpName, inputs: (Tensor | number)[], attrs?: Record<string, unknown>): Tensor;
@@ -136,7 +196,7 @@ export declare class Context {
   keep<T extends Tensor>(t: T): T;
   stats(): Stats;
   /** Loads an ONNX model (bytes or a URL to fetch); weights are uploaded once and again after a context restore. */
-  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL): Promise<Session>;
+  loadModel(source: ArrayBuffer | ArrayBufferView | string | URL, options?: LoadModelOptions): Promise<Session>;
   finish(): void;
   trim(): void;
   on(event: 'contextlost', fn: (err: TexelError) => void): () => void;
@@ -146,6 +206,10 @@ export declare class Context {
 export interface Context extends ContextOps {}
 
 export declare function create(options?: CreateOptions): Promise<Context>;
+/** True where the threaded build can run (SharedArrayBuffer on a cross-origin isolated page). */
+export declare function threadsAvailable(): boolean;
+/** Forgets the 'auto' device decisions this origin remembered (localStorage). */
+export declare function forgetDeviceChoices(): void;
 
 declare const texel: {
   create: typeof create;
@@ -154,5 +218,7 @@ declare const texel: {
   Tensor: typeof Tensor;
   Context: typeof Context;
   Session: typeof Session;
+  threadsAvailable: typeof threadsAvailable;
+  forgetDeviceChoices: typeof forgetDeviceChoices;
 };
 export default texel;

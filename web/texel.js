@@ -1,5 +1,6 @@
-// texel: tensors on the GPU of any WebGL2 browser. The JS face of the C engine
-// (texel.wasm, driven through the thin C layer web/texel_web.c).
+// texel: tensors on the GPU of any WebGL2 browser, or on its CPU (wasm SIMD,
+// web workers). The JS face of the C engine (texel.wasm, driven through the
+// thin C layer web/texel_web.c).
 //
 //   import * as texel from 'texel-gpu';
 //   const tx = await texel.create();
@@ -11,7 +12,12 @@
 // from the engine's op list at load time: an op added to the C engine appears
 // here without JS edits. Arguments after the tensor inputs are the op's
 // attributes, positionally or as one options object (camelCase or snake_case).
-import createTexelCore from './texel.mjs';
+//
+// Two builds of the engine: texel.mjs/.wasm (wasm SIMD, one thread) and
+// texel-mt.mjs/.wasm (SIMD + a pool of web workers for the CPU device; needs
+// SharedArrayBuffer, i.e. a cross-origin isolated page: COOP same-origin +
+// COEP require-corp). create() takes the threaded one when the page is
+// isolated, unless told otherwise (create({threads: false | true})).
 
 /** Engine status codes by name (`Status.CONTEXT_LOST` ...), filled on load. */
 export const Status = {};
@@ -29,24 +35,92 @@ export class TexelError extends Error {
 
 const statusNames = [];
 const DTYPES = ['float32', 'int32'];
-let corePromise = null;
+/** tx_device names by value: 0 default, 1 gpu, 2 cpu, 3 auto (filled on load). */
+const DEVICES = [];
+const corePromises = new Map(); // threads (boolean) → Promise<core>
+
+/** True where the threaded build can run: SharedArrayBuffer on a cross-origin isolated page. */
+export function threadsAvailable() {
+  return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true;
+}
 
 function loadCore(opts) {
-  if (!corePromise) {
+  const threads = opts.threads === undefined || opts.threads === 'auto' ? threadsAvailable() : !!opts.threads;
+  if (threads && typeof SharedArrayBuffer !== 'function')
+    return Promise.reject(new TexelError(Status.UNSUPPORTED ?? 8, 'texel.create: threads: true needs SharedArrayBuffer, which browsers give only to cross-origin isolated pages (headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)'));
+  let p = corePromises.get(threads);
+  if (!p) {
     const moduleOpts = {};
-    if (opts.wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? opts.wasmUrl : f);
-    corePromise = createTexelCore(moduleOpts).then((core) => {
-      for (let i = 0; i < core._txw_status_count(); i++) {
-        const name = core.UTF8ToString(core._txw_status_name(i));
-        statusNames[i] = name;
-        Status[name.replace(/^TX_STATUS_/, '')] = i;
-      }
-      installOps(core);
-      return core;
-    });
-    corePromise.catch(() => { corePromise = null; });
+    const wasmUrl = threads ? opts.wasmUrlThreads : opts.wasmUrl;
+    if (wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? wasmUrl : new URL(f, import.meta.url).href);
+    p = (threads ? import('./texel-mt.mjs') : import('./texel.mjs'))
+      .then((m) => m.default(moduleOpts))
+      .then((core) => {
+        for (let i = 0; i < core._txw_status_count(); i++) {
+          const name = core.UTF8ToString(core._txw_status_name(i));
+          statusNames[i] = name;
+          Status[name.replace(/^TX_STATUS_/, '')] = i;
+        }
+        for (let d = 0; d < 4; d++) DEVICES[d] = core.UTF8ToString(core._txw_device_name(d));
+        installOps(core);
+        core.txwThreads = threads;
+        return core;
+      });
+    p.catch(() => corePromises.delete(threads));
+    corePromises.set(threads, p);
   }
-  return corePromise;
+  return p;
+}
+
+// A device name → its tx_device value. allowAuto: sessions only.
+function deviceCode(name, what, allowAuto) {
+  if (name === undefined || name === null || name === 'default') return 0;
+  const d = DEVICES.indexOf(name);
+  if (d <= 0 || (d === 3 && !allowAuto))
+    throw new TexelError(Status.INVALID_ARGUMENT, `${what}: unknown device "${name}" (${allowAuto ? "'auto', " : ''}'gpu' or 'cpu')`);
+  return d;
+}
+
+// ---- auto's decisions, remembered per model bytes + renderer ----
+// The C side keeps them in a file on the desktop; under emscripten the page
+// keeps them here (localStorage, where there is one: not in workers).
+const CHOICE_PREFIX = 'texel-device:';
+
+function modelHash(bytes) {
+  // two FNV-1a 32 lanes (different offsets) and the length: 64 bits of identity
+  let a = 0x811c9dc5, b = 0x050c5d1f;
+  for (let i = 0; i < bytes.length; i++) {
+    a = Math.imul(a ^ bytes[i], 16777619);
+    b = Math.imul(b ^ bytes[i], 16777619);
+  }
+  return `${(a >>> 0).toString(16).padStart(8, '0')}${(b >>> 0).toString(16).padStart(8, '0')}-${bytes.length}`;
+}
+
+function storage() {
+  try { return globalThis.localStorage ?? null; } catch { return null; }
+}
+
+function recallChoice(key) {
+  try {
+    const v = JSON.parse(storage()?.getItem(key) ?? 'null');
+    return v && (v.device === 'gpu' || v.device === 'cpu') ? v : null;
+  } catch { return null; }
+}
+
+function rememberChoice(key, st) {
+  try {
+    storage()?.setItem(key, JSON.stringify({ device: st.device, gpuMs: st.gpuMs, cpuMs: st.cpuMs }));
+  } catch { /* quota or privacy mode: remembering is an optimisation */ }
+}
+
+/** Forgets every remembered auto decision of this origin. */
+export function forgetDeviceChoices() {
+  const s = storage();
+  if (!s) return;
+  for (let i = s.length - 1; i >= 0; i--) {
+    const k = s.key(i);
+    if (k?.startsWith(CHOICE_PREFIX)) s.removeItem(k);
+  }
 }
 
 const camelToSnake = (k) => k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`);
@@ -113,6 +187,12 @@ export class Tensor {
   /** A view with a new shape (no draw, no copy); one dim may be -1. */
   reshape(shape) { return this._tx._reshape(this, shape); }
 
+  /** 'gpu' (a texture) or 'cpu' (wasm memory): where the tensor lives and its ops run. */
+  get device() { return this._tx._device(this); }
+
+  /** A copy on `device` ('gpu' | 'cpu'): a new tensor, the counted crossing between devices. */
+  to(device) { return this._tx._to(this, device); }
+
   /** Nested JS arrays (blocking). */
   arraySync() {
     const flat = Array.from(this.dataSync());
@@ -150,6 +230,8 @@ class Context {
     canvas.addEventListener('webglcontextrestored', this._onRestored);
     /** Probed device capabilities (renderer, max texture size, float render ...). */
     this.caps = camelKeys(JSON.parse(core.UTF8ToString(core._txw_caps_json(w))));
+    /** True when this context runs the threaded build (texel-mt.wasm). */
+    this.threads = core.txwThreads;
   }
 
   // ---- plumbing ----
@@ -207,11 +289,17 @@ class Context {
   // ---- tensors ----
 
   /**
-   * tensor(values, shape?, dtype?): values is a Float32Array, Int32Array,
-   * number[] or a number (a scalar). Int32Array gives an int32 tensor.
+   * tensor(values, shape?, dtype? | {dtype?, device?}): values is a
+   * Float32Array, Int32Array, number[] or a number (a scalar). Int32Array
+   * gives an int32 tensor. device: 'gpu' | 'cpu' (default: the context's).
    */
   tensor(values, shape, dtype) {
     const w = this._ctx();
+    let device = 0;
+    if (dtype && typeof dtype === 'object') {
+      device = deviceCode(dtype.device, 'tensor', false);
+      dtype = dtype.dtype;
+    }
     if (typeof values === 'number') {
       values = [values];
       shape ??= [];
@@ -234,7 +322,7 @@ class Context {
       c.HEAPU8.set(new Uint8Array(data.buffer, data.byteOffset, bytes), ptr);
       const sp = this._scratch + 64;
       c.HEAP32.set(shape, sp >> 2);
-      this._check(c._txw_tensor_create(w, shape.length, sp, code, ptr, this._scratch));
+      this._check(c._txw_tensor_create(w, shape.length, sp, code, ptr, device, this._scratch));
     } finally {
       c._free(ptr);
     }
@@ -253,6 +341,20 @@ class Context {
     const sp = this._scratch + 64;
     c.HEAP32.set(shape, sp >> 2);
     this._check(c._txw_tensor_reshape(w, id, shape.length, sp, this._scratch));
+    return this._wrap(this._u32());
+  }
+
+  _device(t) {
+    const w = this._ctx();
+    const id = this._own(t, 'device: tensor');
+    this._check(this._core._txw_tensor_device(w, id, this._scratch));
+    return DEVICES[this._core.HEAP32[this._scratch >> 2]];
+  }
+
+  _to(t, device) {
+    const w = this._ctx();
+    const id = this._own(t, 'to: tensor');
+    this._check(this._core._txw_tensor_to(w, id, deviceCode(device, 'to', false), this._scratch));
     return this._wrap(this._u32());
   }
 
@@ -393,11 +495,17 @@ class Context {
   // ---- models ----
 
   /**
-   * loadModel(ArrayBuffer | Uint8Array | URL string): an ONNX model as a
-   * Session. Its graph is planned and its weights uploaded once; after a
+   * loadModel(ArrayBuffer | Uint8Array | URL string, {device?}): an ONNX model
+   * as a Session. Its graph is planned and its weights uploaded once; after a
    * context loss the engine re-uploads them when the context is restored.
+   * device: 'auto' (default), 'gpu' or 'cpu'. 'auto' runs a software
+   * rasterizer's sessions on the CPU; elsewhere it measures both devices over
+   * the first runs and keeps the faster, remembered in localStorage per model
+   * bytes + renderer so the next load of the model decides at once.
    */
-  async loadModel(source) {
+  async loadModel(source, options = {}) {
+    const want = options?.device ?? 'auto';
+    const code = deviceCode(want, 'loadModel', true);
     let bytes;
     if (typeof source === 'string' || (typeof URL === 'function' && source instanceof URL)) {
       let res;
@@ -417,14 +525,26 @@ class Context {
     }
     const w = this._ctx();
     const c = this._core;
+    let device = code, remembered = null, choiceKey = null;
+    if (code === 0 || code === 3) { // auto
+      choiceKey = `${CHOICE_PREFIX}${modelHash(bytes)}:${this.caps.renderer}`;
+      remembered = recallChoice(choiceKey);
+      if (remembered) device = deviceCode(remembered.device, 'loadModel', false);
+    }
     const ptr = c._malloc(Math.max(bytes.length, 1));
     try {
       c.HEAPU8.set(bytes, ptr); // the engine copies what it keeps
-      this._check(c._txw_session_create(w, ptr, bytes.length, this._scratch));
+      this._check(c._txw_session_create(w, ptr, bytes.length, device, this._scratch));
     } finally {
       c._free(ptr);
     }
     const session = new Session(this, this._u32());
+    if (remembered) {
+      const f = (v) => (typeof v === 'number' ? v.toFixed(2) : '?');
+      session._reason = `remembered: gpu ${f(remembered.gpuMs)} ms, cpu ${f(remembered.cpuMs)} ms (localStorage)`;
+    } else if (choiceKey) {
+      session._choiceKey = choiceKey; // stored once auto has measured
+    }
     this._sessions.add(session);
     return session;
   }
@@ -463,7 +583,8 @@ class Context {
     return t;
   }
 
-  /** The engine's counters plus the JS wrapper's (camelCase). */
+  /** The engine's counters plus the JS wrapper's (camelCase). cpuOps and
+   *  liveHostBytes count the CPU device's work and memory. */
   stats() {
     const s = camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_stats_json(this._ctx()))));
     s.jsLiveTensors = this._live;
@@ -551,6 +672,25 @@ export class Session {
 
   get disposed() { return this._ptr === 0; }
 
+  /**
+   * The session's counters and its device choice (tx_session_stats): nodes,
+   * steps, folded, fused, weightBytes, device, decided, reason, runsGpu,
+   * runsCpu, gpuMs, cpuMs.
+   */
+  stats() {
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.stats: this session was disposed');
+    const c = this._tx._core;
+    const s = camelKeys(JSON.parse(c.UTF8ToString(c._txw_session_stats_json(this._tx._ctx(), this._ptr))));
+    if (this._reason) s.reason = this._reason;
+    return s;
+  }
+
+  /** The device the next run uses ('gpu' | 'cpu'; after auto has decided, its choice). */
+  get device() { return this.stats().device; }
+
+  /** Why: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial run ...". */
+  get deviceReason() { return this.stats().reason; }
+
   _describe(isOutput) {
     const c = this._tx._core;
     const p = this._tx._scratch + 160;
@@ -601,6 +741,13 @@ export class Session {
       c.HEAPU32.set(strs.slice(n), base + 2 * n);
       const outs = arr + 4 * (2 * n + m);
       tx._check(c._txw_session_run(w, this._ptr, n, arr, arr + 4 * n, m, arr + 8 * n, outs));
+      if (this._choiceKey) { // auto: remember a measured decision
+        const st = this.stats();
+        if (st.decided) {
+          if (/^measured/.test(st.reason)) rememberChoice(this._choiceKey, st);
+          this._choiceKey = null;
+        }
+      }
       const result = {};
       const got = Array.from(c.HEAPU32.subarray(outs >> 2, (outs >> 2) + m));
       got.forEach((id, i) => { result[fetches[i]] = tx._wrap(id); });
@@ -648,10 +795,16 @@ function camelKeys(o) {
 }
 
 /**
- * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?, wasmUrl?})
- * Loads the engine (once per page) and makes a context on `canvas` (default: a
- * canvas of its own that is never shown). debug: check for GL errors after
- * every op (a GPU round trip each) instead of at the next read.
+ * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?,
+ *         device?, cpuThreads?, threads?, env?, wasmUrl?, wasmUrlThreads?})
+ * Loads the engine (once per page and build) and makes a context on `canvas`
+ * (default: a canvas of its own that is never shown). debug: check for GL
+ * errors after every op (a GPU round trip each) instead of at the next read.
+ * device: where tx.tensor puts tensors ('gpu', default, or 'cpu').
+ * cpuThreads: the CPU device's threads (0: one per core; threaded build only).
+ * threads: 'auto' (default: the threaded build on a cross-origin isolated
+ * page), true or false. env: engine environment variables ({TEXEL_AUTO_MEASURE:
+ * '1'}; null unsets), set for the whole loaded engine before the context is made.
  */
 export async function create(opts = {}) {
   const core = await loadCore(opts);
@@ -661,14 +814,26 @@ export async function create(opts = {}) {
     canvas.width = canvas.height = 1;
   }
   core.txwCanvas = canvas;
+  for (const [k, v] of Object.entries(opts.env ?? {})) {
+    const strs = [k, v === null || v === undefined ? null : String(v)].map((x) => {
+      if (x === null) return 0; // unset
+      const len = core.lengthBytesUTF8(x) + 1;
+      const p = core._malloc(len);
+      core.stringToUTF8(x, p, len);
+      return p;
+    });
+    core._txw_setenv(strs[0], strs[1]);
+    strs.forEach((p) => core._free(p));
+  }
+  const device = deviceCode(opts.device, 'texel.create', false);
   // specializeAfter: k identical calls; 0 or 'always'; 'never'; default 2.
   const k = opts.specializeAfter;
   const code = k === undefined ? 0 : k === 0 || k === 'always' ? -1 : k === 'never' || k < 0 ? -2 : k;
   const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
-    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0);
+    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0);
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
   return new Context(core, w, canvas);
 }
 
 export { Context };
-export default { create, Status, TexelError, Tensor, Context, Session };
+export default { create, Status, TexelError, Tensor, Context, Session, threadsAvailable, forgetDeviceChoices };

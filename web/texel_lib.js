@@ -25,6 +25,16 @@ mergeInto(LibraryManager.library, {
     Module['txwLastCanvas'] = canvas;
     return h;
   },
+  // WebGL masks RENDERER ("WebKit WebGL"); WEBGL_debug_renderer_info's
+  // unmasked string names the device (ANGLE (..., SwiftShader ...)), which
+  // engine/gl/gl.c reports as tx_caps.renderer. Leaves out untouched if none.
+  txw_js_unmasked_renderer__deps: ['$GL'],
+  txw_js_unmasked_renderer: function(out, n) {
+    var gl = GLctx;
+    var e = gl && gl.getExtension('WEBGL_debug_renderer_info');
+    var s = e ? gl.getParameter(e.UNMASKED_RENDERER_WEBGL) : '';
+    if (s) stringToUTF8(String(s), out, n);
+  },
   // Chromium keeps at most 16 WebGL contexts alive and drops the oldest with a
   // warning; losing ours on purpose frees its GPU memory now.
   txw_js_context_destroy__deps: ['$GL'],

@@ -46,7 +46,7 @@ static tx_ctx *use(txw *w) {
 /* ---- context ---- */
 
 EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
-                       int log_shaders, int debug) {
+                       int log_shaders, int debug, int device, int cpu_threads) {
     g_create_error[0] = 0;
     txw *w = calloc(1, sizeof *w);
     if (!w) {
@@ -67,6 +67,8 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
         .memory_budget = memory_budget > 0 ? (size_t)memory_budget : 0,
         .max_texture_size = max_texture_size,
         .log_shaders = log_shaders != 0,
+        .device = (tx_device)device,
+        .cpu_threads = cpu_threads,
     };
     tx_status s = tx_ctx_create(&d, &w->ctx);
     if (s) {
@@ -84,6 +86,12 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
 }
 
 EXPORT const char *txw_create_error(void) { return g_create_error; }
+
+/* Sets an engine environment variable: the knobs the desktop reads from the
+ * environment (TEXEL_AUTO_MEASURE, TEXEL_SPECIALIZE_AFTER, TEXEL_CPU_THREADS ...); value NULL unsets. */
+EXPORT int txw_setenv(const char *name, const char *value) {
+    return value ? setenv(name, value, 1) : unsetenv(name);
+}
 
 EXPORT void txw_destroy(txw *w) {
     if (!w)
@@ -114,7 +122,9 @@ EXPORT int txw_generation(txw *w) { return tx_ctx_generation(w->ctx); }
     X(generic_compiles) X(specialized_compiles) X(specialized_ready) X(specialized_evicted)    \
     X(compile_failures) X(cache_hits) X(generic_runs) X(specialized_runs) X(draws)             \
     X(bytes_uploaded) X(bytes_downloaded) X(live_texture_bytes) X(pooled_texture_bytes)        \
-    X(peak_texture_bytes) X(live_tensors) X(specialized_programs)
+    X(peak_texture_bytes) X(live_tensors) X(specialized_programs) X(pooled_textures)         \
+    X(textures_evicted) X(context_losses) X(context_restores) X(cpu_ops) X(live_host_bytes)    \
+    X(peak_host_bytes)
 
 EXPORT const char *txw_stats_json(txw *w) {
     tx_stats s;
@@ -167,9 +177,10 @@ static int to_shape(int rank, const int32_t *in, int64_t *out) {
 }
 
 EXPORT int txw_tensor_create(txw *w, int rank, const int32_t *shape, int dtype, const void *data,
-                             uint32_t *out) {
+                             int device, uint32_t *out) {
     tx_ctx *ctx = use(w);
-    tx_tensor_desc d = {.rank = rank, .dtype = (tx_dtype)dtype, .data = data};
+    tx_tensor_desc d = {
+        .rank = rank, .dtype = (tx_dtype)dtype, .data = data, .device = (tx_device)device};
     to_shape(rank, shape, d.shape); /* a bad rank is reported by tx_tensor_create */
     return tx_tensor_create(ctx, &d, (tx_tensor *)out);
 }
@@ -184,6 +195,20 @@ EXPORT int txw_tensor_read(txw *w, uint32_t id, void *dst, double bytes) {
 
 EXPORT int txw_tensor_write(txw *w, uint32_t id, const void *src, double bytes) {
     return tx_tensor_write(use(w), (tx_tensor){id}, src, (size_t)bytes);
+}
+
+/* Devices cross as their tx_device values; names through these two. */
+EXPORT const char *txw_device_name(int d) { return tx_device_name((tx_device)d); }
+
+EXPORT int txw_tensor_device(txw *w, uint32_t id, int *out) {
+    tx_device d = TX_DEVICE_DEFAULT;
+    tx_status s = tx_tensor_device(use(w), (tx_tensor){id}, &d);
+    *out = (int)d;
+    return s;
+}
+
+EXPORT int txw_tensor_to(txw *w, uint32_t id, int device, uint32_t *out) {
+    return tx_tensor_to(use(w), (tx_tensor){id}, (tx_device)device, (tx_tensor *)out);
 }
 
 /* out: rank, dtype, then rank dims. */
@@ -443,8 +468,31 @@ EXPORT int txw_op_run(txw *w, int op, const uint32_t *inputs, int n_inputs, cons
  * After a context loss the engine's restore hook re-uploads the weights
  * (engine/model/session.c), so the same session runs again. */
 
-EXPORT int txw_session_create(txw *w, const void *bytes, double len, tx_session **out) {
-    return tx_session_create(use(w), bytes, (size_t)len, NULL, out);
+/* device: a tx_device (0 / TX_DEVICE_AUTO: auto). The C side remembers no
+ * auto decision under emscripten: web/texel.js keeps them (localStorage) and
+ * passes a remembered device here. */
+EXPORT int txw_session_create(txw *w, const void *bytes, double len, int device,
+                              tx_session **out) {
+    tx_session_desc d = {.device = (tx_device)device};
+    return tx_session_create(use(w), bytes, (size_t)len, &d, out);
+}
+
+/* tx_session_stats as JSON (device as its name). */
+EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
+    tx_session_stats st;
+    if (tx_session_stats_get(sess, &st))
+        return "{}";
+    char reason[sizeof st.reason + 32];
+    json_str(reason, sizeof reason, st.reason);
+    snprintf(w->json, sizeof w->json,
+             "{\"nodes\":%d,\"steps\":%d,\"folded\":%d,\"fused\":%d,\"weight_bytes\":%llu,"
+             "\"device\":\"%s\",\"decided\":%s,\"reason\":\"%s\",\"runs_gpu\":%llu,"
+             "\"runs_cpu\":%llu,\"gpu_ms\":%.3f,\"cpu_ms\":%.3f}",
+             st.nodes, st.steps, st.folded, st.fused, (unsigned long long)st.weight_bytes,
+             tx_device_name(st.device), st.decided ? "true" : "false", reason,
+             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms,
+             st.cpu_ms);
+    return w->json;
 }
 
 EXPORT void txw_session_destroy(txw *w, tx_session *s) {

@@ -2,8 +2,16 @@
 // headless Chromium (SwiftShader WebGL2) with playwright-core and a fresh
 // profile, and writes the page's results as JSON.
 // Usage: node bench/browser/run.mjs --cli build/texel [--texel URL-DIR] [--cases a,b]
-//        [--smoke] [--runs N] [--out FILE]
+//        [--smoke] [--runs N] [--out FILE] [--isolate]
+//        node bench/browser/run.mjs --models [--texel web] [--smoke] [--runs N] [--out FILE]
+//          real models (BlazeFace, PaddleOCR det/rec/cls; scripts/fetch_models.sh):
+//          texel cpu / cpu-mt / gpu / auto beside onnxruntime-web (wasm 1 and 2
+//          threads, webgl, webgpu where offered), one page load per engine in
+//          one browser, on a cross-origin isolated server (threads need it).
+//          --smoke: BlazeFace only, texel cpu + gpu and ort wasm, 3 runs.
+// --isolate: send COOP same-origin + COEP require-corp (SharedArrayBuffer: texel-mt, ort threads).
 import { execFileSync } from 'node:child_process';
+import { models as modelList, printTable, compare } from './models_run.mjs';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync, existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -19,25 +27,40 @@ const out = opt('--out', 'results/browser.json');
 const runs = opt('--runs', '15');
 const texelDir = opt('--texel', null); // the web/ folder after scripts/build-web.sh
 
-const listArgs = ['bench', '--list'];
-let cases = JSON.parse(execFileSync(cli, listArgs, { encoding: 'utf8' }));
-if (args.includes('--smoke')) cases = cases.filter((c) => c.smoke);
-const only = opt('--cases', null);
-if (only) cases = cases.filter((c) => only.split(',').includes(c.name));
+const modelsMode = args.includes('--models');
+const smoke = args.includes('--smoke');
+const isolate = modelsMode || args.includes('--isolate');
+let cases = [];
+if (!modelsMode) {
+  cases = JSON.parse(execFileSync(cli, ['bench', '--list'], { encoding: 'utf8' }));
+  if (smoke) cases = cases.filter((c) => c.smoke);
+  const only = opt('--cases', null);
+  if (only) cases = cases.filter((c) => only.split(',').includes(c.name));
+}
+let models = [];
+if (modelsMode) {
+  const cache = execFileSync('bash', [join(here, '../../scripts/fetch_models.sh')], { encoding: 'utf8' }).trim().split('\n').pop();
+  models = modelList(cache, smoke);
+}
 
 const roots = {
   '/tfjs/': join(here, 'node_modules/@tensorflow/tfjs/dist/'),
   '/tfjs-wasm/': join(here, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/'),
+  '/ort/': join(here, 'node_modules/onnxruntime-web/dist/'),
   '/': here + '/',
 };
+for (const m of models) roots[`/models/${m.name}/`] = dirname(m.file) + '/';
 if (texelDir) roots['/texel/'] = resolve(texelDir) + '/';
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm', '.json': 'application/json' };
 const server = createServer((req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
-  if (url.pathname === '/cases.json') {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(cases));
+  const coi = isolate ? { 'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-embedder-policy': 'require-corp' } : {};
+  if (url.pathname === '/cases.json' || url.pathname === '/models.json') {
+    res.writeHead(200, { 'content-type': 'application/json', ...coi });
+    res.end(JSON.stringify(url.pathname === '/cases.json' ? cases
+      : models.map(({ name, shape, file }) => ({ name, shape, url: `/models/${name}/${file.split('/').pop()}` }))));
     return;
   }
   const prefix = Object.keys(roots).filter((p) => url.pathname.startsWith(p))
@@ -48,7 +71,7 @@ const server = createServer((req, res) => {
     res.end();
     return;
   }
-  res.writeHead(200, { 'content-type': types[extname(file)] || 'application/octet-stream' });
+  res.writeHead(200, { 'content-type': types[extname(file)] || 'application/octet-stream', ...coi });
   res.end(readFileSync(file));
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -63,6 +86,28 @@ const browser = await chromium.launchPersistentContext(profile, {
     '--no-first-run'],
 });
 try {
+  if (modelsMode) {
+    const engines = smoke ? ['ort-wasm-1t', 'texel-cpu', 'texel-gpu']
+      : ['ort-wasm-1t', 'ort-wasm-2t', 'ort-webgl', 'ort-webgpu', 'texel-cpu', 'texel-cpu-mt', 'texel-gpu', 'texel-auto'];
+    const mruns = opt('--runs', smoke ? '3' : '10');
+    const results = [];
+    for (const engine of engines) {
+      const page = await browser.newPage();
+      page.on('console', (m) => { if (m.type() === 'error') console.error(`page (${engine}):`, m.text()); });
+      await page.goto(`http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}`);
+      await page.waitForFunction(() => window.__benchResult, null, { timeout: 3600e3, polling: 1000 });
+      const r = await page.evaluate(() => window.__benchResult);
+      await page.close();
+      if (r.error) r.models = models.map((m) => ({ name: m.name, status: r.error.split('\n')[0] }));
+      results.push(r);
+      console.error(`${engine}: ${r.skipped || (r.models || []).map((m) => `${m.name} ${m.status === 'ok' ? m.steady_ms.toFixed(1) + ' ms' : m.status}`).join(', ')}`);
+    }
+    const ua = await (await browser.newPage()).evaluate(() => navigator.userAgent);
+    const table = compare(results, 'ort-wasm-1t');
+    writeFileSync(out, JSON.stringify({ runner: 'browser-models', browser: ua, runs: Number(mruns), results: table }, null, 1));
+    console.log(printTable(table));
+    console.log(`wrote ${out}`);
+  } else {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.error('page:', m.text()); });
   let url = `http://127.0.0.1:${port}/page.html?runs=${runs}`;
@@ -73,6 +118,7 @@ try {
   if (result.error) throw new Error(result.error);
   writeFileSync(out, JSON.stringify(result, null, 1));
   console.log(`wrote ${out} (${result.cases.length} cases, ${result.renderer})`);
+  }
 } finally {
   await browser.close();
   server.close();

@@ -397,7 +397,7 @@ test('context loss: the session re-uploads its weights on restore and runs again
   const S = texel.Status;
   const t2 = await texel.create();
   const ext = t2.canvas.getContext('webgl2').getExtension('WEBGL_lose_context');
-  const session = await t2.loadModel(mlpBytes());
+  const session = await t2.loadModel(mlpBytes(), { device: 'gpu' }); // the GPU's weights are what a loss takes
   const xv = rand(4 * MK, 21);
   const x = t2.tensor(xv, [4, MK]);
   const out = await session.run({ x });
@@ -434,6 +434,139 @@ test('context loss: the session re-uploads its weights on restore and runs again
   session.dispose();
   check(t2.stats().liveTensors === 0, `${t2.stats().liveTensors} tensors left`);
   t2.dispose();
+});
+
+// ---- the CPU device and auto ----
+
+// y = sigmoid(x + B) * x: elementwise only.
+const eB = rand(MK, 13);
+const elemBytes = () => onnxModel({
+  inputs: [['x', ['batch', MK]]],
+  outputs: [['y', ['batch', MK]]],
+  inits: [['B', [MK], eB]],
+  nodes: [['Add', ['x', 'B'], ['s']], ['Sigmoid', ['s'], ['g']], ['Mul', ['g', 'x'], ['y']]],
+});
+
+test('build: the threaded engine exactly when the page is cross-origin isolated', async () => {
+  const iso = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function';
+  check(texel.threadsAvailable() === iso, `threadsAvailable ${texel.threadsAvailable()}, isolated ${iso}`);
+  check(tx.threads === iso, `tx.threads ${tx.threads} on a page ${iso ? '' : 'not '}isolated`);
+  console.log(`  threads: ${tx.threads} (crossOriginIsolated ${globalThis.crossOriginIsolated})`);
+  const t1 = await texel.create({ threads: false });
+  check(t1.threads === false, 'threads: false gives the single-threaded build');
+  close(t1.tensor([1, -2], [2], { device: 'cpu' }).relu().dataSync(), [1, 0], 0, 'single-threaded cpu relu');
+  t1.dispose();
+});
+
+test('tensors on the CPU device: device, to(), ops and reads match the GPU, stats', async () => {
+  const s0 = tx.stats();
+  tx.scope(() => {
+    const av = rand(64 * 33, 31), bv = rand(33, 32);
+    const ac = tx.tensor(av, [64, 33], { device: 'cpu' }), bc = tx.tensor(bv, [33], { device: 'cpu' });
+    const ag = tx.tensor(av, [64, 33]), bg = ac.to('gpu').reshape([64, 33]).add(0);
+    check(ac.device === 'cpu' && ag.device === 'gpu' && bg.device === 'gpu', `devices ${ac.device} ${ag.device} ${bg.device}`);
+    check(tx.tensor(Int32Array.from([1, 2]), [2], { dtype: 'int32', device: 'cpu' }).dtype === 'int32', 'dtype in options');
+    const yc = ac.add(bc).sigmoid().mul(ac), yg = ag.add(bc.to('gpu')).sigmoid().mul(ag);
+    check(yc.device === 'cpu', `cpu op output on ${yc.device}`);
+    close(yc.dataSync(), yg.dataSync(), 1e-5, 'cpu vs gpu');
+    throwsTexel(() => ac.add(ag), texel.Status.DEVICE_MISMATCH);
+    throwsTexel(() => tx.tensor([1], [1], { device: 'tpu' }), texel.Status.INVALID_ARGUMENT, 'tpu');
+    const s1 = tx.stats();
+    check(s1.cpuOps - s0.cpuOps >= 3, `cpuOps ${s0.cpuOps} -> ${s1.cpuOps}`);
+    check(s1.liveHostBytes >= 2 * 64 * 33 * 4, `liveHostBytes ${s1.liveHostBytes}`);
+  });
+  const p = tx.tensor(rand(100, 33), [100], { device: 'cpu' });
+  close(await p.data(), rand(100, 33), 0, 'async read of a cpu tensor');
+  p.dispose();
+  check(tx.stats().liveHostBytes === s0.liveHostBytes, `host bytes left: ${tx.stats().liveHostBytes}`);
+});
+
+test("loadModel device 'cpu' gives the 'gpu' results (elementwise model, MLP)", async () => {
+  for (const [name, bytes, ref] of [
+    ['elementwise', elemBytes(), (xv, m) => Float32Array.from(xv, (v, i) => v / (1 + Math.exp(-(v + eB[i % MK]))))],
+    ['mlp', mlpBytes(), mlpRef]]) {
+    const cpu = await tx.loadModel(bytes, { device: 'cpu' });
+    const gpu = await tx.loadModel(bytes, { device: 'gpu' });
+    check(cpu.device === 'cpu' && gpu.device === 'gpu', `${name}: devices ${cpu.device} ${gpu.device}`);
+    check(/fixed/.test(cpu.deviceReason), `${name}: reason "${cpu.deviceReason}"`);
+    const xv = rand(5 * MK, 41);
+    const x = tx.tensor(xv, [5, MK], { device: 'cpu' });
+    const oc = await cpu.run({ x }), og = await gpu.run({ x });
+    const yc = oc.y.dataSync();
+    check(oc.y.device === 'cpu' && og.y.device === 'gpu', `${name}: outputs on ${oc.y.device}, ${og.y.device}`);
+    close(yc, await og.y.data(), 1e-5, `${name}: cpu vs gpu`);
+    close(yc, ref(xv, 5), 1e-5, `${name}: cpu vs reference`);
+    const st = cpu.stats();
+    check(st.runsCpu === 1 && st.runsGpu === 0, `${name}: runs ${JSON.stringify(st)}`);
+    for (const t of [x, ...Object.values(oc), ...Object.values(og)]) t.dispose();
+    cpu.dispose();
+    gpu.dispose();
+  }
+});
+
+test("auto on a software rasterizer (SwiftShader): the CPU, saying why", async () => {
+  texel.forgetDeviceChoices();
+  const s = await tx.loadModel(elemBytes()); // device 'auto' is the default
+  const soft = /swiftshader|llvmpipe|software/i.test(tx.caps.renderer);
+  console.log(`  auto: ${s.device}: ${s.deviceReason}`);
+  if (soft) {
+    check(s.device === 'cpu' && /^software rasterizer/.test(s.deviceReason), `${s.device}: ${s.deviceReason}`);
+    check(s.stats().decided, 'decided at once');
+  }
+  const x = tx.tensor(rand(2 * MK, 3), [2, MK]);
+  const o = await s.run({ x });
+  check(o.y.device === s.device, `output on ${o.y.device}`);
+  o.y.dispose();
+  x.dispose();
+  s.dispose();
+  check(localStorage.length === 0 || !Object.keys(localStorage).some((k) => k.startsWith('texel-device:')),
+    'a software-rasterizer decision is not stored (it is no measurement)');
+});
+
+test('auto remembers its measured decision in localStorage per model + renderer', async () => {
+  texel.forgetDeviceChoices();
+  // measure even on SwiftShader (the engine's TEXEL_AUTO_MEASURE)
+  const t2 = await texel.create({ env: { TEXEL_AUTO_MEASURE: '1' } });
+  try {
+    const bytes = elemBytes();
+    const s = await t2.loadModel(bytes, { device: 'auto' });
+    check(/^trial/.test(s.deviceReason), `first: ${s.deviceReason}`);
+    const x = t2.tensor(rand(4 * MK, 5), [4, MK]);
+    const seen = [];
+    for (let i = 0; i < 12 && !s.stats().decided; i++) {
+      seen.push(s.device);
+      const o = await s.run({ x });
+      close(await o.y.data(), (await (await t2.loadModel(bytes, { device: 'gpu' })).run({ x })).y.dataSync(), 1e-5, `trial run ${i}`);
+      o.y.dispose();
+    }
+    const st = s.stats();
+    check(st.decided && /^measured/.test(st.reason), `after ${seen.join(',')}: ${JSON.stringify(st)}`);
+    check(seen.includes('cpu') && seen.includes('gpu'), `trial devices ${seen}`);
+    const keys = Object.keys(localStorage).filter((k) => k.startsWith('texel-device:'));
+    check(keys.length === 1 && keys[0].endsWith(`:${t2.caps.renderer}`), `stored keys ${keys}`);
+    const stored = JSON.parse(localStorage.getItem(keys[0]));
+    check(stored.device === st.device, `stored ${JSON.stringify(stored)}, decided ${st.device}`);
+    console.log(`  measured: ${st.reason}; stored ${JSON.stringify(stored)}`);
+    const again = await t2.loadModel(bytes);
+    check(again.device === st.device && /^remembered/.test(again.deviceReason) && again.stats().decided,
+      `second load: ${again.device}: ${again.deviceReason}`);
+    // the stored choice is what decides: flip it
+    const other = st.device === 'gpu' ? 'cpu' : 'gpu';
+    localStorage.setItem(keys[0], JSON.stringify({ ...stored, device: other }));
+    const flipped = await t2.loadModel(bytes);
+    check(flipped.device === other, `flipped: ${flipped.device}: ${flipped.deviceReason}`);
+    // another model is not remembered
+    const mlp = await t2.loadModel(mlpBytes());
+    check(/^trial/.test(mlp.deviceReason), `other model: ${mlp.deviceReason}`);
+    // fixed devices neither read nor write the memory
+    const fixed = await t2.loadModel(bytes, { device: 'cpu' });
+    check(fixed.device === 'cpu' && /fixed/.test(fixed.deviceReason), `fixed: ${fixed.deviceReason}`);
+    x.dispose();
+  } finally {
+    t2.dispose();
+    (await texel.create({ env: { TEXEL_AUTO_MEASURE: null } })).dispose();
+    texel.forgetDeviceChoices();
+  }
 });
 
 (async () => {

@@ -27,6 +27,11 @@ export async function use(): Promise<number> {
   outs.y.dispose();
   session.dispose();
   await tx.loadModel('/model.onnx');
+  const cpu: Session = await tx.loadModel(new ArrayBuffer(8), { device: 'auto' });
+  const why: string = cpu.deviceReason;
+  const dev: 'gpu' | 'cpu' = cpu.device;
+  const onCpu: Tensor = tx.tensor([1, 2], [2], { device: 'cpu' }).to('gpu');
+  console.log(why, dev, onCpu.device, cpu.stats().runsCpu, tx.stats().cpuOps, tx.threads);
   console.log(dim);
   for (const t of [a, b, y, m, z, r]) t.dispose();
   return v.length + s.liveTextureBytes + y.shape[0];

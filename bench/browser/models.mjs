@@ -1,0 +1,131 @@
+// The in-page half of the model benchmark (run.mjs --models): one engine
+// configuration per page load (?engine=…), every model of /models.json, the
+// same input bytes for all (seeded fill). Reports per model: create ms
+// (session/model creation), first-result ms (first run + read back), steady
+// median ms (run + read back) and the first output's values (the runner
+// compares them with onnxruntime-web wasm's).
+const params = new URLSearchParams(location.search);
+const ENGINE = params.get('engine');
+const RUNS = Number(params.get('runs') || 10);
+const log = (s) => { document.getElementById('log').textContent += '\n' + s; };
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+
+export function fill(n, seed) { // xorshift32 in [0, 1): image-like inputs
+  const v = new Float32Array(n);
+  let s = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    v[i] = s / 4294967296;
+  }
+  return v;
+}
+const numel = (shape) => shape.reduce((a, b) => a * b, 1);
+
+// engine name → {create(bytes) → {run(input) → Float32Array, dispose}}
+async function texelEngine(device, threads) {
+  const texel = await import('/texel/texel.js');
+  texel.forgetDeviceChoices();
+  const tx = await texel.create({ threads });
+  return {
+    info: () => ({ threads: tx.threads, renderer: tx.caps.renderer }),
+    async create(bytes, m) {
+      const s = await tx.loadModel(bytes, { device });
+      const name = s.inputs[0].name;
+      return {
+        device: () => `${s.device} (${s.deviceReason})`,
+        async run(x) {
+          const t = tx.tensor(x, m.shape, { device: s.device });
+          const out = await s.run({ [name]: t });
+          const first = out[s.outputs[0].name];
+          const v = await first.data();
+          t.dispose();
+          for (const o of Object.values(out)) o.dispose();
+          return v;
+        },
+        dispose: () => s.dispose(),
+      };
+    },
+  };
+}
+
+async function ortEngine(ep, threads) {
+  const ort = await import('/ort/ort.all.min.mjs');
+  ort.env.wasm.wasmPaths = '/ort/';
+  ort.env.wasm.numThreads = threads;
+  return {
+    info: () => ({ threads, crossOriginIsolated }),
+    async create(bytes, m) {
+      const s = await ort.InferenceSession.create(bytes, { executionProviders: [ep] });
+      return {
+        device: () => ep,
+        async run(x) {
+          const feeds = { [s.inputNames[0]]: new ort.Tensor('float32', x, m.shape) };
+          const out = await s.run(feeds);
+          const first = out[s.outputNames[0]];
+          const v = ep === 'wasm' ? first.data : await first.getData(true);
+          return Float32Array.from(v);
+        },
+        dispose: () => s.release(),
+      };
+    },
+  };
+}
+
+const ENGINES = {
+  'texel-cpu': () => texelEngine('cpu', false),
+  'texel-cpu-mt': () => texelEngine('cpu', true),
+  'texel-gpu': () => texelEngine('gpu', false),
+  'texel-auto': () => texelEngine('auto', false),
+  'ort-wasm-1t': () => ortEngine('wasm', 1),
+  'ort-wasm-2t': () => ortEngine('wasm', 2),
+  'ort-webgl': () => ortEngine('webgl', 1),
+  'ort-webgpu': () => ortEngine('webgpu', 1),
+};
+
+async function main() {
+  const models = await (await fetch('/models.json')).json();
+  const result = { engine: ENGINE, runs: RUNS, models: [] };
+  if (ENGINE === 'ort-webgpu' && !(navigator.gpu && await navigator.gpu.requestAdapter())) {
+    result.skipped = 'this browser offers no WebGPU adapter';
+    window.__benchResult = result;
+    return;
+  }
+  if (ENGINE.endsWith('-mt') || ENGINE === 'ort-wasm-2t') {
+    if (!crossOriginIsolated) throw new Error(`${ENGINE} needs a cross-origin isolated page`);
+  }
+  const engine = await ENGINES[ENGINE]();
+  result.info = engine.info();
+  for (const m of models) {
+    log(`${ENGINE} ${m.name}`);
+    const entry = { name: m.name };
+    try {
+      const bytes = new Uint8Array(await (await fetch(m.url)).arrayBuffer());
+      const x = fill(numel(m.shape), 7);
+      const t0 = performance.now();
+      const s = await engine.create(bytes, m);
+      entry.create_ms = performance.now() - t0;
+      const t1 = performance.now();
+      let out = await s.run(x);
+      entry.first_ms = performance.now() - t1;
+      const ms = [];
+      for (let i = 0; i < RUNS; i++) {
+        const t = performance.now();
+        out = await s.run(x);
+        ms.push(performance.now() - t);
+      }
+      entry.steady_ms = median(ms);
+      entry.min_ms = Math.min(...ms);
+      entry.device = s.device();
+      entry.output = Array.from(out);
+      s.dispose();
+      entry.status = 'ok';
+    } catch (e) {
+      entry.status = String(e && e.message || e).slice(0, 300);
+    }
+    log(`  ${entry.status} create ${entry.create_ms?.toFixed(1)} first ${entry.first_ms?.toFixed(1)} steady ${entry.steady_ms?.toFixed(1)}`);
+    result.models.push(entry);
+  }
+  window.__benchResult = result;
+}
+main().catch((e) => { window.__benchResult = { error: String(e && e.stack || e) }; });
