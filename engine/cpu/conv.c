@@ -323,7 +323,7 @@ static tx_status conv_gemm(tx_ctx *ctx, const tx_conv_call *c) {
         tx_cpu_for(ctx, items, 1, gemm_items, &j);
     } else {
         /* too few items to share out: each GEMM uses all threads */
-        j.tp = ctx->cpu_pool;
+        j.tp = tx_cpu_pool_of(ctx);
         gemm_items(&j, 0, items, 0);
     }
     return j.st ? oom(ctx, c) : TX_STATUS_OK;
@@ -360,7 +360,7 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
                              .ldb = HWi,
                              .C = col,
                              .ldc = np};
-                tx_cpu_sgemm(ctx->cpu_pool, &g);
+                tx_cpu_sgemm(tx_cpu_pool_of(ctx), &g);
                 for (int64_t r = 0; r < R; r++) {
                     int kx = (int)(r % c->kw), ky = (int)(r / c->kw % c->kh);
                     float *ym = yg + (r / ((int64_t)c->kw * c->kh)) * HWo;

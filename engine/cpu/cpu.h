@@ -5,6 +5,7 @@
 #define TX_CPU_H
 
 #include "../device.h"
+#include "threads.h"
 
 /* The host values of a slot. */
 static inline float *tx_cpu_data(const tx_slot *s) {
@@ -17,6 +18,9 @@ typedef void (*tx_cpu_range_fn)(void *arg, int64_t begin, int64_t end, int threa
 void tx_cpu_for(tx_ctx *ctx, int64_t n, int64_t grain, tx_cpu_range_fn fn, void *arg);
 /* The number of threads tx_cpu_for may use (for per-thread scratch). */
 int tx_cpu_threads(tx_ctx *ctx);
+/* The context's thread pool (made on first use; NULL: run serially), for
+ * kernels that hand it to tx_cpu_sgemm. */
+tx_threadpool *tx_cpu_pool_of(tx_ctx *ctx);
 
 /* y[i] = f(x[i]) for a UNARY / CLIP / ACT op (lo, hi: clip bounds or alpha,
  * beta); x and y may be the same array. Also the fused activation of matmul

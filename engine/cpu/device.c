@@ -51,20 +51,31 @@ static tx_status cpu_read(tx_ctx *ctx, const char *op, const tx_storage *st, flo
     return TX_STATUS_OK;
 }
 
+/* The context's pool, made on first use with ctx->cpu_threads threads
+ * (0: one per core). A pool that cannot be made (out of memory) leaves the
+ * kernels serial: tx_parallel_for on NULL runs inline. */
+static tx_threadpool *cpu_pool(tx_ctx *ctx) {
+    if (!ctx->cpu_pool && ctx->cpu_threads != 1)
+        ctx->cpu_pool = tx_threadpool_create(ctx->cpu_threads);
+    return ctx->cpu_pool;
+}
+
 void tx_cpu_for(tx_ctx *ctx, int64_t n, int64_t grain, tx_cpu_range_fn fn, void *arg) {
-    (void)ctx;
-    (void)grain;
     if (n > 0)
-        fn(arg, 0, n, 0);
+        tx_parallel_for(cpu_pool(ctx), n, grain, fn, arg);
 }
 
 int tx_cpu_threads(tx_ctx *ctx) {
-    (void)ctx;
-    return 1;
+    return tx_threadpool_size(cpu_pool(ctx));
+}
+
+tx_threadpool *tx_cpu_pool_of(tx_ctx *ctx) {
+    return cpu_pool(ctx);
 }
 
 void tx_cpu_shutdown(tx_ctx *ctx) {
-    (void)ctx;
+    tx_threadpool_destroy(ctx->cpu_pool);
+    ctx->cpu_pool = NULL;
 }
 
 /* Every kernel counts as one CPU op. */

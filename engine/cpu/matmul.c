@@ -68,7 +68,7 @@ static void mm_batches(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 tx_status tx_cpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
-    mm_job j = {.c = c, .tp = ctx->cpu_pool};
+    mm_job j = {.c = c, .tp = tx_cpu_pool_of(ctx)};
     if (c->nbatch > 1 && c->M * c->N * c->K < TX_MATMUL_SMALL) {
         j.tp = NULL;
         tx_cpu_for(ctx, c->nbatch, 1, mm_batches, &j);
