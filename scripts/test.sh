@@ -113,7 +113,7 @@ for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test rest
 done
 # The CPU device: the session suites again with every session on the CPU (the
 # op sweep's cpu mode above covers every op against the references).
-run_suite "cpu:onnx_test" env TEXEL_DEVICE=cpu xvfb "$BUILD/tests/onnx_test"
+run_suite "cpu:onnx_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_test"
 run_suite "cpu:conformance" xvfb "$BUILD/texel" conformance --device cpu \
     --must-pass tests/conformance_must_pass.txt
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"

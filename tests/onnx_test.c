@@ -974,10 +974,13 @@ int main(int argc, char **argv) {
         tx_stats start;
         tx_ctx_stats(ctx, &start);
         tx_session *s = NULL, *s2 = NULL;
-        tx_status st = tx_session_create(ctx, m.d, m.n, NULL, &s);
+        /* weights in textures: the GPU's (CPU sessions keep theirs through a
+         * loss, device_test) */
+        const tx_session_desc gpu = {.device = TX_DEVICE_GPU};
+        tx_status st = tx_session_create(ctx, m.d, m.n, &gpu, &s);
         CHECK(!st, "create: %s", tx_last_error(ctx));
         /* a second session on the same context: each has its own hook */
-        st = st ? st : tx_session_create(ctx, m.d, m.n, NULL, &s2);
+        st = st ? st : tx_session_create(ctx, m.d, m.n, &gpu, &s2);
         CHECK(!st, "create 2: %s", tx_last_error(ctx));
         const char *fy = "y";
         for (int phase = 0; phase < 3 && !st; phase++) {
@@ -1042,15 +1045,20 @@ int main(int argc, char **argv) {
             tx_ctx_trim(ctx);
             tx_stats a, b;
             tx_ctx_stats(ctx, &a);
-            uint64_t base = a.live_texture_bytes;
+            tx_session_stats ss;
+            tx_session_stats_get(s, &ss);
+            /* the session's device holds its intermediates (TEXEL_DEVICE) */
+            bool cpu = ss.device == TX_DEVICE_CPU;
+            uint64_t base = cpu ? a.live_host_bytes : a.live_texture_bytes;
             const char *fy = "y";
             st = tx_session_run(s, &(tx_feed){"x", tx}, 1, &fy, 1, &ty);
             CHECK(!st, "%s", tx_last_error(ctx));
             tx_ctx_stats(ctx, &b);
             uint64_t one = NUM * 4;
             /* live: the output; pooled: at most the two textures a step holds */
-            CHECK(b.live_texture_bytes - base == one, "live grew by %llu",
-                  (unsigned long long)(b.live_texture_bytes - base));
+            uint64_t live = cpu ? b.live_host_bytes : b.live_texture_bytes;
+            CHECK(live - base == one, "live %s bytes grew by %llu", cpu ? "host" : "texture",
+                  (unsigned long long)(live - base));
             CHECK(b.pooled_texture_bytes <= 2 * one, "pooled %llu bytes for %d intermediates",
                   (unsigned long long)b.pooled_texture_bytes, LEN - 1);
             if (!st) {
