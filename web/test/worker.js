@@ -5,9 +5,14 @@ import * as texel from '../texel.js';
 try {
   const tx = await texel.create();
   const a = tx.tensor([1, 2, 3, 4], [2, 2]);
-  const y = a.matmul(a, { activation: 'relu' }).add(1);
+  // m stays referenced until the stats are taken: a forgotten intermediate
+  // may be freed by the FinalizationRegistry during the await
+  const m = a.matmul(a, { activation: 'relu' });
+  const y = m.add(1);
   const values = Array.from(await y.data());
-  postMessage({ ok: true, values, canvas: tx.canvas.constructor.name, stats: tx.stats() });
+  const stats = tx.stats();
+  m.dispose();
+  postMessage({ ok: true, values, canvas: tx.canvas.constructor.name, stats });
 } catch (e) {
   postMessage({ ok: false, error: String(e && e.stack || e) });
 }
