@@ -151,8 +151,11 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
         # the demo's model and photos (pinned, checked; not in git)
         if bash scripts/demo-assets.sh >/dev/null; then
             export TEXEL_SCREENSHOT=web/results/demo.png
+            # auto (the CPU on SwiftShader), then the session pinned to WebGL2
             run_suite "web:demo" node web/test/run.mjs page web/demo/index.html autorun=1
             unset TEXEL_SCREENSHOT
+            run_suite "web:demo-gpu" node web/test/run.mjs page web/demo/index.html \
+                "autorun=1&device=gpu"
         else
             echo "web:demo: scripts/demo-assets.sh failed"
             failed=$((failed + 1))

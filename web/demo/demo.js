@@ -106,6 +106,7 @@ async function runAll(warmRuns = WARM_RUNS, table = true) {
   for (let i = 0; i < warmRuns; i++) runs.push(await detect());
   if (table) showTimings(runs[0].t, runs.slice(1).map((r) => r.t));
   showStats();
+  showDevice();
   const last = runs[runs.length - 1];
   $('status').textContent = `${last.detections.length} face${last.detections.length === 1 ? '' : 's'} found (${last.candidates} anchor${last.candidates === 1 ? '' : 's'} above ${model.minScore})`;
   return runs;
@@ -170,11 +171,17 @@ async function loadModel(name) {
   model = MODELS[name];
   session?.dispose();
   const t0 = now();
-  session = await tx.loadModel(`./assets/${model.file}`);
+  session = await tx.loadModel(`./assets/${model.file}`, { device: $('device-select').value });
   const ms = now() - t0;
   const fmt = (v) => `${v.name} [${v.shape?.join(', ')}] ${v.dtype}`;
   $('model').textContent = `${model.file}: loaded and planned in ${ms.toFixed(0)} ms · ` +
     `input ${session.inputs.map(fmt).join(', ')} · outputs ${session.outputs.map(fmt).join(', ')}`;
+  showDevice();
+}
+
+/** Which device the session runs on and why (auto's choice may change after the first runs). */
+function showDevice() {
+  $('session-device').textContent = `runs on ${session.device}: ${session.deviceReason}`;
 }
 
 /** Loses the WebGL context for real (WEBGL_lose_context) and runs again once it is back. */
@@ -193,6 +200,8 @@ async function main() {
   $('device').textContent = `${tx.caps.renderer} · ${tx.caps.version} · max texture ${tx.caps.maxTextureSize} · specialize after ${tx.caps.specializeAfter}`;
   tx.on('contextlost', () => { $('status').textContent = 'WebGL context lost; waiting for the browser to restore it'; });
   tx.on('contextrestored', (info) => { $('status').textContent = `context restored (generation ${info.generation}); the session re-uploaded its weights`; });
+  $('device-select').value = ['auto', 'gpu', 'cpu'].includes(params.get('device')) ? params.get('device') : 'auto';
+  $('device-select').onchange = async () => { await loadModel($('model-select').value); await runAll(); };
   const modelName = MODELS[params.get('model')] ? params.get('model') : 'front';
   $('model-select').value = modelName;
   await loadModel(modelName);
@@ -242,7 +251,12 @@ async function autorun(runs) {
   for (let i = 0; i < first.raw.length; i++) maxDiff = Math.max(maxDiff, Math.abs(first.raw[i] - last.raw[i]));
   ok(maxDiff < 1e-3, `first and warm runs give the same scores (max diff ${maxDiff.toExponential(2)})`);
   const s = showStats();
-  ok(s.specializedRuns > 0 && s.genericCompiles > 0, `counters: ${s.genericCompiles} generic + ${s.specializedCompiles} specialized compiles, ${s.specializedRuns} specialized runs`);
+  showDevice();
+  console.log(`  session on ${session.device}: ${session.deviceReason}`);
+  if (session.device === 'gpu')
+    ok(s.specializedRuns > 0 && s.genericCompiles > 0, `counters: ${s.genericCompiles} generic + ${s.specializedCompiles} specialized compiles, ${s.specializedRuns} specialized runs`);
+  else
+    ok(s.cpuOps > 0 && s.liveHostBytes > 0, `counters: ${s.cpuOps} CPU ops, ${s.liveHostBytes} bytes of weights in host memory`);
   // a real context loss: the same session runs again with the same result
   const after = await loseContext();
   const a = after[after.length - 1].detections, b = d;
