@@ -35,6 +35,7 @@ typedef struct entry {
     bool used;
     /* generic table */
     prog_info gen;
+    bool gen_pending; /* issued by tx_cache_warm, its link status not yet read */
     /* signature table */
     int count;
     spec_state state;
@@ -195,15 +196,26 @@ static void log_failure(const char *op, const char *what, const char *src, const
     }
 }
 
-/* Compiles synchronously; returns 0 and logs on failure. */
-static tx_gl_prog compile_now(tx_ctx *ctx, const char *op, const tx_program_req *r,
-                              bool specialized) {
+/* Starts compiling r's program (with KHR_parallel_shader_compile the driver
+ * works in the background until its link status is read). */
+static tx_gl_prog compile_issue(tx_ctx *ctx, const char *op, const tx_program_req *r,
+                                bool specialized) {
     char *src = tx_codegen(r, specialized);
     if (ctx->log_shaders)
         fprintf(stderr, "texel: %s %s program:\n%s\n", op, specialized ? "specialized" : "generic",
                 src);
     double t0 = now_ms();
     tx_gl_prog p = tx_gl_program_begin(&ctx->gl, src);
+    ctx->stats.compile_ms += now_ms() - t0;
+    free(src);
+    return p;
+}
+
+/* Reads the link status of what compile_issue began (waiting for it);
+ * returns p, or 0 after logging and deleting it on failure. */
+static tx_gl_prog compile_finish(tx_ctx *ctx, const char *op, const tx_program_req *r,
+                                 bool specialized, tx_gl_prog p) {
+    double t0 = now_ms();
     char log[4096];
     bool ok = tx_gl_program_ok(&ctx->gl, p, log, sizeof log);
     if (ok && !specialized && ctx->fault_generic) {
@@ -212,16 +224,23 @@ static tx_gl_prog compile_now(tx_ctx *ctx, const char *op, const tx_program_req 
         ok = false;
     }
     ctx->stats.compile_ms += now_ms() - t0;
-    if (!ok) {
-        /* A lost context fails every link: that is no shader bug to log. */
-        if (!tx_gl_context_lost(&ctx->gl))
-            log_failure(op, specialized ? "specialized" : "generic", src, log);
-        ctx->stats.compile_failures++;
-        tx_gl_program_delete(&ctx->gl, p);
-        p = 0;
+    if (ok)
+        return p;
+    /* A lost context fails every link: that is no shader bug to log. */
+    if (!tx_gl_context_lost(&ctx->gl)) {
+        char *src = tx_codegen(r, specialized);
+        log_failure(op, specialized ? "specialized" : "generic", src, log);
+        free(src);
     }
-    free(src);
-    return p;
+    ctx->stats.compile_failures++;
+    tx_gl_program_delete(&ctx->gl, p);
+    return 0;
+}
+
+/* Compiles synchronously; returns 0 and logs on failure. */
+static tx_gl_prog compile_now(tx_ctx *ctx, const char *op, const tx_program_req *r,
+                              bool specialized) {
+    return compile_finish(ctx, op, r, specialized, compile_issue(ctx, op, r, specialized));
 }
 
 static void prepare(tx_ctx *ctx, prog_info *pi, const tx_program_req *r, bool specialized) {
@@ -432,21 +451,30 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     size_t len = make_key(c, r, false);
     uint64_t h = tx_fnv1a(c->keybuf, len);
     int gi = table_find(&c->generic, h, c->keybuf, len);
-    if (gi < 0) {
-        tx_gl_prog p = compile_now(ctx, op, r, false);
-        if (!p) {
-            if (tx_gl_context_lost(&ctx->gl))
-                return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, op, "linking a program");
-            return tx_fail(ctx, TX_STATUS_GL_ERROR,
-                           "%s: the generic %s program failed to compile (driver log and "
-                           "source on stderr); the op cannot run on this device",
-                           op, r->template_name);
-        }
-        len = make_key(c, r, false);
-        gi = table_add(&c->generic, h, c->keybuf, len);
-        c->generic.e[gi].gen.prog = p;
-        ctx->stats.generic_compiles++;
+    tx_gl_prog p = gi < 0 ? 0 : c->generic.e[gi].gen.prog;
+    if (gi >= 0 && c->generic.e[gi].gen_pending) { /* warmed: read its link status */
+        c->generic.e[gi].gen_pending = false;
+        p = c->generic.e[gi].gen.prog = compile_finish(ctx, op, r, false, p);
         compiled = true;
+    } else if (!p) {
+        p = compile_now(ctx, op, r, false);
+        compiled = true;
+        if (p) {
+            ctx->stats.generic_compiles++;
+            if (gi < 0) {
+                len = make_key(c, r, false);
+                gi = table_add(&c->generic, h, c->keybuf, len);
+            }
+            c->generic.e[gi].gen.prog = p;
+        }
+    }
+    if (!p) {
+        if (tx_gl_context_lost(&ctx->gl))
+            return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, op, "linking a program");
+        return tx_fail(ctx, TX_STATUS_GL_ERROR,
+                       "%s: the generic %s program failed to compile (driver log and "
+                       "source on stderr); the op cannot run on this device",
+                       op, r->template_name);
     }
     entry *g = &c->generic.e[gi];
     prepare(ctx, &g->gen, r, false);
@@ -455,6 +483,40 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     if (!compiled)
         ctx->stats.cache_hits++;
     return TX_STATUS_OK;
+}
+
+tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *r) {
+    if (ctx->lost || !ctx->cache)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    tx_cache *c = ctx->cache;
+    size_t len = make_key(c, r, false);
+    uint64_t h = tx_fnv1a(c->keybuf, len);
+    if (table_find(&c->generic, h, c->keybuf, len) >= 0)
+        return TX_STATUS_OK;
+    tx_gl_prog p = compile_issue(ctx, op, r, false);
+    len = make_key(c, r, false);
+    int gi = table_add(&c->generic, h, c->keybuf, len);
+    c->generic.e[gi].gen.prog = p;
+    c->generic.e[gi].gen_pending = true;
+    ctx->stats.generic_compiles++;
+    return TX_STATUS_OK;
+}
+
+int tx_cache_compiling(tx_ctx *ctx) {
+    tx_cache *c = ctx->cache;
+    int n = 0;
+    if (!c || ctx->lost)
+        return 0;
+    if (ctx->fault_compiling > 0) {
+        ctx->fault_compiling--;
+        n++;
+    }
+    for (int i = 0; i < c->generic.n; i++)
+        n += c->generic.e[i].gen_pending && !tx_gl_program_done(&ctx->gl, c->generic.e[i].gen.prog);
+    for (int i = 0; i < c->sigs.n; i++)
+        n += c->sigs.e[i].state == SPEC_PENDING &&
+             !tx_gl_program_done(&ctx->gl, c->sigs.e[i].spec.prog);
+    return n;
 }
 
 /* Called after the draw: issue the specialized compile that became due. */

@@ -304,7 +304,8 @@ tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, i
 tx_status tx_op_finish(tx_ctx *ctx, tx_status st, tx_tensor y, tx_tensor *out);
 
 /* The GPU draw tail: picks (compiling when needed) and binds the program for
- * `req`, sets its parameters and draws it over `outs`. */
+ * `req`, sets its parameters and draws it over `outs`. In a warm-up pass
+ * (ctx->compile_only) it only starts the program's compile. */
 tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
                      const tx_texture *const *ins, int n_in, const tx_texture *const *outs,
                      int n_out);

@@ -145,11 +145,13 @@ struct tx_ctx {
     tx_device device;               /* tx_tensor_create's default (never DEFAULT) */
     int cpu_threads;                /* as asked (desc / env); 0: one per core */
     struct tx_threadpool *cpu_pool; /* the CPU device's threads, made on first use */
+    bool compile_only;              /* GPU kernels warm their programs, draw nothing */
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */
     bool fault_generic;     /* the next generic link "fails" */
     bool fault_draw_error;  /* the next draw leaves a real GL error behind */
     int fault_tex_create;   /* this many texture allocations are refused */
+    int fault_compiling;    /* this many tx_cache_compiling calls see one more compiling */
     char err[1024];
 
     tx_slot *slots;
@@ -226,6 +228,14 @@ void tx_cache_destroy(tx_ctx *ctx);
 /* Picks (and compiles when needed) the program for this request, counts the
  * invocation, binds the program and sets its parameters. */
 tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req);
+/* The warm-up pass (ctx->compile_only): starts compiling req's generic
+ * program unless it exists, binds nothing. With KHR_parallel_shader_compile
+ * the driver compiles in the background; the first tx_cache_bind that needs
+ * the program reads its link status. */
+tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *req);
+/* Programs still compiling in the background: warmed generic ones and
+ * pending specialized ones (0 without KHR_parallel_shader_compile). */
+int tx_cache_compiling(tx_ctx *ctx);
 
 /* Draws the bound program over `outs` (all the same dims). */
 tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int n_in,

@@ -64,6 +64,8 @@ static tx_status gpu_read(tx_ctx *ctx, const char *op, const tx_storage *st, flo
 tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
                      const tx_texture *const *ins, int n_in, const tx_texture *const *outs,
                      int n_out) {
+    if (ctx->compile_only)
+        return tx_cache_warm(ctx, op, req);
     tx_status st = tx_cache_bind(ctx, op, req);
     return st ? st : tx_draw(ctx, op, ins, n_in, outs, n_out);
 }

@@ -1,7 +1,8 @@
 /* TX_DEVICE_AUTO: software rasterizers go to the CPU; otherwise a trial over
- * the first runs (CPU first, so the first result never waits on shader
- * compiles; then the GPU until specialized; then the CPU warm) keeps the
- * faster steady state, remembered per model hash + renderer in a file. */
+ * the first runs (CPU first, and the CPU serving while the GPU programs
+ * compile in the background, so results never wait on shader compiles; then
+ * the GPU until specialized) keeps the faster steady state, remembered per
+ * model hash + renderer in a file. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -141,33 +142,85 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
     int k = tx_ctx_specialize_after(ctx);
     c->gpu_trials = (k < 0 ? 0 : k) + 2;
     c->current = TX_DEVICE_CPU;
-    snprintf(c->reason, sizeof c->reason, "trial run 1 of %d (first result on the CPU)",
-             c->gpu_trials + 2);
+    c->phase = TX_TRIAL_CPU_FIRST;
+    snprintf(c->reason, sizeof c->reason, "trial: first result on the CPU");
 }
 
-void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms) {
+static void decide(tx_ctx *ctx, tx_session_choice *c) {
+    c->current = c->gpu_ms < c->cpu_ms ? TX_DEVICE_GPU : TX_DEVICE_CPU;
+    c->decided = true;
+    int n = snprintf(c->reason, sizeof c->reason, "measured: gpu %.2f ms, cpu %.2f ms", c->gpu_ms,
+                     c->cpu_ms);
+    if (c->served_compiling > 0 && n > 0 && (size_t)n < sizeof c->reason)
+        snprintf(c->reason + n, sizeof c->reason - (size_t)n,
+                 " (the CPU served %d run%s while GPU programs compiled)", c->served_compiling,
+                 c->served_compiling == 1 ? "" : "s");
+    tx_caps caps;
+    tx_ctx_caps(ctx, &caps);
+    cache_store(c, caps.renderer);
+}
+
+static void to_gpu(tx_session_choice *c) {
+    c->phase = TX_TRIAL_GPU;
+    c->current = TX_DEVICE_GPU;
+    snprintf(c->reason, sizeof c->reason, "trial: GPU runs until specialized");
+}
+
+void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why) {
+    if (c->decided || c->phase != TX_TRIAL_WARMING)
+        return;
+    if (!ok) {
+        to_gpu(c);
+        snprintf(c->reason, sizeof c->reason, "trial: GPU runs compile as they go (%.140s)", why);
+        return;
+    }
+    c->phase = TX_TRIAL_COMPILING;
+    c->current = TX_DEVICE_CPU;
+    snprintf(c->reason, sizeof c->reason, "trial: the CPU serves while GPU programs compile");
+}
+
+void tx_choice_poll(tx_session_choice *c, int compiling) {
+    if (!c->decided && c->phase == TX_TRIAL_COMPILING && compiling == 0)
+        to_gpu(c);
+}
+
+void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compiling) {
     c->runs[c->current]++;
     if (c->decided)
         return;
-    int t = c->trial++;
-    if (t == 0) {
-        c->cpu_ms = ms; /* cold: replaced by the warm run if faster */
-        c->current = TX_DEVICE_GPU;
-    } else if (t <= c->gpu_trials) {
-        if (t >= c->gpu_trials - 1) /* the specialized runs */
-            c->gpu_ms = c->gpu_ms > 0 && c->gpu_ms < ms ? c->gpu_ms : ms;
-        if (t == c->gpu_trials)
-            c->current = TX_DEVICE_CPU;
-    } else {
+    c->trial++;
+    switch (c->phase) {
+    case TX_TRIAL_CPU_FIRST: /* cold: replaced by a warm run if faster */
+        c->cpu_ms = ms;
+        c->phase = TX_TRIAL_WARMING;
+        break;
+    case TX_TRIAL_WARMING: /* not reached: the session makes the pass first */ break;
+    case TX_TRIAL_COMPILING:
         c->cpu_ms = ms < c->cpu_ms ? ms : c->cpu_ms;
-        c->current = c->gpu_ms < c->cpu_ms ? TX_DEVICE_GPU : TX_DEVICE_CPU;
-        c->decided = true;
-        snprintf(c->reason, sizeof c->reason, "measured: gpu %.2f ms, cpu %.2f ms", c->gpu_ms,
-                 c->cpu_ms);
-        tx_caps caps;
-        tx_ctx_caps(ctx, &caps);
-        cache_store(c, caps.renderer);
+        c->cpu_warm_runs++;
+        c->served_compiling++;
+        tx_choice_poll(c, compiling);
+        break;
+    case TX_TRIAL_GPU:
+        /* the runs after the k-th are specialized (once compiled) */
+        if (++c->gpu_runs > c->gpu_trials - 2)
+            c->gpu_ms = c->gpu_ms > 0 && c->gpu_ms < ms ? c->gpu_ms : ms;
+        /* with background compiles the specialized programs may still be
+         * linking: a few more runs wait for them */
+        if (c->gpu_runs < c->gpu_trials || (compiling > 0 && c->gpu_runs < c->gpu_trials + 8))
+            break;
+        if (c->cpu_warm_runs > 0) {
+            decide(ctx, c);
+            return;
+        }
+        c->phase = TX_TRIAL_CPU_WARM;
+        c->current = TX_DEVICE_CPU;
+        snprintf(c->reason, sizeof c->reason, "trial: one warm CPU run");
+        break;
+    case TX_TRIAL_CPU_WARM:
+        c->cpu_ms = ms < c->cpu_ms ? ms : c->cpu_ms;
+        c->cpu_warm_runs++;
+        decide(ctx, c);
         return;
     }
-    snprintf(c->reason, sizeof c->reason, "trial run %d of %d", c->trial + 1, c->gpu_trials + 2);
 }

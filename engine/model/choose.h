@@ -7,12 +7,29 @@
 
 #include "texel.h"
 
+/* auto's trial, in order: the first run on the CPU; then, where the driver
+ * compiles in the background, a warm-up pass (at the start of the second
+ * run) issues the GPU programs and
+ * the CPU serves (and is timed warm) until they have compiled; then GPU runs
+ * until specialized; then, if the CPU was not timed warm yet, one CPU run. */
+typedef enum {
+    TX_TRIAL_CPU_FIRST,
+    TX_TRIAL_WARMING, /* the session makes its warm-up pass before the next run */
+    TX_TRIAL_COMPILING,
+    TX_TRIAL_GPU,
+    TX_TRIAL_CPU_WARM,
+} tx_trial_phase;
+
 typedef struct tx_session_choice {
     tx_device mode;    /* GPU, CPU or AUTO */
     tx_device current; /* the device the next run uses */
     bool decided;
-    int trial;      /* auto: runs measured so far */
-    int gpu_trials; /* auto: GPU runs the trial makes (until specialized) */
+    tx_trial_phase phase;
+    int trial;            /* auto: runs measured so far */
+    int gpu_trials;       /* auto: GPU runs the trial makes (until specialized) */
+    int gpu_runs;         /* auto: GPU runs made in the trial */
+    int cpu_warm_runs;    /* auto: CPU runs timed after the first */
+    int served_compiling; /* auto: runs the CPU served while GPU programs compiled */
     double gpu_ms, cpu_ms;
     uint64_t runs[TX_DEVICE_COUNT_];
     uint64_t model_hash;
@@ -25,7 +42,14 @@ typedef struct tx_session_choice {
 void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *desc,
                     const void *bytes, size_t len);
 /* After a successful run on c->current that took `ms`: counts it, advances
- * auto's trial and, at its end, decides (and remembers the decision). */
-void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms);
+ * auto's trial and, at its end, decides (and remembers the decision).
+ * `compiling`: GPU programs still compiling in the background. */
+void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compiling);
+/* Before a run: in the compiling phase, the GPU's turn comes when nothing
+ * is compiling any more. */
+void tx_choice_poll(tx_session_choice *c, int compiling);
+/* The warm-up pass was made (ok) or could not be (no background compile, or
+ * it failed: the GPU trial then compiles as it runs). */
+void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why);
 
 #endif

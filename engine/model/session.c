@@ -624,11 +624,40 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* auto's warm-up pass, before the second run: the GPU plan walked once
+ * with ctx->compile_only, drawing nothing, so every generic program starts
+ * compiling in the background (and the GPU weights are uploaded) while the
+ * CPU serves the next runs. Only where the driver compiles in the
+ * background: elsewhere the pass would block as long as a first GPU run. */
+static void warm_up(tx_session_full *f, const tx_feed *feeds, int n_feeds) {
+    tx_ctx *ctx = f->s.ctx;
+    tx_caps caps;
+    tx_ctx_caps(ctx, &caps);
+    if (!caps.parallel_compile || ctx->lost) {
+        tx_choice_warmed(&f->choice, false, "no background compile on this driver");
+        return;
+    }
+    char keep[sizeof ctx->err]; /* the caller's last error stays theirs */
+    snprintf(keep, sizeof keep, "%s", ctx->err);
+    tx_device was = use_device(ctx, TX_DEVICE_GPU);
+    ctx->compile_only = true;
+    static const char *const no_fetch[1] = {NULL};
+    tx_status st = run_on(&f->s, TX_DEVICE_GPU, feeds, n_feeds, no_fetch, 0, NULL);
+    ctx->compile_only = false;
+    use_device(ctx, was);
+    tx_choice_warmed(&f->choice, st == TX_STATUS_OK, ctx->err);
+    snprintf(ctx->err, sizeof ctx->err, "%s", keep);
+}
+
 tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
                          const char *const *fetches, int n_fetches, tx_tensor *outs) {
     if (!s)
         return TX_STATUS_INVALID_ARGUMENT;
     tx_session_full *f = (tx_session_full *)s;
+    /* the warm-up waits for the second run: nothing delays the first result */
+    if (!f->choice.decided && f->choice.phase == TX_TRIAL_WARMING)
+        warm_up(f, feeds, n_feeds);
+    tx_choice_poll(&f->choice, tx_cache_compiling(s->ctx));
     tx_device dev = f->choice.current;
     tx_device was = use_device(s->ctx, dev);
     double t0 = now_ms();
@@ -641,7 +670,7 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
         return st;
     f->last_device = dev;
     bool trial = !f->choice.decided;
-    tx_choice_record(s->ctx, &f->choice, ms);
+    tx_choice_record(s->ctx, &f->choice, ms, tx_cache_compiling(s->ctx));
     if (trial && f->choice.decided) /* the loser's weights go */
         drop_weights(s, f->choice.current == TX_DEVICE_GPU ? TX_DEVICE_CPU : TX_DEVICE_GPU);
     return TX_STATUS_OK;
