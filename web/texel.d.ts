@@ -171,7 +171,7 @@ export declare class Session {
   readonly disposed: boolean;
   /** The device the next run uses (after 'auto' decided: its choice). */
   readonly device: Device;
-  /** Why that device: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial run ...". */
+  /** Why that device: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial: ..." (while auto measures). */
   readonly deviceReason: string;
   stats(): SessionStats;
   /** Runs the graph; the outputs are new tensors the caller disposes. Rejects with a TexelError. */

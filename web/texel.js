@@ -688,7 +688,7 @@ export class Session {
   /** The device the next run uses ('gpu' | 'cpu'; after auto has decided, its choice). */
   get device() { return this.stats().device; }
 
-  /** Why: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial run ...". */
+  /** Why: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial: ..." (while auto measures). */
   get deviceReason() { return this.stats().reason; }
 
   _describe(isOutput) {

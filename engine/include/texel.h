@@ -683,12 +683,16 @@ typedef struct tx_session_desc {
 
 /* How TX_DEVICE_AUTO chooses. A software rasterizer (llvmpipe, softpipe,
  * SwiftShader, Microsoft Basic Render Driver: the renderer string) runs on
- * the CPU. Otherwise the session's first run goes to the CPU (its result
- * never waits on shader compiles), the next runs to the GPU until its
- * programs are specialized, one more to the CPU, and the faster steady state
- * is kept from then on and remembered in choice_cache for the same model
- * bytes and renderer, so the next session decides without measuring.
- * tx_session_stats says which device ran and why. */
+ * the CPU (env TEXEL_AUTO_MEASURE: measure anyway). Otherwise the session's
+ * first run goes to the CPU (its result never waits on shader compiles).
+ * With KHR_parallel_shader_compile the second run starts with a warm-up
+ * pass that issues every GPU program without drawing, and the CPU serves
+ * runs until they have compiled in the background. Then runs go to the GPU
+ * until its programs are specialized (one more CPU run if the CPU has only
+ * been timed cold), and the faster steady state is kept from then on and
+ * remembered in choice_cache for the same model bytes and renderer, so the
+ * next session decides without measuring. tx_session_stats says which
+ * device ran and why. */
 
 typedef struct tx_value_info {
     const char *name;                   /* owned by the session */
@@ -726,7 +730,7 @@ typedef struct tx_session_stats {
     bool decided;          /* auto has settled (or the device was fixed) */
     char reason[192];      /* why that device: "fixed by desc", "software rasterizer
                               (llvmpipe ...)", "measured: gpu 4.1 ms, cpu 9.3 ms",
-                              "remembered: ...", "trial run ..." */
+                              "remembered: ...", "trial: ..." */
     uint64_t runs_gpu, runs_cpu; /* runs per device so far */
     double gpu_ms, cpu_ms;       /* auto's steady-state measurements (0: none) */
 } tx_session_stats;
