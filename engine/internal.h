@@ -146,6 +146,7 @@ struct tx_ctx {
     int cpu_threads;                /* as asked (desc / env); 0: one per core */
     struct tx_threadpool *cpu_pool; /* the CPU device's threads, made on first use */
     bool compile_only;              /* GPU kernels warm their programs, draw nothing */
+    double probe_gflops;            /* auto's software-rasterizer probe (0: not made) */
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */
     bool fault_generic;     /* the next generic link "fails" */
@@ -221,6 +222,11 @@ void tx_req_float(tx_program_req *r, const char *name, float v);
  * Returns a malloc'd string. */
 char *tx_codegen(const tx_program_req *r, bool specialized);
 const char *tx_template_source(const char *name); /* embedded at build time */
+
+/* gpu/device.c: waits until the GPU has written t (nothing for a CPU
+ * tensor) by reading one texel of it, counted in bytes_downloaded: timing
+ * needs it, since glFinish only flushes in browsers. */
+tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t);
 
 /* cache.c */
 tx_status tx_cache_create(tx_ctx *ctx);

@@ -61,6 +61,21 @@ static tx_status gpu_read(tx_ctx *ctx, const char *op, const tx_storage *st, flo
     return TX_STATUS_OK;
 }
 
+tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t) {
+    tx_slot *s;
+    tx_status st = tx_check_tensor(ctx, "tx_gpu_wait", "t", t, &s);
+    if (st)
+        return st;
+    if (s->st->dev != TX_DEVICE_GPU)
+        return TX_STATUS_OK;
+    float texel[4];
+    if (!tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, 1, texel) ||
+        tx_gl_context_lost(&ctx->gl))
+        return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, "tx_gpu_wait", "reading a texel");
+    ctx->stats.bytes_downloaded += 16u;
+    return TX_STATUS_OK;
+}
+
 tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
                      const tx_texture *const *ins, int n_in, const tx_texture *const *outs,
                      int n_out) {

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "choose.h"
 #include "hash.h"
+#include "internal.h" /* ctx->probe_ms */
 
 static bool software_renderer(const char *renderer) {
     static const char *const soft[] = {"llvmpipe", "softpipe",     "swiftshader",
@@ -25,6 +27,46 @@ static bool software_renderer(const char *renderer) {
         if (strstr(low, soft[i]))
             return true;
     return false;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The timed probe that confirms a renderer string naming a software
+ * rasterizer: GFLOP/s of a 256x256x256 matmul on the GPU (after a warm
+ * call; the best of 3, each waited for by a one-texel read). GPUs do well over 100; llvmpipe
+ * about 10 on two cores, SwiftShader about 2. Made once per context; a
+ * failure (a lost context) counts as slow. */
+#define TX_PROBE_N               256
+#define TX_PROBE_SOFTWARE_GFLOPS 30.0
+static double probe_gflops(tx_ctx *ctx) {
+    if (ctx->probe_gflops > 0)
+        return ctx->probe_gflops;
+    char keep[sizeof ctx->err]; /* the probe's errors are not the caller's */
+    snprintf(keep, sizeof keep, "%s", ctx->err);
+    tx_tensor a = {0}, y = {0};
+    double best = 1e30;
+    tx_status st = tx_tensor_create(
+        ctx,
+        &(tx_tensor_desc){.rank = 2, .shape = {TX_PROBE_N, TX_PROBE_N}, .device = TX_DEVICE_GPU},
+        &a);
+    for (int i = 0; i < 4 && !st; i++) {
+        double t0 = now_ms();
+        st = tx_matmul(ctx, a, a, NULL, &y);
+        if (!st)
+            st = tx_gpu_wait(ctx, y);
+        tx_tensor_destroy(ctx, y);
+        y = (tx_tensor){0};
+        if (i > 0 && now_ms() - t0 < best)
+            best = now_ms() - t0;
+    }
+    tx_tensor_destroy(ctx, a);
+    snprintf(ctx->err, sizeof ctx->err, "%s", keep);
+    ctx->probe_gflops = st ? 1e-3 : 2.0 * TX_PROBE_N * TX_PROBE_N * TX_PROBE_N / (best * 1e6);
+    return ctx->probe_gflops;
 }
 
 /* mkdir -p of path's directory. */
@@ -128,8 +170,9 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
     /* TEXEL_AUTO_MEASURE: measure even on a software rasterizer (tests, and
      * users who want to see the numbers) */
     if (software_renderer(caps.renderer) && !getenv("TEXEL_AUTO_MEASURE")) {
+        /* the CPU; the probe that confirms it waits for the second run */
         c->current = TX_DEVICE_CPU;
-        c->decided = true;
+        c->phase = TX_TRIAL_PROBE;
         snprintf(c->reason, sizeof c->reason, "software rasterizer (%.150s)", caps.renderer);
         return;
     }
@@ -179,6 +222,25 @@ void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why) {
     snprintf(c->reason, sizeof c->reason, "trial: the CPU serves while GPU programs compile");
 }
 
+void tx_choice_probe(tx_ctx *ctx, tx_session_choice *c) {
+    if (c->decided || c->phase != TX_TRIAL_PROBE)
+        return;
+    tx_caps caps;
+    tx_ctx_caps(ctx, &caps);
+    double gflops = probe_gflops(ctx);
+    if (gflops < TX_PROBE_SOFTWARE_GFLOPS) {
+        c->decided = true;
+        snprintf(c->reason, sizeof c->reason,
+                 "software rasterizer (%.120s; probe: matmul at %.1f GFLOP/s)", caps.renderer,
+                 gflops);
+        return;
+    }
+    /* named software but fast: measure like any GPU */
+    c->phase = TX_TRIAL_WARMING;
+    snprintf(c->reason, sizeof c->reason,
+             "trial: the renderer says software, the probe %.0f GFLOP/s", gflops);
+}
+
 void tx_choice_poll(tx_session_choice *c, int compiling) {
     if (!c->decided && c->phase == TX_TRIAL_COMPILING && compiling == 0)
         to_gpu(c);
@@ -193,6 +255,9 @@ void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compilin
     case TX_TRIAL_CPU_FIRST: /* cold: replaced by a warm run if faster */
         c->cpu_ms = ms;
         c->phase = TX_TRIAL_WARMING;
+        break;
+    case TX_TRIAL_PROBE: /* the first run; the session probes before the next */
+        c->cpu_ms = ms;
         break;
     case TX_TRIAL_WARMING: /* not reached: the session makes the pass first */ break;
     case TX_TRIAL_COMPILING:

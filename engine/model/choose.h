@@ -13,6 +13,7 @@
  * the CPU serves (and is timed warm) until they have compiled; then GPU runs
  * until specialized; then, if the CPU was not timed warm yet, one CPU run. */
 typedef enum {
+    TX_TRIAL_PROBE, /* a software rasterizer by name: the CPU, to be confirmed */
     TX_TRIAL_CPU_FIRST,
     TX_TRIAL_WARMING, /* the session makes its warm-up pass before the next run */
     TX_TRIAL_COMPILING,
@@ -45,6 +46,10 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
  * auto's trial and, at its end, decides (and remembers the decision).
  * `compiling`: GPU programs still compiling in the background. */
 void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compiling);
+/* Before a run after the first: a renderer that names a software rasterizer
+ * is timed (tx_ctx's probe, once per context); slow, the CPU is decided,
+ * fast, the trial measures as on any GPU. */
+void tx_choice_probe(tx_ctx *ctx, tx_session_choice *c);
 /* Before a run: in the compiling phase, the GPU's turn comes when nothing
  * is compiling any more. */
 void tx_choice_poll(tx_session_choice *c, int compiling);

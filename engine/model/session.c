@@ -654,7 +654,10 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
     if (!s)
         return TX_STATUS_INVALID_ARGUMENT;
     tx_session_full *f = (tx_session_full *)s;
-    /* the warm-up waits for the second run: nothing delays the first result */
+    /* the probe and the warm-up wait for the second run: nothing delays the
+     * first result */
+    if (!f->choice.decided && f->choice.phase == TX_TRIAL_PROBE && f->choice.trial > 0)
+        tx_choice_probe(s->ctx, &f->choice);
     if (!f->choice.decided && f->choice.phase == TX_TRIAL_WARMING)
         warm_up(f, feeds, n_feeds);
     tx_choice_poll(&f->choice, tx_cache_compiling(s->ctx));
@@ -662,8 +665,10 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
     tx_device was = use_device(s->ctx, dev);
     double t0 = now_ms();
     tx_status st = run_on(s, dev, feeds, n_feeds, fetches, n_fetches, outs);
-    if (!st && dev == TX_DEVICE_GPU)
-        st = tx_ctx_finish(s->ctx); /* the time includes the GPU's work */
+    /* auto's trial times the GPU's work too (a run that fetches nothing
+     * times only what was issued) */
+    if (!st && dev == TX_DEVICE_GPU && !f->choice.decided && n_fetches > 0)
+        st = tx_gpu_wait(s->ctx, outs[0]);
     double ms = now_ms() - t0;
     use_device(s->ctx, was);
     if (st)
