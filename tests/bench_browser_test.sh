@@ -17,7 +17,7 @@ except Exception as e:
     print("FAIL browser runner wrote no JSON:", e); print("0 passed, 1 failed"); sys.exit(1)
 ok = bad = 0
 for c in j["cases"]:
-    for eng in ("texel", "tfjs_webgl", "tfjs_wasm"):
+    for eng in ("texel", "texel_cpu", "tfjs_webgl", "tfjs_wasm"):
         r = c.get(eng, {})
         if r.get("status") == "ok" and r.get("median_ms", 0) > 0 and r.get("first_ms", 0) > 0:
             ok += 1

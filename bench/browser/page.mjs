@@ -1,7 +1,9 @@
 // The in-page half of the browser benchmark: runs every case of the shared
 // table (fetched as /cases.json, generated from bench/cases.c) with TF.js
 // (webgl, then wasm) and, when the runner serves a texel web build, with
-// texel — all in this one page, so ratios come from the same browser run.
+// texel (WebGL2, then its CPU device: wasm SIMD, one thread like TF.js wasm on
+// a page that is not cross-origin isolated) — all in this one page, so
+// ratios come from the same browser run.
 /* global tf */
 const log = (s) => { document.getElementById('log').textContent += '\n' + s; };
 const params = new URLSearchParams(location.search);
@@ -87,9 +89,9 @@ async function runTf(c, backend) {
   return { status: 'ok', ...r };
 }
 
-async function runTexel(c, texel) {
+async function runTexel(c, texel, device = 'gpu') {
   if (!texel || !texel.cases[c.name]) return { status: 'not available in this build' };
-  const tx = await texel.create();
+  const tx = await texel.create({ device });
   try {
     const r = await timeEngine(
       () => c.inputs.map((shape, i) => tx.tensor(fill(numel(shape), i + 1), shape)),
@@ -124,6 +126,7 @@ async function main() {
     log('case ' + c.name);
     const entry = { name: c.name, what: c.what, flops: c.flops };
     entry.texel = await runTexel(c, texel);
+    entry.texel_cpu = await runTexel(c, texel, 'cpu');
     entry.tfjs_webgl = await runTf(c, 'webgl');
     entry.tfjs_wasm = await runTf(c, 'wasm');
     result.cases.push(entry);
