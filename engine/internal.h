@@ -248,8 +248,9 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
                   const tx_texture *const *outs, int n_out);
 
 /* readback.c */
-/* Frees every pending readback; `release` also frees the table (context
- * destroy). Without it handles stay unique across a context loss. */
+/* Frees the pending readbacks of GPU tensors (a context loss: CPU tensors'
+ * host copies stay readable), or with `release` every one and the table
+ * (context destroy). Handles stay unique across a loss. */
 void tx_readbacks_drop(tx_ctx *ctx, bool release);
 
 /* cpu/device.c: stops the CPU device's threads (context destroy). */

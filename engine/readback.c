@@ -33,10 +33,11 @@ static readback *readback_get(tx_ctx *ctx, tx_readback h) {
 }
 
 static tx_status readback_check(tx_ctx *ctx, const char *fn, tx_readback h, readback **out) {
-    if (ctx->lost)
+    *out = readback_get(ctx, h);
+    /* a CPU tensor's read (a host copy) outlives a loss */
+    if (ctx->lost && !(*out && (*out)->host))
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
                        "%s: the GL context was lost; pending reads are gone", fn);
-    *out = readback_get(ctx, h);
     if (!*out)
         return tx_fail(ctx, TX_STATUS_STALE_HANDLE,
                        "%s: readback 0x%08x is not pending (finished, cancelled, dropped by a "
@@ -62,12 +63,12 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
         return TX_STATUS_INVALID_ARGUMENT;
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", fn);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
     tx_slot *s;
     tx_status st = tx_check_tensor(ctx, fn, "tensor", t, &s);
     if (st)
         return st;
+    if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
     if (!ctx->reads) {
         ctx->reads = calloc(1, sizeof *ctx->reads);
         if (!ctx->reads)
@@ -195,8 +196,8 @@ void tx_readbacks_drop(tx_ctx *ctx, bool release) {
     struct tx_readbacks *rs = ctx->reads;
     if (!rs)
         return;
-    for (int i = 0; i < rs->n; i++)
-        if (rs->r[i].used)
+    for (int i = 0; i < rs->n; i++) /* a loss keeps CPU reads (host copies) */
+        if (rs->r[i].used && (release || !rs->r[i].host))
             readback_free(ctx, &rs->r[i]);
     if (release) {
         free(rs->r);

@@ -449,12 +449,12 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
     if (!out || (rank > 0 && !shape))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", op,
                        !out ? "out" : "shape");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_slot *s;
     tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
     if (st)
         return st;
+    if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     if (rank < 0 || rank > TX_MAX_RANK)
         return tx_fail(ctx, rank < 0 ? TX_STATUS_INVALID_ARGUMENT : TX_STATUS_RANK_TOO_HIGH,
                        "%s: rank %d is outside 0..%d", op, rank, TX_MAX_RANK);

@@ -137,12 +137,28 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
-    if (tx_test_begin("tensors: CPU tensors keep their values through a context loss")) {
+    if (tx_test_begin("tensors: CPU tensors keep their values and run ops through a context "
+                      "loss")) {
         tx_tensor c = mk(ctx, TX_DEVICE_CPU, 4, 3.0f), g = mk(ctx, TX_DEVICE_GPU, 4, 3.0f);
         tx_ctx_mark_lost(ctx);
         float v[4] = {0};
         CHECK(!tx_tensor_read(ctx, c, v, sizeof v) && v[3] == 6.0f, "%s", tx_last_error(ctx));
         CHECK(tx_tensor_read(ctx, g, v, sizeof v) == TX_STATUS_CONTEXT_LOST, "gpu read");
+        /* the CPU device needs no GL: its ops run while the context is lost */
+        tx_tensor y = {0}, r = {0};
+        CHECK(!tx_binary(ctx, TX_OP_ADD, c, c, &y), "cpu op while lost: %s", tx_last_error(ctx));
+        CHECK(!tx_tensor_reshape(ctx, y, 2, (int64_t[]){2, 2}, &r), "reshape while lost: %s",
+              tx_last_error(ctx));
+        CHECK(!tx_tensor_read(ctx, r, v, sizeof v) && v[3] == 12.0f, "3 + 3 = %g", (double)v[3]);
+        CHECK(tx_binary(ctx, TX_OP_ADD, g, g, &y) == TX_STATUS_CONTEXT_LOST, "gpu op while lost");
+        tx_readback rb;
+        bool ready = false;
+        float w[4] = {0};
+        CHECK(!tx_tensor_read_async(ctx, r, &rb) && !tx_readback_poll(ctx, rb, &ready) && ready &&
+                  !tx_readback_finish(ctx, rb, w, sizeof w) && w[0] == 6.0f,
+              "async read while lost: %s", tx_last_error(ctx));
+        tx_tensor_destroy(ctx, r);
+        tx_tensor_destroy(ctx, y);
         CHECK(tx_ctx_restore(ctx) == TX_STATUS_OK, "%s", tx_last_error(ctx));
         CHECK(!tx_tensor_read(ctx, c, v, sizeof v) && v[3] == 6.0f, "after restore: %s",
               tx_last_error(ctx));

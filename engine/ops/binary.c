@@ -13,8 +13,6 @@ tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *
     const char *name = tx_op_name(op);
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     tx_slot *as, *bs;
     tx_status st = tx_check_tensor(ctx, name, "a", a, &as);
     if (!st)

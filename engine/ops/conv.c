@@ -252,8 +252,6 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         return TX_STATUS_INVALID_ARGUMENT;
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
     tx_slot *xs, *ws, *bs = NULL;
     tx_status st = tx_check_tensor(ctx, op, "x", x, &xs);

@@ -19,8 +19,6 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
         return TX_STATUS_INVALID_ARGUMENT;
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "matmul: out is NULL");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "matmul: the GL context is lost");
     tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
     tx_slot *as, *bs, *cs = NULL;
     tx_status st = tx_check_tensor(ctx, name, "a", a, &as);

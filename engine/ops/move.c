@@ -126,8 +126,6 @@ static tx_status check_args(tx_ctx *ctx, const char *name, tx_tensor x, const vo
         return TX_STATUS_INVALID_ARGUMENT;
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     return tx_check_tensor(ctx, name, "x", x, xs);
 }
 

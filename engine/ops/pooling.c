@@ -17,8 +17,6 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
     if (!global && !desc)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: desc (kernel_shape) is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     tx_slot *xs;
     tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
     if (st)

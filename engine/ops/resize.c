@@ -31,8 +31,6 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
     if (!out || !desc)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "resize: %s is NULL",
                        !out ? "out" : "desc");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "resize: the GL context is lost");
     tx_slot *xs;
     tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
     if (st)

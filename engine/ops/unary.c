@@ -17,8 +17,6 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
     const char *name = tx_op_name(op);
     if (!out)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     if (fam == TX_FAMILY_CLIP && (isnan(lo) || isnan(hi) || lo > hi))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "clip: bounds [%g, %g] are not ordered",
                        (double)lo, (double)hi);
