@@ -78,8 +78,7 @@ static const char *bad_desc(const tx_ctx_desc *d) {
         return "desc.max_specialized is negative";
     if (d->max_texture_size < 0)
         return "desc.max_texture_size is negative";
-    if (d->device != TX_DEVICE_DEFAULT && d->device != TX_DEVICE_GPU &&
-        d->device != TX_DEVICE_CPU)
+    if (d->device != TX_DEVICE_DEFAULT && d->device != TX_DEVICE_GPU && d->device != TX_DEVICE_CPU)
         return "desc.device is not gpu or cpu";
     if (d->cpu_threads < 0)
         return "desc.cpu_threads is negative";
@@ -121,8 +120,8 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     ctx->float16_storage_req = d.float16_storage;
     ctx->device = d.device == TX_DEVICE_DEFAULT ? TX_DEVICE_GPU : d.device;
     ctx->cpu_threads = d.cpu_threads;
-    const char *threads = getenv("TEXEL_CPU_THREADS");
-    if (threads && atoi(threads) > 0)
+    const char *threads = getenv("TEXEL_CPU_THREADS"); /* the default: desc's wins */
+    if (d.cpu_threads == 0 && threads && atoi(threads) > 0)
         ctx->cpu_threads = atoi(threads);
     if (!probe_caps(ctx, &d)) {
         fprintf(stderr, "texel: %s\n", ctx->err);

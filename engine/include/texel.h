@@ -1,9 +1,12 @@
 /*
- * texel.h — a tensor engine whose compute device is the fragment shader.
+ * texel.h — a tensor engine whose main compute device is the fragment shader,
+ * with a SIMD + threads CPU device behind the same ops (tx_device; sessions
+ * choose between them by measurement).
  *
  * Overview
  * --------
- * Tensors live in RGBA32F textures, 4 values per texel, contiguous row-major.
+ * GPU tensors live in RGBA32F textures, 4 values per texel, contiguous
+ * row-major; CPU tensors in host memory, in the same order.
  * Every op is GLSL ES 3.00 generated from a template. A *generic* program of
  * each op family (shapes as uniforms) serves every shape from its first call;
  * after `specialize_after` identical invocations a *specialized* program with
@@ -185,8 +188,8 @@ typedef struct tx_ctx_desc {
                                  (half the memory, see tx_caps.float16_storage) */
     tx_device device;         /* where tx_tensor_create puts tensors whose desc names
                                  no device; 0: TX_DEVICE_GPU */
-    int cpu_threads;          /* threads of the CPU device; 0: one per core (env
-                                 TEXEL_CPU_THREADS overrides), 1: no threads */
+    int cpu_threads;          /* threads of the CPU device; 0: env TEXEL_CPU_THREADS,
+                                 else one per core; 1: no threads */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -267,7 +270,7 @@ tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t);
 tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *out);
 /* The device t lives on (never TX_DEVICE_DEFAULT). */
 tx_status tx_tensor_device(tx_ctx *ctx, tx_tensor t, tx_device *out);
-/* "gpu" / "cpu" / "default"; "?" for other values. */
+/* "gpu" / "cpu" / "auto" / "default"; "?" for other values. */
 const char *tx_device_name(tx_device device);
 /* The device a name means ("gpu", "cpu", "auto"); TX_DEVICE_COUNT_ if none. */
 tx_device tx_device_from_name(const char *name);
@@ -728,7 +731,8 @@ typedef struct tx_session_stats {
     uint64_t weight_bytes; /* constants uploaded at creation */
     tx_device device;      /* the device the last run used (before any: the next one's) */
     bool decided;          /* auto has settled (or the device was fixed) */
-    char reason[192];      /* why that device: "fixed by desc", "software rasterizer
+    char reason[192];      /* why that device: "fixed by the session's desc" (or
+                              "by TEXEL_DEVICE"), "software rasterizer
                               (llvmpipe ...)", "measured: gpu 4.1 ms, cpu 9.3 ms",
                               "remembered: ...", "trial: ..." */
     uint64_t runs_gpu, runs_cpu; /* runs per device so far */
