@@ -10,9 +10,10 @@
  *            [--axes A,B] [--drop-dims] [--noop-empty-axes] [--select-last]
  *            [--axis A] [--coerce-2d] [--epsilon E] [--alpha V] [--beta V]
  *            [--to float32|int32] [--bool]
- *   texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE]
+ *   texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--device gpu|cpu|all]
  *   texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
- *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json]
+ *             [--device auto|gpu|cpu]
+ *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--device D]
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ static int usage(void) {
             "usage:\n"
             "  texel info [--json]\n"
             "  texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
+            "           [--no-reference] [--device gpu|cpu|all]\n"
             "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
             "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
             "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
@@ -43,7 +45,9 @@ static int usage(void) {
             "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output NAME]...\n"
             "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
             "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
+            "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
             "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
+            "           [--device auto|gpu|cpu]\n"
             "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
