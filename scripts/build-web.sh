@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the browser package: emscripten (Debian's) via the meson cross file
 # into build-web/, then copies texel.mjs + texel.wasm (wasm SIMD, one thread)
-# and texel-mt.mjs + texel-mt.wasm + texel-mt.worker.js (SIMD + threads) next to web/texel.js and
+# and texel-mt.mjs + texel-mt.wasm + texel-mt.worker.js (SIMD + threads) and
+# texel-scalar.mjs + .wasm (no SIMD, for browsers without it) next to web/texel.js and
 # generates web/texel-ops.d.ts from the op list, so web/ is the npm package.
 #   TEXEL_WEB_BUILD   build directory (default build-web)
 #   TEXEL_WEB_BUILDTYPE  meson buildtype (default release)
@@ -27,4 +28,5 @@ ninja -C "$BUILD"
 # texel.* : SIMD, one thread; texel-mt.* (+ its pthread worker): SIMD + threads
 cp "$BUILD/web/texel.mjs" "$BUILD/web/texel.wasm" web/
 cp "$BUILD/web/texel-mt.mjs" "$BUILD/web/texel-mt.wasm" "$BUILD/web/texel-mt.worker.js" web/
+cp "$BUILD/web/texel-scalar.mjs" "$BUILD/web/texel-scalar.wasm" web/
 node web/tools/gen-dts.mjs > web/texel-ops.d.ts

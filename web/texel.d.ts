@@ -43,12 +43,16 @@ export interface CreateOptions {
   cpuThreads?: number;
   /** 'auto' (default): the threaded build (texel-mt.wasm) on a cross-origin isolated page; true / false force. */
   threads?: boolean | 'auto';
+  /** 'auto' (default): wasm SIMD where the browser validates it, else texel-scalar.wasm; true / false force. */
+  simd?: boolean | 'auto';
   /** Engine environment knobs for the whole loaded engine, e.g. {TEXEL_AUTO_MEASURE: '1'}; null unsets. */
   env?: Record<string, string | number | null>;
   /** Where texel.wasm lives (default: next to texel.mjs). */
   wasmUrl?: string;
   /** Where texel-mt.wasm lives (default: next to texel-mt.mjs). */
   wasmUrlThreads?: string;
+  /** Where texel-scalar.wasm lives (default: next to texel-scalar.mjs). */
+  wasmUrlScalar?: string;
 }
 
 export interface TensorOptions {
@@ -186,6 +190,8 @@ export declare class Context {
   readonly ops: { name: string; arity: number; attrs: string[] }[];
   /** True when this context runs the threaded build (texel-mt.wasm). */
   readonly threads: boolean;
+  /** False on the build without wasm SIMD (texel-scalar.wasm). */
+  readonly simd: boolean;
   tensor(values: TypedValues | number[] | number, shape?: number[], dtype?: DType | TensorOptions): Tensor;
   zeros(shape: number[], dtype?: DType): Tensor;
   /** Any op by name: run('matmul', [a, b], { transposeB: true }). */
@@ -208,6 +214,8 @@ export interface Context extends ContextOps {}
 export declare function create(options?: CreateOptions): Promise<Context>;
 /** True where the threaded build can run (SharedArrayBuffer on a cross-origin isolated page). */
 export declare function threadsAvailable(): boolean;
+/** True where the browser runs wasm SIMD. */
+export declare function simdAvailable(): boolean;
 /** Forgets the 'auto' device decisions this origin remembered (localStorage). */
 export declare function forgetDeviceChoices(): void;
 
@@ -219,6 +227,7 @@ declare const texel: {
   Context: typeof Context;
   Session: typeof Session;
   threadsAvailable: typeof threadsAvailable;
+  simdAvailable: typeof simdAvailable;
   forgetDeviceChoices: typeof forgetDeviceChoices;
 };
 export default texel;

@@ -13,11 +13,14 @@
 // here without JS edits. Arguments after the tensor inputs are the op's
 // attributes, positionally or as one options object (camelCase or snake_case).
 //
-// Two builds of the engine: texel.mjs/.wasm (wasm SIMD, one thread) and
+// Three builds of the engine: texel.mjs/.wasm (wasm SIMD, one thread),
 // texel-mt.mjs/.wasm (SIMD + a pool of web workers for the CPU device; needs
 // SharedArrayBuffer, i.e. a cross-origin isolated page: COOP same-origin +
-// COEP require-corp). create() takes the threaded one when the page is
-// isolated, unless told otherwise (create({threads: false | true})).
+// COEP require-corp) and texel-scalar.mjs/.wasm (no SIMD, one thread: for
+// browsers without wasm SIMD). create() takes the threaded one when the page
+// is isolated, unless told otherwise (create({threads: false | true})), and
+// the scalar one where WebAssembly.validate refuses a SIMD instruction (or
+// create({simd: false})).
 
 /** Engine status codes by name (`Status.CONTEXT_LOST` ...), filled on load. */
 export const Status = {};
@@ -37,23 +40,33 @@ const statusNames = [];
 const DTYPES = ['float32', 'int32'];
 /** tx_device names by value: 0 default, 1 gpu, 2 cpu, 3 auto (filled on load). */
 const DEVICES = [];
-const corePromises = new Map(); // threads (boolean) → Promise<core>
+const corePromises = new Map(); // build name → Promise<core>
 
 /** True where the threaded build can run: SharedArrayBuffer on a cross-origin isolated page. */
 export function threadsAvailable() {
   return typeof SharedArrayBuffer === 'function' && globalThis.crossOriginIsolated === true;
 }
 
+/** True where the browser runs wasm SIMD (a module with one v128 instruction validates). */
+export function simdAvailable() {
+  return WebAssembly.validate(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123,
+    3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]));
+}
+
 function loadCore(opts) {
-  const threads = opts.threads === undefined || opts.threads === 'auto' ? threadsAvailable() : !!opts.threads;
+  const simd = opts.simd === undefined || opts.simd === 'auto' ? simdAvailable() : !!opts.simd;
+  const threads = opts.threads === undefined || opts.threads === 'auto' ? simd && threadsAvailable() : !!opts.threads;
   if (threads && typeof SharedArrayBuffer !== 'function')
     return Promise.reject(new TexelError(Status.UNSUPPORTED ?? 8, 'texel.create: threads: true needs SharedArrayBuffer, which browsers give only to cross-origin isolated pages (headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)'));
-  let p = corePromises.get(threads);
+  if (threads && !simd)
+    return Promise.reject(new TexelError(Status.UNSUPPORTED ?? 8, 'texel.create: the threaded build needs wasm SIMD'));
+  const build = threads ? 'mt' : simd ? 'simd' : 'scalar';
+  let p = corePromises.get(build);
   if (!p) {
     const moduleOpts = {};
-    const wasmUrl = threads ? opts.wasmUrlThreads : opts.wasmUrl;
+    const wasmUrl = threads ? opts.wasmUrlThreads : simd ? opts.wasmUrl : opts.wasmUrlScalar;
     if (wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? wasmUrl : new URL(f, import.meta.url).href);
-    p = (threads ? import('./texel-mt.mjs') : import('./texel.mjs'))
+    p = (threads ? import('./texel-mt.mjs') : simd ? import('./texel.mjs') : import('./texel-scalar.mjs'))
       .then((m) => m.default(moduleOpts))
       .then((core) => {
         for (let i = 0; i < core._txw_status_count(); i++) {
@@ -64,10 +77,11 @@ function loadCore(opts) {
         for (let d = 0; d < 4; d++) DEVICES[d] = core.UTF8ToString(core._txw_device_name(d));
         installOps(core);
         core.txwThreads = threads;
+        core.txwSimd = simd;
         return core;
       });
-    p.catch(() => corePromises.delete(threads));
-    corePromises.set(threads, p);
+    p.catch(() => corePromises.delete(build));
+    corePromises.set(build, p);
   }
   return p;
 }
@@ -232,6 +246,8 @@ class Context {
     this.caps = camelKeys(JSON.parse(core.UTF8ToString(core._txw_caps_json(w))));
     /** True when this context runs the threaded build (texel-mt.wasm). */
     this.threads = core.txwThreads;
+    /** False when it runs the build without wasm SIMD (texel-scalar.wasm). */
+    this.simd = core.txwSimd;
   }
 
   // ---- plumbing ----
@@ -796,14 +812,16 @@ function camelKeys(o) {
 
 /**
  * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?,
- *         device?, cpuThreads?, threads?, env?, wasmUrl?, wasmUrlThreads?})
+ *         device?, cpuThreads?, threads?, simd?, env?, wasmUrl?, wasmUrlThreads?,
+ *         wasmUrlScalar?})
  * Loads the engine (once per page and build) and makes a context on `canvas`
  * (default: a canvas of its own that is never shown). debug: check for GL
  * errors after every op (a GPU round trip each) instead of at the next read.
  * device: where tx.tensor puts tensors ('gpu', default, or 'cpu').
  * cpuThreads: the CPU device's threads (0: one per core; threaded build only).
  * threads: 'auto' (default: the threaded build on a cross-origin isolated
- * page), true or false. env: engine environment variables ({TEXEL_AUTO_MEASURE:
+ * page), true or false. simd: 'auto' (default: wasm SIMD where the browser
+ * validates it), true or false (texel-scalar.wasm). env: engine environment variables ({TEXEL_AUTO_MEASURE:
  * '1'}; null unsets), set for the whole loaded engine before the context is made.
  */
 export async function create(opts = {}) {
@@ -836,4 +854,4 @@ export async function create(opts = {}) {
 }
 
 export { Context };
-export default { create, Status, TexelError, Tensor, Context, Session, threadsAvailable, forgetDeviceChoices };
+export default { create, Status, TexelError, Tensor, Context, Session, threadsAvailable, simdAvailable, forgetDeviceChoices };
