@@ -32,6 +32,12 @@ static void bin_row(tx_op op, bool is_int, const float *a, int64_t as, const flo
             float x = a[i];                                                                        \
             y[i] = (expr);                                                                         \
         }                                                                                          \
+    } else if (as == 0 && bs == 1) {                                                               \
+        const float x = a[0];                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            float z = b[i];                                                                        \
+            y[i] = (expr);                                                                         \
+        }                                                                                          \
     } else {                                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                          \
             float x = a[i * as], z = b[i * bs];                                                    \
@@ -73,33 +79,66 @@ typedef struct binary_job {
     const tx_binary_call *c;
     const float *a, *b;
     float *y;
+    /* the call's dims with neighbours merged where both operands walk them
+     * alike, so rows are as long as they can be ([C,H,W] * [C,1,1]: C rows
+     * of H·W against one value each) */
+    int nd;
+    int64_t dims[6], sa[6], sb[6];
 } binary_job;
 
-/* Output elements [begin, end): walked row by row of the last dim. */
+static void merge_dims(binary_job *j) {
+    const tx_binary_call *c = j->c;
+    j->nd = 0;
+    for (int d = 0; d < 6; d++) {
+        if (c->dims[d] == 1)
+            continue;
+        int k = j->nd - 1;
+        /* dim d continues dim k when, for each operand, stepping k is
+         * stepping d dims[d] times (both broadcast, or both contiguous) */
+        if (k >= 0 && j->sa[k] == c->sa[d] * c->dims[d] && j->sb[k] == c->sb[d] * c->dims[d]) {
+            j->dims[k] *= c->dims[d];
+            j->sa[k] = c->sa[d];
+            j->sb[k] = c->sb[d];
+            continue;
+        }
+        j->dims[j->nd] = c->dims[d];
+        j->sa[j->nd] = c->sa[d];
+        j->sb[j->nd] = c->sb[d];
+        j->nd++;
+    }
+    if (j->nd == 0) { /* a single element */
+        j->dims[0] = 1;
+        j->sa[0] = j->sb[0] = 0;
+        j->nd = 1;
+    }
+}
+
+/* Output elements [begin, end): walked row by row of the last merged dim. */
 static void binary_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     const binary_job *j = arg;
-    const tx_binary_call *c = j->c;
-    bool is_int = c->dtype == TX_DTYPE_INT32;
-    int64_t len = c->dims[5];
+    bool is_int = j->c->dtype == TX_DTYPE_INT32;
+    int last = j->nd - 1;
+    int64_t len = j->dims[last];
     int64_t i = begin;
     while (i < end) {
         /* coordinates of i → operand offsets */
-        int64_t r = i / len, col = i % len, ao = col * c->sa[5], bo = col * c->sb[5];
-        for (int d = 4; d >= 0; d--) {
-            int64_t k = r % c->dims[d];
-            r /= c->dims[d];
-            ao += k * c->sa[d];
-            bo += k * c->sb[d];
+        int64_t r = i / len, col = i % len, ao = col * j->sa[last], bo = col * j->sb[last];
+        for (int d = last - 1; d >= 0; d--) {
+            int64_t k = r % j->dims[d];
+            r /= j->dims[d];
+            ao += k * j->sa[d];
+            bo += k * j->sb[d];
         }
         int64_t n = len - col < end - i ? len - col : end - i;
-        bin_row(c->op, is_int, j->a + ao, c->sa[5], j->b + bo, c->sb[5], j->y + i, n);
+        bin_row(j->c->op, is_int, j->a + ao, j->sa[last], j->b + bo, j->sb[last], j->y + i, n);
         i += n;
     }
 }
 
 tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
-    binary_job j = {c, tx_cpu_data(c->a), tx_cpu_data(c->b), tx_cpu_data(c->y)};
+    binary_job j = {c, tx_cpu_data(c->a), tx_cpu_data(c->b), tx_cpu_data(c->y), 0, {0}, {0}, {0}};
+    merge_dims(&j);
     tx_cpu_for(ctx, c->y->numel, 16384, binary_range, &j);
     return TX_STATUS_OK;
 }

@@ -4,9 +4,31 @@
 #include <math.h>
 
 #include "cpu.h"
+#include "simd.h"
 
 static inline float keep_nan(float r, float v) {
     return v != v ? v : r;
+}
+
+/* Two selects, not nested ones: gcc vectorizes these (a NaN passes both). */
+static inline float clamp01(float t) {
+    t = t < 0.0f ? 0.0f : t;
+    return t > 1.0f ? 1.0f : t;
+}
+
+/* In the SIMD layer: gcc does not if-convert the clamp followed by the
+ * multiply ("control flow in loop"). max(lo, t) and min(hi, t) keep NaN. */
+static void hard_swish(const float *x, float *y, int64_t n) {
+    int64_t i = 0;
+    const tx_f32x4 k = tx_v4_set1(1.0f / 6.0f), h = tx_v4_set1(0.5f), z = tx_v4_set1(0.0f),
+                   o = tx_v4_set1(1.0f);
+    for (; i + 4 <= n; i += 4) {
+        tx_f32x4 v = tx_v4_load(x + i);
+        tx_f32x4 t = tx_v4_min(o, tx_v4_max(z, tx_v4_fma(v, k, h)));
+        tx_v4_store(y + i, tx_v4_mul(v, t));
+    }
+    for (; i < n; i++)
+        y[i] = x[i] * clamp01(x[i] * (1.0f / 6.0f) + 0.5f);
 }
 
 static float softplus(float v) {
@@ -40,9 +62,9 @@ void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, 
     case TX_OP_CLIP: MAP(v < lo ? lo : (v > hi ? hi : v));
     case TX_OP_SOFTPLUS: MAP(softplus(v));
     case TX_OP_SOFTSIGN: MAP(v / (1.0f + fabsf(v)));
-    case TX_OP_HARD_SWISH: {
-        MAP(keep_nan(v * fminf(fmaxf(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f), v));
-    }
+    /* clamps as ternaries, not fminf/fmaxf (library calls, not vectorized);
+     * a NaN passes both compares and stays NaN */
+    case TX_OP_HARD_SWISH: hard_swish(x, y, n); break;
     case TX_OP_SIN: MAP(sinf(v));
     case TX_OP_COS: MAP(cosf(v));
     case TX_OP_TAN: MAP(tanf(v));
@@ -62,7 +84,7 @@ void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, 
     case TX_OP_ATANH: MAP(atanhf(v));
     case TX_OP_MISH: MAP(v * tanhf(softplus(v)));
     case TX_OP_IS_NAN: MAP(v != v ? 1.0f : 0.0f);
-    case TX_OP_HARD_SIGMOID: MAP(keep_nan(fminf(fmaxf(a * v + b, 0.0f), 1.0f), v));
+    case TX_OP_HARD_SIGMOID: MAP(clamp01(a * v + b));
     case TX_OP_LEAKY_RELU: MAP(v < 0 ? a * v : v);
     case TX_OP_ELU: MAP(v < 0 ? a * expm1f(v) : v);
     case TX_OP_CELU: MAP(v < 0 ? a * expm1f(v / a) : v);
