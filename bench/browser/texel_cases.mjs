@@ -2,7 +2,7 @@
 // through texel's JS API (web/texel.js, served under /texel/ by run.mjs).
 import * as texel from '/texel/texel.js';
 
-export const create = () => texel.create();
+export const create = (opts) => texel.create(opts);
 
 const same = { autoPad: 1 }; // TX_AUTO_PAD_SAME_UPPER: TF's "same"
 const mobilenet = [[1, 2], [32, 1], [1, 1], [64, 2], [1, 1]]; // [group, stride]
