@@ -111,6 +111,11 @@ for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test rest
     reliability_test badinput_test numerics_test device_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
+# The CPU device's SGEMM against a plain loop, with the kernel this machine
+# picks and with the 4-wide and scalar ones the browser builds use (no GL).
+for t in cpu_gemm_test cpu_gemm_test_v4 cpu_gemm_test_scalar; do
+    run_suite "$t" "$BUILD/tests/$t"
+done
 # The CPU device: the session suites again with every session on the CPU (the
 # op sweep's cpu mode above covers every op against the references).
 run_suite "cpu:onnx_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_test"

