@@ -390,6 +390,13 @@ class Context {
   }
 
   _readAsync(t) {
+    // A CPU tensor's values are in wasm memory already: nothing to wait for,
+    // so no pending read (and one copy fewer)
+    try {
+      if (this._device(t) === 'cpu') return Promise.resolve(this._readSync(t));
+    } catch (e) {
+      return Promise.reject(e);
+    }
     let rid;
     try {
       const w = this._ctx();
