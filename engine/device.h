@@ -299,6 +299,17 @@ const tx_device_i *tx_device_of(tx_device dev);
 tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
                        tx_device *out);
 
+/* tx_op_device, then the output tensor y (rank, shape, dtype) on that
+ * device. The alloc may move slots: fetch them again after it. */
+tx_status tx_op_output(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n, int rank,
+                       const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y);
+
+/* tx_op_output over n input tensors; on success *slots is their slot array,
+ * fetched after the alloc, which the caller frees. */
+tx_status tx_op_output_n(tx_ctx *ctx, const char *op, const tx_tensor *ins, int n, int rank,
+                         const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y,
+                         const tx_slot ***slots);
+
 /* The end every op front shares: on failure the output is destroyed and the
  * status returned; on success *out = y. */
 tx_status tx_op_finish(tx_ctx *ctx, tx_status st, tx_tensor y, tx_tensor *out);

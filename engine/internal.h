@@ -241,6 +241,9 @@ void tx_cpu_shutdown(tx_ctx *ctx);
 
 /* ops: registry.c */
 tx_family tx_op_family(tx_op op);
+/* The checks an op front starts with once it has a name: ctx, out not NULL
+ * ("<name>: out is NULL"), context not lost. */
+tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out);
 /* The checks an op entry starts with: ctx, op in family `fam` (else "<api>:
  * <op> is not <what>"), out not NULL, context not lost. */
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,

@@ -58,14 +58,11 @@ static void readback_free(tx_ctx *ctx, readback *r) {
 
 tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     const char *fn = "tx_tensor_read_async";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", fn);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
+    tx_status st = tx_op_begin(ctx, fn, out);
+    if (st)
+        return st;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, fn, "tensor", t, &s);
+    st = tx_check_tensor(ctx, fn, "tensor", t, &s);
     if (st)
         return st;
     if (!ctx->reads) {

@@ -5,18 +5,12 @@
 #include "../device.h"
 
 tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (tx_op_family(op) != TX_FAMILY_BINARY)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_binary: %s (%d) is not a binary op",
-                       tx_op_name(op), (int)op);
+    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_BINARY, "tx_binary", "a binary op", out);
+    if (st)
+        return st;
     const char *name = tx_op_name(op);
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     tx_slot *as, *bs;
-    tx_status st = tx_check_tensor(ctx, name, "a", a, &as);
+    st = tx_check_tensor(ctx, name, "a", a, &as);
     if (!st)
         st = tx_check_tensor(ctx, name, "b", b, &bs);
     if (st)
@@ -53,11 +47,8 @@ tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *
         eb *= db[i];
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){as, bs}, 2, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, rank, oshape, as->dtype, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){as, bs}, 2, rank, oshape, as->dtype, &dev, &y);
     if (st)
         return st;
     tx_binary_call c = {.op = op,

@@ -248,15 +248,12 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                           const tx_conv_desc *desc, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    tx_status st = tx_op_begin(ctx, op, out);
+    if (st)
+        return st;
     tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
     tx_slot *xs, *ws, *bs = NULL;
-    tx_status st = tx_check_tensor(ctx, op, "x", x, &xs);
+    st = tx_check_tensor(ctx, op, "x", x, &xs);
     if (!st)
         st = tx_check_tensor(ctx, op, "w", w, &ws);
     if (!st && d.bias.id)
@@ -270,11 +267,9 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     if (st)
         return st;
     tx_device dev;
-    st = tx_op_device(ctx, op, (const tx_slot *[]){xs, ws, bs}, 3, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, op, dev, orank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, op, (const tx_slot *[]){xs, ws, bs}, 3, orank, oshape, TX_DTYPE_FLOAT32,
+                      &dev, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);

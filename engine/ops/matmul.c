@@ -15,15 +15,12 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx
 tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
                     tx_tensor *out) {
     const char *name = "matmul";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "matmul: out is NULL");
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "matmul: the GL context is lost");
+    tx_status st = tx_op_begin(ctx, name, out);
+    if (st)
+        return st;
     tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
     tx_slot *as, *bs, *cs = NULL;
-    tx_status st = tx_check_tensor(ctx, name, "a", a, &as);
+    st = tx_check_tensor(ctx, name, "a", a, &as);
     if (!st)
         st = tx_check_tensor(ctx, name, "b", b, &bs);
     if (!st && d.bias.id)
@@ -93,11 +90,9 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
                        x, (long long)N);
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){as, bs, cs}, 3, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, orank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){as, bs, cs}, 3, orank, oshape,
+                      TX_DTYPE_FLOAT32, &dev, &y);
     if (st)
         return st;
     tx_matmul_call c = {.M = M,

@@ -96,11 +96,9 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                 return fail_param(ctx, name, k_args[i], xs, s[i], want_c);
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *const *)s, n_inputs, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *const *)s, n_inputs, xs->rank, xs->shape,
+                      TX_DTYPE_FLOAT32, &dev, &y);
     if (st)
         return st;
     for (int i = 0; i < n_inputs; i++)

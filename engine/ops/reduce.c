@@ -171,11 +171,8 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                        "%s: axis of x %s is longer than 2^24 (indices are floats)", name, sh);
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, orank, oshape, odt, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, orank, oshape, odt, &dev, &y);
     if (st)
         return st;
     tx_reduce_call c = {.op = op,

@@ -37,12 +37,24 @@ tx_op tx_op_from_name(const char *name) {
     return TX_OP_NONE;
 }
 
-int tx_op_arity(tx_op op) { return (unsigned)op < TX_OP_COUNT_ ? k_arity[op] : 0; }
+int tx_op_arity(tx_op op) {
+    return (unsigned)op < TX_OP_COUNT_ ? k_arity[op] : 0;
+}
 
 tx_family tx_op_family(tx_op op) {
     if (op <= TX_OP_NONE || op >= TX_OP_COUNT_)
         return TX_FAMILY_COUNT_;
     return k_families[op];
+}
+
+tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!out)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
+    return TX_STATUS_OK;
 }
 
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
@@ -52,12 +64,7 @@ tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, con
     if (tx_op_family(op) != fam)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s (%d) is not %s", api,
                        tx_op_name(op), (int)op, what);
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", tx_op_name(op));
-    if (ctx->lost)
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost",
-                       tx_op_name(op));
-    return TX_STATUS_OK;
+    return tx_op_begin(ctx, tx_op_name(op), out);
 }
 
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
@@ -73,12 +80,11 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     int want = k_arity[op];
     bool biased = fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV ||
                   fam == TX_FAMILY_CONV_TRANSPOSE; /* optional third input */
-    bool optional_last = (biased && n_inputs == 3) ||
-                         (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
+    bool optional_last = (biased && n_inputs == 3) || (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
                          (want == 0 && n_inputs >= 1); /* variadic */
     if (n_inputs != want && !optional_last)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
-                       k_names[op], want, n_inputs);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", k_names[op],
+                       want, n_inputs);
     tx_op_attrs a = attrs ? *attrs : (tx_op_attrs){0};
     if (tx_op_outputs(op, &a) != 1)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
@@ -132,7 +138,7 @@ tx_status tx_op_run_multi(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_
     if (!inputs)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run_multi: inputs is NULL");
     if (n_inputs != k_arity[op])
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d",
-                       k_names[op], k_arity[op], n_inputs);
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", k_names[op],
+                       k_arity[op], n_inputs);
     return tx_move_run(ctx, op, inputs, n_inputs, attrs, outs, n_outs);
 }

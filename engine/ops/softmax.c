@@ -35,11 +35,9 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
             B *= xs->shape[i];
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, xs->rank, xs->shape, TX_DTYPE_FLOAT32,
+                      &dev, &y);
     if (st)
         return st;
     tx_softmax_call c = {
