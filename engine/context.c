@@ -78,8 +78,7 @@ static const char *bad_desc(const tx_ctx_desc *d) {
         return "desc.max_specialized is negative";
     if (d->max_texture_size < 0)
         return "desc.max_texture_size is negative";
-    if (d->device != TX_DEVICE_DEFAULT && d->device != TX_DEVICE_GPU &&
-        d->device != TX_DEVICE_CPU)
+    if (d->device != TX_DEVICE_DEFAULT && d->device != TX_DEVICE_GPU && d->device != TX_DEVICE_CPU)
         return "desc.device is not gpu or cpu";
     if (d->cpu_threads < 0)
         return "desc.cpu_threads is negative";
@@ -307,10 +306,9 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
 }
 
 tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!fn)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_ctx_add_restore_hook: fn is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_ctx_add_restore_hook", "fn", fn != NULL);
+    if (st)
+        return st;
     int free_i = -1;
     for (int i = 0; i < (int)TX_COUNTOF(ctx->restore_hooks); i++) {
         if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user)
@@ -329,11 +327,10 @@ tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
 }
 
 tx_status tx_ctx_remove_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     /* A NULL fn would match every empty slot. */
-    if (!fn)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_ctx_remove_restore_hook: fn is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_ctx_remove_restore_hook", "fn", fn != NULL);
+    if (st)
+        return st;
     for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)
         if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user) {
             ctx->restore_hooks[i].fn = NULL;

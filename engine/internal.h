@@ -172,6 +172,10 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The check a public entry starts with: ctx (NULL: TX_STATUS_INVALID_ARGUMENT,
+ * nowhere to say more), then that the argument named `arg` is given (not
+ * NULL; else "<fn>: <arg> is NULL"). */
+tx_status tx_check_arg(tx_ctx *ctx, const char *fn, const char *arg, bool given);
 void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape);
 
 /* ---- context loss (loss.c) ----
@@ -215,6 +219,11 @@ void tx_req_define(tx_program_req *r, const char *name, const char *value);
 void tx_req_define_int(tx_program_req *r, const char *name, int value);
 void tx_req_int(tx_program_req *r, const char *name, int v);
 void tx_req_float(tx_program_req *r, const char *name, float v);
+/* A clip's finite bounds: TX_HAS_LO and p_lo, TX_HAS_HI and p_hi. */
+void tx_req_clip(tx_program_req *r, float lo, float hi);
+/* A fused activation (none: TX_OP_NONE): TX_ACT names its function tx_u_<op>;
+ * a clip's bounds as tx_req_clip. */
+void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi);
 /* Full GLSL for the generic (specialized = false) or specialized variant.
  * Returns a malloc'd string. */
 char *tx_codegen(const tx_program_req *r, bool specialized);

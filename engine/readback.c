@@ -112,13 +112,12 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
 }
 
 tx_status tx_readback_poll(tx_ctx *ctx, tx_readback h, bool *ready) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!ready)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_readback_poll: ready is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_readback_poll", "ready", ready != NULL);
+    if (st)
+        return st;
     *ready = false;
     readback *r;
-    tx_status st = readback_check(ctx, "tx_readback_poll", h, &r);
+    st = readback_check(ctx, "tx_readback_poll", h, &r);
     if (st)
         return st;
     *ready = r->host || tx_gl_read_ready(r->sync);

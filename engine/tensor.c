@@ -356,12 +356,11 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
 
 tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *out) {
     const char *op = "tx_tensor_to";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
+    tx_status st = tx_check_arg(ctx, op, "out", out != NULL);
+    if (st)
+        return st;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
+    st = tx_check_tensor(ctx, op, "tensor", t, &s);
     if (st)
         return st;
     if (device == TX_DEVICE_DEFAULT)
@@ -395,12 +394,11 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
 }
 
 tx_status tx_tensor_device(tx_ctx *ctx, tx_tensor t, tx_device *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_device: out is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_tensor_device", "out", out != NULL);
+    if (st)
+        return st;
     tx_slot *s = NULL;
-    tx_status st = check_handle(ctx, "tx_tensor_device", "tensor", t, &s);
+    st = check_handle(ctx, "tx_tensor_device", "tensor", t, &s);
     if (st)
         return st;
     *out = s->st->dev;
