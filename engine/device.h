@@ -310,6 +310,11 @@ tx_status tx_op_output_n(tx_ctx *ctx, const char *op, const tx_tensor *ins, int 
                          const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y,
                          const tx_slot ***slots);
 
+/* Runs `kernel` of device dev on call c, or nothing when c's output is
+ * empty; the status. */
+#define TX_OP_KERNEL(ctx, dev, kernel, c)                                                          \
+    ((c).y->numel > 0 ? tx_device_of(dev)->kernel(ctx, &(c)) : TX_STATUS_OK)
+
 /* The end every op front shares: on failure the output is destroyed and the
  * status returned; on success *out = y. */
 tx_status tx_op_finish(tx_ctx *ctx, tx_status st, tx_tensor y, tx_tensor *out);

@@ -61,7 +61,5 @@ tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *
         c.sa[i] = sa[i];
         c.sb[i] = sb[i];
     }
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->binary(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, binary, c), y, out);
 }

@@ -276,9 +276,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     c.wt = tx_slot_get(ctx, w);
     c.bias = d.bias.id ? tx_slot_get(ctx, d.bias) : NULL;
     c.y = tx_slot_get(ctx, y);
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->conv(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, conv, c), y, out);
 }
 
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,

@@ -111,7 +111,5 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
         c.sa[i] = sa[i];
         c.sb[i] = sb[i];
     }
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->matmul(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, matmul, c), y, out);
 }

@@ -112,9 +112,7 @@ static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int
     for (int k = 0; k < s.n; k++)
         if (s.d[k].border)
             c.bmode = s.bmode;
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->move(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, move, c), y, out);
 }
 
 /* Common argument checks: ctx, out, context, the input tensor. */
@@ -566,8 +564,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
                       .inner = inner,
                       .L = oshape[a] * inner,
                       .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->move(ctx, &c);
+    st = TX_OP_KERNEL(ctx, dev, move, c);
     free(slots);
     return tx_op_finish(ctx, st, y, out);
 }
@@ -629,9 +626,7 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
                       .indices = tx_slot_get(ctx, indices),
                       .y = tx_slot_get(ctx, y)};
     c.nidx = c.indices->numel;
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->move(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, move, c), y, out);
 }
 
 tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *in, int n_in,

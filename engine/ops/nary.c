@@ -64,8 +64,7 @@ tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, 
                       .xs = slots,
                       .y = tx_slot_get(ctx, y)};
     memcpy(c.dims, dout, sizeof c.dims);
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->nary(ctx, &c);
+    st = TX_OP_KERNEL(ctx, dev, nary, c);
     free(slots);
     return tx_op_finish(ctx, st, y, out);
 }

@@ -117,7 +117,5 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                       .mean = bn ? s[3] : NULL,
                       .var = bn ? s[4] : NULL,
                       .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->norm(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, norm, c), y, out);
 }

@@ -63,7 +63,5 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
                       .g = g,
                       .x = tx_slot_get(ctx, x),
                       .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->pool(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, pool, c), y, out);
 }

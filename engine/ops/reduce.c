@@ -182,7 +182,5 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
                         .plan = plan,
                         .x = tx_slot_get(ctx, x),
                         .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->reduce(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, reduce, c), y, out);
 }

@@ -48,10 +48,9 @@ tx_family tx_op_family(tx_op op) {
 }
 
 tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
+    tx_status st = tx_check_arg(ctx, name, "out", out != NULL);
+    if (st)
+        return st;
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", name);
     return TX_STATUS_OK;
@@ -126,10 +125,9 @@ int tx_op_outputs(tx_op op, const tx_op_attrs *attrs) {
 
 tx_status tx_op_run_multi(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                           const tx_op_attrs *attrs, tx_tensor *outs, int n_outs) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!outs)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run_multi: outs is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_op_run_multi", "outs", outs != NULL);
+    if (st)
+        return st;
     if (n_outs != tx_op_outputs(op, attrs))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: has %d outputs, %d requested",
                        tx_op_name(op), tx_op_outputs(op, attrs), n_outs);

@@ -126,7 +126,5 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
         return st;
     c.x = tx_slot_get(ctx, x);
     c.y = tx_slot_get(ctx, y);
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->resize(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, resize, c), y, out);
 }

@@ -42,7 +42,5 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
         return st;
     tx_softmax_call c = {
         .op = op, .A = A, .R = R, .B = B, .x = tx_slot_get(ctx, x), .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->softmax(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, softmax, c), y, out);
 }

@@ -45,9 +45,7 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
                        .to = to,
                        .x = tx_slot_get(ctx, x),
                        .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->unary(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, unary, c), y, out);
 }
 
 tx_status tx_unary(tx_ctx *ctx, tx_op op, tx_tensor x, tx_tensor *out) {
