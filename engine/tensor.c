@@ -281,15 +281,23 @@ void tx_tensors_release_all(tx_ctx *ctx) {
     }
 }
 
-tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes) {
+/* The checks tx_tensor_write and tx_tensor_read open with: ctx, the tensor,
+ * then the host buffer `buf` (named `arg`) not NULL. */
+static tx_status io_check(tx_ctx *ctx, const char *fn, tx_tensor t, const char *arg,
+                          const void *buf, tx_slot **s) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
+    tx_status st = tx_check_tensor(ctx, fn, "tensor", t, s);
+    if (!st && !buf)
+        st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", fn, arg);
+    return st;
+}
+
+tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes) {
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_write", "tensor", t, &s);
+    tx_status st = io_check(ctx, "tx_tensor_write", t, "data", data, &s);
     if (st)
         return st;
-    if (!data)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_write: data is NULL");
     if (bytes != (size_t)s->numel * 4u)
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "tx_tensor_write: %zu bytes given, the tensor holds %lld elements "
@@ -325,14 +333,10 @@ void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, voi
 }
 
 tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_read", "tensor", t, &s);
+    tx_status st = io_check(ctx, "tx_tensor_read", t, "dst", dst, &s);
     if (st)
         return st;
-    if (!dst)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_read: dst is NULL");
     if (bytes < (size_t)s->numel * 4u)
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "tx_tensor_read: %zu bytes given, the tensor needs %lld", bytes,
