@@ -195,6 +195,13 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
+/* tx_check_tensor of an op's input named `arg`; with float_only, an int32
+ * one is refused ("<op>: <arg> must be float32"). */
+tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, bool float_only,
+                         tx_slot **out);
+/* tx_check_input of inputs t[0..n), named args[i], into out[i]: the first failure. */
+tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const *args,
+                          const tx_tensor *t, bool float_only, tx_slot **out);
 /* Creates an uninitialised tensor for an op's output on `dev` (DEFAULT: the
  * context's default device). May move ctx->slots: fetch slots again after. */
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,

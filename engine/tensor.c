@@ -53,6 +53,22 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
     return TX_STATUS_OK;
 }
 
+tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, bool float_only,
+                         tx_slot **out) {
+    tx_status st = tx_check_tensor(ctx, op, arg, t, out);
+    if (!st && float_only && (*out)->dtype != TX_DTYPE_FLOAT32)
+        st = tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: %s must be float32", op, arg);
+    return st;
+}
+
+tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const *args,
+                          const tx_tensor *t, bool float_only, tx_slot **out) {
+    tx_status st = TX_STATUS_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = tx_check_input(ctx, op, args[i], t[i], float_only, &out[i]);
+    return st;
+}
+
 /* Each context starts its slots' generations somewhere else, so a handle
  * from another context is caught as stale (unless the 12-bit generations
  * happen to collide: 1 in 4095), not taken for one of ours. */

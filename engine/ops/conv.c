@@ -252,14 +252,12 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     if (st)
         return st;
     tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
-    tx_slot *xs, *ws, *bs = NULL;
-    st = tx_check_tensor(ctx, op, "x", x, &xs);
-    if (!st)
-        st = tx_check_tensor(ctx, op, "w", w, &ws);
-    if (!st && d.bias.id)
-        st = tx_check_tensor(ctx, op, "bias", d.bias, &bs);
+    tx_slot *s[3] = {NULL, NULL, NULL};
+    st = tx_check_inputs(ctx, op, d.bias.id ? 3 : 2, (const char *const[]){"x", "w", "bias"},
+                         (const tx_tensor[]){x, w, d.bias}, false, s);
     if (st)
         return st;
+    tx_slot *xs = s[0], *ws = s[1], *bs = s[2];
     tx_conv_call c;
     int orank = 0;
     int64_t oshape[TX_MAX_RANK];

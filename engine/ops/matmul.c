@@ -19,14 +19,12 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
     if (st)
         return st;
     tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
-    tx_slot *as, *bs, *cs = NULL;
-    st = tx_check_tensor(ctx, name, "a", a, &as);
-    if (!st)
-        st = tx_check_tensor(ctx, name, "b", b, &bs);
-    if (!st && d.bias.id)
-        st = tx_check_tensor(ctx, name, "bias", d.bias, &cs);
+    tx_slot *s[3] = {NULL, NULL, NULL};
+    st = tx_check_inputs(ctx, name, d.bias.id ? 3 : 2, (const char *const[]){"a", "b", "bias"},
+                         (const tx_tensor[]){a, b, d.bias}, false, s);
     if (st)
         return st;
+    tx_slot *as = s[0], *bs = s[1], *cs = s[2];
     if (d.activation != TX_OP_NONE && tx_op_family(d.activation) != TX_FAMILY_UNARY)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "matmul: activation %d is not a unary op",
                        (int)d.activation);

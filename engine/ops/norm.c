@@ -53,14 +53,9 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
     static const char *const k_args[5] = {"x", "scale", "B", "mean", "var"};
     static const char *const k_ln_args[3] = {"x", "scale", "bias"};
     tx_slot *s[5];
-    for (int i = 0; i < n_inputs; i++) {
-        st = tx_check_tensor(ctx, name, ln ? k_ln_args[i] : k_args[i], inputs[i], &s[i]);
-        if (st)
-            return st;
-        if (s[i]->dtype != TX_DTYPE_FLOAT32)
-            return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: %s must be float32", name,
-                           ln ? k_ln_args[i] : k_args[i]);
-    }
+    st = tx_check_inputs(ctx, name, n_inputs, ln ? k_ln_args : k_args, inputs, true, s);
+    if (st)
+        return st;
     tx_slot *xs = s[0];
     int64_t S = 1, C = 1, ap = 1, bp = 1;
     if (ln) {

@@ -14,11 +14,9 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
     if (!global && !desc)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: desc (kernel_shape) is NULL", name);
     tx_slot *xs;
-    st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_input(ctx, name, "x", x, true, &xs);
     if (st)
         return st;
-    if (xs->dtype != TX_DTYPE_FLOAT32)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     tx_window g;
     int64_t oshape[TX_MAX_RANK];
     if (global) {

@@ -91,14 +91,12 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
         return st;
     const char *name = tx_op_name(op);
     tx_reduce_desc d = desc ? *desc : (tx_reduce_desc){0};
-    tx_slot *xs;
-    st = tx_check_tensor(ctx, name, "x", x, &xs);
-    if (st)
-        return st;
     bool arg = op == TX_OP_ARGMAX || op == TX_OP_ARGMIN;
     bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX || op == TX_OP_REDUCE_MIN;
-    if (xs->dtype != TX_DTYPE_FLOAT32 && !int_ok)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
+    tx_slot *xs;
+    st = tx_check_input(ctx, name, "x", x, !int_ok, &xs);
+    if (st)
+        return st;
     bool mask[TX_MAX_RANK];
     char sh[160];
     tx_shape_str(sh, sizeof sh, xs->rank, xs->shape);

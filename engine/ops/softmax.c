@@ -13,11 +13,9 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
     const char *name = tx_op_name(op);
     tx_softmax_desc d = desc ? *desc : (tx_softmax_desc){.axis = -1};
     tx_slot *xs;
-    st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_input(ctx, name, "x", x, true, &xs);
     if (st)
         return st;
-    if (xs->dtype != TX_DTYPE_FLOAT32)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     bool mask[TX_MAX_RANK];
     st = tx_axes_mask(ctx, name, xs, 1, &d.axis, mask);
     if (st)

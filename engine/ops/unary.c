@@ -27,11 +27,9 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
     if (fam == TX_FAMILY_CAST && (unsigned)to >= TX_DTYPE_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "cast: unknown dtype %d", (int)to);
     tx_slot *xs;
-    st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_input(ctx, name, "x", x, fam != TX_FAMILY_CAST, &xs);
     if (st)
         return st;
-    if (xs->dtype != TX_DTYPE_FLOAT32 && fam != TX_FAMILY_CAST)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, xs->rank, xs->shape,
