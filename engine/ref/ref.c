@@ -17,6 +17,10 @@ int64_t tx_ref_numel(const tx_ref_tensor *t) {
     return n;
 }
 
+const tx_ref_tensor *tx_ref_one_input(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs) {
+    return n_in == 1 && attrs ? &in[0] : NULL;
+}
+
 void tx_ref_free(tx_ref_tensor *t) {
     free(t->data);
     t->data = NULL;

@@ -20,8 +20,8 @@ typedef int (*tx_ref_fn)(const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
                          tx_ref_tensor *out);
 
 /* Every op in texel_ops.def must have its reference: a missing one does not link. */
-#define TX_OP(ENUM, name, family, arity)                                                      \
-    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,           \
+#define TX_OP(ENUM, name, family, arity)                                                           \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
                       tx_ref_tensor *out);
 #include "texel_ops.def"
 #undef TX_OP
@@ -44,6 +44,9 @@ extern const tx_ref_fn tx_ref_table[TX_OP_COUNT_];
     }
 
 int64_t tx_ref_numel(const tx_ref_tensor *t);
+/* The one input of a single-input op that needs attrs: &in[0], or NULL when
+ * n_in is not 1 or attrs is NULL. */
+const tx_ref_tensor *tx_ref_one_input(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs);
 /* Applies a UNARY op's scalar function (also used for fused activations). */
 double tx_ref_unary_scalar(tx_op op, double x);
 /* A BINARY op's scalar function (is_int: integer division / pow); the ONNX
