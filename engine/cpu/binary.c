@@ -69,17 +69,13 @@ static void bin_row(tx_op op, bool is_int, const float *a, int64_t as, const flo
 #undef ROW
 }
 
-typedef struct binary_job {
-    const tx_binary_call *c;
-    const float *a, *b;
-    float *y;
-} binary_job;
-
 /* Output elements [begin, end): walked row by row of the last dim. */
 static void binary_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
-    const binary_job *j = arg;
-    const tx_binary_call *c = j->c;
+    const tx_binary_call *c = arg;
+    const float *ad = tx_cpu_data(c->a);
+    const float *bd = tx_cpu_data(c->b);
+    float *yd = tx_cpu_data(c->y);
     bool is_int = c->dtype == TX_DTYPE_INT32;
     int64_t len = c->dims[5];
     int64_t i = begin;
@@ -93,13 +89,12 @@ static void binary_range(void *arg, int64_t begin, int64_t end, int thread) {
             bo += k * c->sb[d];
         }
         int64_t n = len - col < end - i ? len - col : end - i;
-        bin_row(c->op, is_int, j->a + ao, c->sa[5], j->b + bo, c->sb[5], j->y + i, n);
+        bin_row(c->op, is_int, ad + ao, c->sa[5], bd + bo, c->sb[5], yd + i, n);
         i += n;
     }
 }
 
 tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
-    binary_job j = {c, tx_cpu_data(c->a), tx_cpu_data(c->b), tx_cpu_data(c->y)};
-    tx_cpu_for(ctx, c->y->numel, 16384, binary_range, &j);
+    tx_cpu_for(ctx, c->y->numel, 16384, binary_range, (void *)c);
     return TX_STATUS_OK;
 }
