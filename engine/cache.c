@@ -297,6 +297,11 @@ static void evict_specialized(tx_ctx *ctx) {
     }
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Drops the least recently used half of the signature table. */
 static void shrink_sigs(tx_ctx *ctx) {
     tx_cache *c = ctx->cache;
@@ -305,16 +310,8 @@ static void shrink_sigs(tx_ctx *ctx) {
     TX_ASSERT(ticks);
     for (int i = 0; i < t->n; i++)
         ticks[i] = t->e[i].last_use;
-    /* median tick by a simple selection: sort a copy */
-    for (int i = 1; i < t->n; i++) {
-        uint64_t v = ticks[i];
-        int j = i - 1;
-        while (j >= 0 && ticks[j] > v) {
-            ticks[j + 1] = ticks[j];
-            j--;
-        }
-        ticks[j + 1] = v;
-    }
+    /* median tick: sort a copy */
+    qsort(ticks, (size_t)t->n, sizeof *ticks, cmp_u64);
     uint64_t cut = ticks[t->n / 2];
     free(ticks);
     int w = 0;

@@ -306,10 +306,9 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
 }
 
 tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!fn)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_ctx_add_restore_hook: fn is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_ctx_add_restore_hook", "fn", fn != NULL);
+    if (st)
+        return st;
     int free_i = -1;
     for (int i = 0; i < (int)TX_COUNTOF(ctx->restore_hooks); i++) {
         if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user)
@@ -328,11 +327,10 @@ tx_status tx_ctx_add_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
 }
 
 tx_status tx_ctx_remove_restore_hook(tx_ctx *ctx, tx_restore_hook fn, void *user) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     /* A NULL fn would match every empty slot. */
-    if (!fn)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_ctx_remove_restore_hook: fn is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_ctx_remove_restore_hook", "fn", fn != NULL);
+    if (st)
+        return st;
     for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)
         if (ctx->restore_hooks[i].fn == fn && ctx->restore_hooks[i].user == user) {
             ctx->restore_hooks[i].fn = NULL;

@@ -299,6 +299,30 @@ const tx_device_i *tx_device_of(tx_device dev);
 tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
                        tx_device *out);
 
+/* Numpy broadcasting of shapes a (rank ra) and b (rank rb), right-aligned
+ * and padded in front with 1 to p dims: pa, pb the padded shapes, dims the
+ * result's, sa / sb each operand's strides per dim (in units of its
+ * innermost dim; 0 where it broadcasts). Returns the first (leftmost)
+ * padded dim where they do not broadcast, else -1. */
+int tx_broadcast(int p, int ra, const int64_t *a, int rb, const int64_t *b, int64_t *pa,
+                 int64_t *pb, int64_t *dims, int64_t *sa, int64_t *sb);
+
+/* tx_op_device, then the output tensor y (rank, shape, dtype) on that
+ * device. The alloc may move slots: fetch them again after it. */
+tx_status tx_op_output(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n, int rank,
+                       const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y);
+
+/* tx_op_output over n input tensors; on success *slots is their slot array,
+ * fetched after the alloc, which the caller frees. */
+tx_status tx_op_output_n(tx_ctx *ctx, const char *op, const tx_tensor *ins, int n, int rank,
+                         const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y,
+                         const tx_slot ***slots);
+
+/* Runs `kernel` of device dev on call c, or nothing when c's output is
+ * empty; the status. */
+#define TX_OP_KERNEL(ctx, dev, kernel, c)                                                          \
+    ((c).y->numel > 0 ? tx_device_of(dev)->kernel(ctx, &(c)) : TX_STATUS_OK)
+
 /* The end every op front shares: on failure the output is destroyed and the
  * status returned; on success *out = y. */
 tx_status tx_op_finish(tx_ctx *ctx, tx_status st, tx_tensor y, tx_tensor *out);

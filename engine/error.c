@@ -1,20 +1,22 @@
 /* Status and error reporting: status names, the last error, shapes in messages. */
 #include "internal.h"
 
+#define NAME(s) [s] = #s
 static const char *const k_status_names[TX_STATUS_COUNT_] = {
-    [TX_STATUS_OK] = "TX_STATUS_OK",
-    [TX_STATUS_INVALID_ARGUMENT] = "TX_STATUS_INVALID_ARGUMENT",
-    [TX_STATUS_SHAPE_MISMATCH] = "TX_STATUS_SHAPE_MISMATCH",
-    [TX_STATUS_RANK_TOO_HIGH] = "TX_STATUS_RANK_TOO_HIGH",
-    [TX_STATUS_DTYPE_MISMATCH] = "TX_STATUS_DTYPE_MISMATCH",
-    [TX_STATUS_STALE_HANDLE] = "TX_STATUS_STALE_HANDLE",
-    [TX_STATUS_TOO_LARGE] = "TX_STATUS_TOO_LARGE",
-    [TX_STATUS_OUT_OF_MEMORY] = "TX_STATUS_OUT_OF_MEMORY",
-    [TX_STATUS_UNSUPPORTED] = "TX_STATUS_UNSUPPORTED",
-    [TX_STATUS_GL_ERROR] = "TX_STATUS_GL_ERROR",
-    [TX_STATUS_CONTEXT_LOST] = "TX_STATUS_CONTEXT_LOST",
-    [TX_STATUS_DEVICE_MISMATCH] = "TX_STATUS_DEVICE_MISMATCH",
+    NAME(TX_STATUS_OK),
+    NAME(TX_STATUS_INVALID_ARGUMENT),
+    NAME(TX_STATUS_SHAPE_MISMATCH),
+    NAME(TX_STATUS_RANK_TOO_HIGH),
+    NAME(TX_STATUS_DTYPE_MISMATCH),
+    NAME(TX_STATUS_STALE_HANDLE),
+    NAME(TX_STATUS_TOO_LARGE),
+    NAME(TX_STATUS_OUT_OF_MEMORY),
+    NAME(TX_STATUS_UNSUPPORTED),
+    NAME(TX_STATUS_GL_ERROR),
+    NAME(TX_STATUS_CONTEXT_LOST),
+    NAME(TX_STATUS_DEVICE_MISMATCH),
 };
+#undef NAME
 
 const char *tx_status_name(tx_status s) {
     if ((unsigned)s >= TX_STATUS_COUNT_)
@@ -34,6 +36,14 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...) {
                      " (every call fails until tx_ctx_restore)");
     }
     return s;
+}
+
+tx_status tx_check_arg(tx_ctx *ctx, const char *fn, const char *arg, bool given) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (!given)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", fn, arg);
+    return TX_STATUS_OK;
 }
 
 void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape) {

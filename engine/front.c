@@ -1,4 +1,6 @@
 /* The steps every op front shares around its device kernel (declared in device.h). */
+#include <stdlib.h>
+
 #include "device.h"
 
 tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
@@ -19,6 +21,53 @@ tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, i
     *out = first < 0 ? ctx->device : ins[first]->st->dev;
     if (*out == TX_DEVICE_GPU && ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    return TX_STATUS_OK;
+}
+
+int tx_broadcast(int p, int ra, const int64_t *a, int rb, const int64_t *b, int64_t *pa,
+                 int64_t *pb, int64_t *dims, int64_t *sa, int64_t *sb) {
+    for (int i = 0; i < p; i++) {
+        int ia = i - (p - ra), ib = i - (p - rb);
+        pa[i] = ia >= 0 ? a[ia] : 1;
+        pb[i] = ib >= 0 ? b[ib] : 1;
+        if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1)
+            return i;
+        dims[i] = pa[i] == 1 ? pb[i] : pa[i];
+    }
+    int64_t ea = 1, eb = 1;
+    for (int i = p - 1; i >= 0; i--) {
+        sa[i] = pa[i] == 1 ? 0 : ea;
+        sb[i] = pb[i] == 1 ? 0 : eb;
+        ea *= pa[i];
+        eb *= pb[i];
+    }
+    return -1;
+}
+
+tx_status tx_op_output(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n, int rank,
+                       const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y) {
+    tx_status st = tx_op_device(ctx, op, ins, n, dev);
+    if (st)
+        return st;
+    return tx_tensor_alloc(ctx, op, *dev, rank, shape, dtype, y);
+}
+
+tx_status tx_op_output_n(tx_ctx *ctx, const char *op, const tx_tensor *ins, int n, int rank,
+                         const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y,
+                         const tx_slot ***slots) {
+    const tx_slot **s = calloc((size_t)n, sizeof *s);
+    if (!s)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    for (int i = 0; i < n; i++)
+        s[i] = tx_slot_get(ctx, ins[i]);
+    tx_status st = tx_op_output(ctx, op, s, n, rank, shape, dtype, dev, y);
+    if (st) {
+        free(s);
+        return st;
+    }
+    for (int i = 0; i < n; i++) /* the alloc may have moved the slots */
+        s[i] = tx_slot_get(ctx, ins[i]);
+    *slots = s;
     return TX_STATUS_OK;
 }
 

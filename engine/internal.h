@@ -175,6 +175,10 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The check a public entry starts with: ctx (NULL: TX_STATUS_INVALID_ARGUMENT,
+ * nowhere to say more), then that the argument named `arg` is given (not
+ * NULL; else "<fn>: <arg> is NULL"). */
+tx_status tx_check_arg(tx_ctx *ctx, const char *fn, const char *arg, bool given);
 void tx_shape_str(char *buf, size_t n, int rank, const int64_t *shape);
 
 /* ---- context loss (loss.c) ----
@@ -194,6 +198,13 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
+/* tx_check_tensor of an op's input named `arg`; with float_only, an int32
+ * one is refused ("<op>: <arg> must be float32"). */
+tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, bool float_only,
+                         tx_slot **out);
+/* tx_check_input of inputs t[0..n), named args[i], into out[i]: the first failure. */
+tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const *args,
+                          const tx_tensor *t, bool float_only, tx_slot **out);
 /* Creates an uninitialised tensor for an op's output on `dev` (DEFAULT: the
  * context's default device). May move ctx->slots: fetch slots again after. */
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,
@@ -218,6 +229,11 @@ void tx_req_define(tx_program_req *r, const char *name, const char *value);
 void tx_req_define_int(tx_program_req *r, const char *name, int value);
 void tx_req_int(tx_program_req *r, const char *name, int v);
 void tx_req_float(tx_program_req *r, const char *name, float v);
+/* A clip's finite bounds: TX_HAS_LO and p_lo, TX_HAS_HI and p_hi. */
+void tx_req_clip(tx_program_req *r, float lo, float hi);
+/* A fused activation (none: TX_OP_NONE): TX_ACT names its function tx_u_<op>;
+ * a clip's bounds as tx_req_clip. */
+void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi);
 /* Full GLSL for the generic (specialized = false) or specialized variant.
  * Returns a malloc'd string. */
 char *tx_codegen(const tx_program_req *r, bool specialized);
@@ -258,8 +274,12 @@ void tx_cpu_shutdown(tx_ctx *ctx);
 
 /* ops: registry.c */
 tx_family tx_op_family(tx_op op);
+/* The checks an op front starts with once it has a name: ctx, out not NULL
+ * ("<name>: out is NULL"). A lost context is refused later, by tx_op_device,
+ * and only for GPU work. */
+tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out);
 /* The checks an op entry starts with: ctx, op in family `fam` (else "<api>:
- * <op> is not <what>"), out not NULL, context not lost. */
+ * <op> is not <what>"), out not NULL. */
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
                       const void *out);
 

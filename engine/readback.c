@@ -59,12 +59,11 @@ static void readback_free(tx_ctx *ctx, readback *r) {
 
 tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     const char *fn = "tx_tensor_read_async";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    tx_status st = tx_op_begin(ctx, fn, out);
+    if (st)
+        return st;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, fn, "tensor", t, &s);
+    st = tx_check_tensor(ctx, fn, "tensor", t, &s);
     if (st)
         return st;
     if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
@@ -116,13 +115,12 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
 }
 
 tx_status tx_readback_poll(tx_ctx *ctx, tx_readback h, bool *ready) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!ready)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_readback_poll: ready is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_readback_poll", "ready", ready != NULL);
+    if (st)
+        return st;
     *ready = false;
     readback *r;
-    tx_status st = readback_check(ctx, "tx_readback_poll", h, &r);
+    st = readback_check(ctx, "tx_readback_poll", h, &r);
     if (st)
         return st;
     *ready = r->host || tx_gl_read_ready(r->sync);

@@ -53,6 +53,22 @@ tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tenso
     return TX_STATUS_OK;
 }
 
+tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, bool float_only,
+                         tx_slot **out) {
+    tx_status st = tx_check_tensor(ctx, op, arg, t, out);
+    if (!st && float_only && (*out)->dtype != TX_DTYPE_FLOAT32)
+        st = tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: %s must be float32", op, arg);
+    return st;
+}
+
+tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const *args,
+                          const tx_tensor *t, bool float_only, tx_slot **out) {
+    tx_status st = TX_STATUS_OK;
+    for (int i = 0; i < n && !st; i++)
+        st = tx_check_input(ctx, op, args[i], t[i], float_only, &out[i]);
+    return st;
+}
+
 /* Each context starts its slots' generations somewhere else, so a handle
  * from another context is caught as stale (unless the 12-bit generations
  * happen to collide: 1 in 4095), not taken for one of ours. */
@@ -281,15 +297,23 @@ void tx_tensors_release_all(tx_ctx *ctx) {
     }
 }
 
-tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes) {
+/* The checks tx_tensor_write and tx_tensor_read open with: ctx, the tensor,
+ * then the host buffer `buf` (named `arg`) not NULL. */
+static tx_status io_check(tx_ctx *ctx, const char *fn, tx_tensor t, const char *arg,
+                          const void *buf, tx_slot **s) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
+    tx_status st = tx_check_tensor(ctx, fn, "tensor", t, s);
+    if (!st && !buf)
+        st = tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", fn, arg);
+    return st;
+}
+
+tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t bytes) {
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_write", "tensor", t, &s);
+    tx_status st = io_check(ctx, "tx_tensor_write", t, "data", data, &s);
     if (st)
         return st;
-    if (!data)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_write: data is NULL");
     if (bytes != (size_t)s->numel * 4u)
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "tx_tensor_write: %zu bytes given, the tensor holds %lld elements "
@@ -325,14 +349,10 @@ void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, voi
 }
 
 tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, "tx_tensor_read", "tensor", t, &s);
+    tx_status st = io_check(ctx, "tx_tensor_read", t, "dst", dst, &s);
     if (st)
         return st;
-    if (!dst)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_read: dst is NULL");
     if (bytes < (size_t)s->numel * 4u)
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
                        "tx_tensor_read: %zu bytes given, the tensor needs %lld", bytes,
@@ -356,12 +376,11 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
 
 tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *out) {
     const char *op = "tx_tensor_to";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
+    tx_status st = tx_check_arg(ctx, op, "out", out != NULL);
+    if (st)
+        return st;
     tx_slot *s;
-    tx_status st = tx_check_tensor(ctx, op, "tensor", t, &s);
+    st = tx_check_tensor(ctx, op, "tensor", t, &s);
     if (st)
         return st;
     if (device == TX_DEVICE_DEFAULT)
@@ -395,12 +414,11 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
 }
 
 tx_status tx_tensor_device(tx_ctx *ctx, tx_tensor t, tx_device *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_device: out is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_tensor_device", "out", out != NULL);
+    if (st)
+        return st;
     tx_slot *s = NULL;
-    tx_status st = check_handle(ctx, "tx_tensor_device", "tensor", t, &s);
+    st = check_handle(ctx, "tx_tensor_device", "tensor", t, &s);
     if (st)
         return st;
     *out = s->st->dev;

@@ -39,20 +39,17 @@ static uint64_t rng_next(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 double tx_median(const double *v, int n) {
     if (n <= 0 || !v)
         return 0;
     double *c = malloc((size_t)n * sizeof *c);
     memcpy(c, v, (size_t)n * sizeof *c);
-    for (int i = 1; i < n; i++) {
-        double x = c[i];
-        int j = i - 1;
-        while (j >= 0 && c[j] > x) {
-            c[j + 1] = c[j];
-            j--;
-        }
-        c[j + 1] = x;
-    }
+    qsort(c, (size_t)n, sizeof *c, cmp_double);
     double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
     free(c);
     return m;
@@ -89,8 +86,8 @@ static tx_status read_floats(tx_ctx *ctx, tx_tensor t, float *dst, int64_t n) {
 }
 
 /* Compares one output with its reference; adds to r's counts. */
-static void compare(const float *got, int64_t base,
-                    const tx_ref_tensor *want, double atol, double rtol, tx_check_result *r) {
+static void compare(const float *got, int64_t base, const tx_ref_tensor *want, double atol,
+                    double rtol, tx_check_result *r) {
     int64_t wn = tx_ref_numel(want);
     for (int64_t i = 0; i < wn; i++) {
         double g = got[i], w = want->data[i];
@@ -139,9 +136,8 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
         for (int64_t j = 0; j < ne; j++) {
             double u = (double)(rng_next(&seed) >> 11) / 9007199254740992.0;
             double v = lo + (hi - lo) * u;
-            ins[i].data[j] = dt == TX_DTYPE_INT32
-                                 ? (float)floor(lo + (hi - lo + 1) * u)
-                                 : (float)(step > 0 ? floor(v / step) * step : v);
+            ins[i].data[j] = dt == TX_DTYPE_INT32 ? (float)floor(lo + (hi - lo + 1) * u)
+                                                  : (float)(step > 0 ? floor(v / step) * step : v);
         }
     }
     for (int i = 0; i < n && !r->status; i++) {
@@ -152,7 +148,8 @@ void tx_check_run(tx_ctx *ctx, const tx_check_desc *d, tx_check_result *r) {
             for (int64_t j = 0; j < ne; j++)
                 iv[j] = (int32_t)ins[i].data[j];
         }
-        tx_tensor_desc td = {.rank = ins[i].rank, .dtype = ins[i].dtype,
+        tx_tensor_desc td = {.rank = ins[i].rank,
+                             .dtype = ins[i].dtype,
                              .data = iv ? (const void *)iv : ins[i].data};
         memcpy(td.shape, ins[i].shape, sizeof td.shape);
         r->status = tx_tensor_create(ctx, &td, &ts[i]);

@@ -11,18 +11,18 @@
 #include "harness.h"
 #include "internal.h"
 #include "open_ctx.h"
+#include "tensors.h"
 
 static tx_host *g_host;
 static tx_ctx *ctx;
 static const tx_tensor k_sentinel = {0xC0FFEEu};
 
-
 /* As EXPECT, for calls with a tx_tensor output `y` that must stay untouched. */
-#define EXPECT_NO_OUT(call, status, ...)                                                       \
-    do {                                                                                       \
-        y = k_sentinel;                                                                        \
-        EXPECT(call, status, __VA_ARGS__);                                                     \
-        CHECK(y.id == k_sentinel.id, "%s wrote its output on failure", #call);                 \
+#define EXPECT_NO_OUT(call, status, ...)                                                           \
+    do {                                                                                           \
+        y = k_sentinel;                                                                            \
+        EXPECT(call, status, __VA_ARGS__);                                                         \
+        CHECK(y.id == k_sentinel.id, "%s wrote its output on failure", #call);                     \
     } while (0)
 
 static tx_tensor mk(int rank, const int64_t *shape, tx_dtype dtype, const void *data) {
@@ -35,7 +35,9 @@ static tx_tensor mk(int rank, const int64_t *shape, tx_dtype dtype, const void *
     return t;
 }
 
-static tx_glproc get_proc(const char *name) { return (tx_glproc)glfwGetProcAddress(name); }
+static tx_glproc get_proc(const char *name) {
+    return (tx_glproc)glfwGetProcAddress(name);
+}
 
 static void test_context_entries(void) {
     if (!tx_test_begin("context entries: tx_ctx_* with NULL and bad desc fields"))
@@ -49,8 +51,8 @@ static void test_context_entries(void) {
                         &c2) == TX_STATUS_INVALID_ARGUMENT &&
               c2 == NULL,
           "negative max_texture_size");
-    CHECK(tx_ctx_create(&(tx_ctx_desc){.get_proc_address = get_proc, .max_specialized = -1},
-                        &c2) == TX_STATUS_INVALID_ARGUMENT,
+    CHECK(tx_ctx_create(&(tx_ctx_desc){.get_proc_address = get_proc, .max_specialized = -1}, &c2) ==
+              TX_STATUS_INVALID_ARGUMENT,
           "negative max_specialized");
     tx_ctx_destroy(NULL);
     tx_ctx_trim(NULL);
@@ -127,14 +129,13 @@ static void test_tensor_create(void) {
     /* Empty, but a dim no shader int can hold. */
     EXPECT_NO_OUT(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {0, 1LL << 33}}, &y),
                   TX_STATUS_TOO_LARGE, "dimension 1", "2147483647");
-    EXPECT_NO_OUT(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = -1},
-                                   &y),
-                  TX_STATUS_INVALID_ARGUMENT, "unknown dtype -1");
-    EXPECT_NO_OUT(tx_tensor_create(ctx,
-                                   &(tx_tensor_desc){.rank = 1, .shape = {4},
-                                                     .dtype = TX_DTYPE_COUNT_},
-                                   &y),
-                  TX_STATUS_INVALID_ARGUMENT, "unknown dtype");
+    EXPECT_NO_OUT(
+        tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = -1}, &y),
+        TX_STATUS_INVALID_ARGUMENT, "unknown dtype -1");
+    EXPECT_NO_OUT(
+        tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = TX_DTYPE_COUNT_},
+                         &y),
+        TX_STATUS_INVALID_ARGUMENT, "unknown dtype");
     /* max_texture_size 64: 64 × 64 texels × 4 values. */
     EXPECT_NO_OUT(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {129, 128}}, &y),
                   TX_STATUS_TOO_LARGE, "[129, 128]", "16512 elements", "MAX_TEXTURE_SIZE 64");
@@ -152,8 +153,8 @@ static void test_tensor_io(void) {
     if (!tx_test_begin("tx_tensor_destroy/write/read/shape: stale, NULL, byte counts"))
         return;
     float v[6] = {1, 2, 3, 4, 5, 6}, back[8];
-    tx_tensor t = mk(2, (int64_t[]){2, 3}, TX_DTYPE_FLOAT32, v), dead = mk(1, (int64_t[]){1},
-                                                                         TX_DTYPE_FLOAT32, NULL);
+    tx_tensor t = mk(2, (int64_t[]){2, 3}, TX_DTYPE_FLOAT32, v),
+              dead = mk(1, (int64_t[]){1}, TX_DTYPE_FLOAT32, NULL);
     tx_tensor_destroy(ctx, dead);
     CHECK(tx_tensor_destroy(NULL, t) == TX_STATUS_INVALID_ARGUMENT, "destroy null ctx");
     EXPECT(tx_tensor_destroy(ctx, dead), TX_STATUS_STALE_HANDLE, "tx_tensor_destroy", "not a live");
@@ -196,10 +197,10 @@ static void test_reshape(void) {
                   "rank -1");
     EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 7, (int64_t[]){1, 1, 1, 1, 1, 3, 4}, &y),
                   TX_STATUS_RANK_TOO_HIGH, "rank 7");
-    EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 2, (int64_t[]){-1, -1}, &y),
-                  TX_STATUS_INVALID_ARGUMENT, "more than one -1");
-    EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 2, (int64_t[]){-2, 6}, &y),
-                  TX_STATUS_INVALID_ARGUMENT, "negative dimension -2");
+    EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 2, (int64_t[]){-1, -1}, &y), TX_STATUS_INVALID_ARGUMENT,
+                  "more than one -1");
+    EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 2, (int64_t[]){-2, 6}, &y), TX_STATUS_INVALID_ARGUMENT,
+                  "negative dimension -2");
     EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 3, (int64_t[]){1LL << 31, 1LL << 31, 4}, &y),
                   TX_STATUS_TOO_LARGE, "2147483648");
     EXPECT_NO_OUT(tx_tensor_reshape(ctx, t, 3, (int64_t[]){1 << 30, 1 << 30, 1 << 30}, &y),
@@ -238,9 +239,7 @@ static void test_unary_clip(void) {
     EXPECT_NO_OUT(tx_clip(ctx, f, 0, NAN, &y), TX_STATUS_INVALID_ARGUMENT, "clip");
     EXPECT_NO_OUT(tx_clip(ctx, i, 0, 1, &y), TX_STATUS_DTYPE_MISMATCH, "clip");
     EXPECT(tx_clip(ctx, f, 0, NULL == NULL ? 0.0f : 1.0f, &y), TX_STATUS_OK, ""); /* lo == hi */
-    tx_tensor_destroy(ctx, y);
-    tx_tensor_destroy(ctx, f);
-    tx_tensor_destroy(ctx, i);
+    TX_DESTROY(ctx, y, f, i);
     tx_test_end();
 }
 
@@ -264,9 +263,7 @@ static void test_binary(void) {
                   "a is float32, b is int32");
     EXPECT_NO_OUT(tx_binary(ctx, TX_OP_DIV, f, g, &y), TX_STATUS_SHAPE_MISMATCH, "div", "[2, 3]",
                   "[3, 2]");
-    tx_tensor_destroy(ctx, f);
-    tx_tensor_destroy(ctx, g);
-    tx_tensor_destroy(ctx, i);
+    TX_DESTROY(ctx, f, g, i);
     tx_test_end();
 }
 
@@ -285,8 +282,8 @@ static void test_matmul(void) {
     EXPECT(tx_matmul(ctx, a, b, NULL, NULL), TX_STATUS_INVALID_ARGUMENT, "matmul", "out");
     EXPECT_NO_OUT(tx_matmul(ctx, (tx_tensor){1}, b, NULL, &y), TX_STATUS_STALE_HANDLE, "a is not");
     EXPECT_NO_OUT(tx_matmul(ctx, a, (tx_tensor){1}, NULL, &y), TX_STATUS_STALE_HANDLE, "b is not");
-    EXPECT_NO_OUT(tx_matmul(ctx, a, b, &(tx_matmul_desc){.bias = {99}}, &y),
-                  TX_STATUS_STALE_HANDLE, "bias is not");
+    EXPECT_NO_OUT(tx_matmul(ctx, a, b, &(tx_matmul_desc){.bias = {99}}, &y), TX_STATUS_STALE_HANDLE,
+                  "bias is not");
     EXPECT_NO_OUT(tx_matmul(ctx, ai, b, NULL, &y), TX_STATUS_DTYPE_MISMATCH, "float32");
     EXPECT_NO_OUT(tx_matmul(ctx, a, b, &(tx_matmul_desc){.bias = bias5i}, &y),
                   TX_STATUS_DTYPE_MISMATCH, "float32");
@@ -321,10 +318,10 @@ static void test_op_run(void) {
                   "unknown op 0");
     EXPECT_NO_OUT(tx_op_run(ctx, (tx_op)-1, &a, 1, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
                   "unknown op -1");
-    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_ADD, &a, 1, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
-                  "add", "takes 2 inputs, got 1");
-    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RELU, in3, 3, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
-                  "relu", "got 3");
+    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_ADD, &a, 1, NULL, &y), TX_STATUS_INVALID_ARGUMENT, "add",
+                  "takes 2 inputs, got 1");
+    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RELU, in3, 3, NULL, &y), TX_STATUS_INVALID_ARGUMENT, "relu",
+                  "got 3");
     EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RELU, &a, -1, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
                   "got -1");
     EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_MATMUL, in3, 4, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
@@ -335,8 +332,7 @@ static void test_op_run(void) {
     in3[2] = m;
     EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_MATMUL, in3, 3, NULL, &y), TX_STATUS_SHAPE_MISMATCH,
                   "bias [4, 4]");
-    tx_tensor_destroy(ctx, a);
-    tx_tensor_destroy(ctx, m);
+    TX_DESTROY(ctx, a, m);
     tx_test_end();
 }
 
@@ -396,8 +392,7 @@ static void test_still_usable(void) {
     tx_tensor x = mk(1, (int64_t[]){4}, TX_DTYPE_FLOAT32, v), y = {0};
     CHECK(!tx_unary(ctx, TX_OP_ABS, x, &y), "%s", tx_last_error(ctx));
     CHECK(!tx_tensor_read(ctx, y, out, sizeof out) && out[0] == 1 && out[2] == 3, "abs");
-    tx_tensor_destroy(ctx, x);
-    tx_tensor_destroy(ctx, y);
+    TX_DESTROY(ctx, x, y);
     tx_stats s;
     tx_ctx_stats(ctx, &s);
     CHECK(s.live_tensors == 0 && s.live_texture_bytes == 0, "%llu tensors leaked",

@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "open_ctx.h"
+#include "tensors.h"
 
 static tx_ctx *open_ctx(tx_host **h, tx_ctx_desc d) {
     return tx_test_open_ctx(d, h);
@@ -46,7 +47,8 @@ static bool relu_ok(tx_ctx *ctx, tx_tensor x) {
     if (tx_unary(ctx, TX_OP_RELU, x, &y))
         return false;
     float *a = malloc((size_t)n * 4 + 4), *b = malloc((size_t)n * 4 + 4);
-    bool ok = !tx_tensor_read(ctx, x, a, (size_t)n * 4) && !tx_tensor_read(ctx, y, b, (size_t)n * 4);
+    bool ok =
+        !tx_tensor_read(ctx, x, a, (size_t)n * 4) && !tx_tensor_read(ctx, y, b, (size_t)n * 4);
     for (int64_t i = 0; ok && i < n; i++)
         ok = b[i] == (a[i] < 0 ? 0 : a[i]);
     free(a);
@@ -67,7 +69,8 @@ int main(int argc, char **argv) {
         if (!tx_test_begin(name))
             continue;
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = k, .no_parallel_compile = true});
-        tx_tensor a = make(ctx, 2, (int64_t[]){32, 32}, 0), b = make(ctx, 2, (int64_t[]){32, 32}, 1);
+        tx_tensor a = make(ctx, 2, (int64_t[]){32, 32}, 0),
+                  b = make(ctx, 2, (int64_t[]){32, 32}, 1);
         for (int call = 1; call <= k + 3; call++) {
             tx_tensor c;
             CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
@@ -136,7 +139,11 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 64; i++)
             iv[i] = i * 7 - 100;
         tx_tensor ia;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {64}, .dtype = TX_DTYPE_INT32, .data = iv}, &ia), "int tensor");
+        CHECK(!tx_tensor_create(
+                  ctx,
+                  &(tx_tensor_desc){.rank = 1, .shape = {64}, .dtype = TX_DTYPE_INT32, .data = iv},
+                  &ia),
+              "int tensor");
         tx_tensor c;
         for (int i = 0; i < 2; i++) {
             CHECK(!tx_binary(ctx, TX_OP_DIV, fa, fa, &c), "%s", tx_last_error(ctx));
@@ -145,17 +152,23 @@ int main(int argc, char **argv) {
         CHECK(stats(ctx).specialized_compiles == 1, "float div specialized");
         CHECK(!tx_binary(ctx, TX_OP_DIV, ia, ia, &c), "%s", tx_last_error(ctx));
         tx_stats s = stats(ctx);
-        CHECK(s.generic_compiles == 2 && s.specialized_compiles == 1 && s.specialized_runs == 0,
-              "int div must not reuse float programs: %llu generic, %llu specialized, %llu spec runs",
-              (unsigned long long)s.generic_compiles, (unsigned long long)s.specialized_compiles,
-              (unsigned long long)s.specialized_runs);
+        CHECK(
+            s.generic_compiles == 2 && s.specialized_compiles == 1 && s.specialized_runs == 0,
+            "int div must not reuse float programs: %llu generic, %llu specialized, %llu spec runs",
+            (unsigned long long)s.generic_compiles, (unsigned long long)s.specialized_compiles,
+            (unsigned long long)s.specialized_runs);
         int32_t out[64];
         CHECK(!tx_tensor_read(ctx, c, out, sizeof out), "read");
         CHECK(out[5] == 1 && out[20] == 1, "int div values %d %d", out[5], out[20]);
         tx_tensor_destroy(ctx, c);
         int32_t seven[1] = {7};
         tx_tensor i7;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {1}, .dtype = TX_DTYPE_INT32, .data = seven}, &i7), "create");
+        CHECK(
+            !tx_tensor_create(
+                ctx,
+                &(tx_tensor_desc){.rank = 1, .shape = {1}, .dtype = TX_DTYPE_INT32, .data = seven},
+                &i7),
+            "create");
         CHECK(!tx_binary(ctx, TX_OP_DIV, ia, i7, &c), "%s", tx_last_error(ctx));
         CHECK(!tx_tensor_read(ctx, c, out, sizeof out), "read");
         for (int i = 0; i < 64; i++)
@@ -212,8 +225,8 @@ int main(int argc, char **argv) {
     }
 
     if (tx_test_begin("LRU cap on specialized programs holds and results stay right")) {
-        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS,
-                                         .max_specialized = 3});
+        ctx = open_ctx(
+            &h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS, .max_specialized = 3});
         for (int round = 0; round < 2; round++)
             for (int i = 0; i < 8; i++) {
                 tx_tensor a = make(ctx, 1, (int64_t[]){10 + 40 * i}, (float)i);
@@ -236,8 +249,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 1500; i++) {
             tx_tensor a = make(ctx, 1, (int64_t[]){1 + i}, 0), y;
             CHECK(!tx_unary(ctx, TX_OP_NEG, a, &y), "%s", tx_last_error(ctx));
-            tx_tensor_destroy(ctx, a);
-            tx_tensor_destroy(ctx, y);
+            TX_DESTROY(ctx, a, y);
         }
         /* 4 * 8 + 1024 = 1056 entries max before halving */
         CHECK(ctx->cache != NULL, "cache");
@@ -260,7 +272,8 @@ int main(int argc, char **argv) {
         tx_stats s = stats(ctx);
         CHECK(done, "the specialized program never took over (parallel compile: %d)",
               caps.parallel_compile);
-        CHECK(s.specialized_compiles == 1, "%llu compiles", (unsigned long long)s.specialized_compiles);
+        CHECK(s.specialized_compiles == 1, "%llu compiles",
+              (unsigned long long)s.specialized_compiles);
         tx_host_close(h, ctx);
         tx_test_end();
     }
@@ -270,7 +283,8 @@ int main(int argc, char **argv) {
          * dims, per-lane path) share the generic program; each perm bakes its
          * own strides into a specialized one. */
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
-        tx_tensor a = make(ctx, 3, (int64_t[]){3, 5, 6}, 0), b = make(ctx, 3, (int64_t[]){4, 7, 9}, 0);
+        tx_tensor a = make(ctx, 3, (int64_t[]){3, 5, 6}, 0),
+                  b = make(ctx, 3, (int64_t[]){4, 7, 9}, 0);
         tx_tensor y;
         const int p021[3] = {0, 2, 1}, p102[3] = {1, 0, 2};
         CHECK(!tx_transpose(ctx, a, p021, &y), "%s", tx_last_error(ctx));
@@ -282,8 +296,7 @@ int main(int argc, char **argv) {
         tx_stats s = stats(ctx);
         CHECK(s.generic_compiles == 1 && s.generic_runs == 3, "%llu generic compiles, %llu runs",
               (unsigned long long)s.generic_compiles, (unsigned long long)s.generic_runs);
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
+        TX_DESTROY(ctx, a, b);
         tx_host_close(h, ctx);
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});
         a = make(ctx, 3, (int64_t[]){3, 5, 6}, 0);

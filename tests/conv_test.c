@@ -7,6 +7,7 @@
 
 #include "harness.h"
 #include "open_ctx.h"
+#include "tensors.h"
 #include "texel.h"
 
 static tx_ctx *g_ctx;
@@ -98,8 +99,7 @@ int main(int argc, char **argv) {
             tx_tensor_destroy(g_ctx, y);
             CHECK(!tx_pooling(g_ctx, TX_OP_MAXPOOL, x4, &d, &y), "%s", tx_last_error(g_ctx));
             expect_values(y, (int64_t[]){1, 1, 2, 2}, (float[]){11, 12, 15, 16}, 4, 1);
-            tx_tensor_destroy(g_ctx, y);
-            tx_tensor_destroy(g_ctx, x4);
+            TX_DESTROY(g_ctx, y, x4);
             tx_test_end();
         }
         if (tx_test_begin(pass ? "call2/conv_with_strides_padding"
@@ -113,9 +113,7 @@ int main(int argc, char **argv) {
                            &(tx_conv_desc){.strides = {2, 2}, .pads = {1, 1, 1, 1}}, &y),
                   "%s", tx_last_error(g_ctx));
             expect_values(y, (int64_t[]){1, 1, 4, 3}, want, 12, 1);
-            tx_tensor_destroy(g_ctx, y);
-            tx_tensor_destroy(g_ctx, x57);
-            tx_tensor_destroy(g_ctx, w33);
+            TX_DESTROY(g_ctx, y, x57, w33);
             tx_test_end();
         }
     }
@@ -150,8 +148,7 @@ int main(int argc, char **argv) {
             tx_tensor_destroy(g_ctx, ts[i]);
         tx_test_end();
     }
-    tx_tensor_destroy(g_ctx, x);
-    tx_tensor_destroy(g_ctx, w);
+    TX_DESTROY(g_ctx, x, w);
     tx_stats st;
     tx_ctx_stats(g_ctx, &st);
     if (tx_test_begin("variants and leaks")) {

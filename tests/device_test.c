@@ -10,6 +10,7 @@
 #include "glctx.h"
 #include "harness.h"
 #include "internal.h" /* the test hook ctx->fault_compiling */
+#include "tensors.h"
 #include "texel.h"
 
 #define MODEL "/usr/share/libonnx-testdata/data/node/test_add/model.onnx"
@@ -51,9 +52,7 @@ static tx_status run_add(tx_ctx *ctx, tx_session *s, tx_device feed_dev, float *
     st = st ? st : tx_session_run(s, feeds, 2, NULL, 1, &out);
     st = st ? st : tx_tensor_read(ctx, out, y, sizeof y);
     *sum0 = st ? NAN : y[59];
-    tx_tensor_destroy(ctx, out);
-    tx_tensor_destroy(ctx, x);
-    tx_tensor_destroy(ctx, z);
+    TX_DESTROY(ctx, out, x, z);
     return st;
 }
 
@@ -105,9 +104,7 @@ int main(int argc, char **argv) {
               (unsigned long long)(s2.bytes_uploaded - s1.bytes_uploaded));
         float v[8] = {0};
         CHECK(!tx_tensor_read(ctx, g2, v, sizeof v) && v[7] == 7.0f, "round trip %g", (double)v[7]);
-        tx_tensor_destroy(ctx, g);
-        tx_tensor_destroy(ctx, c);
-        tx_tensor_destroy(ctx, g2);
+        TX_DESTROY(ctx, g, c, g2);
         tx_test_end();
     }
 
@@ -130,10 +127,7 @@ int main(int argc, char **argv) {
         CHECK(tx_binary(ctx, TX_OP_ADD, a, g, &bad) == TX_STATUS_DEVICE_MISMATCH,
               "mixed devices ran");
         CHECK(strstr(tx_last_error(ctx), "tx_tensor_to") != NULL, "%s", tx_last_error(ctx));
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
-        tx_tensor_destroy(ctx, g);
-        tx_tensor_destroy(ctx, y);
+        TX_DESTROY(ctx, a, b, g, y);
         tx_test_end();
     }
 
@@ -162,8 +156,7 @@ int main(int argc, char **argv) {
         CHECK(tx_ctx_restore(ctx) == TX_STATUS_OK, "%s", tx_last_error(ctx));
         CHECK(!tx_tensor_read(ctx, c, v, sizeof v) && v[3] == 6.0f, "after restore: %s",
               tx_last_error(ctx));
-        tx_tensor_destroy(ctx, c);
-        tx_tensor_destroy(ctx, g);
+        TX_DESTROY(ctx, c, g);
         tx_test_end();
     }
 

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "open_ctx.h"
+#include "tensors.h"
 
 static tx_host *g_host;
 
@@ -28,7 +29,6 @@ static tx_tensor mk4(tx_ctx *ctx, int64_t d0, int64_t d1, int64_t d2, int64_t d3
     return mk_desc(ctx, (tx_tensor_desc){.rank = 4, .shape = {d0, d1, d2, d3}});
 }
 
-
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -39,16 +39,14 @@ int main(int argc, char **argv) {
         tx_tensor a = mk(ctx, 2, 3, 4, 0), b = mk(ctx, 2, 3, 5, 0);
         EXPECT(tx_binary(ctx, TX_OP_ADD, a, b, &y), TX_STATUS_SHAPE_MISMATCH, "add", "[3, 4]",
                "[3, 5]");
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
+        TX_DESTROY(ctx, a, b);
         tx_test_end();
     }
     if (tx_test_begin("matmul inner dims differ")) {
         tx_tensor a = mk(ctx, 2, 3, 4, 0), b = mk(ctx, 2, 5, 6, 0);
         EXPECT(tx_matmul(ctx, a, b, NULL, &y), TX_STATUS_SHAPE_MISMATCH, "matmul", "[3, 4]",
                "[5, 6]");
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
+        TX_DESTROY(ctx, a, b);
         tx_test_end();
     }
     if (tx_test_begin("matmul batch dims do not broadcast; bad bias; bad activation")) {
@@ -59,10 +57,7 @@ int main(int argc, char **argv) {
                "bias", "[4]");
         EXPECT(tx_matmul(ctx, a, b2, &(tx_matmul_desc){.activation = TX_OP_ADD}, &y),
                TX_STATUS_INVALID_ARGUMENT, "activation");
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
-        tx_tensor_destroy(ctx, b2);
-        tx_tensor_destroy(ctx, c);
+        TX_DESTROY(ctx, a, b, b2, c);
         tx_test_end();
     }
     if (tx_test_begin("rank above 6")) {
@@ -79,11 +74,10 @@ int main(int argc, char **argv) {
         tx_tensor t;
         EXPECT(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {3, -1}}, &t),
                TX_STATUS_INVALID_ARGUMENT, "negative", "[3, -1]");
-        EXPECT(tx_tensor_create(ctx,
-                                &(tx_tensor_desc){.rank = 3,
-                                                  .shape = {1LL << 40, 1LL << 40, 1LL << 40}},
-                                &t),
-               TX_STATUS_TOO_LARGE, "too many elements");
+        EXPECT(
+            tx_tensor_create(
+                ctx, &(tx_tensor_desc){.rank = 3, .shape = {1LL << 40, 1LL << 40, 1LL << 40}}, &t),
+            TX_STATUS_TOO_LARGE, "too many elements");
         tx_test_end();
     }
     if (tx_test_begin("stale handles")) {
@@ -96,8 +90,7 @@ int main(int argc, char **argv) {
         EXPECT(tx_unary(ctx, TX_OP_RELU, (tx_tensor){0}, &y), TX_STATUS_STALE_HANDLE, "relu");
         EXPECT(tx_unary(ctx, TX_OP_RELU, (tx_tensor){0xFFFFFFFFu}, &y), TX_STATUS_STALE_HANDLE,
                "relu");
-        tx_tensor_destroy(ctx, a2);
-        tx_tensor_destroy(ctx, b);
+        TX_DESTROY(ctx, a2, b);
         tx_test_end();
     }
     if (tx_test_begin("tensor over the device texture limit")) {
@@ -108,8 +101,7 @@ int main(int argc, char **argv) {
         tx_tensor a = mk(ctx, 2, 120, 8, 0), b = mk(ctx, 2, 8, 140, 0);
         EXPECT(tx_matmul(ctx, a, b, NULL, &y), TX_STATUS_TOO_LARGE, "matmul", "[120, 140]",
                "16800 elements");
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
+        TX_DESTROY(ctx, a, b);
         tx_test_end();
     }
     if (tx_test_begin("memory budget: out-of-memory status, live tensors intact")) {
@@ -117,14 +109,14 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 1024; i++)
             v[i] = (float)i;
         tx_tensor keep;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {1024}, .data = v},
-                                &keep),
-              "%s", tx_last_error(ctx));
+        CHECK(
+            !tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {1024}, .data = v}, &keep),
+            "%s", tx_last_error(ctx));
         tx_tensor many[64];
         int n = 0;
         tx_status s = TX_STATUS_OK;
-        while (n < 64 && !(s = tx_tensor_create(
-                               ctx, &(tx_tensor_desc){.rank = 1, .shape = {16000}}, &many[n])))
+        while (n < 64 && !(s = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {16000}},
+                                                &many[n])))
             n++;
         CHECK(s == TX_STATUS_OUT_OF_MEMORY, "got %s after %d tensors", tx_status_name(s), n);
         CHECK(strstr(tx_last_error(ctx), "budget") != NULL, "%s", tx_last_error(ctx));
@@ -136,8 +128,7 @@ int main(int argc, char **argv) {
         tx_tensor again;
         CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {16000}}, &again),
               "usable after OOM: %s", tx_last_error(ctx));
-        tx_tensor_destroy(ctx, again);
-        tx_tensor_destroy(ctx, keep);
+        TX_DESTROY(ctx, again, keep);
         tx_stats st;
         tx_ctx_stats(ctx, &st);
         CHECK(st.live_texture_bytes + st.pooled_texture_bytes <= (1u << 20),
@@ -165,17 +156,19 @@ int main(int argc, char **argv) {
     }
     if (tx_test_begin("dtype mismatch")) {
         tx_tensor f = mk(ctx, 1, 4, 0, 0), i;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = TX_DTYPE_INT32}, &i), "create");
+        CHECK(!tx_tensor_create(
+                  ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = TX_DTYPE_INT32}, &i),
+              "create");
         EXPECT(tx_binary(ctx, TX_OP_ADD, f, i, &y), TX_STATUS_DTYPE_MISMATCH, "add", "int32");
         EXPECT(tx_matmul(ctx, i, i, NULL, &y), TX_STATUS_DTYPE_MISMATCH, "matmul");
-        tx_tensor_destroy(ctx, f);
-        tx_tensor_destroy(ctx, i);
+        TX_DESTROY(ctx, f, i);
         tx_test_end();
     }
     if (tx_test_begin("reshape views: no draw, shared storage, bad shapes refused")) {
         float v[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
         tx_tensor a, r;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {3, 4}, .data = v}, &a), "create");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {3, 4}, .data = v}, &a),
+              "create");
         tx_stats s0;
         tx_ctx_stats(ctx, &s0);
         CHECK(!tx_tensor_reshape(ctx, a, 3, (int64_t[]){2, -1, 3}, &r), "%s", tx_last_error(ctx));
@@ -185,7 +178,8 @@ int main(int argc, char **argv) {
         CHECK(rank == 3 && sh[1] == 2, "inferred dim %lld", (long long)sh[1]);
         tx_stats s1;
         tx_ctx_stats(ctx, &s1);
-        CHECK(s1.draws == s0.draws && s1.live_texture_bytes == s0.live_texture_bytes, "view drew or allocated");
+        CHECK(s1.draws == s0.draws && s1.live_texture_bytes == s0.live_texture_bytes,
+              "view drew or allocated");
         tx_tensor_destroy(ctx, a);
         float back[12];
         CHECK(!tx_tensor_read(ctx, r, back, sizeof back) && memcmp(back, v, sizeof v) == 0,
@@ -217,8 +211,8 @@ int main(int argc, char **argv) {
                TX_STATUS_INVALID_ARGUMENT, "conv", "stride -1");
         EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.dilations = {1, -2}}, &y),
                TX_STATUS_INVALID_ARGUMENT, "conv", "dilation -2");
-        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.group = -1}, &y),
-               TX_STATUS_INVALID_ARGUMENT, "conv", "group");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.group = -1}, &y), TX_STATUS_INVALID_ARGUMENT,
+               "conv", "group");
         EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.auto_pad = (tx_auto_pad)7}, &y),
                TX_STATUS_INVALID_ARGUMENT, "conv", "auto_pad");
         EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.bias = b}, &y), TX_STATUS_SHAPE_MISMATCH,
@@ -233,8 +227,7 @@ int main(int argc, char **argv) {
                "[1, 4, 5, 5]", "[6, 3, 3, 3]", "C = 4");
         tx_tensor wt = mk4(ctx, 4, 2, 3, 3);
         EXPECT(tx_conv_transpose(ctx, x, wt,
-                                 &(tx_conv_desc){.strides = {2, 2}, .output_padding = {2, 2}},
-                                 &y),
+                                 &(tx_conv_desc){.strides = {2, 2}, .output_padding = {2, 2}}, &y),
                TX_STATUS_INVALID_ARGUMENT, "conv_transpose", "output_padding");
         EXPECT(tx_conv_transpose(ctx, x, wt, &(tx_conv_desc){.pads = {9, 9, 9, 9}}, &y),
                TX_STATUS_SHAPE_MISMATCH, "conv_transpose", "pads", "[4, 2, 3, 3]");
@@ -261,19 +254,18 @@ int main(int argc, char **argv) {
                "globalaveragepool", "[4, 4]");
         EXPECT(tx_pooling(ctx, TX_OP_RELU, x, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
                "not a pool op");
-        tx_tensor_destroy(ctx, x);
-        tx_tensor_destroy(ctx, v);
+        TX_DESTROY(ctx, x, v);
         tx_test_end();
     }
     if (tx_test_begin("reductions: bad axes and shapes")) {
         tx_tensor a = mk(ctx, 3, 2, 3, 4), i;
         EXPECT(tx_reduce(ctx, TX_OP_REDUCE_SUM, a, &(tx_reduce_desc){.n_axes = 1, .axes = {3}}, &y),
                TX_STATUS_INVALID_ARGUMENT, "reduce_sum", "axis 3", "[2, 3, 4]");
-        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_MAX, a, &(tx_reduce_desc){.n_axes = 1, .axes = {-4}},
+        EXPECT(
+            tx_reduce(ctx, TX_OP_REDUCE_MAX, a, &(tx_reduce_desc){.n_axes = 1, .axes = {-4}}, &y),
+            TX_STATUS_INVALID_ARGUMENT, "reduce_max", "axis -4", "[2, 3, 4]");
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_MEAN, a, &(tx_reduce_desc){.n_axes = 2, .axes = {1, -2}},
                          &y),
-               TX_STATUS_INVALID_ARGUMENT, "reduce_max", "axis -4", "[2, 3, 4]");
-        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_MEAN, a,
-                         &(tx_reduce_desc){.n_axes = 2, .axes = {1, -2}}, &y),
                TX_STATUS_INVALID_ARGUMENT, "reduce_mean", "repeated", "[2, 3, 4]");
         EXPECT(tx_reduce(ctx, TX_OP_REDUCE_SUM, a, &(tx_reduce_desc){.n_axes = 7}, &y),
                TX_STATUS_INVALID_ARGUMENT, "reduce_sum", "7 axes");
@@ -284,13 +276,12 @@ int main(int argc, char **argv) {
         tx_tensor e = mk(ctx, 2, 3, 0, 0);
         EXPECT(tx_reduce(ctx, TX_OP_ARGMIN, e, &(tx_reduce_desc){.n_axes = 1, .axes = {1}}, &y),
                TX_STATUS_SHAPE_MISMATCH, "argmin", "empty", "[3, 0]");
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4},
-                                                       .dtype = TX_DTYPE_INT32}, &i), "create");
-        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_L2, i, NULL, &y), TX_STATUS_DTYPE_MISMATCH,
-               "reduce_l2", "float32");
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, e);
-        tx_tensor_destroy(ctx, i);
+        CHECK(!tx_tensor_create(
+                  ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = TX_DTYPE_INT32}, &i),
+              "create");
+        EXPECT(tx_reduce(ctx, TX_OP_REDUCE_L2, i, NULL, &y), TX_STATUS_DTYPE_MISMATCH, "reduce_l2",
+               "float32");
+        TX_DESTROY(ctx, a, e, i);
         tx_test_end();
     }
     if (tx_test_begin("softmax and norms: bad axes and shapes")) {
@@ -306,48 +297,42 @@ int main(int argc, char **argv) {
                TX_STATUS_INVALID_ARGUMENT, "batch_norm", "5 inputs, got 4");
         EXPECT(tx_norm(ctx, TX_OP_INSTANCE_NORM, (tx_tensor[]){c3, c3, c3}, 3, NULL, &y),
                TX_STATUS_SHAPE_MISMATCH, "instance_norm", "[3]", "rank >= 2");
-        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c3}, 2,
-                       &(tx_norm_desc){.axis = -1}, &y),
+        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c3}, 2, &(tx_norm_desc){.axis = -1},
+                       &y),
                TX_STATUS_SHAPE_MISMATCH, "layer_norm", "scale [3]", "[2, 3, 4]");
-        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, m, v}, 3,
-                       &(tx_norm_desc){.axis = 1}, &y),
+        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, m, v}, 3, &(tx_norm_desc){.axis = 1},
+                       &y),
                TX_STATUS_SHAPE_MISMATCH, "layer_norm", "bias [12]", "[2, 3, 4]");
-        EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c4}, 2,
-                       &(tx_norm_desc){.axis = 5}, &y),
-               TX_STATUS_INVALID_ARGUMENT, "layer_norm", "axis 5");
+        EXPECT(
+            tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c4}, 2, &(tx_norm_desc){.axis = 5}, &y),
+            TX_STATUS_INVALID_ARGUMENT, "layer_norm", "axis 5");
         EXPECT(tx_norm(ctx, TX_OP_LAYER_NORM, (tx_tensor[]){x, c4}, 2,
                        &(tx_norm_desc){.axis = -1, .epsilon = -1}, &y),
                TX_STATUS_INVALID_ARGUMENT, "layer_norm", "epsilon");
-        tx_tensor_destroy(ctx, x);
-        tx_tensor_destroy(ctx, c3);
-        tx_tensor_destroy(ctx, c4);
-        tx_tensor_destroy(ctx, m);
-        tx_tensor_destroy(ctx, v);
+        TX_DESTROY(ctx, x, c3, c4, m, v);
         tx_test_end();
     }
     if (tx_test_begin("where, variadic, activations, cast: bad inputs")) {
         tx_tensor a = mk(ctx, 2, 3, 4, 0), b = mk(ctx, 2, 3, 5, 0), i;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4},
-                                                       .dtype = TX_DTYPE_INT32}, &i), "create");
-        EXPECT(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, a, b}, 3, &y),
-               TX_STATUS_SHAPE_MISMATCH, "where", "input 2 [3, 5]");
-        EXPECT(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, a}, 2, &y),
-               TX_STATUS_INVALID_ARGUMENT, "where", "2 inputs");
-        EXPECT(tx_nary(ctx, TX_OP_SUM, (tx_tensor[]){a}, 0, &y), TX_STATUS_INVALID_ARGUMENT,
-               "sum", "0 inputs");
+        CHECK(!tx_tensor_create(
+                  ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .dtype = TX_DTYPE_INT32}, &i),
+              "create");
+        EXPECT(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, a, b}, 3, &y), TX_STATUS_SHAPE_MISMATCH,
+               "where", "input 2 [3, 5]");
+        EXPECT(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, a}, 2, &y), TX_STATUS_INVALID_ARGUMENT,
+               "where", "2 inputs");
+        EXPECT(tx_nary(ctx, TX_OP_SUM, (tx_tensor[]){a}, 0, &y), TX_STATUS_INVALID_ARGUMENT, "sum",
+               "0 inputs");
         EXPECT(tx_nary(ctx, TX_OP_MAX_N, (tx_tensor[]){a, a, a, i}, 4, &y),
                TX_STATUS_DTYPE_MISMATCH, "max_n", "input 3 is int32");
         EXPECT(tx_activation(ctx, TX_OP_RELU, a, 1, 1, &y), TX_STATUS_INVALID_ARGUMENT, "relu");
         EXPECT(tx_activation(ctx, TX_OP_ELU, a, NAN, 1, &y), TX_STATUS_INVALID_ARGUMENT, "elu",
                "alpha");
-        EXPECT(tx_unary(ctx, TX_OP_LEAKY_RELU, a, &y), TX_STATUS_INVALID_ARGUMENT,
-               "tx_activation");
+        EXPECT(tx_unary(ctx, TX_OP_LEAKY_RELU, a, &y), TX_STATUS_INVALID_ARGUMENT, "tx_activation");
         EXPECT(tx_cast(ctx, a, (tx_dtype)7, false, &y), TX_STATUS_INVALID_ARGUMENT, "cast",
                "dtype 7");
         EXPECT(tx_op_run(ctx, TX_OP_SUM, &a, 0, NULL, &y), TX_STATUS_INVALID_ARGUMENT, "sum");
-        tx_tensor_destroy(ctx, a);
-        tx_tensor_destroy(ctx, b);
-        tx_tensor_destroy(ctx, i);
+        TX_DESTROY(ctx, a, b, i);
         tx_test_end();
     }
     if (tx_test_begin("data movement: bad perms, axes, sizes and dtypes")) {
@@ -358,19 +343,18 @@ int main(int argc, char **argv) {
                "perm[1] = 2");
         EXPECT(tx_concat(ctx, (tx_tensor[]){a, b}, 2, 0, &y), TX_STATUS_SHAPE_MISMATCH, "concat",
                "[3, 4]", "[3, 5]", "axis 0");
-        EXPECT(tx_concat(ctx, (tx_tensor[]){a, c}, 2, 2, &y), TX_STATUS_INVALID_ARGUMENT,
-               "concat", "axis 2");
+        EXPECT(tx_concat(ctx, (tx_tensor[]){a, c}, 2, 2, &y), TX_STATUS_INVALID_ARGUMENT, "concat",
+               "axis 2");
         EXPECT(tx_concat(ctx, (tx_tensor[]){a}, 0, 0, &y), TX_STATUS_INVALID_ARGUMENT, "concat");
         tx_tensor parts[3];
-        EXPECT(tx_split(ctx, a, 1, (int64_t[]){1, 2}, 2, parts), TX_STATUS_SHAPE_MISMATCH,
-               "split", "sum to 3", "[3, 4]");
+        EXPECT(tx_split(ctx, a, 1, (int64_t[]){1, 2}, 2, parts), TX_STATUS_SHAPE_MISMATCH, "split",
+               "sum to 3", "[3, 4]");
         EXPECT(tx_split(ctx, a, -3, NULL, 2, parts), TX_STATUS_INVALID_ARGUMENT, "split",
                "axis -3");
-        EXPECT(tx_slice(ctx, a, &(tx_slice_desc){.n = 2, .axes = {1, -1}, .has_axes = true},
-                        &y),
+        EXPECT(tx_slice(ctx, a, &(tx_slice_desc){.n = 2, .axes = {1, -1}, .has_axes = true}, &y),
                TX_STATUS_INVALID_ARGUMENT, "slice", "repeated", "[3, 4]");
-        EXPECT(tx_slice(ctx, a, &(tx_slice_desc){.n = 3}, &y), TX_STATUS_INVALID_ARGUMENT,
-               "slice", "3 entries");
+        EXPECT(tx_slice(ctx, a, &(tx_slice_desc){.n = 3}, &y), TX_STATUS_INVALID_ARGUMENT, "slice",
+               "3 entries");
         EXPECT(tx_pad(ctx, a, &(tx_pad_desc){.begin = {-2}, .end = {-2}}, &y),
                TX_STATUS_SHAPE_MISMATCH, "pad", "crop", "[3, 4]");
         EXPECT(tx_pad(ctx, a, &(tx_pad_desc){.mode = (tx_pad_mode)9}, &y),
@@ -380,9 +364,14 @@ int main(int argc, char **argv) {
                TX_STATUS_SHAPE_MISMATCH, "pad", "empty", "[0, 4]");
         EXPECT(tx_gather(ctx, a, b, 0, &y), TX_STATUS_DTYPE_MISMATCH, "gather", "int32");
         tx_tensor i6;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 6, .shape = {1, 1, 1, 1, 1, 2}, .dtype = TX_DTYPE_INT32}, &i6), "create");
-        EXPECT(tx_gather(ctx, a, i6, 0, &y), TX_STATUS_RANK_TOO_HIGH, "gather", "rank 7",
-               "[3, 4]", "[1, 1, 1, 1, 1, 2]");
+        CHECK(
+            !tx_tensor_create(
+                ctx,
+                &(tx_tensor_desc){.rank = 6, .shape = {1, 1, 1, 1, 1, 2}, .dtype = TX_DTYPE_INT32},
+                &i6),
+            "create");
+        EXPECT(tx_gather(ctx, a, i6, 0, &y), TX_STATUS_RANK_TOO_HIGH, "gather", "rank 7", "[3, 4]",
+               "[1, 1, 1, 1, 1, 2]");
         EXPECT(tx_gather(ctx, a, i6, -3, &y), TX_STATUS_INVALID_ARGUMENT, "gather", "axis -3");
         EXPECT(tx_gather(ctx, e, i6, 0, &y), TX_STATUS_RANK_TOO_HIGH, "gather");
         EXPECT(tx_expand(ctx, a, 2, (int64_t[]){5, 4}, &y), TX_STATUS_SHAPE_MISMATCH, "expand",
@@ -393,7 +382,8 @@ int main(int argc, char **argv) {
         EXPECT(tx_depth_to_space(ctx, d4, 2, TX_DEPTH_DCR, &y), TX_STATUS_SHAPE_MISMATCH,
                "depth_to_space", "rank 3", "[2, 3, 4]");
         tx_tensor x4;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {1, 6, 2, 3}}, &x4), "create");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {1, 6, 2, 3}}, &x4),
+              "create");
         EXPECT(tx_depth_to_space(ctx, x4, 2, TX_DEPTH_DCR, &y), TX_STATUS_SHAPE_MISMATCH,
                "depth_to_space", "blocksize^2 = 4", "[1, 6, 2, 3]");
         EXPECT(tx_space_to_depth(ctx, x4, 2, &y), TX_STATUS_SHAPE_MISMATCH, "space_to_depth",
@@ -402,24 +392,24 @@ int main(int argc, char **argv) {
                "blocksize 0");
         EXPECT(tx_resize(ctx, a, &(tx_resize_desc){.scales = {1, -2}}, &y),
                TX_STATUS_INVALID_ARGUMENT, "resize", "scales[1]", "[3, 4]");
-        EXPECT(tx_resize(ctx, e, &(tx_resize_desc){.sizes = {2, 4}}, &y),
-               TX_STATUS_SHAPE_MISMATCH, "resize", "empty");
+        EXPECT(tx_resize(ctx, e, &(tx_resize_desc){.sizes = {2, 4}}, &y), TX_STATUS_SHAPE_MISMATCH,
+               "resize", "empty");
         EXPECT(tx_resize(ctx, i6, &(tx_resize_desc){.mode = TX_RESIZE_LINEAR}, &y),
                TX_STATUS_DTYPE_MISMATCH, "resize", "linear");
         tx_tensor r4;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {2, 2, 2, 2}}, &r4), "create");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 4, .shape = {2, 2, 2, 2}}, &r4),
+              "create");
         EXPECT(tx_resize(ctx, r4,
                          &(tx_resize_desc){.mode = TX_RESIZE_CUBIC, .scales = {2, 2, 2, 2}}, &y),
                TX_STATUS_UNSUPPORTED, "resize", "cubic", "at most 3", "[2, 2, 2, 2]");
         tx_tensor_destroy(ctx, r4);
         tx_op_attrs at = {.move = {.n_split = 2}};
-        EXPECT(tx_op_run(ctx, TX_OP_SPLIT, &a, 1, &at, &y), TX_STATUS_INVALID_ARGUMENT,
-               "split", "tx_op_run_multi");
+        EXPECT(tx_op_run(ctx, TX_OP_SPLIT, &a, 1, &at, &y), TX_STATUS_INVALID_ARGUMENT, "split",
+               "tx_op_run_multi");
         at = (tx_op_attrs){.move = {.n_perm = 3}};
         EXPECT(tx_op_run(ctx, TX_OP_TRANSPOSE, &a, 1, &at, &y), TX_STATUS_INVALID_ARGUMENT,
                "transpose", "3 entries");
-        EXPECT(tx_op_run(ctx, TX_OP_CONCAT, &a, 0, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
-               "concat");
+        EXPECT(tx_op_run(ctx, TX_OP_CONCAT, &a, 0, NULL, &y), TX_STATUS_INVALID_ARGUMENT, "concat");
         tx_tensor ts[] = {a, b, c, d4, e, i6, x4};
         for (size_t i = 0; i < TX_COUNTOF(ts); i++)
             tx_tensor_destroy(ctx, ts[i]);
@@ -449,8 +439,8 @@ int main(int argc, char **argv) {
         tx_tensor_destroy(ctx, v);
         EXPECT(tx_squeeze(ctx, a, (int[]){0}, 1, &y), TX_STATUS_INVALID_ARGUMENT, "squeeze",
                "axes[0] = 0", "[2, 1, 3]");
-        EXPECT(tx_unsqueeze(ctx, a, (int[]){1, 1}, 2, &y), TX_STATUS_INVALID_ARGUMENT,
-               "unsqueeze", "repeated");
+        EXPECT(tx_unsqueeze(ctx, a, (int[]){1, 1}, 2, &y), TX_STATUS_INVALID_ARGUMENT, "unsqueeze",
+               "repeated");
         EXPECT(tx_unsqueeze(ctx, a, (int[]){0, 1, 2, 3}, 4, &y), TX_STATUS_RANK_TOO_HIGH,
                "unsqueeze", "rank 7");
         EXPECT(tx_flatten(ctx, a, 4, &y), TX_STATUS_INVALID_ARGUMENT, "flatten", "axis 4");
@@ -461,8 +451,13 @@ int main(int argc, char **argv) {
         float v[3] = {10, 20, 30}, got[6];
         int32_t idx[6] = {-1, 5, -7, 1, 2, -3};
         tx_tensor x, ix, g, id;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {3}, .data = v}, &x), "create");
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {6}, .dtype = TX_DTYPE_INT32, .data = idx}, &ix), "create");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {3}, .data = v}, &x),
+              "create");
+        CHECK(!tx_tensor_create(
+                  ctx,
+                  &(tx_tensor_desc){.rank = 1, .shape = {6}, .dtype = TX_DTYPE_INT32, .data = idx},
+                  &ix),
+              "create");
         CHECK(!tx_gather(ctx, x, ix, 0, &g), "%s", tx_last_error(ctx));
         CHECK(!tx_tensor_read(ctx, g, got, sizeof got), "read");
         const float want[6] = {30, 30, 10, 20, 30, 10};
@@ -488,14 +483,16 @@ int main(int argc, char **argv) {
         ctx = open_ctx((tx_ctx_desc){.specialize_after = 1, .no_parallel_compile = true});
         float v[8] = {-1, 2, -3, 4, -5, 6, -7, 8}, out[8];
         tx_tensor a;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &a), "create");
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &a),
+              "create");
         printf("  (an injected link failure follows; its log below is expected)\n");
         ctx->fault_specialized = true;
         for (int i = 0; i < 4; i++) {
             CHECK(!tx_unary(ctx, TX_OP_RELU, a, &y), "%s", tx_last_error(ctx));
             CHECK(!tx_tensor_read(ctx, y, out, sizeof out), "read");
             for (int j = 0; j < 8; j++)
-                CHECK(out[j] == (v[j] < 0 ? 0 : v[j]), "call %d elem %d = %g", i, j, (double)out[j]);
+                CHECK(out[j] == (v[j] < 0 ? 0 : v[j]), "call %d elem %d = %g", i, j,
+                      (double)out[j]);
             tx_tensor_destroy(ctx, y);
         }
         tx_stats s;

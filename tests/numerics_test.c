@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "open_ctx.h"
 #include "ref/ref.h"
+#include "tensors.h"
 
 static tx_host *g_host;
 static tx_ctx *ctx;
@@ -277,8 +278,7 @@ static void test_int32_division(void) {
             CHECK(got[i] == want[i], "%d / %d read back %d, want %d", a[i], b[i], got[i], want[i]);
         tx_tensor_destroy(ctx, ty);
     }
-    tx_tensor_destroy(ctx, ta);
-    tx_tensor_destroy(ctx, tb);
+    TX_DESTROY(ctx, ta, tb);
     tx_test_end();
 }
 
@@ -377,8 +377,7 @@ static void test_float16_storage(void) {
               (out[3] == -INFINITY || out[3] == -65504.0f),
           "neg of specials: %g %g %g %g", (double)out[0], (double)out[1], (double)out[2],
           (double)out[3]);
-    tx_tensor_destroy(ctx, t);
-    tx_tensor_destroy(ctx, y);
+    TX_DESTROY(ctx, t, y);
     tx_stats st;
     tx_ctx_stats(ctx, &st);
     CHECK(st.peak_texture_bytes > 0 && st.peak_texture_bytes % 8 == 0, "bytes");

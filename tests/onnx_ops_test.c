@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "open_ctx.h"
+#include "tensors.h"
 
 static tx_ctx *g_ctx;
 
@@ -183,9 +184,7 @@ int main(int argc, char **argv) {
                   tx_op_name(nops[i]), (double)out[2], (double)out[3]);
             tx_tensor_destroy(g_ctx, y);
         }
-        tx_tensor_destroy(g_ctx, x);
-        tx_tensor_destroy(g_ctx, x2);
-        tx_tensor_destroy(g_ctx, b);
+        TX_DESTROY(g_ctx, x, x2, b);
         tx_test_end();
     }
     if (tx_test_begin("every unary, clip and alpha/beta activation maps NaN to NaN")) {
@@ -214,8 +213,7 @@ int main(int argc, char **argv) {
         CHECK(!tx_clip(g_ctx, x, -0.5f, 0.5f, &y), "%s", tx_last_error(g_ctx));
         CHECK(fetch(y, out, 4) && isnan(out[0]) && out[2] == 0.5f && out[3] == -0.5f,
               "clip: %g %g %g", (double)out[0], (double)out[2], (double)out[3]);
-        tx_tensor_destroy(g_ctx, y);
-        tx_tensor_destroy(g_ctx, x);
+        TX_DESTROY(g_ctx, y, x);
         tx_test_end();
     }
     if (tx_test_begin("comparisons, where and sign with NaN; round half to even")) {
@@ -251,9 +249,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 8; i++)
             CHECK(same(out[i], want[i]), "round(%g) = %g, want %g", (double)a[i], (double)out[i],
                   (double)want[i]);
-        tx_tensor_destroy(g_ctx, y);
-        tx_tensor_destroy(g_ctx, ta);
-        tx_tensor_destroy(g_ctx, tb);
+        TX_DESTROY(g_ctx, y, ta, tb);
         tx_test_end();
     }
     if (tx_test_begin("cast between float32, int32 and bool; int32 reductions")) {
@@ -285,9 +281,7 @@ int main(int argc, char **argv) {
         tx_tensor_shape(g_ctx, y, &rank, NULL, &dt);
         CHECK(dt == TX_DTYPE_INT32 && fetch(y, out, 1) && out[0] == 16777224.0f,
               "int sum %g (dtype %d)", (double)out[0], (int)dt);
-        tx_tensor_destroy(g_ctx, y);
-        tx_tensor_destroy(g_ctx, tf);
-        tx_tensor_destroy(g_ctx, ti);
+        TX_DESTROY(g_ctx, y, tf, ti);
         tx_test_end();
     }
     if (tx_test_begin("layer_norm and instance_norm on values with a large mean")) {
@@ -314,11 +308,7 @@ int main(int argc, char **argv) {
             double want = (v[i] - mean) / sqrt(var + 1e-5);
             CHECK(fabs(out[i] - want) < 1e-4, "[%d] %g want %g", i, (double)out[i], want);
         }
-        tx_tensor_destroy(g_ctx, y);
-        tx_tensor_destroy(g_ctx, x);
-        tx_tensor_destroy(g_ctx, x3);
-        tx_tensor_destroy(g_ctx, s);
-        tx_tensor_destroy(g_ctx, b);
+        TX_DESTROY(g_ctx, y, x, x3, s, b);
         tx_test_end();
     }
     if (tx_test_begin("no leaks, no failed compiles")) {

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "model/model.h"
 #include "npy.h"
+#include "tensors.h"
 
 /* ---- a protobuf writer for test models ---- */
 
@@ -656,8 +657,7 @@ int main(int argc, char **argv) {
                         err = fmax(err, fabs(acc - z[i * N + j]));
                     }
                 CHECK(err < 1e-5, "max error %g", err);
-                tx_tensor_destroy(ctx, out[0]);
-                tx_tensor_destroy(ctx, out[1]);
+                TX_DESTROY(ctx, out[0], out[1]);
             }
             /* the same graph without fusion runs three ops */
             tx_session *s2;
@@ -693,10 +693,7 @@ int main(int argc, char **argv) {
             tx_feed two[2] = {{"x", tx}, {"x", tx}};
             EXPECT_ST(tx_session_run(s, two, 2, &fy, 1, out), TX_STATUS_INVALID_ARGUMENT,
                       "fed twice");
-            tx_tensor_destroy(ctx, bad);
-            tx_tensor_destroy(ctx, bad_rank);
-            tx_tensor_destroy(ctx, bad_dt);
-            tx_tensor_destroy(ctx, tx);
+            TX_DESTROY(ctx, bad, bad_rank, bad_dt, tx);
             tx_stats before;
             tx_ctx_stats(ctx, &before);
             tx_session_destroy(s);
@@ -787,8 +784,7 @@ int main(int argc, char **argv) {
                           "fusion %d: argmax dtype %d, %d "
                           "wrong",
                           fusion, (int)dt, bad_idx);
-                    tx_tensor_destroy(ctx, out[0]);
-                    tx_tensor_destroy(ctx, out[1]);
+                    TX_DESTROY(ctx, out[0], out[1]);
                 }
                 tx_tensor_destroy(ctx, tx);
                 tx_session_destroy(s);
@@ -1018,8 +1014,7 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < M * N; i++)
                     CHECK(fabsf(got[i] - want[i]) < 1e-5f, "phase %d [%d] = %g, want %g", phase, i,
                           (double)got[i], (double)want[i]);
-                tx_tensor_destroy(ctx, y);
-                tx_tensor_destroy(ctx, xt);
+                TX_DESTROY(ctx, y, xt);
             }
         }
         tx_session_destroy(s);
@@ -1151,8 +1146,7 @@ int main(int argc, char **argv) {
             tx_feed f[2] = {{"a", a}, {"b", b}};
             EXPECT_ST(tx_session_run(s, f, 2, NULL, 1, &y), TX_STATUS_SHAPE_MISMATCH,
                       "Gemm node \"g1\"");
-            tx_tensor_destroy(ctx, a);
-            tx_tensor_destroy(ctx, b);
+            TX_DESTROY(ctx, a, b);
             tx_session_destroy(s);
         }
         free(m.d);

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "open_ctx.h"
+#include "tensors.h"
 
 static tx_host *g_host;
 
@@ -76,9 +77,8 @@ static void test_pool_random_shapes(void) {
     if (!tx_test_begin("pool: 10,000 calls with random shapes stay bounded"))
         return;
     const size_t budget = 64u << 20, limit = 4u << 20;
-    tx_ctx *ctx = open_ctx((tx_ctx_desc){.memory_budget = budget,
-                                         .pool_limit = limit,
-                                         .specialize_after = TX_SPECIALIZE_NEVER});
+    tx_ctx *ctx = open_ctx((tx_ctx_desc){
+        .memory_budget = budget, .pool_limit = limit, .specialize_after = TX_SPECIALIZE_NEVER});
     uint64_t max_pooled = 0, max_textures = 0, max_live = 0, max_first_half = 0;
     int failures = 0;
     for (int i = 0; i < 10000 && failures < 3; i++) {
@@ -207,9 +207,9 @@ static void test_oom_inside_op(void) {
     CHECK(y.id == 0, "output handle written on failure");
     tx_stats s1 = stats(ctx);
     CHECK(s1.live_tensors == s0.live_tensors && s1.live_texture_bytes == s0.live_texture_bytes,
-          "live %llu tensors / %llu bytes, before %llu / %llu",
-          (unsigned long long)s1.live_tensors, (unsigned long long)s1.live_texture_bytes,
-          (unsigned long long)s0.live_tensors, (unsigned long long)s0.live_texture_bytes);
+          "live %llu tensors / %llu bytes, before %llu / %llu", (unsigned long long)s1.live_tensors,
+          (unsigned long long)s1.live_texture_bytes, (unsigned long long)s0.live_tensors,
+          (unsigned long long)s0.live_texture_bytes);
     CHECK(s1.live_texture_bytes + s1.pooled_texture_bytes <= (56u << 10), "over budget");
     float *back = malloc(4096 * sizeof(float));
     CHECK(!tx_tensor_read(ctx, a, back, 4096 * sizeof(float)) &&
@@ -236,8 +236,7 @@ static void test_oom_inside_op(void) {
         free(got);
         tx_tensor_destroy(ctx, y);
     }
-    tx_tensor_destroy(ctx, b2);
-    tx_tensor_destroy(ctx, a);
+    TX_DESTROY(ctx, b2, a);
     free(va);
     free(vb);
     free(back);
@@ -266,8 +265,7 @@ static void test_driver_refuses_texture(void) {
     ctx->fault_tex_create = 1; /* the retry after trimming the pool succeeds */
     CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {100, 100}}, &t), "%s",
           tx_last_error(ctx));
-    tx_tensor_destroy(ctx, t);
-    tx_tensor_destroy(ctx, keep);
+    TX_DESTROY(ctx, t, keep);
     tx_host_close(g_host, ctx);
     tx_test_end();
 }
@@ -319,18 +317,17 @@ static void test_gl_error_after_draw(void) {
             int n = op == 3 ? 256 : 16;
             CHECK(!tx_tensor_read(ctx, y, got, (size_t)n * sizeof(float)), "read");
             for (int i = 0; i < 16; i++) {
-                float w = op == 0 ? (v[i] < 0 ? 0 : v[i])
-                                  : op == 1 ? fminf(fmaxf(v[i], -1), 1)
-                                            : op == 2 ? 2 * v[i] : (i == 0 ? 1.0f : 0.0f);
+                float w = op == 0   ? (v[i] < 0 ? 0 : v[i])
+                          : op == 1 ? fminf(fmaxf(v[i], -1), 1)
+                          : op == 2 ? 2 * v[i]
+                                    : (i == 0 ? 1.0f : 0.0f);
                 CHECK(got[i] == w, "%s elem %d = %g, want %g", names[op], i, (double)got[i],
                       (double)w);
             }
             tx_tensor_destroy(ctx, y);
         }
     }
-    tx_tensor_destroy(ctx, x);
-    tx_tensor_destroy(ctx, m);
-    tx_tensor_destroy(ctx, eye);
+    TX_DESTROY(ctx, x, m, eye);
     tx_host_close(g_host, ctx);
     tx_test_end();
 }
@@ -358,8 +355,7 @@ static void test_link_failures(void) {
               (unsigned long long)s1.live_tensors);
         CHECK(!tx_unary(ctx, TX_OP_NEG, x, &y), "retry: %s", tx_last_error(ctx));
         CHECK(read_eq(ctx, y, (float[]){1, -0.0f, -1, -2}, 4), "retry result wrong");
-        tx_tensor_destroy(ctx, y);
-        tx_tensor_destroy(ctx, x);
+        TX_DESTROY(ctx, y, x);
         tx_host_close(g_host, ctx);
         tx_test_end();
     }
@@ -370,8 +366,8 @@ static void test_link_failures(void) {
             a[i] = (float)(i % 13) - 6;
         for (int i = 0; i < 16; i++)
             id[i * 17] = 1;
-        tx_tensor ta = mk(ctx, 2, (int64_t[]){16, 16}, a),
-                  tb = mk(ctx, 2, (int64_t[]){16, 16}, id), y = {0};
+        tx_tensor ta = mk(ctx, 2, (int64_t[]){16, 16}, a), tb = mk(ctx, 2, (int64_t[]){16, 16}, id),
+                  y = {0};
         ctx->fault_specialized = true;
         capture_begin();
         tx_status st = tx_matmul(ctx, ta, tb, NULL, &y);
@@ -386,21 +382,19 @@ static void test_link_failures(void) {
         tx_stats s = stats(ctx);
         CHECK(s.compile_failures == 1 && s.generic_runs >= 1, "%llu failures, %llu generic runs",
               (unsigned long long)s.compile_failures, (unsigned long long)s.generic_runs);
-        tx_tensor_destroy(ctx, y);
-        tx_tensor_destroy(ctx, ta);
-        tx_tensor_destroy(ctx, tb);
+        TX_DESTROY(ctx, y, ta, tb);
         tx_host_close(g_host, ctx);
         tx_test_end();
     }
 }
 
-#define EXPECT_LOST(call)                                                                      \
-    do {                                                                                       \
-        tx_status s_ = (call);                                                                 \
-        CHECK(s_ == TX_STATUS_CONTEXT_LOST, "%s returned %s (%s)", #call, tx_status_name(s_),  \
-              tx_last_error(ctx));                                                             \
-        CHECK(strstr(tx_last_error(ctx), "lost") != NULL, "%s: message \"%s\"", #call,         \
-              tx_last_error(ctx));                                                             \
+#define EXPECT_LOST(call)                                                                          \
+    do {                                                                                           \
+        tx_status s_ = (call);                                                                     \
+        CHECK(s_ == TX_STATUS_CONTEXT_LOST, "%s returned %s (%s)", #call, tx_status_name(s_),      \
+              tx_last_error(ctx));                                                                 \
+        CHECK(strstr(tx_last_error(ctx), "lost") != NULL, "%s: message \"%s\"", #call,             \
+              tx_last_error(ctx));                                                                 \
     } while (0)
 
 static void test_context_loss(void) {
@@ -418,8 +412,8 @@ static void test_context_loss(void) {
     ctx->gl.fault_lost = true; /* the driver loses the context */
     tx_tensor z = {0};
     EXPECT_LOST(tx_unary(ctx, TX_OP_RELU, a, &z));
-    CHECK(strstr(tx_last_error(ctx), "relu") && strstr(tx_last_error(ctx), "tx_ctx_restore"),
-          "%s", tx_last_error(ctx));
+    CHECK(strstr(tx_last_error(ctx), "relu") && strstr(tx_last_error(ctx), "tx_ctx_restore"), "%s",
+          tx_last_error(ctx));
     CHECK(z.id == 0, "output written");
     CHECK(tx_ctx_is_lost(ctx), "not reported lost");
     EXPECT_LOST(tx_unary(ctx, TX_OP_SIGMOID, a, &z));
@@ -459,8 +453,7 @@ static void test_context_loss(void) {
     EXPECT_LOST(tx_unary(ctx, TX_OP_RELU, view, &z));
     CHECK(strstr(tx_last_error(ctx), "relu") && strstr(tx_last_error(ctx), "x (handle"), "%s",
           tx_last_error(ctx));
-    CHECK(!tx_tensor_shape(ctx, a, &rank, shape, NULL) && rank == 1 && shape[0] == 8,
-          "old shape");
+    CHECK(!tx_tensor_shape(ctx, a, &rank, shape, NULL) && rank == 1 && shape[0] == 8, "old shape");
 
     tx_stats s2 = stats(ctx);
     CHECK(s2.live_texture_bytes == 0 && s2.pooled_texture_bytes == 0 &&

@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "open_ctx.h"
+#include "tensors.h"
 
 static tx_tensor vec(tx_ctx *ctx, int n, const float *v) {
     tx_tensor t = {0};
@@ -47,7 +48,8 @@ int main(int argc, char **argv) {
 
     if (tx_test_begin("async read equals blocking read (float, int, odd sizes)")) {
         for (int n = 1; n <= 4099; n = n * 3 + 2) {
-            float *v = malloc((size_t)n * 4), *a = malloc((size_t)n * 4), *b = malloc((size_t)n * 4);
+            float *v = malloc((size_t)n * 4), *a = malloc((size_t)n * 4),
+                  *b = malloc((size_t)n * 4);
             for (int i = 0; i < n; i++)
                 v[i] = (float)i * 0.5f - 7.0f;
             tx_tensor x = vec(ctx, n, v), y;
@@ -58,15 +60,18 @@ int main(int argc, char **argv) {
             for (int i = 0; i < n; i++)
                 CHECK(a[i] == -v[i] && b[i] == a[i], "n=%d elem %d: async %g blocking %g", n, i,
                       (double)a[i], (double)b[i]);
-            tx_tensor_destroy(ctx, x);
-            tx_tensor_destroy(ctx, y);
+            TX_DESTROY(ctx, x, y);
             free(v);
             free(a);
             free(b);
         }
         int32_t iv[5] = {-3, 0, 7, 16777216, -16777216}, got[5];
         tx_tensor it;
-        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {5}, .dtype = TX_DTYPE_INT32, .data = iv}, &it), "int create");
+        CHECK(!tx_tensor_create(
+                  ctx,
+                  &(tx_tensor_desc){.rank = 1, .shape = {5}, .dtype = TX_DTYPE_INT32, .data = iv},
+                  &it),
+              "int create");
         int polls;
         CHECK(!read_async(ctx, it, got, sizeof got, &polls), "%s", tx_last_error(ctx));
         CHECK(memcmp(got, iv, sizeof iv) == 0, "int32 values differ");
@@ -89,9 +94,11 @@ int main(int argc, char **argv) {
         CHECK(strstr(tx_last_error(ctx), "not pending") != NULL, "%s", tx_last_error(ctx));
         x = vec(ctx, 8, v);
         CHECK(!tx_tensor_read_async(ctx, x, &r2) && !tx_readback_cancel(ctx, r2), "cancel");
-        CHECK(tx_readback_finish(ctx, r2, got, sizeof got) == TX_STATUS_STALE_HANDLE, "cancelled handle finished");
+        CHECK(tx_readback_finish(ctx, r2, got, sizeof got) == TX_STATUS_STALE_HANDLE,
+              "cancelled handle finished");
         CHECK(!tx_tensor_read_async(ctx, x, &r2), "%s", tx_last_error(ctx));
-        CHECK(tx_readback_finish(ctx, r2, got, 4) == TX_STATUS_SHAPE_MISMATCH, "short dst accepted");
+        CHECK(tx_readback_finish(ctx, r2, got, 4) == TX_STATUS_SHAPE_MISMATCH,
+              "short dst accepted");
         CHECK(tx_gl_error() == 0, "GL error escaped");
         tx_tensor_destroy(ctx, x);
         tx_test_end();
@@ -103,40 +110,49 @@ int main(int argc, char **argv) {
         CHECK(!tx_tensor_read_async(ctx, a, &pending), "%s", tx_last_error(ctx));
         int one = 1;
         CHECK(!tx_ctx_add_restore_hook(ctx, on_restore, &one), "%s", tx_last_error(ctx));
-        CHECK(tx_ctx_add_restore_hook(ctx, on_restore, &one) == TX_STATUS_INVALID_ARGUMENT, "duplicate hook");
+        CHECK(tx_ctx_add_restore_hook(ctx, on_restore, &one) == TX_STATUS_INVALID_ARGUMENT,
+              "duplicate hook");
         CHECK(tx_ctx_restore(ctx) == TX_STATUS_INVALID_ARGUMENT, "restore of a live context");
         tx_ctx_mark_lost(ctx);
         CHECK(tx_ctx_is_lost(ctx), "not lost");
         tx_stats s;
         tx_ctx_stats(ctx, &s);
-        CHECK(s.live_texture_bytes == 0 && s.pooled_texture_bytes == 0, "%llu live, %llu pooled bytes after loss",
-              (unsigned long long)s.live_texture_bytes, (unsigned long long)s.pooled_texture_bytes);
+        CHECK(s.live_texture_bytes == 0 && s.pooled_texture_bytes == 0,
+              "%llu live, %llu pooled bytes after loss", (unsigned long long)s.live_texture_bytes,
+              (unsigned long long)s.pooled_texture_bytes);
         bool ready;
-        CHECK(tx_readback_poll(ctx, pending, &ready) == TX_STATUS_CONTEXT_LOST, "pending read survived");
-        CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &y) == TX_STATUS_CONTEXT_LOST, "op on a lost context");
+        CHECK(tx_readback_poll(ctx, pending, &ready) == TX_STATUS_CONTEXT_LOST,
+              "pending read survived");
+        CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &y) == TX_STATUS_CONTEXT_LOST,
+              "op on a lost context");
         tx_tensor c;
-        CHECK(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {2}}, &c) == TX_STATUS_CONTEXT_LOST, "create");
+        CHECK(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {2}}, &c) ==
+                  TX_STATUS_CONTEXT_LOST,
+              "create");
         int gen0 = tx_ctx_generation(ctx);
         CHECK(tx_ctx_restore(ctx) == TX_STATUS_OK, "%s", tx_last_error(ctx));
-        CHECK(hook_calls == 1 && !tx_ctx_is_lost(ctx) && tx_ctx_generation(ctx) == gen0, "hooks %d", hook_calls);
-        CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &y) == TX_STATUS_CONTEXT_LOST, "old tensor used after restore");
-        CHECK(strstr(tx_last_error(ctx), "before the GL context was lost") != NULL, "%s", tx_last_error(ctx));
+        CHECK(hook_calls == 1 && !tx_ctx_is_lost(ctx) && tx_ctx_generation(ctx) == gen0, "hooks %d",
+              hook_calls);
+        CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &y) == TX_STATUS_CONTEXT_LOST,
+              "old tensor used after restore");
+        CHECK(strstr(tx_last_error(ctx), "before the GL context was lost") != NULL, "%s",
+              tx_last_error(ctx));
         CHECK(tx_tensor_read(ctx, a, got, sizeof got) == TX_STATUS_CONTEXT_LOST, "old tensor read");
-        CHECK(tx_readback_poll(ctx, pending, &ready) == TX_STATUS_STALE_HANDLE, "pending read after restore");
+        CHECK(tx_readback_poll(ctx, pending, &ready) == TX_STATUS_STALE_HANDLE,
+              "pending read after restore");
         CHECK(!tx_tensor_destroy(ctx, a) && !tx_tensor_destroy(ctx, b), "destroying old tensors");
         tx_tensor a2 = vec(ctx, 6, v), b2 = vec(ctx, 6, v);
         CHECK(!tx_binary(ctx, TX_OP_MUL, a2, b2, &y), "%s", tx_last_error(ctx));
         CHECK(!tx_tensor_read(ctx, y, got, sizeof got), "%s", tx_last_error(ctx));
         for (int i = 0; i < 6; i++)
             CHECK(got[i] == v[i] * v[i], "elem %d = %g", i, (double)got[i]);
-        tx_tensor_destroy(ctx, a2);
-        tx_tensor_destroy(ctx, b2);
-        tx_tensor_destroy(ctx, y);
+        TX_DESTROY(ctx, a2, b2, y);
         tx_ctx_stats(ctx, &s);
         CHECK(s.live_tensors == 0 && s.live_texture_bytes == 0, "%llu tensors, %llu bytes live",
               (unsigned long long)s.live_tensors, (unsigned long long)s.live_texture_bytes);
         CHECK(!tx_ctx_remove_restore_hook(ctx, on_restore, &one), "remove hook");
-        CHECK(tx_ctx_remove_restore_hook(ctx, on_restore, &one) == TX_STATUS_INVALID_ARGUMENT, "removed twice");
+        CHECK(tx_ctx_remove_restore_hook(ctx, on_restore, &one) == TX_STATUS_INVALID_ARGUMENT,
+              "removed twice");
         CHECK(tx_gl_error() == 0, "GL error escaped");
         tx_test_end();
     }

@@ -6,6 +6,8 @@
  * (specialized), so the specialized compile folds divisions and constant
  * loops. Structural choices (which expression, which fast path) are #defines
  * and belong to both variants. */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../internal.h"
@@ -30,7 +32,9 @@ static void sb_put(sbuf *b, const char *s, size_t len) {
     b->p[b->n] = 0;
 }
 
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+static void sb_str(sbuf *b, const char *s) {
+    sb_put(b, s, strlen(s));
+}
 
 static void sb_fmt(sbuf *b, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -76,6 +80,27 @@ void tx_req_int(tx_program_req *r, const char *name, int v) {
 void tx_req_float(tx_program_req *r, const char *name, float v) {
     TX_ASSERT(r->n_params < TX_MAX_PARAMS);
     r->params[r->n_params++] = (tx_param){.name = name, .type = TX_PARAM_FLOAT, .v.f = v};
+}
+
+void tx_req_clip(tx_program_req *r, float lo, float hi) {
+    if (isfinite(lo)) {
+        tx_req_define(r, "TX_HAS_LO", "1");
+        tx_req_float(r, "p_lo", lo);
+    }
+    if (isfinite(hi)) {
+        tx_req_define(r, "TX_HAS_HI", "1");
+        tx_req_float(r, "p_hi", hi);
+    }
+}
+
+void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi) {
+    if (act == TX_OP_NONE)
+        return;
+    char fn[48];
+    snprintf(fn, sizeof fn, "tx_u_%s", tx_op_name(act));
+    tx_req_define(r, "TX_ACT", fn);
+    if (act == TX_OP_CLIP)
+        tx_req_clip(r, lo, hi);
 }
 
 /* A float literal that reads back as exactly v (finite values only). */

@@ -154,12 +154,6 @@ static float init_of(tx_reduce_acc acc) {
     }
 }
 
-typedef struct reduce_job {
-    const tx_reduce_call *c;
-    const float *x;
-    float *y;
-} reduce_job;
-
 /* Element offset of output o's first element. */
 static int64_t out_base(const tx_reduce_plan *p, int64_t o) {
     int64_t c2 = o % p->ksz[2], q = o / p->ksz[2];
@@ -170,14 +164,15 @@ static int64_t out_base(const tx_reduce_plan *p, int64_t o) {
 /* Outputs [begin, end), each over contiguous runs of its reduced elements. */
 static void inner_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
-    const reduce_job *j = arg;
-    const tx_reduce_call *c = j->c;
+    const tx_reduce_call *c = arg;
+    const float *xd = tx_cpu_data(c->x);
+    float *yd = tx_cpu_data(c->y);
     const tx_reduce_plan *p = &c->plan;
     int64_t n = p->rsz[2], runs = p->R == 0 ? 0 : (int64_t)p->rsz[0] * p->rsz[1];
     bool is_max = c->acc == TX_REDUCE_ACC_MAX || c->acc == TX_REDUCE_ACC_LSE ||
                   c->acc == TX_REDUCE_ACC_ARGMAX;
     for (int64_t o = begin; o < end; o++) {
-        const float *xb = j->x + out_base(p, o);
+        const float *xb = xd + out_base(p, o);
 #define RUNS(stmt)                                                                                 \
     for (int64_t r = 0; r < runs; r++) {                                                           \
         const float *rp = xb + (r / p->rsz[1]) * p->rst[0] + (r % p->rsz[1]) * p->rst[1];          \
@@ -208,7 +203,7 @@ static void inner_range(void *arg, int64_t begin, int64_t end, int thread) {
         default: TX_ASSERT(!"not a reduction accumulator");
         }
 #undef RUNS
-        j->y[o] = finish(c, s, m, idx);
+        yd[o] = finish(c, s, m, idx);
     }
 }
 
@@ -216,8 +211,9 @@ static void inner_range(void *arg, int64_t begin, int64_t end, int thread) {
  * group), accumulated one contiguous row of x per reduced index. */
 static void outer_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
-    const reduce_job *j = arg;
-    const tx_reduce_call *c = j->c;
+    const tx_reduce_call *c = arg;
+    const float *xd = tx_cpu_data(c->x);
+    float *yd = tx_cpu_data(c->y);
     const tx_reduce_plan *p = &c->plan;
     int64_t k2 = p->ksz[2], per = (k2 + TILE - 1) / TILE;
     tx_reduce_acc acc = c->acc;
@@ -232,7 +228,7 @@ static void outer_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t t = begin; t < end; t++) {
         int64_t o0 = (t / per) * k2 + (t % per) * TILE;
         int64_t w = k2 - (t % per) * TILE < TILE ? k2 - (t % per) * TILE : TILE;
-        const float *xb = j->x + out_base(p, o0);
+        const float *xb = xd + out_base(p, o0);
         float init = init_of(acc);
         for (int64_t i = 0; i < w; i++) {
             f[i] = 0;
@@ -287,7 +283,7 @@ static void outer_range(void *arg, int64_t begin, int64_t end, int thread) {
                 }
             }
         }
-        float *y = j->y + o0;
+        float *y = yd + o0;
         for (int64_t i = 0; i < w; i++) {
             double s = sum_like ? d[i] + f[i] : (acc == TX_REDUCE_ACC_PROD ? d[i] : m[i]);
             y[i] = finish(c, s, m[i], idx[i]);
@@ -297,15 +293,14 @@ static void outer_range(void *arg, int64_t begin, int64_t end, int thread) {
 
 tx_status tx_cpu_reduce(tx_ctx *ctx, const tx_reduce_call *c) {
     const tx_reduce_plan *p = &c->plan;
-    reduce_job j = {c, tx_cpu_data(c->x), tx_cpu_data(c->y)};
     int64_t cost = p->R > 0 ? p->R : 1; /* elements read per output */
     if (p->kst[2] == 1 && p->rst[2] != 1) {
         int64_t per = (p->ksz[2] + TILE - 1) / TILE, tiles = p->nout / p->ksz[2] * per;
         int64_t grain = 16384 / (cost * TILE);
-        tx_cpu_for(ctx, tiles, grain > 0 ? grain : 1, outer_range, &j);
+        tx_cpu_for(ctx, tiles, grain > 0 ? grain : 1, outer_range, (void *)c);
     } else {
         int64_t grain = 16384 / cost;
-        tx_cpu_for(ctx, p->nout, grain > 0 ? grain : 1, inner_range, &j);
+        tx_cpu_for(ctx, p->nout, grain > 0 ? grain : 1, inner_range, (void *)c);
     }
     return TX_STATUS_OK;
 }

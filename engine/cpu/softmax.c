@@ -34,21 +34,17 @@ static void exp_row(const float *restrict x, const float *restrict m, int ms, fl
         y[i] = tx_cpu_exp_nonpos(x[i] - m[i * ms]);
 }
 
-typedef struct softmax_job {
-    const tx_softmax_call *c;
-    const float *x;
-    float *y;
-} softmax_job;
-
 /* Rows [begin, end) of a [A·R] view (B == 1). */
 static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
-    const softmax_job *j = arg;
-    int64_t R = j->c->R;
-    bool log_ = j->c->op == TX_OP_LOG_SOFTMAX;
+    const tx_softmax_call *c = arg;
+    const float *xd = tx_cpu_data(c->x);
+    float *yd = tx_cpu_data(c->y);
+    int64_t R = c->R;
+    bool log_ = c->op == TX_OP_LOG_SOFTMAX;
     for (int64_t a = begin; a < end; a++) {
-        const float *restrict x = j->x + a * R;
-        float *restrict y = j->y + a * R;
+        const float *restrict x = xd + a * R;
+        float *restrict y = yd + a * R;
         float l[8];
         int nan = 0;
         for (int k = 0; k < 8; k++)
@@ -84,16 +80,18 @@ static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
 /* Tiles [begin, end) of up to TILE adjacent b's of one a. */
 static void tiles_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
-    const softmax_job *j = arg;
-    int64_t R = j->c->R, B = j->c->B, per = (B + TILE - 1) / TILE;
-    bool log_ = j->c->op == TX_OP_LOG_SOFTMAX;
+    const tx_softmax_call *c = arg;
+    const float *xd = tx_cpu_data(c->x);
+    float *yd = tx_cpu_data(c->y);
+    int64_t R = c->R, B = c->B, per = (B + TILE - 1) / TILE;
+    bool log_ = c->op == TX_OP_LOG_SOFTMAX;
     float m[TILE];
     double s[TILE];
     for (int64_t t = begin; t < end; t++) {
         int64_t a = t / per, b0 = (t % per) * TILE;
         int64_t w = B - b0 < TILE ? B - b0 : TILE;
-        const float *restrict x = j->x + a * R * B + b0;
-        float *restrict y = j->y + a * R * B + b0;
+        const float *restrict x = xd + a * R * B + b0;
+        float *restrict y = yd + a * R * B + b0;
         TX_CPU_EACH(w, m[i] = -INFINITY; s[i] = 0);
         for (int64_t r = 0; r < R; r++) {
             const float *xr = x + r * B;
@@ -126,13 +124,12 @@ static void tiles_range(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 tx_status tx_cpu_softmax(tx_ctx *ctx, const tx_softmax_call *c) {
-    softmax_job j = {c, tx_cpu_data(c->x), tx_cpu_data(c->y)};
     if (c->B == 1) {
         int64_t grain = 16384 / c->R;
-        tx_cpu_for(ctx, c->A, grain > 0 ? grain : 1, rows_range, &j);
+        tx_cpu_for(ctx, c->A, grain > 0 ? grain : 1, rows_range, (void *)c);
     } else {
         int64_t per = (c->B + TILE - 1) / TILE, grain = 16384 / (c->R * TILE);
-        tx_cpu_for(ctx, c->A * per, grain > 0 ? grain : 1, tiles_range, &j);
+        tx_cpu_for(ctx, c->A * per, grain > 0 ? grain : 1, tiles_range, (void *)c);
     }
     return TX_STATUS_OK;
 }

@@ -105,18 +105,13 @@ static float cast_int(float v) {
     return v < -2147483648.0f ? -2147483648.0f : (v > 2147483520.0f ? 2147483520.0f : v);
 }
 
-typedef struct unary_job {
-    const tx_unary_call *c;
-    const float *x;
-    float *y;
-} unary_job;
-
 static void unary_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
-    const unary_job *j = arg;
-    const tx_unary_call *c = j->c;
-    const float *x = j->x + begin;
-    float *y = j->y + begin;
+    const tx_unary_call *c = arg;
+    const float *xd = tx_cpu_data(c->x);
+    float *yd = tx_cpu_data(c->y);
+    const float *x = xd + begin;
+    float *y = yd + begin;
     int64_t n = end - begin;
     if (c->family != TX_FAMILY_CAST) {
         tx_cpu_unary_apply(c->op, c->lo, c->hi, x, y, n);
@@ -133,7 +128,6 @@ static void unary_range(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 tx_status tx_cpu_unary(tx_ctx *ctx, const tx_unary_call *c) {
-    unary_job j = {c, tx_cpu_data(c->x), tx_cpu_data(c->y)};
-    tx_cpu_for(ctx, c->y->numel, 16384, unary_range, &j);
+    tx_cpu_for(ctx, c->y->numel, 16384, unary_range, (void *)c);
     return TX_STATUS_OK;
 }

@@ -177,21 +177,7 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
             tx_req_define(&r, "TX_BIAS", "1");
-        if (cc->act != TX_OP_NONE) {
-            char fn[48];
-            snprintf(fn, sizeof fn, "tx_u_%s", tx_op_name(cc->act));
-            tx_req_define(&r, "TX_ACT", fn);
-            if (cc->act == TX_OP_CLIP) {
-                if (isfinite(cc->lo)) {
-                    tx_req_define(&r, "TX_HAS_LO", "1");
-                    tx_req_float(&r, "p_lo", cc->lo);
-                }
-                if (isfinite(cc->hi)) {
-                    tx_req_define(&r, "TX_HAS_HI", "1");
-                    tx_req_float(&r, "p_hi", cc->hi);
-                }
-            }
-        }
+        tx_req_act(&r, cc->act, cc->lo, cc->hi);
         tx_req_int(&r, "p_ntex", (int)t_tex);
         tx_req_int(&r, "p_out_ws", tiles[0].wshift);
         tx_req_int(&r, "p_x_ws", xp->wshift);

@@ -5,6 +5,8 @@
  * and writes it to as many render targets (one per row phase), then a cheap
  * second draw interleaves them into the row-major output. Small M uses 1 × 4 tiles
  * written directly. N % 4 != 0 falls back to 4 dot products per fragment. */
+#include <math.h>
+
 #include "../device.h"
 
 /* Below this many rows the 4-row tile's second draw costs more than it saves. */
@@ -45,11 +47,7 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
         tx_req_define(&r, "TX_B_TVEC", "1");
     if (cs)
         tx_req_define(&r, "TX_BIAS", "1");
-    if (c->act != TX_OP_NONE) {
-        char fn[48];
-        snprintf(fn, sizeof fn, "tx_u_%s", tx_op_name(c->act));
-        tx_req_define(&r, "TX_ACT", fn);
-    }
+    tx_req_act(&r, c->act, -INFINITY, INFINITY); /* a unary op: no bounds */
     int64_t ntex = vec ? c->nbatch * mt * (N / 4) : (ys->numel + 3) / 4;
     tx_texture tiles[8];
     int n_tiles = 0;

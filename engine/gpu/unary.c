@@ -18,16 +18,8 @@ tx_status tx_gpu_unary(tx_ctx *ctx, const tx_unary_call *c) {
     tx_req_int(&r, "p_ntex", (int)((c->x->numel + 3) / 4));
     tx_req_int(&r, "p_out_ws", c->y->st->tex.wshift);
     tx_req_int(&r, "p_in_ws", c->x->st->tex.wshift);
-    if (c->family == TX_FAMILY_CLIP) {
-        if (isfinite(c->lo)) {
-            tx_req_define(&r, "TX_HAS_LO", "1");
-            tx_req_float(&r, "p_lo", c->lo);
-        }
-        if (isfinite(c->hi)) {
-            tx_req_define(&r, "TX_HAS_HI", "1");
-            tx_req_float(&r, "p_hi", c->hi);
-        }
-    }
+    if (c->family == TX_FAMILY_CLIP)
+        tx_req_clip(&r, c->lo, c->hi);
     if (c->family == TX_FAMILY_ACT) {
         tx_req_define(&r, "TX_HAS_ALPHA", "1");
         tx_req_float(&r, "p_alpha", c->lo);

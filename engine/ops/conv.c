@@ -248,19 +248,16 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                           const tx_conv_desc *desc, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", op);
-    tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
-    tx_slot *xs, *ws, *bs = NULL;
-    tx_status st = tx_check_tensor(ctx, op, "x", x, &xs);
-    if (!st)
-        st = tx_check_tensor(ctx, op, "w", w, &ws);
-    if (!st && d.bias.id)
-        st = tx_check_tensor(ctx, op, "bias", d.bias, &bs);
+    tx_status st = tx_op_begin(ctx, op, out);
     if (st)
         return st;
+    tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
+    tx_slot *s[3] = {NULL, NULL, NULL};
+    st = tx_check_inputs(ctx, op, d.bias.id ? 3 : 2, (const char *const[]){"x", "w", "bias"},
+                         (const tx_tensor[]){x, w, d.bias}, false, s);
+    if (st)
+        return st;
+    tx_slot *xs = s[0], *ws = s[1], *bs = s[2];
     tx_conv_call c;
     int orank = 0;
     int64_t oshape[TX_MAX_RANK];
@@ -268,20 +265,16 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     if (st)
         return st;
     tx_device dev;
-    st = tx_op_device(ctx, op, (const tx_slot *[]){xs, ws, bs}, 3, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, op, dev, orank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, op, (const tx_slot *[]){xs, ws, bs}, 3, orank, oshape, TX_DTYPE_FLOAT32,
+                      &dev, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);
     c.wt = tx_slot_get(ctx, w);
     c.bias = d.bias.id ? tx_slot_get(ctx, d.bias) : NULL;
     c.y = tx_slot_get(ctx, y);
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->conv(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, conv, c), y, out);
 }
 
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,

@@ -15,19 +15,16 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx
 tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
                     tx_tensor *out) {
     const char *name = "matmul";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "matmul: out is NULL");
-    tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
-    tx_slot *as, *bs, *cs = NULL;
-    tx_status st = tx_check_tensor(ctx, name, "a", a, &as);
-    if (!st)
-        st = tx_check_tensor(ctx, name, "b", b, &bs);
-    if (!st && d.bias.id)
-        st = tx_check_tensor(ctx, name, "bias", d.bias, &cs);
+    tx_status st = tx_op_begin(ctx, name, out);
     if (st)
         return st;
+    tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
+    tx_slot *s[3] = {NULL, NULL, NULL};
+    st = tx_check_inputs(ctx, name, d.bias.id ? 3 : 2, (const char *const[]){"a", "b", "bias"},
+                         (const tx_tensor[]){a, b, d.bias}, false, s);
+    if (st)
+        return st;
+    tx_slot *as = s[0], *bs = s[1], *cs = s[2];
     if (d.activation != TX_OP_NONE && tx_op_family(d.activation) != TX_FAMILY_UNARY)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "matmul: activation %d is not a unary op",
                        (int)d.activation);
@@ -55,29 +52,17 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
         return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, "inner dimensions differ", as, bs);
     int abr = as->rank > 2 ? as->rank - 2 : 0, bbr = bs->rank > 2 ? bs->rank - 2 : 0;
     int br = abr > bbr ? abr : bbr;
-    /* batch dims padded on the left to 4 */
-    int64_t bd[4], bda[4], bdb[4], sa[4], sb[4];
-    for (int i = 0; i < 4; i++) {
-        int ia = i - (4 - abr), ib = i - (4 - bbr);
-        bda[i] = ia >= 0 ? as->shape[ia] : 1;
-        bdb[i] = ib >= 0 ? bs->shape[ib] : 1;
-        if (bda[i] != bdb[i] && bda[i] != 1 && bdb[i] != 1)
-            return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, "batch dims do not broadcast", as,
-                               bs);
-        bd[i] = bda[i] == 1 ? bdb[i] : bda[i];
-    }
-    int64_t ea = 1, eb = 1, nbatch = 1;
-    for (int i = 3; i >= 0; i--) {
-        sa[i] = bda[i] == 1 ? 0 : ea;
-        sb[i] = bdb[i] == 1 ? 0 : eb;
-        ea *= bda[i];
-        eb *= bdb[i];
-        nbatch *= bd[i];
-    }
+    /* batch dims padded on the left to 4; strides in whole matrices */
+    tx_matmul_call c = {.M = M, .N = N, .K = K, .ta = ta, .tb = tb, .nbatch = 1};
+    int64_t bda[4], bdb[4];
+    if (tx_broadcast(4, abr, as->shape, bbr, bs->shape, bda, bdb, c.bd, c.sa, c.sb) >= 0)
+        return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, "batch dims do not broadcast", as, bs);
     int64_t oshape[TX_MAX_RANK + 2];
     int orank = 0;
+    for (int i = 0; i < 4; i++)
+        c.nbatch *= c.bd[i];
     for (int i = 4 - br; i < 4; i++)
-        oshape[orank++] = bd[i];
+        oshape[orank++] = c.bd[i];
     if (as->rank > 1)
         oshape[orank++] = M;
     if (bs->rank > 1)
@@ -91,30 +76,15 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
                        x, (long long)N);
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){as, bs, cs}, 3, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, orank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){as, bs, cs}, 3, orank, oshape,
+                      TX_DTYPE_FLOAT32, &dev, &y);
     if (st)
         return st;
-    tx_matmul_call c = {.M = M,
-                        .N = N,
-                        .K = K,
-                        .ta = ta,
-                        .tb = tb,
-                        .nbatch = nbatch,
-                        .act = d.activation,
-                        .a = tx_slot_get(ctx, a),
-                        .b = tx_slot_get(ctx, b),
-                        .bias = d.bias.id ? tx_slot_get(ctx, d.bias) : NULL,
-                        .y = tx_slot_get(ctx, y)};
-    for (int i = 0; i < 4; i++) {
-        c.bd[i] = bd[i];
-        c.sa[i] = sa[i];
-        c.sb[i] = sb[i];
-    }
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->matmul(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    c.act = d.activation;
+    c.a = tx_slot_get(ctx, a);
+    c.b = tx_slot_get(ctx, b);
+    c.bias = d.bias.id ? tx_slot_get(ctx, d.bias) : NULL;
+    c.y = tx_slot_get(ctx, y);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, matmul, c), y, out);
 }

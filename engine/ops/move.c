@@ -95,11 +95,9 @@ static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int
     const char *name = tx_op_name(op);
     tx_slot *xs = tx_slot_get(ctx, x);
     tx_device dev;
-    tx_status st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, rank, oshape, xs->dtype, &y);
+    tx_status st =
+        tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, rank, oshape, xs->dtype, &dev, &y);
     if (st)
         return st;
     move_map s = *m;
@@ -114,19 +112,14 @@ static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int
     for (int k = 0; k < s.n; k++)
         if (s.d[k].border)
             c.bmode = s.bmode;
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->move(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, move, c), y, out);
 }
 
 /* Common argument checks: ctx, out, context, the input tensor. */
 static tx_status check_args(tx_ctx *ctx, const char *name, tx_tensor x, const void *out,
                             tx_slot **xs) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
-    return tx_check_tensor(ctx, name, "x", x, xs);
+    tx_status st = tx_op_begin(ctx, name, out);
+    return st ? st : tx_check_tensor(ctx, name, "x", x, xs);
 }
 
 static tx_status fail_shape(tx_ctx *ctx, tx_status s, const char *name, const tx_slot *xs,
@@ -557,22 +550,12 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
     int64_t inner = 1;
     for (int d = a + 1; d < rank; d++)
         inner *= oshape[d];
-    const tx_slot **slots = malloc((size_t)n * sizeof *slots);
-    if (!slots)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "concat: out of host memory");
-    for (int i = 0; i < n; i++)
-        slots[i] = tx_slot_get(ctx, xs_in[i]);
     tx_device dev;
-    st = tx_op_device(ctx, name, slots, n, &dev);
     tx_tensor y = {0};
-    if (!st)
-        st = tx_tensor_alloc(ctx, name, dev, rank, oshape, s0->dtype, &y);
-    if (st) {
-        free(slots);
+    const tx_slot **slots;
+    st = tx_op_output_n(ctx, name, xs_in, n, rank, oshape, s0->dtype, &dev, &y, &slots);
+    if (st)
         return st;
-    }
-    for (int i = 0; i < n; i++) /* the alloc may have moved the slots */
-        slots[i] = tx_slot_get(ctx, xs_in[i]);
     tx_move_call c = {.op = TX_OP_CONCAT,
                       .kind = TX_MOVE_CONCAT,
                       .n_in = n,
@@ -581,8 +564,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
                       .inner = inner,
                       .L = oshape[a] * inner,
                       .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->move(ctx, &c);
+    st = TX_OP_KERNEL(ctx, dev, move, c);
     free(slots);
     return tx_op_finish(ctx, st, y, out);
 }
@@ -631,11 +613,9 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
                        "gather: axis %d of x %s is empty: no index can be valid", a, p);
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs, is}, 2, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, orank, oshape, xs->dtype, &y);
+    st =
+        tx_op_output(ctx, name, (const tx_slot *[]){xs, is}, 2, orank, oshape, xs->dtype, &dev, &y);
     if (st)
         return st;
     tx_move_call c = {.op = TX_OP_GATHER,
@@ -646,9 +626,7 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
                       .indices = tx_slot_get(ctx, indices),
                       .y = tx_slot_get(ctx, y)};
     c.nidx = c.indices->numel;
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->move(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, move, c), y, out);
 }
 
 tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *in, int n_in,

@@ -52,30 +52,19 @@ tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, 
     int64_t oshape[TX_MAX_RANK];
     for (int i = 0; i < rank; i++)
         oshape[i] = dout[6 - rank + i];
-    const tx_slot **slots = malloc((size_t)n_inputs * sizeof *slots);
-    if (!slots)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", name);
-    for (int k = 0; k < n_inputs; k++)
-        slots[k] = tx_slot_get(ctx, inputs[k]);
     tx_device dev;
-    st = tx_op_device(ctx, name, slots, n_inputs, &dev);
     tx_tensor y = {0};
-    if (!st)
-        st = tx_tensor_alloc(ctx, name, dev, rank, oshape, dtype, &y);
-    if (st) {
-        free(slots);
+    const tx_slot **slots;
+    st = tx_op_output_n(ctx, name, inputs, n_inputs, rank, oshape, dtype, &dev, &y, &slots);
+    if (st)
         return st;
-    }
-    for (int k = 0; k < n_inputs; k++) /* the alloc may have moved the slots */
-        slots[k] = tx_slot_get(ctx, inputs[k]);
     tx_nary_call c = {.op = op,
                       .n = n_inputs,
                       .scale = op == TX_OP_MEAN ? 1.0f / (float)n_inputs : 1.0f,
                       .xs = slots,
                       .y = tx_slot_get(ctx, y)};
     memcpy(c.dims, dout, sizeof c.dims);
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->nary(ctx, &c);
+    st = TX_OP_KERNEL(ctx, dev, nary, c);
     free(slots);
     return tx_op_finish(ctx, st, y, out);
 }

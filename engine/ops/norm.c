@@ -53,14 +53,9 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
     static const char *const k_args[5] = {"x", "scale", "B", "mean", "var"};
     static const char *const k_ln_args[3] = {"x", "scale", "bias"};
     tx_slot *s[5];
-    for (int i = 0; i < n_inputs; i++) {
-        st = tx_check_tensor(ctx, name, ln ? k_ln_args[i] : k_args[i], inputs[i], &s[i]);
-        if (st)
-            return st;
-        if (s[i]->dtype != TX_DTYPE_FLOAT32)
-            return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: %s must be float32", name,
-                           ln ? k_ln_args[i] : k_args[i]);
-    }
+    st = tx_check_inputs(ctx, name, n_inputs, ln ? k_ln_args : k_args, inputs, true, s);
+    if (st)
+        return st;
     tx_slot *xs = s[0];
     int64_t S = 1, C = 1, ap = 1, bp = 1;
     if (ln) {
@@ -96,11 +91,9 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                 return fail_param(ctx, name, k_args[i], xs, s[i], want_c);
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *const *)s, n_inputs, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *const *)s, n_inputs, xs->rank, xs->shape,
+                      TX_DTYPE_FLOAT32, &dev, &y);
     if (st)
         return st;
     for (int i = 0; i < n_inputs; i++)
@@ -119,7 +112,5 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                       .mean = bn ? s[3] : NULL,
                       .var = bn ? s[4] : NULL,
                       .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->norm(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, norm, c), y, out);
 }

@@ -5,24 +5,18 @@
 #include "../device.h"
 
 tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (tx_op_family(op) != TX_FAMILY_POOL)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_pooling: %s (%d) is not a pool op",
-                       tx_op_name(op), (int)op);
+    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_POOL, "tx_pooling", "a pool op", out);
+    if (st)
+        return st;
     const char *name = tx_op_name(op);
     bool global = op == TX_OP_GLOBALMAXPOOL || op == TX_OP_GLOBALAVERAGEPOOL;
     bool is_max = op == TX_OP_MAXPOOL || op == TX_OP_GLOBALMAXPOOL;
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
     if (!global && !desc)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: desc (kernel_shape) is NULL", name);
     tx_slot *xs;
-    tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_input(ctx, name, "x", x, true, &xs);
     if (st)
         return st;
-    if (xs->dtype != TX_DTYPE_FLOAT32)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     tx_window g;
     int64_t oshape[TX_MAX_RANK];
     if (global) {
@@ -55,11 +49,9 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
         oshape[2] = g.ho;
     oshape[xs->rank - 1] = g.wo;
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, xs->rank, oshape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, xs->rank, oshape, TX_DTYPE_FLOAT32,
+                      &dev, &y);
     if (st)
         return st;
     tx_pool_call c = {.op = op,
@@ -69,7 +61,5 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
                       .g = g,
                       .x = tx_slot_get(ctx, x),
                       .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->pool(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, pool, c), y, out);
 }

@@ -91,14 +91,12 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
         return st;
     const char *name = tx_op_name(op);
     tx_reduce_desc d = desc ? *desc : (tx_reduce_desc){0};
-    tx_slot *xs;
-    st = tx_check_tensor(ctx, name, "x", x, &xs);
-    if (st)
-        return st;
     bool arg = op == TX_OP_ARGMAX || op == TX_OP_ARGMIN;
     bool int_ok = arg || op == TX_OP_REDUCE_SUM || op == TX_OP_REDUCE_MAX || op == TX_OP_REDUCE_MIN;
-    if (xs->dtype != TX_DTYPE_FLOAT32 && !int_ok)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
+    tx_slot *xs;
+    st = tx_check_input(ctx, name, "x", x, !int_ok, &xs);
+    if (st)
+        return st;
     bool mask[TX_MAX_RANK];
     char sh[160];
     tx_shape_str(sh, sizeof sh, xs->rank, xs->shape);
@@ -171,11 +169,8 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                        "%s: axis of x %s is longer than 2^24 (indices are floats)", name, sh);
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, orank, oshape, odt, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, orank, oshape, odt, &dev, &y);
     if (st)
         return st;
     tx_reduce_call c = {.op = op,
@@ -185,7 +180,5 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
                         .plan = plan,
                         .x = tx_slot_get(ctx, x),
                         .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->reduce(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, reduce, c), y, out);
 }

@@ -47,6 +47,12 @@ tx_family tx_op_family(tx_op op) {
     return k_families[op];
 }
 
+tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out) {
+    /* no lost-context check here: tx_op_device refuses GPU work while lost,
+     * and the CPU device runs on */
+    return tx_check_arg(ctx, name, "out", out != NULL);
+}
+
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
                       const void *out) {
     if (!ctx)
@@ -54,9 +60,7 @@ tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, con
     if (tx_op_family(op) != fam)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s (%d) is not %s", api,
                        tx_op_name(op), (int)op, what);
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", tx_op_name(op));
-    return TX_STATUS_OK;
+    return tx_op_begin(ctx, tx_op_name(op), out);
 }
 
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
@@ -118,10 +122,9 @@ int tx_op_outputs(tx_op op, const tx_op_attrs *attrs) {
 
 tx_status tx_op_run_multi(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                           const tx_op_attrs *attrs, tx_tensor *outs, int n_outs) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!outs)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run_multi: outs is NULL");
+    tx_status st = tx_check_arg(ctx, "tx_op_run_multi", "outs", outs != NULL);
+    if (st)
+        return st;
     if (n_outs != tx_op_outputs(op, attrs))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: has %d outputs, %d requested",
                        tx_op_name(op), tx_op_outputs(op, attrs), n_outs);

@@ -118,16 +118,11 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
                        "resize: cubic mode resamples at most 3 dims (x %s has %d)", xb, c.nres);
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, rank, oshape, xs->dtype, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, rank, oshape, xs->dtype, &dev, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);
     c.y = tx_slot_get(ctx, y);
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->resize(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, resize, c), y, out);
 }

@@ -13,11 +13,9 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
     const char *name = tx_op_name(op);
     tx_softmax_desc d = desc ? *desc : (tx_softmax_desc){.axis = -1};
     tx_slot *xs;
-    st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_input(ctx, name, "x", x, true, &xs);
     if (st)
         return st;
-    if (xs->dtype != TX_DTYPE_FLOAT32)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     bool mask[TX_MAX_RANK];
     st = tx_axes_mask(ctx, name, xs, 1, &d.axis, mask);
     if (st)
@@ -35,16 +33,12 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
             B *= xs->shape[i];
     }
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape, TX_DTYPE_FLOAT32, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, xs->rank, xs->shape, TX_DTYPE_FLOAT32,
+                      &dev, &y);
     if (st)
         return st;
     tx_softmax_call c = {
         .op = op, .A = A, .R = R, .B = B, .x = tx_slot_get(ctx, x), .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->softmax(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, softmax, c), y, out);
 }

@@ -15,8 +15,9 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_unary: %s (%d) is not a unary op",
                        tx_op_name(op), (int)op);
     const char *name = tx_op_name(op);
-    if (!out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: out is NULL", name);
+    tx_status st = tx_op_begin(ctx, name, out);
+    if (st)
+        return st;
     if (fam == TX_FAMILY_CLIP && (isnan(lo) || isnan(hi) || lo > hi))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "clip: bounds [%g, %g] are not ordered",
                        (double)lo, (double)hi);
@@ -26,18 +27,13 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
     if (fam == TX_FAMILY_CAST && (unsigned)to >= TX_DTYPE_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "cast: unknown dtype %d", (int)to);
     tx_slot *xs;
-    tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
+    st = tx_check_input(ctx, name, "x", x, fam != TX_FAMILY_CAST, &xs);
     if (st)
         return st;
-    if (xs->dtype != TX_DTYPE_FLOAT32 && fam != TX_FAMILY_CAST)
-        return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "%s: x must be float32", name);
     tx_device dev;
-    st = tx_op_device(ctx, name, (const tx_slot *[]){xs}, 1, &dev);
-    if (st)
-        return st;
     tx_tensor y;
-    st = tx_tensor_alloc(ctx, name, dev, xs->rank, xs->shape,
-                         fam == TX_FAMILY_CAST ? to : xs->dtype, &y);
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, xs->rank, xs->shape,
+                      fam == TX_FAMILY_CAST ? to : xs->dtype, &dev, &y);
     if (st)
         return st;
     tx_unary_call c = {.op = op,
@@ -47,9 +43,7 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
                        .to = to,
                        .x = tx_slot_get(ctx, x),
                        .y = tx_slot_get(ctx, y)};
-    if (c.y->numel > 0)
-        st = tx_device_of(dev)->unary(ctx, &c);
-    return tx_op_finish(ctx, st, y, out);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, unary, c), y, out);
 }
 
 tx_status tx_unary(tx_ctx *ctx, tx_op op, tx_tensor x, tx_tensor *out) {

@@ -17,6 +17,39 @@ int64_t tx_ref_numel(const tx_ref_tensor *t) {
     return n;
 }
 
+int tx_ref_broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int r, int64_t *da,
+                     int64_t *db, int64_t *dims) {
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - ra), ib = i - (r - rb);
+        da[i] = ia >= 0 ? a[ia] : 1;
+        db[i] = ib >= 0 ? b[ib] : 1;
+        if (da[i] != db[i] && da[i] != 1 && db[i] != 1)
+            return -1;
+        dims[i] = da[i] == 1 ? db[i] : da[i];
+    }
+    return 0;
+}
+
+void tx_ref_broadcast_at(int r, const int64_t *dims, const int64_t *da, const int64_t *db,
+                         int64_t i, int64_t *ia, int64_t *ib) {
+    int64_t sa = 1, sb = 1;
+    *ia = *ib = 0;
+    for (int d = r - 1; d >= 0; d--) {
+        int64_t c = i % dims[d];
+        i /= dims[d];
+        if (da[d] != 1)
+            *ia += c * sa;
+        if (db[d] != 1)
+            *ib += c * sb;
+        sa *= da[d];
+        sb *= db[d];
+    }
+}
+
+const tx_ref_tensor *tx_ref_one_input(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs) {
+    return n_in == 1 && attrs ? &in[0] : NULL;
+}
+
 void tx_ref_free(tx_ref_tensor *t) {
     free(t->data);
     t->data = NULL;

@@ -20,8 +20,8 @@ typedef int (*tx_ref_fn)(const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
                          tx_ref_tensor *out);
 
 /* Every op in texel_ops.def must have its reference: a missing one does not link. */
-#define TX_OP(ENUM, name, family, arity)                                                      \
-    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,           \
+#define TX_OP(ENUM, name, family, arity)                                                           \
+    int tx_ref_##name(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,                 \
                       tx_ref_tensor *out);
 #include "texel_ops.def"
 #undef TX_OP
@@ -44,6 +44,18 @@ extern const tx_ref_fn tx_ref_table[TX_OP_COUNT_];
     }
 
 int64_t tx_ref_numel(const tx_ref_tensor *t);
+/* Numpy broadcasting of shapes a (rank ra) and b (rank rb), right-aligned
+ * and padded in front with 1 to rank r: da, db the padded shapes, dims the
+ * result's. -1 where they do not broadcast, else 0. */
+int tx_ref_broadcast(int ra, const int64_t *a, int rb, const int64_t *b, int r, int64_t *da,
+                     int64_t *db, int64_t *dims);
+/* The offsets in a and b (padded shapes da, db) of element i of their
+ * broadcast result (dims, rank r), both row-major. */
+void tx_ref_broadcast_at(int r, const int64_t *dims, const int64_t *da, const int64_t *db,
+                         int64_t i, int64_t *ia, int64_t *ib);
+/* The one input of a single-input op that needs attrs: &in[0], or NULL when
+ * n_in is not 1 or attrs is NULL. */
+const tx_ref_tensor *tx_ref_one_input(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs);
 /* Applies a UNARY op's scalar function (also used for fused activations). */
 double tx_ref_unary_scalar(tx_op op, double x);
 /* A BINARY op's scalar function (is_int: integer division / pow); the ONNX

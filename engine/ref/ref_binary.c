@@ -33,33 +33,17 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, tx_ref_tensor *out) 
     int rank = a->rank > b->rank ? a->rank : b->rank;
     int64_t da[TX_MAX_RANK], db[TX_MAX_RANK];
     *out = (tx_ref_tensor){.rank = rank, .dtype = a->dtype};
-    for (int i = 0; i < rank; i++) {
-        int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
-        da[i] = ia >= 0 ? a->shape[ia] : 1;
-        db[i] = ib >= 0 ? b->shape[ib] : 1;
-        if (da[i] != db[i] && da[i] != 1 && db[i] != 1)
-            return -1;
-        out->shape[i] = da[i] == 1 ? db[i] : da[i];
-    }
+    if (tx_ref_broadcast(a->rank, a->shape, b->rank, b->shape, rank, da, db, out->shape))
+        return -1;
     int64_t n = tx_ref_numel(out);
     out->data = malloc((size_t)(n ? n : 1) * sizeof(float));
     if (!out->data)
         return -1;
     for (int64_t i = 0; i < n; i++) {
-        int64_t r = i, ia = 0, ib = 0, sa = 1, sb = 1;
-        for (int d = rank - 1; d >= 0; d--) {
-            int64_t c = r % out->shape[d];
-            r /= out->shape[d];
-            if (da[d] != 1)
-                ia += c * sa;
-            if (db[d] != 1)
-                ib += c * sb;
-            sa *= da[d];
-            sb *= db[d];
-        }
+        int64_t ia, ib;
+        tx_ref_broadcast_at(rank, out->shape, da, db, i, &ia, &ib);
         out->data[i] =
-            (float)tx_ref_binary_scalar(op, a->data[ia], b->data[ib],
-                                        a->dtype == TX_DTYPE_INT32);
+            (float)tx_ref_binary_scalar(op, a->data[ia], b->data[ib], a->dtype == TX_DTYPE_INT32);
     }
     return 0;
 }

@@ -3,8 +3,7 @@
 
 #include "ref.h"
 
-int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                  tx_ref_tensor *out) {
+int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
     if (n_in < 2)
         return -1;
     const tx_ref_tensor *a = &in[0], *b = &in[1];
@@ -34,14 +33,8 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     int abr = a->rank > 2 ? a->rank - 2 : 0, bbr = b->rank > 2 ? b->rank - 2 : 0;
     int br = abr > bbr ? abr : bbr;
     int64_t bd[TX_MAX_RANK], bda[TX_MAX_RANK], bdb[TX_MAX_RANK];
-    for (int i = 0; i < br; i++) {
-        int ia = i - (br - abr), ib = i - (br - bbr);
-        bda[i] = ia >= 0 ? a->shape[ia] : 1;
-        bdb[i] = ib >= 0 ? b->shape[ib] : 1;
-        if (bda[i] != bdb[i] && bda[i] != 1 && bdb[i] != 1)
-            return -1;
-        bd[i] = bda[i] == 1 ? bdb[i] : bda[i];
-    }
+    if (tx_ref_broadcast(abr, a->shape, bbr, b->shape, br, bda, bdb, bd))
+        return -1;
     *out = (tx_ref_tensor){.dtype = TX_DTYPE_FLOAT32};
     for (int i = 0; i < br; i++)
         out->shape[out->rank++] = bd[i];
@@ -61,17 +54,8 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     if (!out->data)
         return -1;
     for (int64_t bi = 0; bi < nb; bi++) {
-        int64_t r = bi, oa = 0, ob = 0, sa = 1, sb = 1;
-        for (int d = br - 1; d >= 0; d--) {
-            int64_t c = r % bd[d];
-            r /= bd[d];
-            if (bda[d] != 1)
-                oa += c * sa;
-            if (bdb[d] != 1)
-                ob += c * sb;
-            sa *= bda[d];
-            sb *= bdb[d];
-        }
+        int64_t oa, ob;
+        tx_ref_broadcast_at(br, bd, bda, bdb, bi, &oa, &ob);
         const float *A = a->data + oa * am * ak;
         const float *B = b->data + ob * bk * bn;
         float *C = out->data + bi * am * bn;

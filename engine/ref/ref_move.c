@@ -31,7 +31,9 @@ static int64_t ravel(int rank, const int64_t *shape, const int64_t *c) {
     return i;
 }
 
-static int norm_axis(int axis, int rank) { return axis < 0 ? axis + rank : axis; }
+static int norm_axis(int axis, int rank) {
+    return axis < 0 ? axis + rank : axis;
+}
 
 int tx_ref_identity(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                     tx_ref_tensor *out) {
@@ -73,11 +75,10 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-int tx_ref_slice(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                 tx_ref_tensor *out) {
-    if (n_in != 1 || !attrs)
+int tx_ref_slice(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    if (!x)
         return -1;
-    const tx_ref_tensor *x = &in[0];
     const tx_slice_desc *s = &attrs->move.slice;
     int64_t start[TX_MAX_RANK], step[TX_MAX_RANK], oshape[TX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) {
@@ -122,11 +123,10 @@ int tx_ref_slice(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     return n < 0 ? -1 : 0;
 }
 
-int tx_ref_pad(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-               tx_ref_tensor *out) {
-    if (n_in != 1 || !attrs)
+int tx_ref_pad(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    if (!x)
         return -1;
-    const tx_ref_tensor *x = &in[0];
     const tx_pad_desc *p = &attrs->move.pad;
     int64_t oshape[TX_MAX_RANK], c[TX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) {
@@ -163,11 +163,10 @@ int tx_ref_pad(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     return n < 0 ? -1 : 0;
 }
 
-int tx_ref_expand(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                  tx_ref_tensor *out) {
-    if (n_in != 1 || !attrs)
+int tx_ref_expand(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    if (!x)
         return -1;
-    const tx_ref_tensor *x = &in[0];
     int rs = attrs->move.rank, rank = rs > x->rank ? rs : x->rank;
     int64_t oshape[TX_MAX_RANK], xd[TX_MAX_RANK], c[TX_MAX_RANK];
     for (int d = 0; d < rank; d++) {
@@ -189,11 +188,10 @@ int tx_ref_expand(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     return n < 0 ? -1 : 0;
 }
 
-int tx_ref_tile(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                tx_ref_tensor *out) {
-    if (n_in != 1 || !attrs)
+int tx_ref_tile(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    if (!x)
         return -1;
-    const tx_ref_tensor *x = &in[0];
     int64_t oshape[TX_MAX_RANK], c[TX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) {
         if (attrs->move.repeats[d] < 0)
@@ -210,8 +208,8 @@ int tx_ref_tile(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     return n < 0 ? -1 : 0;
 }
 
-static int depth_space(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                       bool to_space, tx_ref_tensor *out) {
+static int depth_space(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, bool to_space,
+                       tx_ref_tensor *out) {
     if (n_in != 1 || !attrs || in[0].rank != 4 || attrs->move.blocksize < 1)
         return -1;
     const tx_ref_tensor *x = &in[0];
@@ -263,11 +261,10 @@ int tx_ref_space_to_depth(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
 }
 
 /* Several outputs: out[0..k-1], k = tx_op_outputs(split, attrs). */
-int tx_ref_split(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                 tx_ref_tensor *out) {
-    if (n_in != 1 || !attrs)
+int tx_ref_split(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    if (!x)
         return -1;
-    const tx_ref_tensor *x = &in[0];
     int k = tx_op_outputs(TX_OP_SPLIT, attrs), a = norm_axis(attrs->move.axis, x->rank);
     if (a < 0 || a >= x->rank)
         return -1;
@@ -295,8 +292,7 @@ int tx_ref_split(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     return at == dim ? 0 : -1;
 }
 
-int tx_ref_concat(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                  tx_ref_tensor *out) {
+int tx_ref_concat(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
     if (n_in < 1)
         return -1;
     int rank = in[0].rank, a = norm_axis(attrs ? attrs->move.axis : 0, rank);
@@ -318,8 +314,7 @@ int tx_ref_concat(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
     return n < 0 ? -1 : 0;
 }
 
-int tx_ref_gather(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                  tx_ref_tensor *out) {
+int tx_ref_gather(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
     if (n_in != 2)
         return -1;
     const tx_ref_tensor *x = &in[0], *idx = &in[1];

@@ -17,8 +17,7 @@ static float coord(tx_resize_coord m, int64_t o, float len, int64_t in, float sc
     case TX_RESIZE_ASYMMETRIC: return (float)o / sc;
     case TX_RESIZE_ALIGN_CORNERS:
         return len == 1.0f ? 0.0f : (float)o * (float)(in - 1) / (len - 1.0f);
-    case TX_RESIZE_PYTORCH_HALF_PIXEL:
-        return len == 1.0f ? -0.5f : ((float)o + 0.5f) / sc - 0.5f;
+    case TX_RESIZE_PYTORCH_HALF_PIXEL: return len == 1.0f ? -0.5f : ((float)o + 0.5f) / sc - 0.5f;
     default: return ((float)o + 0.5f) / sc;
     }
 }
@@ -35,11 +34,10 @@ static int64_t nearest(tx_resize_nearest m, float x, int64_t in) {
     return i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
 }
 
-int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
-                  tx_ref_tensor *out) {
-    if (n_in != 1 || !attrs)
+int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    if (!x)
         return -1;
-    const tx_ref_tensor *x = &in[0];
     const tx_resize_desc *d = &attrs->move.resize;
     int rank = x->rank;
     bool by_size = false;
