@@ -109,16 +109,16 @@ static void run_case(tx_threadpool *tp, const char *pool, gcase c) {
 
 /* Every combination of the flags for one size. */
 static void all_flags(tx_threadpool *tp, const char *pool, int64_t M, int64_t N, int64_t K) {
-    for (int f = 0; f < 2 * 2 * 3 * 3 * 2 * 2; f++) {
+    for (int f = 0; f < 2 * 2 * 3 * 4 * 2 * 2; f++) {
         gcase c = {M,
                    N,
                    K,
                    f & 1,
                    (f >> 1) & 1,
                    (f >> 2) % 3,
-                   (f / 12) % 3,
-                   (f / 36) & 1,
-                   (f / 72) & 1 ? 3 : 0,
+                   (f / 12) % 4,
+                   (f / 48) & 1,
+                   (f / 96) & 1 ? 3 : 0,
                    false};
         run_case(tp, pool, c);
     }
@@ -134,7 +134,7 @@ static void some_flags(tx_threadpool *tp, const char *pool, int64_t M, int64_t N
                    next_u32() & 1,
                    next_u32() & 1,
                    (int)(next_u32() % 3),
-                   (int)(next_u32() % 3),
+                   (int)(next_u32() % 4),
                    next_u32() & 1,
                    (next_u32() & 1) ? (int)next_in(1, 17) : 0,
                    false};
@@ -157,7 +157,7 @@ static void gemm_tests(tx_threadpool *tp, const char *pool) {
     for (int i = 0; i < 40; i++)
         some_flags(tp, pool, next_in(1, 160), next_in(1, 160), next_in(1, 600), 1);
     /* NaN in A: the rows (or columns) it reaches stay NaN through every act */
-    for (int act = 0; act < 3; act++) {
+    for (int act = 0; act < 4; act++) {
         run_case(tp, pool, (gcase){40, 50, 60, false, false, 1, act, false, 0, true});
         run_case(tp, pool, (gcase){1, 50, 60, true, false, 0, act, true, 2, true});
     }

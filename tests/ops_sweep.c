@@ -55,6 +55,7 @@ static const shape_case k_matmul[] = {
     {.shapes = "5x7,7x6", .attrs = {.matmul = {.activation = TX_OP_GELU}}, .bias = true},
     {.shapes = "33x32,32x8", .attrs = {.matmul = {.activation = TX_OP_RELU6}}, .bias = true},
     {.shapes = "2x8x8,8x13", .attrs = {.matmul = {.activation = TX_OP_SIGMOID}}, .bias = true},
+    {.shapes = "37x29,29x21", .attrs = {.matmul = {.activation = TX_OP_HARD_SWISH}}, .bias = true},
     /* the CPU's paths: many small batches side by side, a long K, a matrix-vector */
     {.shapes = "24x4x6,24x6x5", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},
     {.shapes = "9x400,400x33"},
@@ -84,6 +85,8 @@ static const shape_case k_conv[] = {
     {.shapes = "1x24x20x20,32x24x3x3", CONV(.pads = {1, 1, 1, 1}), .bias = true, .label = "pad1"},
     {.shapes = "3x2x5x5,3x2x2x2", CONV(.strides = {1, 1}), .label = "batch3"},
     {.shapes = "1x4x3x19,8x4x1x3", CONV(.activation = TX_OP_TANH), .bias = true, .label = "8-wide-tile/tail"},
+    {.shapes = "1x8x9x10,16x8x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .bias = true, .label = "hard_swish"},
+    {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .bias = true, .label = "depthwise/hard_swish"},
     {.shapes = "2x8x5x9,20x8x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/odd-blocks"},
     {.shapes = "1x8x9x9,12x8x1x1", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "1x1/s2/pad1"},
     /* the CPU's paths: depthwise 3x3 / 5x5 at strides 1 and 2 over rows wider

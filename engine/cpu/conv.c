@@ -187,7 +187,10 @@ static tx_status conv_depthwise(tx_ctx *ctx, const tx_conv_call *c) {
     q->L = cdiv(wp, c->sw);
     q->rs = q->L * c->sw;
     tx_gemm g = {0};
-    q->act = conv_act(c, &g) ? (g.act != TX_GEMM_ACT_NONE) : 2;
+    /* the depthwise rows clip in their store; other activations (hard-swish
+     * too) go over each plane afterwards, while it is in cache */
+    bool fused = conv_act(c, &g);
+    q->act = !fused ? 2 : g.act == TX_GEMM_ACT_NONE ? 0 : g.act == TX_GEMM_ACT_HARD_SWISH ? 2 : 1;
     q->lo = g.act == TX_GEMM_ACT_RELU ? 0.0f : g.act_lo;
     q->hi = g.act == TX_GEMM_ACT_RELU ? INFINITY : g.act_hi;
 #ifdef TX_SIMD_X86

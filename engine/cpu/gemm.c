@@ -55,6 +55,11 @@ typedef struct {
 static inline float act1(float v, const tile_epi *e) {
     if (e->act == TX_GEMM_ACT_NONE)
         return v;
+    if (e->act == TX_GEMM_ACT_HARD_SWISH) { /* two selects: a NaN stays NaN */
+        float t = v * (1.0f / 6.0f) + 0.5f;
+        t = t < 0.0f ? 0.0f : t;
+        return v * (t > 1.0f ? 1.0f : t);
+    }
     v = v < e->lo ? e->lo : v;
     return e->act == TX_GEMM_ACT_CLIP && v > e->hi ? e->hi : v;
 }
@@ -90,7 +95,11 @@ static inline tx_f32x4 epi4(tx_f32x4 v, const float *cp, const tile_epi *e, int 
             v = tx_v4_add(v, tx_v4_load(e->bias_col + j));
         if (e->bias_row)
             v = tx_v4_add(v, tx_v4_set1(e->bias_row[r]));
-        if (e->act) {
+        if (e->act == TX_GEMM_ACT_HARD_SWISH) {
+            tx_f32x4 t = tx_v4_fma(v, tx_v4_set1(1.0f / 6.0f), tx_v4_set1(0.5f));
+            t = tx_v4_min(tx_v4_set1(1.0f), tx_v4_max(tx_v4_set1(0.0f), t));
+            v = tx_v4_mul(v, t);
+        } else if (e->act) {
             v = tx_v4_max(tx_v4_set1(e->lo), v);
             if (e->act == TX_GEMM_ACT_CLIP)
                 v = tx_v4_min(tx_v4_set1(e->hi), v);
@@ -194,7 +203,11 @@ TX_TARGET_AVX2 static inline tx_f32x8 epi8(tx_f32x8 v, const float *cp, const ti
             v = tx_v8_add(v, tx_v8_load(e->bias_col + j));
         if (e->bias_row)
             v = tx_v8_add(v, tx_v8_set1(e->bias_row[r]));
-        if (e->act) {
+        if (e->act == TX_GEMM_ACT_HARD_SWISH) {
+            tx_f32x8 t = tx_v8_fma(v, tx_v8_set1(1.0f / 6.0f), tx_v8_set1(0.5f));
+            t = tx_v8_min(tx_v8_set1(1.0f), tx_v8_max(tx_v8_set1(0.0f), t));
+            v = tx_v8_mul(v, t);
+        } else if (e->act) {
             v = tx_v8_max(tx_v8_set1(e->lo), v);
             if (e->act == TX_GEMM_ACT_CLIP)
                 v = tx_v8_min(tx_v8_set1(e->hi), v);

@@ -17,8 +17,9 @@ enum {
 
 enum {
     TX_GEMM_ACT_NONE = 0,
-    TX_GEMM_ACT_RELU = 1, /* v < 0 ? 0 : v */
-    TX_GEMM_ACT_CLIP = 2, /* v < act_lo ? act_lo : v > act_hi ? act_hi : v (relu6: 0, 6) */
+    TX_GEMM_ACT_RELU = 1,       /* v < 0 ? 0 : v */
+    TX_GEMM_ACT_CLIP = 2,       /* v < act_lo ? act_lo : v > act_hi ? act_hi : v (relu6: 0, 6) */
+    TX_GEMM_ACT_HARD_SWISH = 3, /* v · clamp(v / 6 + 1/2, 0, 1) (MobileNetV3's) */
 };
 
 typedef struct tx_gemm {
@@ -33,7 +34,7 @@ typedef struct tx_gemm {
     int64_t ldc;       /* C's row stride in floats (>= N) */
     const float *bias; /* per bias_kind; may be NULL when bias_kind is 0 */
     int bias_kind;     /* TX_GEMM_BIAS_*: 0 none, 1 per column (N), 2 per row (M) */
-    int act;           /* TX_GEMM_ACT_*: 0 none, 1 relu, 2 clip to [act_lo, act_hi] */
+    int act;           /* TX_GEMM_ACT_*: 0 none, 1 relu, 2 clip to [act_lo, act_hi], 3 hard-swish */
     float act_lo;      /* clip bounds (act 2 only); NaN in, NaN out for every act */
     float act_hi;      /* */
     bool accumulate;   /* C = act(C + A·B + bias) instead of act(A·B + bias) */

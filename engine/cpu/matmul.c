@@ -1,5 +1,5 @@
 /* MATMUL family on the CPU: one tx_cpu_sgemm per batch, bias and relu /
- * relu6 fused into its store, other activations applied over the output
+ * relu6 / clip / hard-swish fused into its store, other activations applied over the output
  * afterwards. Many small batches run side by side (one thread each);
  * otherwise the batches run in turn on all threads. */
 #include "cpu.h"
@@ -23,6 +23,7 @@ bool tx_cpu_gemm_act(tx_op op, float lo, float hi, tx_gemm *g) {
         g->act_lo = lo;
         g->act_hi = hi;
         return true;
+    case TX_OP_HARD_SWISH: g->act = TX_GEMM_ACT_HARD_SWISH; return true;
     default: g->act = TX_GEMM_ACT_NONE; return false;
     }
 }
