@@ -44,13 +44,13 @@ typedef struct dw_geom {
     int64_t hp, L, rs; /* padded rows, floats per phase row, per padded row (s·L) */
     int s;             /* column phases: the width stride */
     int64_t wo_r;      /* wo rounded up to 8 */
-    int act;           /* 0 none, 1 clip to [lo, hi] (relu: [0, inf)), 2 afterwards */
+    int act;           /* 0 none, 1 clip to [lo, hi] (relu: [0, inf)), 2 afterwards, 3 hard-swish */
     float lo, hi;
 } dw_geom;
 
 /* One output row: out[ox] = bias + Σ w[ky, kx] · in(ky, ox·s + kx·dw), with
  * `in` the padded rows from the window's first row; then the clip. */
-#define DW_ROW(SUFFIX, ATTR, VT, VW, LOAD, STORE, SET1, FMA, MAX, MIN)                             \
+#define DW_ROW(SUFFIX, ATTR, VT, VW, LOAD, STORE, SET1, FMA, MUL, MAX, MIN)                        \
     ATTR static inline __attribute__((always_inline)) void dw_row_##SUFFIX(                        \
         const float *in, int64_t rs, int64_t L, const float *wt, int kh, int kw, int s, int dh,    \
         int dw, float bias, int64_t wo, float *out, int act, float lo, float hi) {                 \
@@ -65,6 +65,9 @@ typedef struct dw_geom {
             }                                                                                      \
             if (act == 1)                                                                          \
                 acc = MIN(SET1(hi), MAX(SET1(lo), acc));                                           \
+            else if (act == 3)                                                                     \
+                acc = MUL(acc, MIN(SET1(1.0f),                                                     \
+                                   MAX(SET1(0.0f), FMA(acc, SET1(1.0f / 6.0f), SET1(0.5f)))));     \
             if (ox + VW <= wo) {                                                                   \
                 STORE(out + ox, acc);                                                              \
             } else {                                                                               \
@@ -79,7 +82,7 @@ typedef struct dw_geom {
                                        const float *wt, float bias, float *y) {                    \
         int kh = c->kh, kw = c->kw, s = q->s, sh = c->sh, dh = c->dh, dw = c->dw;                  \
         int64_t rs = q->rs, L = q->L, wo = c->wo;                                                  \
-        int act = q->act == 1;                                                                     \
+        int act = q->act == 1 || q->act == 3 ? q->act : 0;                                         \
         float lo = q->lo, hi = q->hi;                                                              \
         for (int64_t oy = 0; oy < c->ho; oy++) {                                                   \
             const float *in = buf + oy * sh * rs;                                                  \
@@ -97,10 +100,11 @@ typedef struct dw_geom {
         }                                                                                          \
     }
 
-DW_ROW(v4, , tx_f32x4, 4, tx_v4_load, tx_v4_store, tx_v4_set1, tx_v4_fma, tx_v4_max, tx_v4_min)
+DW_ROW(v4, , tx_f32x4, 4, tx_v4_load, tx_v4_store, tx_v4_set1, tx_v4_fma, tx_v4_mul, tx_v4_max,
+       tx_v4_min)
 #ifdef TX_SIMD_X86
-DW_ROW(avx2, TX_TARGET_AVX2, tx_f32x8, 8, tx_v8_load, tx_v8_store, tx_v8_set1, tx_v8_fma, tx_v8_max,
-       tx_v8_min)
+DW_ROW(avx2, TX_TARGET_AVX2, tx_f32x8, 8, tx_v8_load, tx_v8_store, tx_v8_set1, tx_v8_fma, tx_v8_mul,
+       tx_v8_max, tx_v8_min)
 #endif
 
 typedef struct dw_job {
@@ -187,10 +191,10 @@ static tx_status conv_depthwise(tx_ctx *ctx, const tx_conv_call *c) {
     q->L = cdiv(wp, c->sw);
     q->rs = q->L * c->sw;
     tx_gemm g = {0};
-    /* the depthwise rows clip in their store; other activations (hard-swish
-     * too) go over each plane afterwards, while it is in cache */
+    /* the depthwise rows clip or hard-swish in their store; other
+     * activations go over each plane afterwards, while it is in cache */
     bool fused = conv_act(c, &g);
-    q->act = !fused ? 2 : g.act == TX_GEMM_ACT_NONE ? 0 : g.act == TX_GEMM_ACT_HARD_SWISH ? 2 : 1;
+    q->act = !fused ? 2 : g.act == TX_GEMM_ACT_NONE ? 0 : g.act == TX_GEMM_ACT_HARD_SWISH ? 3 : 1;
     q->lo = g.act == TX_GEMM_ACT_RELU ? 0.0f : g.act_lo;
     q->hi = g.act == TX_GEMM_ACT_RELU ? INFINITY : g.act_hi;
 #ifdef TX_SIMD_X86
