@@ -104,6 +104,11 @@ int tx_all_axes(int rank, int64_t *axes) {
     return rank;
 }
 
+tx_status tx_x_host2(tx_xnode *x, int i, const tx_hval **hi, int j, const tx_hval **hj) {
+    tx_status st = tx_x_host(x, i, hi);
+    return st ? st : tx_x_host(x, j, hj);
+}
+
 tx_status tx_x_host_like(tx_xnode *x, int i, int elem, const tx_hval **h, tx_hval *o) {
     tx_status st = tx_x_host(x, i, h);
     if (st)
