@@ -1,14 +1,28 @@
-/* The tests' shorthand for destroying several tensors at once. */
+/* The tests' shorthands for making a tensor and destroying several at once. */
 #ifndef TX_TEST_TENSORS_H
 #define TX_TEST_TENSORS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "texel.h"
 
 static inline void tx_test_destroy_n(tx_ctx *ctx, const tx_tensor *t, size_t n) {
     for (size_t i = 0; i < n; i++)
         tx_tensor_destroy(ctx, t[i]);
+}
+
+/* A tensor of the given shape, element type and data; {0} (said on stdout)
+ * when the engine refuses it, for tests that go on to check that refusal. */
+static inline tx_tensor tx_test_tensor(tx_ctx *ctx, int rank, const int64_t *shape, tx_dtype dtype,
+                                       const void *data) {
+    tx_tensor_desc d = {.rank = rank, .dtype = dtype, .data = data};
+    for (int i = 0; i < rank; i++)
+        d.shape[i] = shape[i];
+    tx_tensor t = {0};
+    if (tx_tensor_create(ctx, &d, &t))
+        printf("  create failed: %s\n", tx_last_error(ctx));
+    return t;
 }
 
 /* Destroys each tensor given, in order. */
