@@ -228,6 +228,15 @@ void tx_req_init(tx_program_req *r, tx_family fam, const char *template_name, in
 void tx_req_define(tx_program_req *r, const char *name, const char *value);
 void tx_req_define_int(tx_program_req *r, const char *name, int value);
 void tx_req_int(tx_program_req *r, const char *name, int v);
+/* Several int params at once, in order: TX_REQ_INTS(r, {"p_M", m}, {"p_K", k}). */
+typedef struct {
+    const char *name;
+    int v;
+} tx_req_iv;
+void tx_req_ints(tx_program_req *r, const tx_req_iv *p, size_t n);
+#define TX_REQ_INTS(r, ...)                                                                        \
+    tx_req_ints((r), (const tx_req_iv[]){__VA_ARGS__},                                             \
+                sizeof((const tx_req_iv[]){__VA_ARGS__}) / sizeof(tx_req_iv))
 void tx_req_float(tx_program_req *r, const char *name, float v);
 /* A clip's finite bounds: TX_HAS_LO and p_lo, TX_HAS_HI and p_hi. */
 void tx_req_clip(tx_program_req *r, float lo, float hi);
