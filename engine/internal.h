@@ -198,6 +198,10 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
+/* The checks an entry on one tensor starts with: ctx, out not NULL ("<fn>:
+ * out is NULL"), then tensor t (named arg) into *ts. */
+tx_status tx_check_out_tensor(tx_ctx *ctx, const char *fn, const void *out, const char *arg,
+                              tx_tensor t, tx_slot **ts);
 /* tx_check_tensor of an op's input named `arg`; with float_only, an int32
  * one is refused ("<op>: <arg> must be float32"). */
 tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, bool float_only,
