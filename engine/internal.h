@@ -291,6 +291,12 @@ tx_family tx_op_family(tx_op op);
  * ("<name>: out is NULL"). A lost context is refused later, by tx_op_device,
  * and only for GPU work. */
 tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out);
+/* tx_op_begin, then the operands of a conv or matmul: x/a and w/b, and bias
+ * when bias.id != 0, named names[0..2], checked into s[0..2] (s[2] NULL
+ * without bias). */
+tx_status tx_op_begin_operands(tx_ctx *ctx, const char *name, const void *out,
+                               const char *const names[3], tx_tensor a, tx_tensor b, tx_tensor bias,
+                               tx_slot *s[3]);
 /* The checks an op entry starts with: ctx, op in family `fam` (else "<api>:
  * <op> is not <what>"), out not NULL. */
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
