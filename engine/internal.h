@@ -197,6 +197,9 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
+/* double → int64 as a cast would, saturating where the cast is undefined
+ * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
+int64_t tx_sat_i64(double v);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
 /* The checks an entry on one tensor starts with: ctx, out not NULL ("<fn>:
  * out is NULL"), then tensor t (named arg) into *ts. */

@@ -342,13 +342,18 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
  * INT32_MIN), as does any value past int32's range, instead of a C cast that
  * is undefined for them (found by fuzz_api). */
 static int32_t float_to_i32(float v) {
-    if (v != v)
+    int64_t i = tx_sat_i64(v);
+    return i > INT32_MAX ? INT32_MAX : i < INT32_MIN ? INT32_MIN : (int32_t)i;
+}
+
+int64_t tx_sat_i64(double v) {
+    if (!(v == v))
         return 0;
-    if (v >= 2147483648.0f)
-        return INT32_MAX;
-    if (v <= -2147483648.0f)
-        return INT32_MIN;
-    return (int32_t)v;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
 }
 
 void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst) {

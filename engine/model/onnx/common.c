@@ -84,16 +84,6 @@ int64_t tx_numel_of(int rank, const int64_t *shape) {
     return n;
 }
 
-int64_t tx_sat_i64(double v) {
-    if (!(v == v))
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-
 int tx_norm_axis(int64_t a, int rank) {
     return (int)(a < 0 ? a + rank : a);
 }
