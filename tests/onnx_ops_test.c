@@ -306,11 +306,7 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
     if (tx_test_begin("no leaks, no failed compiles")) {
-        tx_stats st;
-        tx_ctx_stats(g_ctx, &st);
-        CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
-        CHECK(st.compile_failures == 0, "%llu compile failures",
-              (unsigned long long)st.compile_failures);
+        tx_test_expect_clean(g_ctx);
         tx_test_end();
     }
     tx_host_close(h, g_ctx);

@@ -1,10 +1,12 @@
-/* The tests' shorthands for making a tensor and destroying several at once. */
+/* The tests' shorthands for making a tensor, destroying several at once and
+ * checking that a context ends clean. */
 #ifndef TX_TEST_TENSORS_H
 #define TX_TEST_TENSORS_H
 
 #include <stddef.h>
 #include <stdio.h>
 
+#include "harness.h"
 #include "texel.h"
 
 static inline void tx_test_destroy_n(tx_ctx *ctx, const tx_tensor *t, size_t n) {
@@ -29,5 +31,15 @@ static inline tx_tensor tx_test_tensor(tx_ctx *ctx, int rank, const int64_t *sha
 #define TX_DESTROY(ctx, ...)                                                                       \
     tx_test_destroy_n((ctx), (const tx_tensor[]){__VA_ARGS__},                                     \
                       sizeof((const tx_tensor[]){__VA_ARGS__}) / sizeof(tx_tensor))
+
+/* How every test context must end: no tensor left alive and no program
+ * that failed to compile. */
+static inline void tx_test_expect_clean(tx_ctx *ctx) {
+    tx_stats st;
+    tx_ctx_stats(ctx, &st);
+    CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
+    CHECK(st.compile_failures == 0, "%llu programs failed to compile",
+          (unsigned long long)st.compile_failures);
+}
 
 #endif
