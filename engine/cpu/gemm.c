@@ -467,6 +467,17 @@ typedef struct {
 
 enum { GEMV_COLS = 512 };
 
+/* The axpy_cols loops below after their wide blocks: one vector of W
+ * columns (type T, functions vN_*) at a time while W columns are left. */
+#define AXPY_COLS_ONE_VECTOR(T, vN, W)                                                             \
+    for (; j + (W) <= nb; j += (W)) {                                                              \
+        T a = vN##_set1(0.0f);                                                                     \
+        const float *wp = w + j;                                                                   \
+        for (int64_t k = 0; k < K; k++, wp += wk)                                                  \
+            a = vN##_fma(vN##_set1(x[k]), vN##_load(wp), a);                                       \
+        vN##_store(acc + j, a);                                                                    \
+    }
+
 /* acc[j] = sum_k x[k] · w[k*wk + j] for j in [0, nb): column blocks held in
  * registers for the whole K loop (no accumulator traffic through memory). */
 static void axpy_cols_v4(int64_t K, const float *x, const float *w, int64_t wk, int64_t nb,
@@ -485,13 +496,7 @@ static void axpy_cols_v4(int64_t K, const float *x, const float *w, int64_t wk, 
         for (int i = 0; i < 8; i++)
             tx_v4_store(acc + j + 4 * i, a[i]);
     }
-    for (; j + 4 <= nb; j += 4) {
-        tx_f32x4 a = tx_v4_set1(0.0f);
-        const float *wp = w + j;
-        for (int64_t k = 0; k < K; k++, wp += wk)
-            a = tx_v4_fma(tx_v4_set1(x[k]), tx_v4_load(wp), a);
-        tx_v4_store(acc + j, a);
-    }
+    AXPY_COLS_ONE_VECTOR(tx_f32x4, tx_v4, 4);
     for (; j < nb; j++) {
         float a = 0.0f;
         for (int64_t k = 0; k < K; k++)
@@ -528,13 +533,7 @@ TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float
         tx_v8_store(acc + j + 48, a6);
         tx_v8_store(acc + j + 56, a7);
     }
-    for (; j + 8 <= nb; j += 8) {
-        tx_f32x8 a = tx_v8_set1(0.0f);
-        const float *wp = w + j;
-        for (int64_t k = 0; k < K; k++, wp += wk)
-            a = tx_v8_fma(tx_v8_set1(x[k]), tx_v8_load(wp), a);
-        tx_v8_store(acc + j, a);
-    }
+    AXPY_COLS_ONE_VECTOR(tx_f32x8, tx_v8, 8);
     for (; j < nb; j++) { /* fused like the vector loops: a column's bits do not depend on
                              where the thread chunks split the columns */
         float a = 0.0f;
@@ -544,6 +543,8 @@ TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float
     }
 }
 #endif
+
+#undef AXPY_COLS_ONE_VECTOR
 
 /* acc[j] = sum_k x[k] · w[j*wj + k] for j in [0, nb). */
 static void dot_cols_v4(int64_t K, const float *x, const float *w, int64_t wj, int64_t nb,
