@@ -304,6 +304,10 @@ tx_status tx_op_begin_operands(tx_ctx *ctx, const char *name, const void *out,
  * <op> is not <what>"), out not NULL. */
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
                       const void *out);
+/* tx_op_enter for an op on an array of inputs, then inputs not NULL
+ * ("<op>: inputs is NULL"). */
+tx_status tx_op_enter_n(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                        const tx_tensor *inputs, const void *out);
 
 /* ops */
 /* MOVE family dispatch for tx_op_run / tx_op_run_multi (ops/move.c). */

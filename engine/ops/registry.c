@@ -73,6 +73,12 @@ tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, con
     return tx_op_begin(ctx, tx_op_name(op), out);
 }
 
+tx_status tx_op_enter_n(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                        const tx_tensor *inputs, const void *out) {
+    tx_status st = tx_op_enter(ctx, op, fam, api, what, out);
+    return st ? st : tx_check_arg(ctx, tx_op_name(op), "inputs", inputs != NULL);
+}
+
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                     const tx_op_attrs *attrs, tx_tensor *out) {
     if (!ctx)
