@@ -197,7 +197,14 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
+/* double → int64 as a cast would, saturating where the cast is undefined
+ * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
+int64_t tx_sat_i64(double v);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
+/* The checks an entry on one tensor starts with: ctx, out not NULL ("<fn>:
+ * out is NULL"), then tensor t (named arg) into *ts. */
+tx_status tx_check_out_tensor(tx_ctx *ctx, const char *fn, const void *out, const char *arg,
+                              tx_tensor t, tx_slot **ts);
 /* tx_check_tensor of an op's input named `arg`; with float_only, an int32
  * one is refused ("<op>: <arg> must be float32"). */
 tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, bool float_only,
@@ -228,6 +235,15 @@ void tx_req_init(tx_program_req *r, tx_family fam, const char *template_name, in
 void tx_req_define(tx_program_req *r, const char *name, const char *value);
 void tx_req_define_int(tx_program_req *r, const char *name, int value);
 void tx_req_int(tx_program_req *r, const char *name, int v);
+/* Several int params at once, in order: TX_REQ_INTS(r, {"p_M", m}, {"p_K", k}). */
+typedef struct {
+    const char *name;
+    int v;
+} tx_req_iv;
+void tx_req_ints(tx_program_req *r, const tx_req_iv *p, size_t n);
+#define TX_REQ_INTS(r, ...)                                                                        \
+    tx_req_ints((r), (const tx_req_iv[]){__VA_ARGS__},                                             \
+                sizeof((const tx_req_iv[]){__VA_ARGS__}) / sizeof(tx_req_iv))
 void tx_req_float(tx_program_req *r, const char *name, float v);
 /* A clip's finite bounds: TX_HAS_LO and p_lo, TX_HAS_HI and p_hi. */
 void tx_req_clip(tx_program_req *r, float lo, float hi);
@@ -278,10 +294,20 @@ tx_family tx_op_family(tx_op op);
  * ("<name>: out is NULL"). A lost context is refused later, by tx_op_device,
  * and only for GPU work. */
 tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out);
+/* tx_op_begin, then the operands of a conv or matmul: x/a and w/b, and bias
+ * when bias.id != 0, named names[0..2], checked into s[0..2] (s[2] NULL
+ * without bias). */
+tx_status tx_op_begin_operands(tx_ctx *ctx, const char *name, const void *out,
+                               const char *const names[3], tx_tensor a, tx_tensor b, tx_tensor bias,
+                               tx_slot *s[3]);
 /* The checks an op entry starts with: ctx, op in family `fam` (else "<api>:
  * <op> is not <what>"), out not NULL. */
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
                       const void *out);
+/* tx_op_enter for an op on an array of inputs, then inputs not NULL
+ * ("<op>: inputs is NULL"). */
+tx_status tx_op_enter_n(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                        const tx_tensor *inputs, const void *out);
 
 /* ops */
 /* MOVE family dispatch for tx_op_run / tx_op_run_multi (ops/move.c). */

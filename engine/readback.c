@@ -59,11 +59,8 @@ static void readback_free(tx_ctx *ctx, readback *r) {
 
 tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     const char *fn = "tx_tensor_read_async";
-    tx_status st = tx_op_begin(ctx, fn, out);
-    if (st)
-        return st;
     tx_slot *s;
-    st = tx_check_tensor(ctx, fn, "tensor", t, &s);
+    tx_status st = tx_check_out_tensor(ctx, fn, out, "tensor", t, &s);
     if (st)
         return st;
     if (ctx->lost && s->st->dev == TX_DEVICE_GPU)

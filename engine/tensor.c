@@ -39,6 +39,12 @@ static tx_status check_handle(tx_ctx *ctx, const char *op, const char *arg, tx_t
     return TX_STATUS_OK;
 }
 
+tx_status tx_check_out_tensor(tx_ctx *ctx, const char *fn, const void *out, const char *arg,
+                              tx_tensor t, tx_slot **ts) {
+    tx_status st = tx_check_arg(ctx, fn, "out", out != NULL);
+    return st ? st : tx_check_tensor(ctx, fn, arg, t, ts);
+}
+
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t,
                           tx_slot **out) {
     tx_status st = check_handle(ctx, op, arg, t, out);
@@ -74,6 +80,18 @@ tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const 
  * happen to collide: 1 in 4095), not taken for one of ours. */
 static uint32_t first_gen(const tx_ctx *ctx, uint32_t idx) {
     return (ctx->handle_salt + idx * 7u) % GEN_MASK + 1u;
+}
+
+/* Slot idx made live with the given shape (dims past rank zero); the
+ * caller fills in the rest. */
+static tx_slot *slot_open(tx_ctx *ctx, uint32_t idx, int rank, const int64_t *shape) {
+    tx_slot *s = &ctx->slots[idx];
+    s->live = true;
+    s->rank = rank;
+    memset(s->shape, 0, sizeof s->shape);
+    for (int i = 0; i < rank; i++)
+        s->shape[i] = shape[i];
+    return s;
 }
 
 static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
@@ -210,12 +228,7 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
     stg->refs = 1;
     stg->numel = numel;
     stg->generation = ctx->generation;
-    tx_slot *s = &ctx->slots[idx];
-    s->live = true;
-    s->rank = rank;
-    memset(s->shape, 0, sizeof s->shape);
-    for (int i = 0; i < rank; i++)
-        s->shape[i] = shape[i];
+    tx_slot *s = slot_open(ctx, idx, rank, shape);
     s->numel = numel;
     s->dtype = dtype;
     s->st = stg;
@@ -249,15 +262,15 @@ static tx_status write_values(tx_ctx *ctx, const char *op, tx_slot *s, const voi
 }
 
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out) {
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!desc || !out)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_tensor_create: %s is NULL",
-                       !desc ? "desc" : "out");
+    tx_status st = tx_check_arg(ctx, "tx_tensor_create", "desc", desc != NULL);
+    if (!st)
+        st = tx_check_arg(ctx, "tx_tensor_create", "out", out != NULL);
+    if (st)
+        return st;
     tx_slot *s;
     tx_tensor t;
-    tx_status st = make_tensor(ctx, "tx_tensor_create", desc->device, desc->rank, desc->shape,
-                               desc->dtype, &t, &s);
+    st = make_tensor(ctx, "tx_tensor_create", desc->device, desc->rank, desc->shape, desc->dtype,
+                     &t, &s);
     if (st)
         return st;
     st = write_values(ctx, "tensor upload", s, desc->data);
@@ -329,13 +342,18 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
  * INT32_MIN), as does any value past int32's range, instead of a C cast that
  * is undefined for them (found by fuzz_api). */
 static int32_t float_to_i32(float v) {
-    if (v != v)
+    int64_t i = tx_sat_i64(v);
+    return i > INT32_MAX ? INT32_MAX : i < INT32_MIN ? INT32_MIN : (int32_t)i;
+}
+
+int64_t tx_sat_i64(double v) {
+    if (!(v == v))
         return 0;
-    if (v >= 2147483648.0f)
-        return INT32_MAX;
-    if (v <= -2147483648.0f)
-        return INT32_MIN;
-    return (int32_t)v;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
 }
 
 void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst) {
@@ -376,11 +394,8 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
 
 tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *out) {
     const char *op = "tx_tensor_to";
-    tx_status st = tx_check_arg(ctx, op, "out", out != NULL);
-    if (st)
-        return st;
     tx_slot *s;
-    st = tx_check_tensor(ctx, op, "tensor", t, &s);
+    tx_status st = tx_check_out_tensor(ctx, op, out, "tensor", t, &s);
     if (st)
         return st;
     if (device == TX_DEVICE_DEFAULT)
@@ -525,12 +540,7 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
     if (st)
         return st;
     s = &ctx->slots[sidx]; /* slot_new may have moved the array */
-    tx_slot *v = &ctx->slots[idx];
-    v->live = true;
-    v->rank = rank;
-    memset(v->shape, 0, sizeof v->shape);
-    for (int i = 0; i < rank; i++)
-        v->shape[i] = dims[i];
+    tx_slot *v = slot_open(ctx, idx, rank, dims);
     v->numel = s->numel;
     v->dtype = s->dtype;
     v->st = s->st;

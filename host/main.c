@@ -165,31 +165,32 @@ static int cmd_op(int argc, char **argv) {
     int group = 0;
     tx_auto_pad auto_pad = TX_AUTO_PAD_NOTSET;
     bool ceil_mode = false, include_pad = false;
+    /* the flags without a value: each sets its bool */
+    const struct {
+        const char *name;
+        bool *on;
+    } switches[] = {
+        {"--json", &json},
+        {"--transpose-a", &d.attrs.matmul.transpose_a},
+        {"--transpose-b", &d.attrs.matmul.transpose_b},
+        {"--bias", &bias},
+        {"--ceil-mode", &ceil_mode},
+        {"--count-include-pad", &include_pad},
+        {"--drop-dims", &d.attrs.reduce.drop_dims},
+        {"--noop-empty-axes", &d.attrs.reduce.noop_with_empty_axes},
+        {"--select-last", &d.attrs.reduce.select_last_index},
+        {"--coerce-2d", &d.attrs.softmax.coerce_2d},
+        {"--bool", &d.attrs.cast_bool},
+    };
+    const size_t n_switches = sizeof switches / sizeof switches[0];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0)
-            json = true;
-        else if (strcmp(a, "--transpose-a") == 0)
-            d.attrs.matmul.transpose_a = true;
-        else if (strcmp(a, "--transpose-b") == 0)
-            d.attrs.matmul.transpose_b = true;
-        else if (strcmp(a, "--bias") == 0)
-            bias = true;
-        else if (strcmp(a, "--ceil-mode") == 0)
-            ceil_mode = true;
-        else if (strcmp(a, "--count-include-pad") == 0)
-            include_pad = true;
-        else if (strcmp(a, "--drop-dims") == 0)
-            d.attrs.reduce.drop_dims = true;
-        else if (strcmp(a, "--noop-empty-axes") == 0)
-            d.attrs.reduce.noop_with_empty_axes = true;
-        else if (strcmp(a, "--select-last") == 0)
-            d.attrs.reduce.select_last_index = true;
-        else if (strcmp(a, "--coerce-2d") == 0)
-            d.attrs.softmax.coerce_2d = true;
-        else if (strcmp(a, "--bool") == 0)
-            d.attrs.cast_bool = true;
+        size_t sw = 0;
+        while (sw < n_switches && strcmp(a, switches[sw].name) != 0)
+            sw++;
+        if (sw < n_switches)
+            *switches[sw].on = true;
         else if (!v)
             return usage();
         else if (strcmp(a, "--shape") == 0)

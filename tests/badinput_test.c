@@ -26,13 +26,7 @@ static const tx_tensor k_sentinel = {0xC0FFEEu};
     } while (0)
 
 static tx_tensor mk(int rank, const int64_t *shape, tx_dtype dtype, const void *data) {
-    tx_tensor_desc d = {.rank = rank, .dtype = dtype, .data = data};
-    for (int i = 0; i < rank; i++)
-        d.shape[i] = shape[i];
-    tx_tensor t = {0};
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
+    return tx_test_tensor(ctx, rank, shape, dtype, data);
 }
 
 static tx_glproc get_proc(const char *name) {

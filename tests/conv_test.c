@@ -13,11 +13,7 @@
 static tx_ctx *g_ctx;
 
 static tx_tensor tensor4(int64_t n, int64_t c, int64_t h, int64_t w, const float *data) {
-    tx_tensor t = {0};
-    if (tx_tensor_create(g_ctx, &(tx_tensor_desc){.rank = 4, .shape = {n, c, h, w}, .data = data},
-                         &t))
-        printf("  create failed: %s\n", tx_last_error(g_ctx));
-    return t;
+    return tx_test_tensor(g_ctx, 4, (int64_t[]){n, c, h, w}, TX_DTYPE_FLOAT32, data);
 }
 
 /* Checks y's shape and its first n values (repeated `reps` times: ONNX's
@@ -38,6 +34,21 @@ static void expect_values(tx_tensor y, const int64_t shape[4], const float *want
               (double)want[i % n]);
 }
 
+/* One ConvTranspose case of ONNX's, named call<pass + 1>/<name>: x and w
+ * under d give `shape`, the n values of want twice (one per channel). */
+static void conv_transpose_case(int pass, const char *name, tx_tensor x, tx_tensor w,
+                                tx_conv_desc d, const int64_t shape[4], const float *want, int n) {
+    char full[64];
+    snprintf(full, sizeof full, "call%d/%s", pass + 1, name);
+    if (!tx_test_begin(full))
+        return;
+    tx_tensor y;
+    CHECK(!tx_conv_transpose(g_ctx, x, w, &d, &y), "%s", tx_last_error(g_ctx));
+    expect_values(y, shape, want, n, 2);
+    tx_tensor_destroy(g_ctx, y);
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -51,43 +62,23 @@ int main(int argc, char **argv) {
     /* Each case runs twice (k = 1): the first call uses the generic
      * programs, the second the specialized ones where they have linked. */
     for (int pass = 0; pass < 2; pass++) {
-        if (tx_test_begin(pass ? "call2/convtranspose_pads" : "call1/convtranspose_pads")) {
-            static const float want[21] = {1, 1, 3, 1, 1,  3, 7,  4,  9, 7, 4,
-                                           9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
-            CHECK(!tx_conv_transpose(g_ctx, x, w,
-                                     &(tx_conv_desc){.strides = {3, 2}, .pads = {1, 2, 1, 2}}, &y),
-                  "%s", tx_last_error(g_ctx));
-            expect_values(y, (int64_t[]){1, 2, 7, 3}, want, 21, 2);
-            tx_tensor_destroy(g_ctx, y);
-            tx_test_end();
-        }
-        if (tx_test_begin(pass ? "call2/convtranspose_output_shape"
-                               : "call1/convtranspose_output_shape")) {
-            static const float want[80] = {0, 0, 1,  1, 3,  2, 2, 0, 0, 0, 1,  1, 3,  2, 2, 0,
-                                           0, 0, 1,  1, 3,  2, 2, 0, 3, 3, 7,  4, 9,  5, 5, 0,
-                                           3, 3, 7,  4, 9,  5, 5, 0, 3, 3, 7,  4, 9,  5, 5, 0,
-                                           6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0,
-                                           6, 6, 13, 7, 15, 8, 8, 0, 0, 0, 0,  0, 0,  0, 0, 0};
-            CHECK(!tx_conv_transpose(
-                      g_ctx, x, w, &(tx_conv_desc){.strides = {3, 2}, .output_shape = {10, 8}}, &y),
-                  "%s", tx_last_error(g_ctx));
-            expect_values(y, (int64_t[]){1, 2, 10, 8}, want, 80, 2);
-            tx_tensor_destroy(g_ctx, y);
-            tx_test_end();
-        }
-        if (tx_test_begin(pass ? "call2/convtranspose_autopad_same"
-                               : "call1/convtranspose_autopad_same")) {
-            static const float want[36] = {0, 0, 1,  1,  3,  2,  0, 0, 1,  1, 3,  2,
-                                           3, 3, 8,  5,  12, 7,  3, 3, 7,  4, 9,  5,
-                                           9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8};
-            CHECK(!tx_conv_transpose(
-                      g_ctx, x, w,
-                      &(tx_conv_desc){.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_UPPER}, &y),
-                  "%s", tx_last_error(g_ctx));
-            expect_values(y, (int64_t[]){1, 2, 6, 6}, want, 36, 2);
-            tx_tensor_destroy(g_ctx, y);
-            tx_test_end();
-        }
+        static const float pads[21] = {1, 1, 3, 1, 1,  3, 7,  4,  9, 7, 4,
+                                       9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
+        conv_transpose_case(pass, "convtranspose_pads", x, w,
+                            (tx_conv_desc){.strides = {3, 2}, .pads = {1, 2, 1, 2}},
+                            (int64_t[]){1, 2, 7, 3}, pads, 21);
+        static const float oshape[80] = {
+            0, 0, 1, 1, 3,  2, 2,  0, 0, 0, 1, 1, 3,  2, 2,  0, 0, 0, 1, 1, 3, 2, 2, 0,  3, 3,  7,
+            4, 9, 5, 5, 0,  3, 3,  7, 4, 9, 5, 5, 0,  3, 3,  7, 4, 9, 5, 5, 0, 6, 6, 13, 7, 15, 8,
+            8, 0, 6, 6, 13, 7, 15, 8, 8, 0, 6, 6, 13, 7, 15, 8, 8, 0, 0, 0, 0, 0, 0, 0,  0, 0};
+        conv_transpose_case(pass, "convtranspose_output_shape", x, w,
+                            (tx_conv_desc){.strides = {3, 2}, .output_shape = {10, 8}},
+                            (int64_t[]){1, 2, 10, 8}, oshape, 80);
+        static const float same[36] = {0, 0, 1, 1, 3, 2, 0, 0, 1,  1,  3,  2,  3, 3, 8,  5, 12, 7,
+                                       3, 3, 7, 4, 9, 5, 9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8};
+        conv_transpose_case(pass, "convtranspose_autopad_same", x, w,
+                            (tx_conv_desc){.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_SAME_UPPER},
+                            (int64_t[]){1, 2, 6, 6}, same, 36);
         if (tx_test_begin(pass ? "call2/pools_2d_ceil" : "call1/pools_2d_ceil")) {
             float v[16];
             for (int i = 0; i < 16; i++)
@@ -143,9 +134,7 @@ int main(int argc, char **argv) {
             for (int i = 0; i < 16; i++)
                 CHECK(out[ch * 16 + i] == 36.0f, "channel %d [%d] = %g", ch, i,
                       (double)out[ch * 16 + i]);
-        tx_tensor ts[] = {xin, w1, w2, a, b, c};
-        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
-            tx_tensor_destroy(g_ctx, ts[i]);
+        TX_DESTROY(g_ctx, xin, w1, w2, a, b, c);
         tx_test_end();
     }
     TX_DESTROY(g_ctx, x, w);
@@ -153,9 +142,7 @@ int main(int argc, char **argv) {
     tx_ctx_stats(g_ctx, &st);
     if (tx_test_begin("variants and leaks")) {
         CHECK(st.specialized_runs > 0, "no specialized run");
-        CHECK(st.compile_failures == 0, "%llu compile failures",
-              (unsigned long long)st.compile_failures);
-        CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
+        tx_test_expect_clean(g_ctx);
         tx_test_end();
     }
     tx_host_close(host, g_ctx);

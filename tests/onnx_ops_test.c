@@ -65,6 +65,34 @@ static void check_case(tx_op op, const char *shape, tx_op_attrs attrs, uint64_t 
     free(r.call_ms);
 }
 
+/* ArgMax/ArgMin of x with or without select_last_index, and the index each
+ * must give: want[0] over plain numbers, want[1] once x holds NaNs. */
+typedef struct {
+    tx_op op;
+    bool last;
+    float want[2];
+} arg_case;
+
+static void check_arg_cases(tx_tensor x, const arg_case *cases, size_t n, bool nan) {
+    for (size_t i = 0; i < n; i++) {
+        tx_tensor y;
+        tx_status s = tx_reduce(g_ctx, cases[i].op, x,
+                                &(tx_reduce_desc){.select_last_index = cases[i].last}, &y);
+        CHECK(!s, "%s", tx_last_error(g_ctx));
+        if (s)
+            continue;
+        tx_dtype dt;
+        int rank;
+        float got;
+        tx_tensor_shape(g_ctx, y, &rank, NULL, &dt);
+        CHECK(dt == TX_DTYPE_INT32 && rank == 1, "dtype %d rank %d", (int)dt, rank);
+        float want = cases[i].want[nan];
+        CHECK(fetch(y, &got, 1) && got == want, "%s%s last=%d: got %g want %g", nan ? "NaN " : "",
+              tx_op_name(cases[i].op), cases[i].last, (double)got, (double)want);
+        tx_tensor_destroy(g_ctx, y);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -96,52 +124,18 @@ int main(int argc, char **argv) {
         v[3000] = v[70000] = v[99999] = 5;
         v[50] = v[66000] = -1;
         tx_tensor x = vec(N, v, TX_DTYPE_FLOAT32);
-        float got;
-        struct {
-            tx_op op;
-            bool last;
-            float want;
-        } cases[] = {
-            {TX_OP_ARGMAX, false, 3000},
-            {TX_OP_ARGMAX, true, 99999},
-            {TX_OP_ARGMIN, false, 50},
-            {TX_OP_ARGMIN, true, 66000},
+        /* the index without NaNs, then with the NaNs at 40000 and 80000 */
+        static const arg_case cases[] = {
+            {TX_OP_ARGMAX, false, {3000, 40000}},
+            {TX_OP_ARGMAX, true, {99999, 80000}},
+            {TX_OP_ARGMIN, false, {50, 40000}},
+            {TX_OP_ARGMIN, true, {66000, 80000}},
         };
-        for (size_t i = 0; i < TX_COUNTOF(cases); i++) {
-            tx_status s = tx_reduce(g_ctx, cases[i].op, x,
-                                    &(tx_reduce_desc){.select_last_index = cases[i].last}, &y);
-            CHECK(!s, "%s", tx_last_error(g_ctx));
-            if (s)
-                continue;
-            tx_dtype dt;
-            int rank;
-            tx_tensor_shape(g_ctx, y, &rank, NULL, &dt);
-            CHECK(dt == TX_DTYPE_INT32 && rank == 1, "dtype %d rank %d", (int)dt, rank);
-            CHECK(fetch(y, &got, 1) && got == cases[i].want, "%s last=%d: got %g want %g",
-                  tx_op_name(cases[i].op), cases[i].last, (double)got, (double)cases[i].want);
-            tx_tensor_destroy(g_ctx, y);
-        }
+        check_arg_cases(x, cases, TX_COUNTOF(cases), false);
         /* NaN beats every number (numpy): the first NaN, or the last one */
         v[40000] = v[80000] = NAN;
         tx_tensor_write(g_ctx, x, v, N * sizeof(float));
-        struct {
-            tx_op op;
-            bool last;
-            float want;
-        } nan_cases[] = {
-            {TX_OP_ARGMAX, false, 40000},
-            {TX_OP_ARGMAX, true, 80000},
-            {TX_OP_ARGMIN, false, 40000},
-            {TX_OP_ARGMIN, true, 80000},
-        };
-        for (size_t i = 0; i < TX_COUNTOF(nan_cases); i++) {
-            CHECK(!tx_reduce(g_ctx, nan_cases[i].op, x,
-                             &(tx_reduce_desc){.select_last_index = nan_cases[i].last}, &y),
-                  "%s", tx_last_error(g_ctx));
-            CHECK(fetch(y, &got, 1) && got == nan_cases[i].want, "NaN %s last=%d: got %g",
-                  tx_op_name(nan_cases[i].op), nan_cases[i].last, (double)got);
-            tx_tensor_destroy(g_ctx, y);
-        }
+        check_arg_cases(x, cases, TX_COUNTOF(cases), true);
         tx_tensor_destroy(g_ctx, x);
         free(v);
         tx_test_end();
@@ -312,11 +306,7 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
     if (tx_test_begin("no leaks, no failed compiles")) {
-        tx_stats st;
-        tx_ctx_stats(g_ctx, &st);
-        CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
-        CHECK(st.compile_failures == 0, "%llu compile failures",
-              (unsigned long long)st.compile_failures);
+        tx_test_expect_clean(g_ctx);
         tx_test_end();
     }
     tx_host_close(h, g_ctx);

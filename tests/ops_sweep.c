@@ -7,6 +7,7 @@
 #include "glctx.h"
 #include "harness.h"
 #include "internal.h"
+#include "tensors.h"
 
 typedef struct shape_case {
     const char *shapes; /* as for `texel op --shape` */
@@ -476,9 +477,7 @@ int main(int argc, char **argv) {
             } else {
                 CHECK(st.specialized_runs > 0, "no run used a specialized program");
             }
-            CHECK(st.compile_failures == 0, "%llu programs failed to compile",
-                  (unsigned long long)st.compile_failures);
-            CHECK(st.live_tensors == 0, "%llu tensors leaked", (unsigned long long)st.live_tensors);
+            tx_test_expect_clean(ctx);
             tx_test_end();
         }
         tx_host_close(h, ctx);

@@ -25,13 +25,7 @@ static tx_stats stats(const tx_ctx *ctx) {
 }
 
 static tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
-    tx_tensor_desc d = {.rank = rank, .data = data};
-    for (int i = 0; i < rank; i++)
-        d.shape[i] = shape[i];
-    tx_tensor t = {0};
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
+    return tx_test_tensor(ctx, rank, shape, TX_DTYPE_FLOAT32, data);
 }
 
 static tx_tensor mk1(tx_ctx *ctx, int64_t n, const float *data) {

@@ -77,6 +77,11 @@ void tx_req_int(tx_program_req *r, const char *name, int v) {
     r->params[r->n_params++] = (tx_param){.name = name, .type = TX_PARAM_INT, .v.i = v};
 }
 
+void tx_req_ints(tx_program_req *r, const tx_req_iv *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        tx_req_int(r, p[i].name, p[i].v);
+}
+
 void tx_req_float(tx_program_req *r, const char *name, float v) {
     TX_ASSERT(r->n_params < TX_MAX_PARAMS);
     r->params[r->n_params++] = (tx_param){.name = name, .type = TX_PARAM_FLOAT, .v.f = v};

@@ -20,29 +20,25 @@ static inline float nan_max(float x, float z) {
 /* y[i] = a[i·as] (op) b[i·bs], i < n. */
 static void bin_row(tx_op op, bool is_int, const float *a, int64_t as, const float *b, int64_t bs,
                     float *y, int64_t n) {
+/* One loop of y[i] = expr over x = xe and z = ze; ROW picks the loop whose
+ * operands are contiguous (i) or broadcast (a hoisted scalar), so that the
+ * common cases vectorize, and strided indexing for the rest. */
+#define ROW_LOOP(xe, ze, expr)                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+        float x = (xe), z = (ze);                                                                  \
+        y[i] = (expr);                                                                             \
+    }
 #define ROW(expr)                                                                                  \
     if (as == 1 && bs == 1) {                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            float x = a[i], z = b[i];                                                              \
-            y[i] = (expr);                                                                         \
-        }                                                                                          \
+        ROW_LOOP(a[i], b[i], expr)                                                                 \
     } else if (as == 1 && bs == 0) {                                                               \
-        const float z = b[0];                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            float x = a[i];                                                                        \
-            y[i] = (expr);                                                                         \
-        }                                                                                          \
+        const float b0 = b[0];                                                                     \
+        ROW_LOOP(a[i], b0, expr)                                                                   \
     } else if (as == 0 && bs == 1) {                                                               \
-        const float x = a[0];                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            float z = b[i];                                                                        \
-            y[i] = (expr);                                                                         \
-        }                                                                                          \
+        const float a0 = a[0];                                                                     \
+        ROW_LOOP(a0, b[i], expr)                                                                   \
     } else {                                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                          \
-            float x = a[i * as], z = b[i * bs];                                                    \
-            y[i] = (expr);                                                                         \
-        }                                                                                          \
+        ROW_LOOP(a[i * as], b[i * bs], expr)                                                       \
     }                                                                                              \
     break
     switch (op) {
@@ -73,6 +69,7 @@ static void bin_row(tx_op op, bool is_int, const float *a, int64_t as, const flo
     default: TX_ASSERT(!"not a binary op");
     }
 #undef ROW
+#undef ROW_LOOP
 }
 
 typedef struct binary_job {

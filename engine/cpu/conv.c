@@ -107,6 +107,15 @@ DW_ROW(avx2, TX_TARGET_AVX2, tx_f32x8, 8, tx_v8_load, tx_v8_store, tx_v8_set1, t
        tx_v8_max, tx_v8_min)
 #endif
 
+/* The call's tensors' data: x, w, bias (NULL without) and, returned, y. */
+static float *conv_data(const tx_conv_call *c, const float **x, const float **w,
+                        const float **bias) {
+    *x = tx_cpu_data(c->x);
+    *w = tx_cpu_data(c->wt);
+    *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
+    return tx_cpu_data(c->y);
+}
+
 typedef struct dw_job {
     const tx_conv_call *c;
     dw_geom q;
@@ -125,9 +134,8 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int thread) {
         j->st = TX_STATUS_OUT_OF_MEMORY;
         return;
     }
-    const float *x = tx_cpu_data(c->x), *w = tx_cpu_data(c->wt);
-    const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
-    float *y = tx_cpu_data(c->y);
+    const float *x, *w, *bias;
+    float *y = conv_data(c, &x, &w, &bias);
     int s = q->s;
     /* Every plane writes the same positions, so the padding zeroed here
      * stays zero. */
@@ -277,9 +285,8 @@ static void gemm_items(void *arg, int64_t begin, int64_t end, int thread) {
             return;
         }
     }
-    const float *x = tx_cpu_data(c->x), *w = tx_cpu_data(c->wt);
-    const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
-    float *y = tx_cpu_data(c->y);
+    const float *x, *w, *bias;
+    float *y = conv_data(c, &x, &w, &bias);
     for (int64_t it = begin; it < end; it++) {
         int64_t t = it % j->ntiles, ng = it / j->ntiles;
         int64_t gi = ng % c->groups, n = ng / c->groups;
@@ -347,9 +354,8 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
     float *col = malloc((size_t)(R * rows * c->w) * sizeof(float));
     if (!col)
         return oom(ctx, c);
-    const float *x = tx_cpu_data(c->x), *w = tx_cpu_data(c->wt);
-    const float *bias = c->bias ? tx_cpu_data(c->bias) : NULL;
-    float *y = tx_cpu_data(c->y);
+    const float *x, *w, *bias;
+    float *y = conv_data(c, &x, &w, &bias);
     memset(y, 0, (size_t)(c->n * c->m * HWo) * sizeof(float));
     for (int64_t n = 0; n < c->n; n++)
         for (int64_t gi = 0; gi < c->groups; gi++) {

@@ -87,25 +87,31 @@ static void store_partial(const float *t, int ts, float *c, int64_t ldc, const t
 
 /* ---- 4-wide kernel, 6×8: SSE2, wasm simd128, NEON, or scalar ---------------- */
 
+/* The tile epilogue on one vector v of row r, columns j…: add C (cp) when
+ * accumulating, then on the last depth block the biases and the activation;
+ * vN names the vector width's functions (tx_v4, tx_v8). */
+#define EPILOGUE(vN)                                                                               \
+    if (e->load_c)                                                                                 \
+        v = vN##_add(v, vN##_load(cp));                                                            \
+    if (e->last) {                                                                                 \
+        if (e->bias_col)                                                                           \
+            v = vN##_add(v, vN##_load(e->bias_col + j));                                           \
+        if (e->bias_row)                                                                           \
+            v = vN##_add(v, vN##_set1(e->bias_row[r]));                                            \
+        if (e->act == TX_GEMM_ACT_HARD_SWISH) {                                                    \
+            v = vN##_mul(v, vN##_min(vN##_set1(1.0f),                                              \
+                                     vN##_max(vN##_set1(0.0f), vN##_fma(v, vN##_set1(1.0f / 6.0f), \
+                                                                        vN##_set1(0.5f)))));       \
+        } else if (e->act) {                                                                       \
+            v = vN##_max(vN##_set1(e->lo), v);                                                     \
+            if (e->act == TX_GEMM_ACT_CLIP)                                                        \
+                v = vN##_min(vN##_set1(e->hi), v);                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    return v
+
 static inline tx_f32x4 epi4(tx_f32x4 v, const float *cp, const tile_epi *e, int r, int j) {
-    if (e->load_c)
-        v = tx_v4_add(v, tx_v4_load(cp));
-    if (e->last) {
-        if (e->bias_col)
-            v = tx_v4_add(v, tx_v4_load(e->bias_col + j));
-        if (e->bias_row)
-            v = tx_v4_add(v, tx_v4_set1(e->bias_row[r]));
-        if (e->act == TX_GEMM_ACT_HARD_SWISH) {
-            tx_f32x4 t = tx_v4_fma(v, tx_v4_set1(1.0f / 6.0f), tx_v4_set1(0.5f));
-            t = tx_v4_min(tx_v4_set1(1.0f), tx_v4_max(tx_v4_set1(0.0f), t));
-            v = tx_v4_mul(v, t);
-        } else if (e->act) {
-            v = tx_v4_max(tx_v4_set1(e->lo), v);
-            if (e->act == TX_GEMM_ACT_CLIP)
-                v = tx_v4_min(tx_v4_set1(e->hi), v);
-        }
-    }
-    return v;
+    EPILOGUE(tx_v4);
 }
 
 static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restrict b,
@@ -121,6 +127,17 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
 #define BLOAD(q)                                                                                   \
     b0 = tx_v4_load(b + 8 * (q));                                                                  \
     b1 = tx_v4_load(b + 8 * (q) + 4)
+/* One step of depth: B's two vectors of step q, then for each row r the
+ * splat of A given as s<r> times them into c<r>0 and c<r>1. */
+#define STEP(q, s0, s1, s2, s3, s4, s5)                                                            \
+    BLOAD(q);                                                                                      \
+    FMA2(0, s0);                                                                                   \
+    FMA2(1, s1);                                                                                   \
+    FMA2(2, s2);                                                                                   \
+    FMA2(3, s3);                                                                                   \
+    FMA2(4, s4);                                                                                   \
+    FMA2(5, s5)
+#define L TX_V4_LANE
     int64_t p = 0;
     /* 4 steps at a time: their 24 values of A (4 steps × 6 rows, packed
      * step-major) in 6 vector loads, each splat by a shuffle, instead of 24
@@ -129,48 +146,21 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
     for (; p + 4 <= k; p += 4) {
         tx_f32x4 v0 = tx_v4_load(a), v1 = tx_v4_load(a + 4), v2 = tx_v4_load(a + 8);
         tx_f32x4 v3 = tx_v4_load(a + 12), v4 = tx_v4_load(a + 16), v5 = tx_v4_load(a + 20);
-        BLOAD(0);
-        FMA2(0, TX_V4_LANE(v0, 0));
-        FMA2(1, TX_V4_LANE(v0, 1));
-        FMA2(2, TX_V4_LANE(v0, 2));
-        FMA2(3, TX_V4_LANE(v0, 3));
-        FMA2(4, TX_V4_LANE(v1, 0));
-        FMA2(5, TX_V4_LANE(v1, 1));
-        BLOAD(1);
-        FMA2(0, TX_V4_LANE(v1, 2));
-        FMA2(1, TX_V4_LANE(v1, 3));
-        FMA2(2, TX_V4_LANE(v2, 0));
-        FMA2(3, TX_V4_LANE(v2, 1));
-        FMA2(4, TX_V4_LANE(v2, 2));
-        FMA2(5, TX_V4_LANE(v2, 3));
-        BLOAD(2);
-        FMA2(0, TX_V4_LANE(v3, 0));
-        FMA2(1, TX_V4_LANE(v3, 1));
-        FMA2(2, TX_V4_LANE(v3, 2));
-        FMA2(3, TX_V4_LANE(v3, 3));
-        FMA2(4, TX_V4_LANE(v4, 0));
-        FMA2(5, TX_V4_LANE(v4, 1));
-        BLOAD(3);
-        FMA2(0, TX_V4_LANE(v4, 2));
-        FMA2(1, TX_V4_LANE(v4, 3));
-        FMA2(2, TX_V4_LANE(v5, 0));
-        FMA2(3, TX_V4_LANE(v5, 1));
-        FMA2(4, TX_V4_LANE(v5, 2));
-        FMA2(5, TX_V4_LANE(v5, 3));
+        STEP(0, L(v0, 0), L(v0, 1), L(v0, 2), L(v0, 3), L(v1, 0), L(v1, 1));
+        STEP(1, L(v1, 2), L(v1, 3), L(v2, 0), L(v2, 1), L(v2, 2), L(v2, 3));
+        STEP(2, L(v3, 0), L(v3, 1), L(v3, 2), L(v3, 3), L(v4, 0), L(v4, 1));
+        STEP(3, L(v4, 2), L(v4, 3), L(v5, 0), L(v5, 1), L(v5, 2), L(v5, 3));
         a += 24;
         b += 32;
     }
     for (; p < k; p++) {
-        BLOAD(0);
-        FMA2(0, tx_v4_set1(a[0]));
-        FMA2(1, tx_v4_set1(a[1]));
-        FMA2(2, tx_v4_set1(a[2]));
-        FMA2(3, tx_v4_set1(a[3]));
-        FMA2(4, tx_v4_set1(a[4]));
-        FMA2(5, tx_v4_set1(a[5]));
+        STEP(0, tx_v4_set1(a[0]), tx_v4_set1(a[1]), tx_v4_set1(a[2]), tx_v4_set1(a[3]),
+             tx_v4_set1(a[4]), tx_v4_set1(a[5]));
         a += 6;
         b += 8;
     }
+#undef L
+#undef STEP
 #undef BLOAD
 #undef FMA2
     tx_f32x4 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
@@ -194,26 +184,19 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
 
 #ifdef TX_SIMD_X86
 
+/* X(r) for the kernel's six rows; the accumulators are named c<r>0 and
+ * c<r>1, so the row must be a literal for token pasting. */
+#define EACH_ROW6(X)                                                                               \
+    X(0);                                                                                          \
+    X(1);                                                                                          \
+    X(2);                                                                                          \
+    X(3);                                                                                          \
+    X(4);                                                                                          \
+    X(5)
+
 TX_TARGET_AVX2 static inline tx_f32x8 epi8(tx_f32x8 v, const float *cp, const tile_epi *e, int r,
                                            int j) {
-    if (e->load_c)
-        v = tx_v8_add(v, tx_v8_load(cp));
-    if (e->last) {
-        if (e->bias_col)
-            v = tx_v8_add(v, tx_v8_load(e->bias_col + j));
-        if (e->bias_row)
-            v = tx_v8_add(v, tx_v8_set1(e->bias_row[r]));
-        if (e->act == TX_GEMM_ACT_HARD_SWISH) {
-            tx_f32x8 t = tx_v8_fma(v, tx_v8_set1(1.0f / 6.0f), tx_v8_set1(0.5f));
-            t = tx_v8_min(tx_v8_set1(1.0f), tx_v8_max(tx_v8_set1(0.0f), t));
-            v = tx_v8_mul(v, t);
-        } else if (e->act) {
-            v = tx_v8_max(tx_v8_set1(e->lo), v);
-            if (e->act == TX_GEMM_ACT_CLIP)
-                v = tx_v8_min(tx_v8_set1(e->hi), v);
-        }
-    }
-    return v;
+    EPILOGUE(tx_v8);
 }
 
 TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
@@ -228,12 +211,7 @@ TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
     s = tx_v8_set1(a[r]);                                                                          \
     c##r##0 = tx_v8_fma(s, b0, c##r##0);                                                           \
     c##r##1 = tx_v8_fma(s, b1, c##r##1)
-        ROW8(0);
-        ROW8(1);
-        ROW8(2);
-        ROW8(3);
-        ROW8(4);
-        ROW8(5);
+        EACH_ROW6(ROW8);
 #undef ROW8
         a += 6;
         b += 16;
@@ -242,12 +220,7 @@ TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
 #define STORE8(r)                                                                                  \
     tx_v8_store(c + r * ldc, epi8(c##r##0, c + r * ldc, e, r, 0));                                 \
     tx_v8_store(c + r * ldc + 8, epi8(c##r##1, c + r * ldc + 8, e, r, 8))
-        STORE8(0);
-        STORE8(1);
-        STORE8(2);
-        STORE8(3);
-        STORE8(4);
-        STORE8(5);
+        EACH_ROW6(STORE8);
 #undef STORE8
         return;
     }
@@ -255,17 +228,16 @@ TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
 #define SPILL8(r)                                                                                  \
     tx_v8_store(t + r * 16, c##r##0);                                                              \
     tx_v8_store(t + r * 16 + 8, c##r##1)
-    SPILL8(0);
-    SPILL8(1);
-    SPILL8(2);
-    SPILL8(3);
-    SPILL8(4);
-    SPILL8(5);
+    EACH_ROW6(SPILL8);
 #undef SPILL8
     store_partial(t, 16, c, ldc, e);
 }
 
+#undef EACH_ROW6
+
 #endif
+
+#undef EPILOGUE
 
 static kernel_info pick_kernel(void) {
 #if defined(TX_SIMD_X86) && !defined(TX_GEMM_NO_AVX2) /* tests build the v4 kernel alone */
@@ -285,6 +257,28 @@ const char *tx_cpu_sgemm_kernel_name(void) {
 
 /* ---- packing -------------------------------------------------------------------- */
 
+/* A panel of kc steps × w lanes, d[p * w + l], from a source whose steps are
+ * rows: step p's first n lanes at src + p * ld, lanes past n zero. */
+static void pack_rows(const float *src, int64_t ld, int n, int w, int64_t kc, float *restrict d) {
+    for (int64_t p = 0; p < kc; p++, src += ld) {
+        memcpy(d + p * w, src, (size_t)n * sizeof *src);
+        for (int l = n; l < w; l++)
+            d[p * w + l] = 0.0f;
+    }
+}
+
+/* The same panel from a source whose lanes are rows: lane l < n at
+ * src + l * ld, step p at offset p; lanes past n zero. */
+static void pack_cols(const float *src, int64_t ld, int n, int w, int64_t kc, float *restrict d) {
+    int l = 0;
+    for (; l < n; l++, src += ld)
+        for (int64_t p = 0; p < kc; p++)
+            d[p * w + l] = src[p];
+    for (; l < w; l++)
+        for (int64_t p = 0; p < kc; p++)
+            d[p * w + l] = 0.0f;
+}
+
 /* A rows [i0, i0+mc) × depth [p0, p0+kc) → MR-high panels, kc columns of MR
  * each, rows past M zero. */
 static void pack_a(const tx_gemm *g, int mr, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
@@ -292,26 +286,10 @@ static void pack_a(const tx_gemm *g, int mr, int64_t i0, int64_t mc, int64_t p0,
     for (int64_t ir = 0; ir < mc; ir += mr) {
         int rows = mc - ir < mr ? (int)(mc - ir) : mr;
         float *d = dst + ir * kc;
-        if (g->trans_a) {
-            const float *s = g->A + p0 * g->lda + i0 + ir;
-            for (int64_t p = 0; p < kc; p++, s += g->lda) {
-                int r = 0;
-                for (; r < rows; r++)
-                    d[p * mr + r] = s[r];
-                for (; r < mr; r++)
-                    d[p * mr + r] = 0.0f;
-            }
-        } else {
-            int r = 0;
-            for (; r < rows; r++) {
-                const float *s = g->A + (i0 + ir + r) * g->lda + p0;
-                for (int64_t p = 0; p < kc; p++)
-                    d[p * mr + r] = s[p];
-            }
-            for (; r < mr; r++)
-                for (int64_t p = 0; p < kc; p++)
-                    d[p * mr + r] = 0.0f;
-        }
+        if (g->trans_a)
+            pack_rows(g->A + p0 * g->lda + i0 + ir, g->lda, rows, mr, kc, d);
+        else
+            pack_cols(g->A + (i0 + ir) * g->lda + p0, g->lda, rows, mr, kc, d);
     }
 }
 
@@ -323,24 +301,10 @@ static void pack_b(const tx_gemm *g, int nr, int64_t j0, int64_t ncols, int64_t 
         int64_t jr = q * nr;
         int cols = ncols - jr < nr ? (int)(ncols - jr) : nr;
         float *d = dst + jr * kc;
-        if (!g->trans_b) {
-            const float *s = g->B + p0 * g->ldb + j0 + jr;
-            for (int64_t p = 0; p < kc; p++, s += g->ldb) {
-                memcpy(d + p * nr, s, (size_t)cols * sizeof *s);
-                for (int j = cols; j < nr; j++)
-                    d[p * nr + j] = 0.0f;
-            }
-        } else {
-            int j = 0;
-            for (; j < cols; j++) {
-                const float *s = g->B + (j0 + jr + j) * g->ldb + p0;
-                for (int64_t p = 0; p < kc; p++)
-                    d[p * nr + j] = s[p];
-            }
-            for (; j < nr; j++)
-                for (int64_t p = 0; p < kc; p++)
-                    d[p * nr + j] = 0.0f;
-        }
+        if (!g->trans_b)
+            pack_rows(g->B + p0 * g->ldb + j0 + jr, g->ldb, cols, nr, kc, d);
+        else
+            pack_cols(g->B + (j0 + jr) * g->ldb + p0, g->ldb, cols, nr, kc, d);
     }
 }
 
@@ -512,6 +476,17 @@ typedef struct {
 
 enum { GEMV_COLS = 512 };
 
+/* The axpy_cols loops below after their wide blocks: one vector of W
+ * columns (type T, functions vN_*) at a time while W columns are left. */
+#define AXPY_COLS_ONE_VECTOR(T, vN, W)                                                             \
+    for (; j + (W) <= nb; j += (W)) {                                                              \
+        T a = vN##_set1(0.0f);                                                                     \
+        const float *wp = w + j;                                                                   \
+        for (int64_t k = 0; k < K; k++, wp += wk)                                                  \
+            a = vN##_fma(vN##_set1(x[k]), vN##_load(wp), a);                                       \
+        vN##_store(acc + j, a);                                                                    \
+    }
+
 /* acc[j] = sum_k x[k] · w[k*wk + j] for j in [0, nb): column blocks held in
  * registers for the whole K loop (no accumulator traffic through memory). */
 static void axpy_cols_v4(int64_t K, const float *x, const float *w, int64_t wk, int64_t nb,
@@ -530,13 +505,7 @@ static void axpy_cols_v4(int64_t K, const float *x, const float *w, int64_t wk, 
         for (int i = 0; i < 8; i++)
             tx_v4_store(acc + j + 4 * i, a[i]);
     }
-    for (; j + 4 <= nb; j += 4) {
-        tx_f32x4 a = tx_v4_set1(0.0f);
-        const float *wp = w + j;
-        for (int64_t k = 0; k < K; k++, wp += wk)
-            a = tx_v4_fma(tx_v4_set1(x[k]), tx_v4_load(wp), a);
-        tx_v4_store(acc + j, a);
-    }
+    AXPY_COLS_ONE_VECTOR(tx_f32x4, tx_v4, 4);
     for (; j < nb; j++) {
         float a = 0.0f;
         for (int64_t k = 0; k < K; k++)
@@ -573,13 +542,7 @@ TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float
         tx_v8_store(acc + j + 48, a6);
         tx_v8_store(acc + j + 56, a7);
     }
-    for (; j + 8 <= nb; j += 8) {
-        tx_f32x8 a = tx_v8_set1(0.0f);
-        const float *wp = w + j;
-        for (int64_t k = 0; k < K; k++, wp += wk)
-            a = tx_v8_fma(tx_v8_set1(x[k]), tx_v8_load(wp), a);
-        tx_v8_store(acc + j, a);
-    }
+    AXPY_COLS_ONE_VECTOR(tx_f32x8, tx_v8, 8);
     for (; j < nb; j++) { /* fused like the vector loops: a column's bits do not depend on
                              where the thread chunks split the columns */
         float a = 0.0f;
@@ -589,6 +552,8 @@ TX_TARGET_AVX2 static void axpy_cols_avx2(int64_t K, const float *x, const float
     }
 }
 #endif
+
+#undef AXPY_COLS_ONE_VECTOR
 
 /* acc[j] = sum_k x[k] · w[j*wj + k] for j in [0, nb). */
 static void dot_cols_v4(int64_t K, const float *x, const float *w, int64_t wj, int64_t nb,

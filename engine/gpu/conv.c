@@ -129,21 +129,11 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
 
     /* pass 0: pack the input */
     req_common(&r, &p, 0, 1, 1);
-    tx_req_int(&r, "p_ntex", (int)x_tex);
-    tx_req_int(&r, "p_out_ws", xp->wshift);
-    tx_req_int(&r, "p_in_ws", xs->st->tex.wshift);
-    tx_req_int(&r, "p_NB", (int)p.nb);
-    tx_req_int(&r, "p_Hp", (int)p.hp);
-    tx_req_int(&r, "p_Wp", (int)p.wp);
-    tx_req_int(&r, "p_pt", p.ut);
-    tx_req_int(&r, "p_pl", p.ul);
-    tx_req_int(&r, "p_uh", p.uh);
-    tx_req_int(&r, "p_uw", p.uw);
-    tx_req_int(&r, "p_H", (int)p.h);
-    tx_req_int(&r, "p_W", (int)p.w);
-    tx_req_int(&r, "p_C", (int)p.c);
-    tx_req_int(&r, "p_Cg", (int)p.cg);
-    tx_req_int(&r, "p_IB", (int)p.ib);
+    TX_REQ_INTS(&r, {"p_ntex", (int)x_tex}, {"p_out_ws", xp->wshift},
+                {"p_in_ws", xs->st->tex.wshift}, {"p_NB", (int)p.nb}, {"p_Hp", (int)p.hp},
+                {"p_Wp", (int)p.wp}, {"p_pt", p.ut}, {"p_pl", p.ul}, {"p_uh", p.uh}, {"p_uw", p.uw},
+                {"p_H", (int)p.h}, {"p_W", (int)p.w}, {"p_C", (int)p.c}, {"p_Cg", (int)p.cg},
+                {"p_IB", (int)p.ib});
     st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
                     (const tx_texture *[]){xp}, 1);
 
@@ -155,17 +145,10 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
         r.generic_only = true;
         if (transpose)
             tx_req_define(&r, "TX_TRANSPOSE", "1");
-        tx_req_int(&r, "p_ntex", (int)w_tex);
-        tx_req_int(&r, "p_out_ws", wp->wshift);
-        tx_req_int(&r, "p_in_ws", ws->st->tex.wshift);
-        tx_req_int(&r, "p_kh", p.kh);
-        tx_req_int(&r, "p_kw", p.kw);
-        tx_req_int(&r, "p_M", (int)p.m);
-        tx_req_int(&r, "p_Mg", (int)p.mg);
-        tx_req_int(&r, "p_Cg", (int)p.cg);
-        tx_req_int(&r, "p_IB", (int)p.ib);
-        tx_req_int(&r, "p_OB", (int)p.ob);
-        tx_req_int(&r, "p_G", (int)p.groups);
+        TX_REQ_INTS(&r, {"p_ntex", (int)w_tex}, {"p_out_ws", wp->wshift},
+                    {"p_in_ws", ws->st->tex.wshift}, {"p_kh", p.kh}, {"p_kw", p.kw},
+                    {"p_M", (int)p.m}, {"p_Mg", (int)p.mg}, {"p_Cg", (int)p.cg},
+                    {"p_IB", (int)p.ib}, {"p_OB", (int)p.ob}, {"p_G", (int)p.groups});
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
                         (const tx_texture *[]){wp}, 1);
     }
@@ -178,27 +161,13 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
         if (bs)
             tx_req_define(&r, "TX_BIAS", "1");
         tx_req_act(&r, cc->act, cc->lo, cc->hi);
-        tx_req_int(&r, "p_ntex", (int)t_tex);
-        tx_req_int(&r, "p_out_ws", tiles[0].wshift);
-        tx_req_int(&r, "p_x_ws", xp->wshift);
-        tx_req_int(&r, "p_w_ws", wp->wshift);
-        tx_req_int(&r, "p_b_ws", bs ? bs->st->tex.wshift : 0);
-        tx_req_int(&r, "p_XT", (int)p.xt);
-        tx_req_int(&r, "p_Ho", (int)p.ho);
-        tx_req_int(&r, "p_NOB", (int)p.nobt);
-        tx_req_int(&r, "p_NB", (int)p.nb);
-        tx_req_int(&r, "p_IB", (int)p.ib);
-        tx_req_int(&r, "p_OB", (int)p.ob);
-        tx_req_int(&r, "p_Hp", (int)p.hp);
-        tx_req_int(&r, "p_Wp", (int)p.wp);
-        tx_req_int(&r, "p_kh", p.kh);
-        tx_req_int(&r, "p_kw", p.kw);
-        tx_req_int(&r, "p_sh", p.sh);
-        tx_req_int(&r, "p_sw", p.sw);
-        tx_req_int(&r, "p_dh", p.dh);
-        tx_req_int(&r, "p_dw", p.dw);
-        tx_req_int(&r, "p_M", (int)p.m);
-        tx_req_int(&r, "p_Mg", (int)p.mg);
+        TX_REQ_INTS(
+            &r, {"p_ntex", (int)t_tex}, {"p_out_ws", tiles[0].wshift}, {"p_x_ws", xp->wshift},
+            {"p_w_ws", wp->wshift}, {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_XT", (int)p.xt},
+            {"p_Ho", (int)p.ho}, {"p_NOB", (int)p.nobt}, {"p_NB", (int)p.nb}, {"p_IB", (int)p.ib},
+            {"p_OB", (int)p.ob}, {"p_Hp", (int)p.hp}, {"p_Wp", (int)p.wp}, {"p_kh", p.kh},
+            {"p_kw", p.kw}, {"p_sh", p.sh}, {"p_sw", p.sw}, {"p_dh", p.dh}, {"p_dw", p.dw},
+            {"p_M", (int)p.m}, {"p_Mg", (int)p.mg});
         const tx_texture *ins[3] = {xp, wp, bs ? &bs->st->tex : NULL};
         const tx_texture *outs[8];
         for (int i = 0; i < n_tex - 2; i++)
@@ -211,17 +180,11 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
         req_common(&r, &p, 3, n_tex - 2, 1);
         if (p.wo % 4 == 0)
             tx_req_define(&r, "TX_ALIGNED", "1");
-        tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
-        tx_req_int(&r, "p_n", (int)ys->numel);
-        tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-        tx_req_int(&r, "p_a_ws", tiles[0].wshift);
-        tx_req_int(&r, "p_Wo", (int)p.wo);
-        tx_req_int(&r, "p_Ho", (int)p.ho);
-        tx_req_int(&r, "p_M", (int)p.m);
-        tx_req_int(&r, "p_Mg", (int)p.mg);
-        tx_req_int(&r, "p_OB", (int)p.ob);
-        tx_req_int(&r, "p_NOB", (int)p.nobt);
-        tx_req_int(&r, "p_XT", (int)p.xt);
+        TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
+                    {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles[0].wshift},
+                    {"p_Wo", (int)p.wo}, {"p_Ho", (int)p.ho}, {"p_M", (int)p.m},
+                    {"p_Mg", (int)p.mg}, {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt},
+                    {"p_XT", (int)p.xt});
         const tx_texture *ins[8];
         for (int i = 0; i < n_tex - 2; i++)
             ins[i] = &tiles[i];

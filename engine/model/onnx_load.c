@@ -46,6 +46,12 @@ static bool malformed(parser *p, const char *what) {
     return fail(p, TX_STATUS_INVALID_ARGUMENT, "malformed or truncated %s", what);
 }
 
+/* The check after each field of a message: false (stop) when reading it
+ * already failed (p->st) or it was malformed, reported as `what`. */
+static bool field_ok(parser *p, bool ok, const char *what) {
+    return !p->st && (ok || malformed(p, what));
+}
+
 static void *alloc(parser *p, size_t n) {
     void *r = tx_arena_alloc(p->a, n);
     if (!r)
@@ -208,10 +214,8 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
         case 14: ok = w == TX_PB_VARINT && tx_pb_varint(&b, &location); break;
         default: ok = tx_pb_skip(&b, w); break;
         }
-        if (p->st)
+        if (!field_ok(p, ok, "tensor"))
             return false;
-        if (!ok)
-            return malformed(p, "tensor");
     }
     if (r < 0)
         return malformed(p, "tensor");
@@ -469,10 +473,8 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
         case 20: ok = w == TX_PB_VARINT && tx_pb_varint(&b, &type); break;
         default: ok = tx_pb_skip(&b, w); break;
         }
-        if (p->st)
+        if (!field_ok(p, ok, "attribute"))
             return false;
-        if (!ok)
-            return malformed(p, "attribute");
         if (f >= 2 && f <= 9)
             kinds |= 1u << seen;
     }
@@ -538,10 +540,8 @@ static bool parse_node(parser *p, tx_pb b, tx_onnx_node *n) {
         } else {
             ok = tx_pb_skip(&b, w);
         }
-        if (p->st)
+        if (!field_ok(p, ok, "node"))
             return false;
-        if (!ok)
-            return malformed(p, "node");
     }
     return r == 0 || malformed(p, "node");
 }
@@ -593,10 +593,8 @@ static bool parse_graph(parser *p, tx_pb b, tx_onnx_model *m) {
         case 15: return fail(p, TX_STATUS_UNSUPPORTED, "sparse initializers are unsupported");
         default: ok = tx_pb_skip(&b, w); break;
         }
-        if (p->st)
+        if (!field_ok(p, ok, "graph"))
             return false;
-        if (!ok)
-            return malformed(p, "graph");
     }
     p->where[0] = 0;
     return r == 0 || malformed(p, "graph");

@@ -248,13 +248,10 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                           const tx_conv_desc *desc, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
-    tx_status st = tx_op_begin(ctx, op, out);
-    if (st)
-        return st;
     tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
-    tx_slot *s[3] = {NULL, NULL, NULL};
-    st = tx_check_inputs(ctx, op, d.bias.id ? 3 : 2, (const char *const[]){"x", "w", "bias"},
-                         (const tx_tensor[]){x, w, d.bias}, false, s);
+    tx_slot *s[3];
+    tx_status st = tx_op_begin_operands(ctx, op, out, (const char *const[]){"x", "w", "bias"}, x, w,
+                                        d.bias, s);
     if (st)
         return st;
     tx_slot *xs = s[0], *ws = s[1], *bs = s[2];

@@ -15,13 +15,10 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx
 tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
                     tx_tensor *out) {
     const char *name = "matmul";
-    tx_status st = tx_op_begin(ctx, name, out);
-    if (st)
-        return st;
     tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
-    tx_slot *s[3] = {NULL, NULL, NULL};
-    st = tx_check_inputs(ctx, name, d.bias.id ? 3 : 2, (const char *const[]){"a", "b", "bias"},
-                         (const tx_tensor[]){a, b, d.bias}, false, s);
+    tx_slot *s[3];
+    tx_status st = tx_op_begin_operands(ctx, name, out, (const char *const[]){"a", "b", "bias"}, a,
+                                        b, d.bias, s);
     if (st)
         return st;
     tx_slot *as = s[0], *bs = s[1], *cs = s[2];

@@ -118,8 +118,7 @@ static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int
 /* Common argument checks: ctx, out, context, the input tensor. */
 static tx_status check_args(tx_ctx *ctx, const char *name, tx_tensor x, const void *out,
                             tx_slot **xs) {
-    tx_status st = tx_op_begin(ctx, name, out);
-    return st ? st : tx_check_tensor(ctx, name, "x", x, xs);
+    return tx_check_out_tensor(ctx, name, out, "x", x, xs);
 }
 
 static tx_status fail_shape(tx_ctx *ctx, tx_status s, const char *name, const tx_slot *xs,

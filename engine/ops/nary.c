@@ -6,12 +6,10 @@
 #include "../device.h"
 
 tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, tx_tensor *out) {
-    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_NARY, "tx_nary", "an n-ary op", out);
+    tx_status st = tx_op_enter_n(ctx, op, TX_FAMILY_NARY, "tx_nary", "an n-ary op", inputs, out);
     if (st)
         return st;
     const char *name = tx_op_name(op);
-    if (!inputs)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL", name);
     if (op == TX_OP_WHERE ? n_inputs != 3 : (n_inputs < 1 || n_inputs > 1024))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %d inputs given", name, n_inputs);
     int64_t dout[6] = {1, 1, 1, 1, 1, 1};

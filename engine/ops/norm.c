@@ -34,12 +34,11 @@ static int64_t trailing_period(const tx_slot *xs, int axis, const tx_slot *ps) {
 
 tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                   const tx_norm_desc *desc, tx_tensor *out) {
-    tx_status st = tx_op_enter(ctx, op, TX_FAMILY_NORM, "tx_norm", "a normalization", out);
+    tx_status st =
+        tx_op_enter_n(ctx, op, TX_FAMILY_NORM, "tx_norm", "a normalization", inputs, out);
     if (st)
         return st;
     const char *name = tx_op_name(op);
-    if (!inputs)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL", name);
     int want = tx_op_arity(op);
     bool ln = op == TX_OP_LAYER_NORM;
     if (n_inputs != want && !(ln && n_inputs == 2))

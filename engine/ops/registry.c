@@ -53,6 +53,16 @@ tx_status tx_op_begin(tx_ctx *ctx, const char *name, const void *out) {
     return tx_check_arg(ctx, name, "out", out != NULL);
 }
 
+tx_status tx_op_begin_operands(tx_ctx *ctx, const char *name, const void *out,
+                               const char *const names[3], tx_tensor a, tx_tensor b, tx_tensor bias,
+                               tx_slot *s[3]) {
+    tx_status st = tx_op_begin(ctx, name, out);
+    s[0] = s[1] = s[2] = NULL;
+    return st ? st
+              : tx_check_inputs(ctx, name, bias.id ? 3 : 2, names, (const tx_tensor[]){a, b, bias},
+                                false, s);
+}
+
 tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
                       const void *out) {
     if (!ctx)
@@ -61,6 +71,12 @@ tx_status tx_op_enter(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, con
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s (%d) is not %s", api,
                        tx_op_name(op), (int)op, what);
     return tx_op_begin(ctx, tx_op_name(op), out);
+}
+
+tx_status tx_op_enter_n(tx_ctx *ctx, tx_op op, tx_family fam, const char *api, const char *what,
+                        const tx_tensor *inputs, const void *out) {
+    tx_status st = tx_op_enter(ctx, op, fam, api, what, out);
+    return st ? st : tx_check_arg(ctx, tx_op_name(op), "inputs", inputs != NULL);
 }
 
 tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,

@@ -26,13 +26,12 @@ static bool rz_identity(const tx_resize_desc *d, int64_t in, int64_t od, float s
 
 tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
     const char *name = "resize";
-    if (!ctx)
-        return TX_STATUS_INVALID_ARGUMENT;
-    if (!out || !desc)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "resize: %s is NULL",
-                       !out ? "out" : "desc");
     tx_slot *xs;
-    tx_status st = tx_check_tensor(ctx, name, "x", x, &xs);
+    tx_status st = tx_check_arg(ctx, name, "out", out != NULL);
+    if (!st)
+        st = tx_check_arg(ctx, name, "desc", desc != NULL);
+    if (!st)
+        st = tx_check_tensor(ctx, name, "x", x, &xs);
     if (st)
         return st;
     const tx_resize_desc d = *desc;

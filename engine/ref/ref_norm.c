@@ -59,23 +59,37 @@ int tx_ref_log_softmax(const tx_ref_tensor *in, int n_in, const tx_op_attrs *att
     return softmax_run(true, in, n_in, attrs, out);
 }
 
+/* The product of x's dims d, d + 1, …: the elements one normalization
+ * group spans (all dims from 2 for batch/instance norm, from axis for layer
+ * norm). */
+static int64_t dims_from(const tx_ref_tensor *x, int d) {
+    int64_t n = 1;
+    for (int i = d; i < x->rank; i++)
+        n *= x->shape[i];
+    return n;
+}
+
+/* Batch/instance norm's inputs: n_in == want, x = in[0] at least [N, C],
+ * and each other input C values (one per channel). */
+static bool channel_params(const tx_ref_tensor *in, int n_in, int want) {
+    if (n_in != want || in[0].rank < 2)
+        return false;
+    for (int i = 1; i < n_in; i++)
+        if (tx_ref_numel(&in[i]) != in[0].shape[1])
+            return false;
+    return true;
+}
+
 static double eps_of(const tx_op_attrs *attrs) {
     return attrs && attrs->norm.epsilon != 0 ? attrs->norm.epsilon : 1e-5;
 }
 
 int tx_ref_batch_norm(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                       tx_ref_tensor *out) {
-    if (n_in != 5 || in[0].rank < 2)
-        return -1;
     const tx_ref_tensor *x = &in[0];
-    int64_t C = x->shape[1], S = 1;
-    for (int i = 2; i < x->rank; i++)
-        S *= x->shape[i];
-    for (int i = 1; i < 5; i++)
-        if (tx_ref_numel(&in[i]) != C)
-            return -1;
-    if (alloc_like(x, out))
+    if (!channel_params(in, n_in, 5) || alloc_like(x, out))
         return -1;
+    int64_t C = x->shape[1], S = dims_from(x, 2);
     double eps = eps_of(attrs);
     int64_t n = tx_ref_numel(x);
     for (int64_t i = 0; i < n; i++) {
@@ -111,16 +125,10 @@ static void normalize_groups(const tx_ref_tensor *x, int64_t G, int64_t S, doubl
 
 int tx_ref_instance_norm(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                          tx_ref_tensor *out) {
-    if (n_in != 3 || in[0].rank < 2)
-        return -1;
     const tx_ref_tensor *x = &in[0];
-    int64_t C = x->shape[1], S = 1;
-    for (int i = 2; i < x->rank; i++)
-        S *= x->shape[i];
-    if (tx_ref_numel(&in[1]) != C || tx_ref_numel(&in[2]) != C)
+    if (!channel_params(in, n_in, 3) || alloc_like(x, out))
         return -1;
-    if (alloc_like(x, out))
-        return -1;
+    int64_t C = x->shape[1], S = dims_from(x, 2);
     if (S > 0)
         normalize_groups(x, tx_ref_numel(x) / S, S, eps_of(attrs), in[1].data, in[2].data, C, 1, 1,
                          out);
@@ -136,9 +144,7 @@ int tx_ref_layer_norm(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attr
     axis = axis < 0 ? axis + x->rank : axis;
     if (axis < 0 || axis >= x->rank)
         return -1;
-    int64_t S = 1;
-    for (int i = axis; i < x->rank; i++)
-        S *= x->shape[i];
+    int64_t S = dims_from(x, axis);
     int64_t ap = tx_ref_numel(&in[1]), bp = n_in == 3 ? tx_ref_numel(&in[2]) : 1;
     if (ap == 0 || bp == 0 || (S % ap) || (S % bp))
         return -1;

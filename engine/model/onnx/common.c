@@ -84,16 +84,6 @@ int64_t tx_numel_of(int rank, const int64_t *shape) {
     return n;
 }
 
-int64_t tx_sat_i64(double v) {
-    if (!(v == v))
-        return 0;
-    if (v >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (v <= -9223372036854775808.0)
-        return INT64_MIN;
-    return (int64_t)v;
-}
-
 int tx_norm_axis(int64_t a, int rank) {
     return (int)(a < 0 ? a + rank : a);
 }
@@ -102,6 +92,11 @@ int tx_all_axes(int rank, int64_t *axes) {
     for (int i = 0; i < rank; i++)
         axes[i] = i;
     return rank;
+}
+
+tx_status tx_x_host2(tx_xnode *x, int i, const tx_hval **hi, int j, const tx_hval **hj) {
+    tx_status st = tx_x_host(x, i, hi);
+    return st ? st : tx_x_host(x, j, hj);
 }
 
 tx_status tx_x_host_like(tx_xnode *x, int i, int elem, const tx_hval **h, tx_hval *o) {

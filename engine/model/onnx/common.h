@@ -80,9 +80,8 @@ int tx_all_axes(int rank, int64_t *axes);
 
 /* ---- host values and attributes ---- */
 
-/* double → int64 as a cast would, saturating where the cast is undefined
- * (NaN → 0, beyond ±2^63 → the limit): host math on hostile constants. */
-int64_t tx_sat_i64(double v);
+/* Host inputs i and j, for ops that read two (a failure is already reported). */
+tx_status tx_x_host2(tx_xnode *x, int i, const tx_hval **hi, int j, const tx_hval **hj);
 /* Host input i, and o allocated (zeroed) with its shape and element type elem. */
 tx_status tx_x_host_like(tx_xnode *x, int i, int elem, const tx_hval **h, tx_hval *o);
 /* A host value's entries as int64 (shape-like inputs). */

@@ -23,9 +23,7 @@ static tx_status exec_gather(tx_xnode *x) {
     if (!tx_x_is_host(x, 0) || !tx_x_is_host(x, 1))
         return gather_dev(x);
     const tx_hval *d, *ix;
-    tx_status st = tx_x_host(x, 0, &d);
-    if (!st)
-        st = tx_x_host(x, 1, &ix);
+    tx_status st = tx_x_host2(x, 0, &d, 1, &ix);
     if (st)
         return st;
     int r = d->rank;
@@ -106,6 +104,14 @@ static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tx_tmp
     return st;
 }
 
+/* Flat indices are exact to 2^24: n (said as pre n post) must not pass it. */
+static tx_status flat_exact(tx_xnode *x, const char *pre, int64_t n, const char *post) {
+    if (n > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%s%lld%s (flat indices are exact to 2^24)", pre,
+                         (long long)n, post);
+    return TX_STATUS_OK;
+}
+
 /* GatherElements as one Gather over x flattened: the flat index of output
  * element c is idx[c] * stride(axis) + base[c], where base (the offset of c's
  * other coordinates) depends only on the shapes and is built on the host.
@@ -129,11 +135,8 @@ static tx_status exec_gather_elements(tx_xnode *x) {
                              "data's (%lld)",
                              d, (long long)si[d], (long long)sx[d]);
     int64_t nx = tx_numel_of(rx, sx);
-    if (nx > (1 << 24))
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
-                         "data of %lld elements (flat indices are "
-                         "exact to 2^24)",
-                         (long long)nx);
+    if ((st = flat_exact(x, "data of ", nx, " elements")))
+        return st;
     int64_t stride[TX_MAX_RANK], acc = 1;
     for (int d = rx - 1; d >= 0; d--) {
         stride[d] = acc;
@@ -184,9 +187,7 @@ static tx_status exec_gather_elements(tx_xnode *x) {
  * ramp of `depth` along axis, on, off). */
 static tx_status exec_one_hot(tx_xnode *x) {
     const tx_hval *dh, *vh;
-    tx_status st = tx_x_host(x, 1, &dh);
-    if (!st)
-        st = tx_x_host(x, 2, &vh);
+    tx_status st = tx_x_host2(x, 1, &dh, 2, &vh);
     if (st)
         return st;
     if (dh->numel != 1 || vh->numel != 2)
@@ -264,11 +265,8 @@ static tx_status exec_gather_nd(tx_xnode *x) {
         return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices' last dim %d for data rank %d", k,
                          rd);
     int64_t rows = tx_numel_of(k, sd);
-    if (rows > (1 << 24))
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
-                         "%lld index tuples' rows (flat indices "
-                         "are exact to 2^24)",
-                         (long long)rows);
+    if ((st = flat_exact(x, "", rows, " index tuples' rows")))
+        return st;
     int64_t dims[TX_MAX_RANK], strides[TX_MAX_RANK], acc = 1, one = k;
     for (int j = k - 1; j >= 0; j--) {
         dims[j] = sd[j];

@@ -156,28 +156,30 @@ static tx_status infer_flatten(tx_xnode *x) {
     return TX_STATUS_OK;
 }
 
-/* Axes of Squeeze/Unsqueeze: attribute before opset 13, input 1 from 13. */
-static tx_status axes_of(tx_xnode *x, int64_t *axes, int *n, bool *given) {
-    *given = true;
-    if (x->opset < 13) {
-        const int64_t *v;
-        *n = tx_attr_ints(x->node, "axes", &v);
-        if (*n < 0) {
-            *n = 0;
-            *given = false;
-            return TX_STATUS_OK;
-        }
-        if (*n > TX_MAX_RANK)
-            return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "too many axes");
-        memcpy(axes, v, sizeof(int64_t) * (size_t)*n);
+/* The axes of Squeeze/Unsqueeze: attribute before opset 13, input 1 from
+ * 13; given is false (n = 0) when neither is there. */
+typedef struct {
+    int64_t v[TX_MAX_RANK];
+    int n;
+    bool given;
+} axes_arg;
+
+static tx_status axes_of(tx_xnode *x, axes_arg *ax) {
+    ax->n = 0;
+    ax->given = x->opset < 13 || tx_x_has(x, 1);
+    if (x->opset >= 13)
+        return ax->given ? tx_x_host_ints(x, 1, "axes", ax->v, TX_MAX_RANK, &ax->n) : TX_STATUS_OK;
+    const int64_t *v;
+    int n = tx_attr_ints(x->node, "axes", &v);
+    if (n < 0) {
+        ax->given = false;
         return TX_STATUS_OK;
     }
-    if (!tx_x_has(x, 1)) {
-        *n = 0;
-        *given = false;
-        return TX_STATUS_OK;
-    }
-    return tx_x_host_ints(x, 1, "axes", axes, TX_MAX_RANK, n);
+    if (n > TX_MAX_RANK)
+        return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "too many axes");
+    memcpy(ax->v, v, sizeof(int64_t) * (size_t)n);
+    ax->n = n;
+    return TX_STATUS_OK;
 }
 
 /* Validates and normalizes axes against rank into mark[] (repeats refused). */
@@ -197,14 +199,10 @@ static tx_status mark_axes(tx_xnode *x, const int64_t *axes, int n, int rank, bo
 
 static tx_status squeeze_shape(tx_xnode *x, int rank, const int64_t *shape, int *orank,
                                int64_t *out) {
-    int64_t axes[TX_MAX_RANK];
-    int n;
-    bool given;
-    tx_status st = axes_of(x, axes, &n, &given);
-    if (st)
-        return st;
+    axes_arg ax;
     bool drop[TX_MAX_RANK];
-    if ((st = mark_axes(x, axes, n, rank, drop)))
+    tx_status st = axes_of(x, &ax);
+    if (st || (st = mark_axes(x, ax.v, ax.n, rank, drop)))
         return st;
     for (int a = 0; a < rank; a++)
         if (drop[a] && shape[a] != 1)
@@ -212,24 +210,22 @@ static tx_status squeeze_shape(tx_xnode *x, int rank, const int64_t *shape, int 
                              (long long)shape[a]);
     *orank = 0;
     for (int d = 0; d < rank; d++)
-        if (!(given ? drop[d] : shape[d] == 1))
+        if (!(ax.given ? drop[d] : shape[d] == 1))
             out[(*orank)++] = shape[d];
     return TX_STATUS_OK;
 }
 
 static tx_status unsqueeze_shape(tx_xnode *x, int rank, const int64_t *shape, int *orank,
                                  int64_t *out) {
-    int64_t axes[TX_MAX_RANK];
-    int n;
-    bool given;
-    tx_status st = axes_of(x, axes, &n, &given);
+    axes_arg ax;
+    tx_status st = axes_of(x, &ax);
     if (st)
         return st;
-    int r = rank + n;
+    int r = rank + ax.n;
     if (r > TX_MAX_RANK)
         return tx_x_fail(x, TX_STATUS_RANK_TOO_HIGH, "result rank %d exceeds %d", r, TX_MAX_RANK);
     bool ins[TX_MAX_RANK];
-    if ((st = mark_axes(x, axes, n, r, ins)))
+    if ((st = mark_axes(x, ax.v, ax.n, r, ins)))
         return st;
     int j = 0;
     for (int d = 0; d < r; d++)
@@ -338,10 +334,7 @@ static tx_status exec_size(tx_xnode *x) {
     int rank;
     int64_t shape[TX_MAX_RANK];
     tx_status st = tx_x_shape(x, 0, &rank, shape);
-    if (st)
-        return st;
-    int64_t n = tx_numel_of(rank, shape);
-    return set_host_ints(x, 0, 0, NULL, &n);
+    return st ? st : set_host_ints(x, 0, 0, NULL, &(int64_t){tx_numel_of(rank, shape)});
 }
 
 /* ---- rows ---- */
