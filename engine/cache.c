@@ -12,7 +12,6 @@
  * (LRU); the signature table is bounded too, so dynamic shapes cannot grow
  * memory without limit. */
 #include <string.h>
-#include <time.h>
 
 #include "hash.h"
 #include "internal.h"
@@ -60,12 +59,6 @@ struct tx_cache {
     tx_program_req todo_req;
     char keybuf[8192];
 };
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void table_reindex(table *t) {
     int cap = 64;
@@ -204,9 +197,9 @@ static tx_gl_prog compile_issue(tx_ctx *ctx, const char *op, const tx_program_re
     if (ctx->log_shaders)
         fprintf(stderr, "texel: %s %s program:\n%s\n", op, specialized ? "specialized" : "generic",
                 src);
-    double t0 = now_ms();
+    double t0 = tx_now_ms();
     tx_gl_prog p = tx_gl_program_begin(&ctx->gl, src);
-    ctx->stats.compile_ms += now_ms() - t0;
+    ctx->stats.compile_ms += tx_now_ms() - t0;
     free(src);
     return p;
 }
@@ -215,7 +208,7 @@ static tx_gl_prog compile_issue(tx_ctx *ctx, const char *op, const tx_program_re
  * returns p, or 0 after logging and deleting it on failure. */
 static tx_gl_prog compile_finish(tx_ctx *ctx, const char *op, const tx_program_req *r,
                                  bool specialized, tx_gl_prog p) {
-    double t0 = now_ms();
+    double t0 = tx_now_ms();
     char log[4096];
     bool ok = tx_gl_program_ok(&ctx->gl, p, log, sizeof log);
     if (ok && !specialized && ctx->fault_generic) {
@@ -223,7 +216,7 @@ static tx_gl_prog compile_finish(tx_ctx *ctx, const char *op, const tx_program_r
         snprintf(log, sizeof log, "injected fault: link failure simulated by the test hook");
         ok = false;
     }
-    ctx->stats.compile_ms += now_ms() - t0;
+    ctx->stats.compile_ms += tx_now_ms() - t0;
     if (ok)
         return p;
     /* A lost context fails every link: that is no shader bug to log. */
@@ -351,7 +344,7 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
     char *src = tx_codegen(r, true);
     if (ctx->log_shaders)
         fprintf(stderr, "texel: %s specialized program:\n%s\n", op, src);
-    double t0 = now_ms();
+    double t0 = tx_now_ms();
     e->spec.prog = tx_gl_program_begin(&ctx->gl, src);
     ctx->stats.specialized_compiles++;
     ctx->stats.specialized_programs++;
@@ -372,7 +365,7 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
             ctx->stats.specialized_programs--;
             e->state = SPEC_FAILED;
         }
-        ctx->stats.compile_ms += now_ms() - t0;
+        ctx->stats.compile_ms += tx_now_ms() - t0;
     }
     free(src);
     evict_specialized(ctx);

@@ -5,9 +5,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "gl/gl.h"
 #include "texel.h"
+
+/* Milliseconds on a monotonic clock: compile times, auto's trial timings. */
+static inline double tx_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* Programmer bugs inside the engine: always on, never for caller input. */
 #define TX_ASSERT(c)                                                                               \

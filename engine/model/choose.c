@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "choose.h"
 #include "hash.h"
@@ -27,12 +26,6 @@ static bool software_renderer(const char *renderer) {
         if (strstr(low, soft[i]))
             return true;
     return false;
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* The timed probe that confirms a renderer string naming a software
@@ -54,14 +47,15 @@ static double probe_gflops(tx_ctx *ctx) {
         &(tx_tensor_desc){.rank = 2, .shape = {TX_PROBE_N, TX_PROBE_N}, .device = TX_DEVICE_GPU},
         &a);
     for (int i = 0; i < 4 && !st; i++) {
-        double t0 = now_ms();
+        double t0 = tx_now_ms();
         st = tx_matmul(ctx, a, a, NULL, &y);
         if (!st)
             st = tx_gpu_wait(ctx, y);
         tx_tensor_destroy(ctx, y);
         y = (tx_tensor){0};
-        if (i > 0 && now_ms() - t0 < best)
-            best = now_ms() - t0;
+        double ms = tx_now_ms() - t0;
+        if (i > 0 && ms < best)
+            best = ms;
     }
     tx_tensor_destroy(ctx, a);
     snprintf(ctx->err, sizeof ctx->err, "%s", keep);

@@ -1,7 +1,6 @@
 /* The public tx_session_* API, the run loop, and the helpers node executors
  * use to reach their inputs and outputs. */
 #include <string.h>
-#include <time.h>
 
 #include "choose.h"
 #include "session.h"
@@ -618,12 +617,6 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
     return st;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* auto's warm-up pass, before the second run: the GPU plan walked once
  * with ctx->compile_only, drawing nothing, so every generic program starts
  * compiling in the background (and the GPU weights are uploaded) while the
@@ -649,6 +642,12 @@ static void warm_up(tx_session_full *f, const tx_feed *feeds, int n_feeds) {
     snprintf(ctx->err, sizeof ctx->err, "%s", keep);
 }
 
+/* Programs still compiling, asked only while auto measures (a decided
+ * session pays nothing for it). */
+static int trial_compiling(const tx_session_full *f) {
+    return f->choice.decided ? 0 : tx_cache_compiling(f->s.ctx);
+}
+
 tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
                          const char *const *fetches, int n_fetches, tx_tensor *outs) {
     if (!s)
@@ -660,22 +659,22 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
         tx_choice_probe(s->ctx, &f->choice);
     if (!f->choice.decided && f->choice.phase == TX_TRIAL_WARMING)
         warm_up(f, feeds, n_feeds);
-    tx_choice_poll(&f->choice, tx_cache_compiling(s->ctx));
+    tx_choice_poll(&f->choice, trial_compiling(f));
     tx_device dev = f->choice.current;
     tx_device was = use_device(s->ctx, dev);
-    double t0 = now_ms();
+    double t0 = tx_now_ms();
     tx_status st = run_on(s, dev, feeds, n_feeds, fetches, n_fetches, outs);
     /* auto's trial times the GPU's work too (a run that fetches nothing
      * times only what was issued) */
     if (!st && dev == TX_DEVICE_GPU && !f->choice.decided && n_fetches > 0)
         st = tx_gpu_wait(s->ctx, outs[0]);
-    double ms = now_ms() - t0;
+    double ms = tx_now_ms() - t0;
     use_device(s->ctx, was);
     if (st)
         return st;
     f->last_device = dev;
     bool trial = !f->choice.decided;
-    tx_choice_record(s->ctx, &f->choice, ms, tx_cache_compiling(s->ctx));
+    tx_choice_record(s->ctx, &f->choice, ms, trial_compiling(f));
     if (trial && f->choice.decided) /* the loser's weights go */
         drop_weights(s, f->choice.current == TX_DEVICE_GPU ? TX_DEVICE_CPU : TX_DEVICE_GPU);
     return TX_STATUS_OK;
