@@ -50,7 +50,7 @@ typedef struct dw_geom {
 
 /* One output row: out[ox] = bias + Σ w[ky, kx] · in(ky, ox·s + kx·dw), with
  * `in` the padded rows from the window's first row; then the clip. */
-#define DW_ROW(SUFFIX, ATTR, VT, VW, LOAD, STORE, SET1, FMA, MUL, MAX, MIN)                        \
+#define DW_ROW(SUFFIX, ATTR, VT, VW, LOAD, STORE, SET1, FMA, HSWISH, MAX, MIN)                     \
     ATTR static inline __attribute__((always_inline)) void dw_row_##SUFFIX(                        \
         const float *in, int64_t rs, int64_t L, const float *wt, int kh, int kw, int s, int dh,    \
         int dw, float bias, int64_t wo, float *out, int act, float lo, float hi) {                 \
@@ -66,8 +66,7 @@ typedef struct dw_geom {
             if (act == 1)                                                                          \
                 acc = MIN(SET1(hi), MAX(SET1(lo), acc));                                           \
             else if (act == 3)                                                                     \
-                acc = MUL(acc, MIN(SET1(1.0f),                                                     \
-                                   MAX(SET1(0.0f), FMA(acc, SET1(1.0f / 6.0f), SET1(0.5f)))));     \
+                acc = HSWISH(acc);                                                                 \
             if (ox + VW <= wo) {                                                                   \
                 STORE(out + ox, acc);                                                              \
             } else {                                                                               \
@@ -100,11 +99,11 @@ typedef struct dw_geom {
         }                                                                                          \
     }
 
-DW_ROW(v4, , tx_f32x4, 4, tx_v4_load, tx_v4_store, tx_v4_set1, tx_v4_fma, tx_v4_mul, tx_v4_max,
-       tx_v4_min)
+DW_ROW(v4, , tx_f32x4, 4, tx_v4_load, tx_v4_store, tx_v4_set1, tx_v4_fma, tx_v4_hard_swish,
+       tx_v4_max, tx_v4_min)
 #ifdef TX_SIMD_X86
-DW_ROW(avx2, TX_TARGET_AVX2, tx_f32x8, 8, tx_v8_load, tx_v8_store, tx_v8_set1, tx_v8_fma, tx_v8_mul,
-       tx_v8_max, tx_v8_min)
+DW_ROW(avx2, TX_TARGET_AVX2, tx_f32x8, 8, tx_v8_load, tx_v8_store, tx_v8_set1, tx_v8_fma,
+       tx_v8_hard_swish, tx_v8_max, tx_v8_min)
 #endif
 
 /* The call's tensors' data: x, w, bias (NULL without) and, returned, y. */

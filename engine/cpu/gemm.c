@@ -55,11 +55,8 @@ typedef struct {
 static inline float act1(float v, const tile_epi *e) {
     if (e->act == TX_GEMM_ACT_NONE)
         return v;
-    if (e->act == TX_GEMM_ACT_HARD_SWISH) { /* two selects: a NaN stays NaN */
-        float t = v * (1.0f / 6.0f) + 0.5f;
-        t = t < 0.0f ? 0.0f : t;
-        return v * (t > 1.0f ? 1.0f : t);
-    }
+    if (e->act == TX_GEMM_ACT_HARD_SWISH)
+        return tx_hard_swish1(v);
     v = v < e->lo ? e->lo : v;
     return e->act == TX_GEMM_ACT_CLIP && v > e->hi ? e->hi : v;
 }
@@ -99,9 +96,7 @@ static void store_partial(const float *t, int ts, float *c, int64_t ldc, const t
         if (e->bias_row)                                                                           \
             v = vN##_add(v, vN##_set1(e->bias_row[r]));                                            \
         if (e->act == TX_GEMM_ACT_HARD_SWISH) {                                                    \
-            v = vN##_mul(v, vN##_min(vN##_set1(1.0f),                                              \
-                                     vN##_max(vN##_set1(0.0f), vN##_fma(v, vN##_set1(1.0f / 6.0f), \
-                                                                        vN##_set1(0.5f)))));       \
+            v = vN##_hard_swish(v);                                                                \
         } else if (e->act) {                                                                       \
             v = vN##_max(vN##_set1(e->lo), v);                                                     \
             if (e->act == TX_GEMM_ACT_CLIP)                                                        \

@@ -127,6 +127,20 @@ static inline float tx_v4_hsum(tx_f32x4 a) {
 
 #endif /* TX_NO_SIMD */
 
+/* Hard-swish, v · clamp(v / 6 + 1/2, 0, 1), for the unary op and the GEMM's
+ * and depthwise conv's fused epilogues. The clamp is two selects (not nested
+ * ternaries, not fminf/fmaxf calls) so that gcc vectorizes the scalar form,
+ * and a NaN passes through both (NaN in, NaN out) in every form. */
+static inline float tx_hard_swish1(float v) {
+    float t = v * (1.0f / 6.0f) + 0.5f;
+    t = t < 0.0f ? 0.0f : t;
+    return v * (t > 1.0f ? 1.0f : t);
+}
+static inline tx_f32x4 tx_v4_hard_swish(tx_f32x4 v) {
+    tx_f32x4 t = tx_v4_fma(v, tx_v4_set1(1.0f / 6.0f), tx_v4_set1(0.5f));
+    return tx_v4_mul(v, tx_v4_min(tx_v4_set1(1.0f), tx_v4_max(tx_v4_set1(0.0f), t)));
+}
+
 #ifdef TX_SIMD_X86
 
 typedef float tx_f32x8 __attribute__((vector_size(32)));
@@ -161,6 +175,10 @@ TX_TARGET_AVX2 static inline tx_f32x8 tx_v8_max(tx_f32x8 a, tx_f32x8 b) {
 TX_TARGET_AVX2 static inline tx_f32x8 tx_v8_min(tx_f32x8 a, tx_f32x8 b) {
     tx_i32x8 m = a < b;
     return (tx_f32x8)((m & (tx_i32x8)a) | (~m & (tx_i32x8)b));
+}
+TX_TARGET_AVX2 static inline tx_f32x8 tx_v8_hard_swish(tx_f32x8 v) {
+    tx_f32x8 t = tx_v8_fma(v, tx_v8_set1(1.0f / 6.0f), tx_v8_set1(0.5f));
+    return tx_v8_mul(v, tx_v8_min(tx_v8_set1(1.0f), tx_v8_max(tx_v8_set1(0.0f), t)));
 }
 
 /* True when this CPU runs TX_TARGET_AVX2 code (cheap after the first call). */

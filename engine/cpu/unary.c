@@ -16,19 +16,14 @@ static inline float clamp01(float t) {
     return t > 1.0f ? 1.0f : t;
 }
 
-/* In the SIMD layer: gcc does not if-convert the clamp followed by the
- * multiply ("control flow in loop"). max(lo, t) and min(hi, t) keep NaN. */
+/* In the SIMD layer: gcc does not if-convert the scalar form inside the
+ * switch's loop ("control flow in loop"). */
 static void hard_swish(const float *x, float *y, int64_t n) {
     int64_t i = 0;
-    const tx_f32x4 k = tx_v4_set1(1.0f / 6.0f), h = tx_v4_set1(0.5f), z = tx_v4_set1(0.0f),
-                   o = tx_v4_set1(1.0f);
-    for (; i + 4 <= n; i += 4) {
-        tx_f32x4 v = tx_v4_load(x + i);
-        tx_f32x4 t = tx_v4_min(o, tx_v4_max(z, tx_v4_fma(v, k, h)));
-        tx_v4_store(y + i, tx_v4_mul(v, t));
-    }
+    for (; i + 4 <= n; i += 4)
+        tx_v4_store(y + i, tx_v4_hard_swish(tx_v4_load(x + i)));
     for (; i < n; i++)
-        y[i] = x[i] * clamp01(x[i] * (1.0f / 6.0f) + 0.5f);
+        y[i] = tx_hard_swish1(x[i]);
 }
 
 static float softplus(float v) {
