@@ -26,29 +26,30 @@
 #include "report.h"
 
 static int usage(void) {
-    fprintf(stderr,
-            "usage:\n"
-            "  texel info [--json]\n"
-            "  texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
-            "           [--no-reference] [--device gpu|cpu|all]\n"
-            "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
-            "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
-            "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
-            "  conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D] [--group G]\n"
-            "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
-            "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
-            "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
-            "           reductions: [--axes A,B] [--drop-dims] [--noop-empty-axes]\n"
-            "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
-            "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
-            "           cast: [--to float32|int32] [--bool]\n"
-            "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output NAME]...\n"
-            "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
-            "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
-            "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
-            "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
-            "           [--device auto|gpu|cpu]\n"
-            "ops:");
+    fprintf(
+        stderr,
+        "usage:\n"
+        "  texel info [--json]\n"
+        "  texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
+        "           [--no-reference] [--device gpu|cpu|all]\n"
+        "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
+        "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
+        "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
+        "  conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D] [--group G]\n"
+        "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
+        "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
+        "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
+        "           reductions: [--axes A,B] [--drop-dims] [--noop-empty-axes]\n"
+        "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
+        "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
+        "           cast: [--to float32|int32] [--bool]\n"
+        "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output NAME]...\n"
+        "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
+        "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
+        "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
+        "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
+        "           [--device auto|gpu|cpu]\n"
+        "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
     fprintf(stderr, "\n");
@@ -84,8 +85,8 @@ static int cmd_info(int argc, char **argv) {
                c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
                tx_ctx_specialize_after(ctx), c.float16_storage ? "true" : "false");
     } else {
-        printf("renderer:          %s\nGL version:        %s\nGLSL version:      %s\n",
-               c.renderer, c.version, c.glsl_version);
+        printf("renderer:          %s\nGL version:        %s\nGLSL version:      %s\n", c.renderer,
+               c.version, c.glsl_version);
         printf("max texture size:  %d\nmax draw buffers:  %d\n", c.max_texture_size,
                c.max_draw_buffers);
         printf("float32 render:    %s (probed by drawing and reading back)\n",
@@ -93,8 +94,8 @@ static int cmd_info(int argc, char **argv) {
         printf("float16 render:    %s\n", c.float16_render ? "yes" : "no");
         if (c.float16_storage)
             printf("storage:           float16 (results carry ~3 significant digits)\n");
-        printf("parallel compile:  %s\n", c.parallel_compile ? "yes (KHR_parallel_shader_compile)"
-                                                             : "no");
+        printf("parallel compile:  %s\n",
+               c.parallel_compile ? "yes (KHR_parallel_shader_compile)" : "no");
         int k = tx_ctx_specialize_after(ctx);
         if (k < 0)
             printf("specialize after:  never\n");
@@ -210,10 +211,10 @@ static int cmd_op(int argc, char **argv) {
         else if (strcmp(a, "--stride") == 0 || strcmp(a, "--pad") == 0 ||
                  strcmp(a, "--dilation") == 0 || strcmp(a, "--kernel") == 0 ||
                  strcmp(a, "--output-padding") == 0 || strcmp(a, "--output-shape") == 0) {
-            spatial_arg *dst = a[2] == 's' && a[3] == 't' ? &stride
-                               : a[2] == 'p'              ? &pad
-                               : a[2] == 'd'              ? &dil
-                               : a[2] == 'k'              ? &kernel
+            spatial_arg *dst = a[2] == 's' && a[3] == 't'           ? &stride
+                               : a[2] == 'p'                        ? &pad
+                               : a[2] == 'd'                        ? &dil
+                               : a[2] == 'k'                        ? &kernel
                                : strcmp(a, "--output-padding") == 0 ? &outpad
                                                                     : &outshape;
             if (!parse_spatial(v, dst)) {
@@ -271,8 +272,7 @@ static int cmd_op(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
-            cd.specialize_after = k == 0 ? TX_SPECIALIZE_ALWAYS
-                                         : (k < 0 ? TX_SPECIALIZE_NEVER : k);
+            cd.specialize_after = k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
             i++;
         } else
             return usage();
@@ -305,8 +305,8 @@ static int cmd_op(int argc, char **argv) {
         ns = 2;
     }
     bool conv = d.op == TX_OP_CONV || d.op == TX_OP_CONV_TRANSPOSE;
-    bool pool = d.op == TX_OP_MAXPOOL || d.op == TX_OP_AVERAGEPOOL ||
-                d.op == TX_OP_GLOBALMAXPOOL || d.op == TX_OP_GLOBALAVERAGEPOOL;
+    bool pool = d.op == TX_OP_MAXPOOL || d.op == TX_OP_AVERAGEPOOL || d.op == TX_OP_GLOBALMAXPOOL ||
+                d.op == TX_OP_GLOBALAVERAGEPOOL;
     if (conv || pool) {
         int nsp = d.rank[0] > 2 ? d.rank[0] - 2 : 1;
         tx_conv_desc *c = &d.attrs.conv;
@@ -331,8 +331,8 @@ static int cmd_op(int argc, char **argv) {
             d.attrs.matmul.activation = TX_OP_NONE;
             if (bias && ns == 2) {
                 d.rank[2] = 1;
-                d.shape[2][0] = d.op == TX_OP_CONV ? d.shape[1][0]
-                                                   : d.shape[1][1] * (group ? group : 1);
+                d.shape[2][0] =
+                    d.op == TX_OP_CONV ? d.shape[1][0] : d.shape[1][1] * (group ? group : 1);
                 ns = 3;
             }
         } else {
@@ -400,8 +400,7 @@ static int cmd_op(int argc, char **argv) {
         printf("}\n");
     } else {
         if (r.status) {
-            printf("%s %s: %s: %s\n", tx_op_name(d.op), shapes, tx_status_name(r.status),
-                   r.error);
+            printf("%s %s: %s: %s\n", tx_op_name(d.op), shapes, tx_status_name(r.status), r.error);
         } else {
             char os[160] = "[";
             for (int i = 0; i < r.out_rank; i++)

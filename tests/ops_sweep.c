@@ -18,6 +18,8 @@ typedef struct shape_case {
     bool int32;        /* every input is int32 */
 } shape_case;
 
+/* The case tables: one case per line, several where they are short. */
+/* clang-format off */
 static const shape_case k_unary[] = {
     {.shapes = "1"}, {.shapes = "3"}, {.shapes = "4"}, {.shapes = "17"}, {.shapes = "5x7x11x13"}, {.shapes = "64x65"}, {.shapes = "2x3x4x5x6x7"}, {.shapes = "0"}, {.shapes = "scalar"},
 };
@@ -320,6 +322,7 @@ static const shape_case k_resize[] = {
     RZ("2x6x8", "nearest-rows", .nearest = TX_RESIZE_FLOOR, .scales = {1, 1.5f, 1}),
     RZ("2x5x8", "linear-rows", .mode = TX_RESIZE_LINEAR, .scales = {1, 1.6f, 1}),
 };
+/* clang-format on */
 
 typedef struct family_cases {
     const shape_case *cases;
@@ -467,8 +470,8 @@ int main(int argc, char **argv) {
         if (tx_test_begin(name)) {
             if (modes[m].desc.device == TX_DEVICE_CPU) {
                 CHECK(st.draws == 0 && st.cpu_ops > 0,
-                      "cpu mode drew %llu times and ran %llu CPU ops",
-                      (unsigned long long)st.draws, (unsigned long long)st.cpu_ops);
+                      "cpu mode drew %llu times and ran %llu CPU ops", (unsigned long long)st.draws,
+                      (unsigned long long)st.cpu_ops);
                 CHECK(st.live_host_bytes == 0, "%llu bytes of host tensors leaked",
                       (unsigned long long)st.live_host_bytes);
             } else if (m == 0) {

@@ -85,10 +85,13 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
     return w;
 }
 
-EXPORT const char *txw_create_error(void) { return g_create_error; }
+EXPORT const char *txw_create_error(void) {
+    return g_create_error;
+}
 
 /* Sets an engine environment variable: the knobs the desktop reads from the
- * environment (TEXEL_AUTO_MEASURE, TEXEL_SPECIALIZE_AFTER, TEXEL_CPU_THREADS ...); value NULL unsets. */
+ * environment (TEXEL_AUTO_MEASURE, TEXEL_SPECIALIZE_AFTER, TEXEL_CPU_THREADS ...); value NULL
+ * unsets. */
 EXPORT int txw_setenv(const char *name, const char *value) {
     return value ? setenv(name, value, 1) : unsetenv(name);
 }
@@ -102,36 +105,76 @@ EXPORT void txw_destroy(txw *w) {
     free(w);
 }
 
-EXPORT const char *txw_last_error(txw *w) { return tx_last_error(w->ctx); }
-EXPORT const char *txw_status_name(int s) { return tx_status_name((tx_status)s); }
-EXPORT int txw_status_count(void) { return TX_STATUS_COUNT_; }
-EXPORT int txw_gl_handle(txw *w) { return w->gl; }
-EXPORT int txw_finish(txw *w) { return tx_ctx_finish(use(w)); }
-EXPORT void txw_trim(txw *w) { tx_ctx_trim(use(w)); }
+EXPORT const char *txw_last_error(txw *w) {
+    return tx_last_error(w->ctx);
+}
+EXPORT const char *txw_status_name(int s) {
+    return tx_status_name((tx_status)s);
+}
+EXPORT int txw_status_count(void) {
+    return TX_STATUS_COUNT_;
+}
+EXPORT int txw_gl_handle(txw *w) {
+    return w->gl;
+}
+EXPORT int txw_finish(txw *w) {
+    return tx_ctx_finish(use(w));
+}
+EXPORT void txw_trim(txw *w) {
+    tx_ctx_trim(use(w));
+}
 
 /* ---- context loss ---- */
 
-EXPORT void txw_mark_lost(txw *w) { tx_ctx_mark_lost(use(w)); }
-EXPORT int txw_is_lost(txw *w) { return tx_ctx_is_lost(w->ctx); }
-EXPORT int txw_restore(txw *w) { return tx_ctx_restore(use(w)); }
-EXPORT int txw_generation(txw *w) { return tx_ctx_generation(w->ctx); }
+EXPORT void txw_mark_lost(txw *w) {
+    tx_ctx_mark_lost(use(w));
+}
+EXPORT int txw_is_lost(txw *w) {
+    return tx_ctx_is_lost(w->ctx);
+}
+EXPORT int txw_restore(txw *w) {
+    return tx_ctx_restore(use(w));
+}
+EXPORT int txw_generation(txw *w) {
+    return tx_ctx_generation(w->ctx);
+}
 
 /* ---- stats and caps as JSON ---- */
 
-#define TXW_STATS(X)                                                                           \
-    X(generic_compiles) X(specialized_compiles) X(specialized_ready) X(specialized_evicted)    \
-    X(compile_failures) X(cache_hits) X(generic_runs) X(specialized_runs) X(draws)             \
-    X(bytes_uploaded) X(bytes_downloaded) X(live_texture_bytes) X(pooled_texture_bytes)        \
-    X(peak_texture_bytes) X(live_tensors) X(specialized_programs) X(pooled_textures)         \
-    X(textures_evicted) X(context_losses) X(context_restores) X(cpu_ops) X(live_host_bytes)    \
+/* clang-format off */
+#define TXW_STATS(X) \
+    X(generic_compiles) \
+    X(specialized_compiles) \
+    X(specialized_ready) \
+    X(specialized_evicted) \
+    X(compile_failures) \
+    X(cache_hits) \
+    X(generic_runs) \
+    X(specialized_runs) \
+    X(draws) \
+    X(bytes_uploaded) \
+    X(bytes_downloaded) \
+    X(live_texture_bytes) \
+    X(pooled_texture_bytes) \
+    X(peak_texture_bytes) \
+    X(live_tensors) \
+    X(specialized_programs) \
+    X(pooled_textures) \
+    X(textures_evicted) \
+    X(context_losses) \
+    X(context_restores) \
+    X(cpu_ops) \
+    X(live_host_bytes) \
     X(peak_host_bytes)
+/* clang-format on */
 
 EXPORT const char *txw_stats_json(txw *w) {
     tx_stats s;
     tx_ctx_stats(w->ctx, &s);
     size_t n = 0, cap = sizeof w->json;
     n += (size_t)snprintf(w->json + n, cap - n, "{");
-#define X(f) n += (size_t)snprintf(w->json + n, cap - n, "\"" #f "\":%llu,", (unsigned long long)s.f);
+#define X(f)                                                                                       \
+    n += (size_t)snprintf(w->json + n, cap - n, "\"" #f "\":%llu,", (unsigned long long)s.f);
     TXW_STATS(X)
 #undef X
     snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d}", s.compile_ms,
@@ -198,7 +241,9 @@ EXPORT int txw_tensor_write(txw *w, uint32_t id, const void *src, double bytes) 
 }
 
 /* Devices cross as their tx_device values; names through these two. */
-EXPORT const char *txw_device_name(int d) { return tx_device_name((tx_device)d); }
+EXPORT const char *txw_device_name(int d) {
+    return tx_device_name((tx_device)d);
+}
 
 EXPORT int txw_tensor_device(txw *w, uint32_t id, int *out) {
     tx_device d = TX_DEVICE_DEFAULT;
@@ -226,8 +271,7 @@ EXPORT int txw_tensor_shape(txw *w, uint32_t id, int32_t *out) {
     return 0;
 }
 
-EXPORT int txw_tensor_reshape(txw *w, uint32_t id, int rank, const int32_t *shape,
-                              uint32_t *out) {
+EXPORT int txw_tensor_reshape(txw *w, uint32_t id, int rank, const int32_t *shape, uint32_t *out) {
     int64_t s[TX_MAX_RANK] = {0};
     to_shape(rank < 0 || rank > TX_MAX_RANK ? 0 : rank, shape, s);
     return tx_tensor_reshape(use(w), (tx_tensor){id}, rank, s, (tx_tensor *)out);
@@ -256,9 +300,15 @@ EXPORT int txw_read_cancel(txw *w, uint32_t r) {
 
 /* ---- ops ---- */
 
-EXPORT int txw_op_count(void) { return TX_OP_COUNT_; }
-EXPORT const char *txw_op_name(int op) { return tx_op_name((tx_op)op); }
-EXPORT int txw_op_arity(int op) { return tx_op_arity((tx_op)op); }
+EXPORT int txw_op_count(void) {
+    return TX_OP_COUNT_;
+}
+EXPORT const char *txw_op_name(int op) {
+    return tx_op_name((tx_op)op);
+}
+EXPORT int txw_op_arity(int op) {
+    return tx_op_arity((tx_op)op);
+}
 
 typedef enum attr_type { A_BOOL, A_INT, A_INT64, A_FLOAT, A_OP, A_TENSOR } attr_type;
 
@@ -267,18 +317,20 @@ typedef struct attr_field {
     const char *name; /* snake_case; JS passes camelCase or snake_case */
     size_t offset;    /* in tx_op_attrs */
     attr_type type;
-    int count;        /* > 1: an array of up to that many values */
-    long n_offset;    /* >= 0: an int in tx_op_attrs that receives the number given */
+    int count;     /* > 1: an array of up to that many values */
+    long n_offset; /* >= 0: an int in tx_op_attrs that receives the number given */
 } attr_field;
 
-#define FIELD(fam, name, member, type) \
-    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, 1, -1}
-#define FIELDN(fam, name, member, type, n) \
-    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n, -1}
+#define FIELD(fam, name, member, type)                                                             \
+    { TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, 1, -1 }
+#define FIELDN(fam, name, member, type, n)                                                         \
+    { TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n, -1 }
 /* An array whose length goes to another member (axes → n_axes). */
-#define FIELDC(fam, name, member, type, n, count_member) \
-    {TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n, \
-     (long)offsetof(tx_op_attrs, count_member)}
+#define FIELDC(fam, name, member, type, n, count_member)                                           \
+    {                                                                                              \
+        TX_FAMILY_##fam, name, offsetof(tx_op_attrs, member), type, n,                             \
+            (long)offsetof(tx_op_attrs, count_member)                                              \
+    }
 
 /* One row per attribute an op family takes from JS, in positional order. */
 static const attr_field k_attr_fields[] = {
@@ -288,8 +340,8 @@ static const attr_field k_attr_fields[] = {
     FIELD(MATMUL, "transpose_b", matmul.transpose_b, A_BOOL),
     FIELD(MATMUL, "bias", matmul.bias, A_TENSOR),
     FIELD(MATMUL, "activation", matmul.activation, A_OP),
-    /* enums cross as their C values (auto_pad: 0 notset, 1 same_upper, 2
-     * same_lower, 3 valid; see texel.h) */
+/* enums cross as their C values (auto_pad: 0 notset, 1 same_upper, 2
+ * same_lower, 3 valid; see texel.h) */
 #define CONV_FIELDS(F)                                                                             \
     FIELDN(F, "strides", conv.strides, A_INT, 2), FIELDN(F, "pads", conv.pads, A_INT, 4),          \
         FIELDN(F, "dilations", conv.dilations, A_INT, 2), FIELD(F, "group", conv.group, A_INT),    \
@@ -378,11 +430,10 @@ static tx_status set_attr(tx_ctx *ctx, const char *op, const attr_field *f, tx_o
             size_t len = strcspn(p, ",");
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
-            tx_op o = (len == 0 || strcmp(name, "none") == 0) ? TX_OP_NONE
-                                                                : tx_op_from_name(name);
+            tx_op o = (len == 0 || strcmp(name, "none") == 0) ? TX_OP_NONE : tx_op_from_name(name);
             if (o == TX_OP_NONE && len && strcmp(name, "none") != 0)
-                return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                               "%s: %s: unknown op \"%s\"", op, f->name, name);
+                return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %s: unknown op \"%s\"", op,
+                               f->name, name);
             ((tx_op *)base)[i] = o;
             end = (char *)p + len;
             break;
@@ -471,8 +522,7 @@ EXPORT int txw_op_run(txw *w, int op, const uint32_t *inputs, int n_inputs, cons
 /* device: a tx_device (0 / TX_DEVICE_AUTO: auto). The C side remembers no
  * auto decision under emscripten: web/texel.js keeps them (localStorage) and
  * passes a remembered device here. */
-EXPORT int txw_session_create(txw *w, const void *bytes, double len, int device,
-                              tx_session **out) {
+EXPORT int txw_session_create(txw *w, const void *bytes, double len, int device, tx_session **out) {
     tx_session_desc d = {.device = (tx_device)device};
     return tx_session_create(use(w), bytes, (size_t)len, &d, out);
 }

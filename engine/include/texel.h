@@ -676,9 +676,9 @@ int tx_op_arity(tx_op op);
 typedef struct tx_session tx_session;
 
 typedef struct tx_session_desc {
-    bool no_fusion;   /* keep every node a separate op (debugging, tests) */
-    tx_device device; /* 0 or TX_DEVICE_AUTO: chosen by measurement (below);
-                         TX_DEVICE_GPU / TX_DEVICE_CPU: always that one */
+    bool no_fusion;           /* keep every node a separate op (debugging, tests) */
+    tx_device device;         /* 0 or TX_DEVICE_AUTO: chosen by measurement (below);
+                                 TX_DEVICE_GPU / TX_DEVICE_CPU: always that one */
     const char *choice_cache; /* auto: the file remembering choices per model and
                                  renderer; NULL: $TEXEL_CACHE_DIR/device-choices,
                                  else ~/.cache/texel/device-choices; "": none */
@@ -724,17 +724,17 @@ tx_status tx_session_output_info(const tx_session *sess, int i, tx_value_info *o
 tx_status tx_session_run(tx_session *sess, const tx_feed *feeds, int n_feeds,
                          const char *const *fetches, int n_fetches, tx_tensor *outs);
 typedef struct tx_session_stats {
-    int nodes;             /* in the file */
-    int steps;             /* ops run per tx_session_run */
-    int folded;            /* nodes computed at plan time (constants, shapes) */
-    int fused;             /* nodes fused into another op */
-    uint64_t weight_bytes; /* constants uploaded at creation */
-    tx_device device;      /* the device the last run used (before any: the next one's) */
-    bool decided;          /* auto has settled (or the device was fixed) */
-    char reason[192];      /* why that device: "fixed by the session's desc" (or
-                              "by TEXEL_DEVICE"), "software rasterizer
-                              (llvmpipe ...)", "measured: gpu 4.1 ms, cpu 9.3 ms",
-                              "remembered: ...", "trial: ..." */
+    int nodes;                   /* in the file */
+    int steps;                   /* ops run per tx_session_run */
+    int folded;                  /* nodes computed at plan time (constants, shapes) */
+    int fused;                   /* nodes fused into another op */
+    uint64_t weight_bytes;       /* constants uploaded at creation */
+    tx_device device;            /* the device the last run used (before any: the next one's) */
+    bool decided;                /* auto has settled (or the device was fixed) */
+    char reason[192];            /* why that device: "fixed by the session's desc" (or
+                                    "by TEXEL_DEVICE"), "software rasterizer
+                                    (llvmpipe ...)", "measured: gpu 4.1 ms, cpu 9.3 ms",
+                                    "remembered: ...", "trial: ..." */
     uint64_t runs_gpu, runs_cpu; /* runs per device so far */
     double gpu_ms, cpu_ms;       /* auto's steady-state measurements (0: none) */
 } tx_session_stats;

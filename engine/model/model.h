@@ -123,11 +123,11 @@ typedef struct tx_onnx_node {
 
 typedef struct tx_onnx_vinfo {
     const char *name;
-    int elem;      /* 0 when the file gives no tensor type */
-    int rank;      /* -1 when unknown */
-    int64_t shape[TX_MAX_RANK]; /* -1 for a symbolic/unknown dim */
+    int elem;                           /* 0 when the file gives no tensor type */
+    int rank;                           /* -1 when unknown */
+    int64_t shape[TX_MAX_RANK];         /* -1 for a symbolic/unknown dim */
     const char *dim_param[TX_MAX_RANK]; /* the symbolic dims' names, or NULL */
-    bool not_tensor; /* sequence, map, optional ... */
+    bool not_tensor;                    /* sequence, map, optional ... */
 } tx_onnx_vinfo;
 
 typedef struct tx_onnx_init {
@@ -148,15 +148,14 @@ typedef struct tx_onnx_model {
 /* Parses a ModelProto. On failure returns a status and writes a message into
  * err (the model is left empty). The model owns an arena; free with
  * tx_onnx_model_free. */
-tx_status tx_onnx_load(const void *bytes, size_t len, tx_onnx_model *m, char *err,
-                       size_t err_len);
+tx_status tx_onnx_load(const void *bytes, size_t len, tx_onnx_model *m, char *err, size_t err_len);
 void tx_onnx_model_free(tx_onnx_model *m);
 
 /* Parses one TensorProto (the conformance runner's input_*.pb / output_*.pb).
  * The tensor's data is malloc'd (free with tx_hval_free); *name gets a
  * malloc'd copy of its name (may be NULL to ignore). */
-tx_status tx_onnx_load_tensor(const void *bytes, size_t len, tx_hval *out, char **name,
-                              char *err, size_t err_len);
+tx_status tx_onnx_load_tensor(const void *bytes, size_t len, tx_hval *out, char **name, char *err,
+                              size_t err_len);
 
 /* ---- host values (hval.c) ---- */
 
@@ -197,32 +196,32 @@ struct tx_xnode {
     tx_ctx *ctx;
     const tx_onnx_node *node;
     int64_t opset;
-    bool fold;              /* plan time: host paths only, inputs are constants */
+    bool fold; /* plan time: host paths only, inputs are constants */
     int n_in, n_out;
-    tx_session_val **in;    /* NULL = an omitted optional input */
-    tx_session_val **out;   /* NULL = an omitted optional output */
-    tx_op act;              /* a fused activation to apply (TX_OP_NONE) */
-    tx_session_val *bias;   /* a fused bias (MatMul + Add) */
+    tx_session_val **in;  /* NULL = an omitted optional input */
+    tx_session_val **out; /* NULL = an omitted optional output */
+    tx_op act;            /* a fused activation to apply (TX_OP_NONE) */
+    tx_session_val *bias; /* a fused bias (MatMul + Add) */
 };
 
 /* Executor flags. */
 enum {
-    TX_OPF_HOST = 1,        /* computes on the host when all inputs are host values */
-    TX_OPF_HOST_ONLY = 2,   /* no device path (yet): inputs must be host values */
-    TX_OPF_SHAPE_ONLY = 4,  /* reads only its input's shape (Shape, Size): output is host */
-    TX_OPF_FUSE_ACT = 8,    /* honours x->act (fused activation) */
+    TX_OPF_HOST = 1,       /* computes on the host when all inputs are host values */
+    TX_OPF_HOST_ONLY = 2,  /* no device path (yet): inputs must be host values */
+    TX_OPF_SHAPE_ONLY = 4, /* reads only its input's shape (Shape, Size): output is host */
+    TX_OPF_FUSE_ACT = 8,   /* honours x->act (fused activation) */
 };
 
 typedef tx_status (*tx_onnx_exec_fn)(tx_xnode *x);
 
 typedef struct tx_onnx_op {
     const char *op_type;
-    tx_onnx_exec_fn exec;   /* runs (or folds) the node */
-    tx_onnx_exec_fn infer;  /* static output shapes/types; NULL: unknown */
+    tx_onnx_exec_fn exec;  /* runs (or folds) the node */
+    tx_onnx_exec_fn infer; /* static output shapes/types; NULL: unknown */
     unsigned flags;
-    int min_in, max_in;     /* input count bounds (max -1: variadic) */
-    unsigned host_in;       /* bit i: input i is read on the host (a shape, axes,
-                               bounds): constants there are not uploaded */
+    int min_in, max_in; /* input count bounds (max -1: variadic) */
+    unsigned host_in;   /* bit i: input i is read on the host (a shape, axes,
+                           bounds): constants there are not uploaded */
 } tx_onnx_op;
 
 /* The executor for op_type in the default domain, or NULL (onnx/common.c). */
@@ -275,7 +274,7 @@ int tx_attr_ints(const tx_onnx_node *n, const char *name, const int64_t **v);
  * W is [M, C/g, k...]; all of W, b (optional), γ, β, mean, var are host values.
  * Returns false on shape mismatch. Results are malloc'd into w_out / b_out. */
 bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gamma,
-                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var,
-                          float eps, tx_hval *w_out, tx_hval *b_out);
+                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var, float eps,
+                          tx_hval *w_out, tx_hval *b_out);
 
 #endif

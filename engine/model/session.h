@@ -18,32 +18,32 @@ struct tx_session_val {
      * Inference must agree with it wherever both know a dim. */
     int decl_rank;
     int64_t decl_shape[TX_MAX_RANK];
-    bool is_const;     /* initializer, Constant or folded: c holds the data */
-    bool c_owned;      /* c's data is malloc'd (folded), not in the model arena */
+    bool is_const; /* initializer, Constant or folded: c holds the data */
+    bool c_owned;  /* c's data is malloc'd (folded), not in the model arena */
     tx_hval c;
     tx_tensor c_dev[TX_DEVICE_COUNT_]; /* the constant on each device, uploaded once */
-    bool host_static;  /* at run time this value is always a host value */
+    bool host_static;                  /* at run time this value is always a host value */
     bool is_input, is_output;
-    int producer;      /* step index, -1 for inputs/constants */
+    int producer; /* step index, -1 for inputs/constants */
     int n_uses;
-    int last_use;      /* last step reading it: the memory plan frees it after */
+    int last_use; /* last step reading it: the memory plan frees it after */
     /* run time */
     int kind;
-    tx_hval h;         /* kind HOST, or a DEVICE value read back (h_valid) */
+    tx_hval h; /* kind HOST, or a DEVICE value read back (h_valid) */
     bool h_valid;
     tx_tensor t;
-    bool t_owned;      /* false for the caller's feeds */
+    bool t_owned; /* false for the caller's feeds */
 };
 
 typedef struct tx_step {
     const tx_onnx_node *node;
     const tx_onnx_op *op;
     int n_in, n_out;
-    int *in, *out;     /* value indices, -1 = omitted */
-    bool dead;         /* folded into constants or fused into another step */
-    tx_op act;         /* fused activation */
-    int bias;          /* fused bias value, -1 none */
-    int *frees;        /* values whose last use is this step */
+    int *in, *out; /* value indices, -1 = omitted */
+    bool dead;     /* folded into constants or fused into another step */
+    tx_op act;     /* fused activation */
+    int bias;      /* fused bias value, -1 none */
+    int *frees;    /* values whose last use is this step */
     int n_frees;
 } tx_step;
 
@@ -52,16 +52,16 @@ struct tx_session {
     tx_onnx_model m;
     tx_session_val *vals;
     int n_vals, cap_vals;
-    int *index;        /* name hash → value index, open addressing, -1 empty */
+    int *index; /* name hash → value index, open addressing, -1 empty */
     int index_cap;
-    tx_step *steps;    /* in topological order */
+    tx_step *steps; /* in topological order */
     int n_steps;
     int *inputs, *outputs; /* value indices of the real graph inputs / outputs */
     int n_inputs, n_outputs;
     bool no_fusion;
     tx_session_val **io; /* scratch for an xnode's input/output pointers */
-    int fused;         /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
-    int folded;        /* count of nodes folded into constants at plan time */
+    int fused;           /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
+    int folded;          /* count of nodes folded into constants at plan time */
 };
 
 /* graph.c */

@@ -58,6 +58,8 @@ void tx_ref_free(tx_ref_tensor *t) {
 void tx_ref_input_range(tx_op op, int input, float *lo, float *hi) {
     *lo = -2.0f;
     *hi = 2.0f;
+    /* one line per case: the table it is */
+    /* clang-format off */
     switch (op) {
     case TX_OP_LOG:
     case TX_OP_SQRT: *lo = 0.01f; *hi = 4.0f; break;
@@ -98,6 +100,7 @@ void tx_ref_input_range(tx_op op, int input, float *lo, float *hi) {
         break;
     default: break;
     }
+    /* clang-format on */
 }
 
 double tx_ref_input_step(tx_op op, int input) {
@@ -140,6 +143,8 @@ tx_dtype tx_ref_input_dtype(tx_op op, int input, const tx_ref_tensor *in, int n_
 void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
     *atol = 1e-5;
     *rtol = 1e-5;
+    /* one line per case: the table it is */
+    /* clang-format off */
     switch (op) {
     case TX_OP_EXP:
     case TX_OP_POW:
@@ -191,4 +196,5 @@ void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
         break;
     default: break;
     }
+    /* clang-format on */
 }
