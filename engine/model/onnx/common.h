@@ -62,6 +62,9 @@ extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
     tx_onnx_ops_gather, tx_onnx_ops_resize;
 extern const tx_onnx_family tx_onnx_ops_rnn, tx_onnx_ops_seq, tx_onnx_ops_einsum;
+/* BatchNormalization with training_mode = 1 (seq.c): batch statistics and the
+ * running mean / variance outputs. */
+tx_status tx_onnx_batch_norm_training(tx_xnode *x);
 
 /* ---- static shapes ---- */
 

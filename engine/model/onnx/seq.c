@@ -317,6 +317,66 @@ static tx_status exec_window(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
+/* ---- BatchNormalization with training_mode: batch statistics ---- */
+
+tx_status tx_onnx_batch_norm_training(tx_xnode *x) {
+    if (x->n_out > 3 && (x->out[3] || (x->n_out > 4 && x->out[4])))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                         "the saved_mean / saved_var outputs (opset < 14)");
+    float eps = tx_attr_float(x->node, "epsilon", 1e-5f);
+    float mom = tx_attr_float(x->node, "momentum", 0.9f);
+    tx_xb b = {.x = x};
+    int64_t s[TX_MAX_RANK];
+    int rank = in_shape(&b, 0, s);
+    if (b.st)
+        return b.st;
+    if (rank < 2 || !(eps >= 0))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "rank %d, epsilon %g (needs [N, C, ...])",
+                         rank, (double)eps);
+    for (int i = 1; i < 5; i++) {
+        int64_t cs[TX_MAX_RANK];
+        if (in_shape(&b, i, cs) != 1 || cs[0] != s[1])
+            return b.st ? b.st
+                        : tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "input %d must be [%lld]", i,
+                                    (long long)s[1]);
+    }
+    if (x->fold)
+        return TX_STATUS_DEFER;
+    int axes[TX_MAX_RANK], na = 0;
+    int64_t cshape[TX_MAX_RANK]; /* [C, 1, ...]: per channel against [N, C, ...] */
+    for (int d = 0; d < rank; d++)
+        if (d != 1)
+            axes[na++] = d;
+    for (int d = 0; d < rank - 1; d++)
+        cshape[d] = d ? 1 : s[1];
+    tx_tensor in = tx_xb_in(&b, 0);
+    tx_tensor mean = tx_xb_reduce(&b, TX_OP_REDUCE_MEAN, in, axes, na, true);
+    tx_tensor dev = tx_xb_binary(&b, TX_OP_SUB, in, mean);
+    tx_tensor var =
+        tx_xb_reduce(&b, TX_OP_REDUCE_MEAN, tx_xb_binary(&b, TX_OP_MUL, dev, dev), axes, na, true);
+    tx_tensor sd =
+        tx_xb_unary(&b, TX_OP_SQRT, tx_xb_binary(&b, TX_OP_ADD, var, tx_xb_scalar(&b, eps)));
+    tx_tensor y = tx_xb_binary(&b, TX_OP_DIV, dev, sd);
+    y = tx_xb_binary(&b, TX_OP_MUL, y, tx_xb_reshape(&b, tx_xb_in(&b, 1), rank - 1, cshape));
+    y = tx_xb_binary(&b, TX_OP_ADD, y, tx_xb_reshape(&b, tx_xb_in(&b, 2), rank - 1, cshape));
+    /* running statistics: input · momentum + batch · (1 - momentum) */
+    tx_tensor run[2] = {{0}, {0}}, stat[2] = {mean, var};
+    for (int k = 0; k < 2 && x->n_out > k + 1 && x->out[k + 1]; k++) {
+        tx_tensor bs = tx_xb_reshape(&b, stat[k], 1, &s[1]);
+        tx_tensor a = tx_xb_binary(&b, TX_OP_MUL, tx_xb_in(&b, 3 + k), tx_xb_scalar(&b, mom));
+        run[k] = tx_xb_binary(&b, TX_OP_ADD, a,
+                              tx_xb_binary(&b, TX_OP_MUL, bs, tx_xb_scalar(&b, 1.0f - mom)));
+    }
+    tx_tensor outs[3] = {y, run[0], run[1]};
+    for (int o = 0; o < 3 && !b.st; o++) {
+        tx_tensor t;
+        if (!outs[o].id || (b.st = tx_identity(x->ctx, outs[o], &t)))
+            continue;
+        b.st = tx_x_set_dev(x, o, t, TX_ONNX_FLOAT);
+    }
+    return tx_xb_free(&b);
+}
+
 /* ---- rows ---- */
 
 static const tx_onnx_op k_ops[] = {
