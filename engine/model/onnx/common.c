@@ -230,6 +230,7 @@ static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_rnn,
     &tx_onnx_ops_seq,
     &tx_onnx_ops_einsum,
+    &tx_onnx_ops_dft,
 };
 
 tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type) {
