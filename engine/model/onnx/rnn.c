@@ -214,6 +214,12 @@ static tx_tensor gate_rows(tx_xb *b, const rnn *r, tx_tensor w, int d, int g0, i
     return tx_xb_reshape(b, t, 2, (int64_t[]){(g1 - g0) * r->H, s[2]});
 }
 
+/* R's gate rows [g0, g1) of direction d: [rows, H] when tb, else [H, rows]. */
+static tx_tensor r_rows(tx_xb *b, const rnn *r, tx_tensor rr, int d, int g0, int g1, bool tb) {
+    tx_tensor t = gate_rows(b, r, rr, d, g0, g1);
+    return tb ? t : tx_xb_transpose(b, t, (const int[]){1, 0});
+}
+
 /* Direction d's bias entries [g0, g1) gates of Wb (half 0) or Rb (half 1), or {0}. */
 static tx_tensor bias_part(tx_xb *b, const rnn *r, tx_tensor bias, int d, int half, int g0,
                            int g1) {
@@ -249,9 +255,10 @@ static tx_tensor masked(tx_xb *b, tx_tensor m, tx_tensor old, tx_tensor cand) {
 /* Per-direction inputs, prepared once. */
 typedef struct rnn_dir {
     tx_tensor xw, xw_h; /* X·Wᵀ + biases: [T, B, G·H] (GRU: z,r in xw and h in xw_h) */
-    tx_tensor rw, rw_h; /* R rows: all gates (GRU: z,r; h in rw_h) */
-    tx_tensor rb_h;     /* GRU linear_before_reset: Rb of h */
-    tx_tensor p[3];     /* LSTM peepholes i, o, f ([H]) or {0} */
+    tx_tensor rw, rw_h; /* R rows: all gates (GRU: z,r; h in rw_h), transposed unless tb */
+    bool tb;
+    tx_tensor rb_h; /* GRU linear_before_reset: Rb of h */
+    tx_tensor p[3]; /* LSTM peepholes i, o, f ([H]) or {0} */
 } rnn_dir;
 
 static void prepare(tx_xb *b, const rnn *r, tx_tensor xt, int d, rnn_dir *p) {
@@ -261,7 +268,11 @@ static void prepare(tx_xb *b, const rnn *r, tx_tensor xt, int d, rnn_dir *p) {
     tx_tensor bsum =
         add_opt(b, bias_part(b, r, bias, d, 0, 0, zr), bias_part(b, r, bias, d, 1, 0, zr));
     p->xw = tx_xb_matmul(b, xt, gate_rows(b, r, w, d, 0, zr), true, bsum);
-    p->rw = gate_rows(b, r, rr, d, 0, zr);
+    /* With batch > 1, R's rows are transposed once to [H, rows]: the CPU GEMM
+     * packs the right operand on every call, and a row-major one packs fast.
+     * One batch entry is a matrix-vector product, faster on R as it is. */
+    p->tb = r->B == 1;
+    p->rw = r_rows(b, r, rr, d, 0, zr, p->tb);
     if (r->kind == K_GRU) {
         tx_tensor bh = bias_part(b, r, bias, d, 0, 2, 3);
         if (!r->lbr)
@@ -269,7 +280,7 @@ static void prepare(tx_xb *b, const rnn *r, tx_tensor xt, int d, rnn_dir *p) {
         else
             p->rb_h = bias_part(b, r, bias, d, 1, 2, 3);
         p->xw_h = tx_xb_matmul(b, xt, gate_rows(b, r, w, d, 2, 3), true, bh);
-        p->rw_h = gate_rows(b, r, rr, d, 2, 3);
+        p->rw_h = r_rows(b, r, rr, d, 2, 3, p->tb);
     }
     if (r->kind == K_LSTM && tx_x_has(b->x, 7)) {
         tx_tensor pp = tx_xb_slice(b, tx_xb_in(b, 7), 0, d, d + 1, 1);
@@ -298,7 +309,7 @@ static void step(tx_xb *b, const rnn *r, const rnn_dir *p, int d, int64_t t, tx_
     const rnn_act *f = r->act[d];
     tx_tensor none = {0};
     tx_tensor g = tx_xb_binary(b, TX_OP_ADD, step_rows(b, r, p->xw, t),
-                               tx_xb_matmul(b, *h, p->rw, true, none));
+                               tx_xb_matmul(b, *h, p->rw, p->tb, none));
     if (r->kind == K_RNN) {
         *h = apply(b, r, &f[0], g);
     } else if (r->kind == K_GRU) {
@@ -306,9 +317,9 @@ static void step(tx_xb *b, const rnn *r, const rnn_dir *p, int d, int64_t t, tx_
         tx_tensor rs = apply(b, r, &f[0], gate(b, r, g, 1));
         tx_tensor hh;
         if (r->lbr)
-            hh = tx_xb_binary(b, TX_OP_MUL, rs, tx_xb_matmul(b, *h, p->rw_h, true, p->rb_h));
+            hh = tx_xb_binary(b, TX_OP_MUL, rs, tx_xb_matmul(b, *h, p->rw_h, p->tb, p->rb_h));
         else
-            hh = tx_xb_matmul(b, tx_xb_binary(b, TX_OP_MUL, rs, *h), p->rw_h, true, none);
+            hh = tx_xb_matmul(b, tx_xb_binary(b, TX_OP_MUL, rs, *h), p->rw_h, p->tb, none);
         hh = apply(b, r, &f[1], tx_xb_binary(b, TX_OP_ADD, step_rows(b, r, p->xw_h, t), hh));
         /* h' = (1 - z) ⊙ hh + z ⊙ h = hh + z ⊙ (h - hh) */
         tx_tensor zd = tx_xb_binary(b, TX_OP_MUL, z, tx_xb_binary(b, TX_OP_SUB, *h, hh));
@@ -394,14 +405,27 @@ static void run_dir(tx_xb *b, const rnn *r, tx_tensor xt, tx_tensor mask, int d,
         if (r->kind == K_LSTM)
             nc = tx_xb_untrack(b, masked(b, m, c, nc));
         tx_xb_release_from(b, n0);
-        if (b->st)
+        if (b->st) { /* the new states are the caller's (untracked) */
+            if (nh.id && nh.id != h.id)
+                tx_tensor_destroy(b->x->ctx, nh);
+            if (nc.id && nc.id != c.id)
+                tx_tensor_destroy(b->x->ctx, nc);
             break;
+        }
         tx_tensor_destroy(b->x->ctx, h);
         h = nh;
         if (r->kind == K_LSTM) {
             tx_tensor_destroy(b->x->ctx, c);
             c = nc;
         }
+    }
+    if (b->st) {
+        if (h.id)
+            tx_tensor_destroy(b->x->ctx, h);
+        if (c.id)
+            tx_tensor_destroy(b->x->ctx, c);
+        *h_out = *c_out = (tx_tensor){0};
+        return;
     }
     *h_out = tx_xb_track(b, TX_STATUS_OK, h);
     *c_out = c.id ? tx_xb_track(b, TX_STATUS_OK, c) : c;
