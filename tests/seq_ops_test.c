@@ -292,24 +292,32 @@ static void det_cases(void) {
     }
 }
 
-static void cumsum_case(void) {
-    if (!tx_test_begin("CumSum of [2, 5, 3] on axis 1, exclusive and reverse"))
+/* CumSum of [2, n, 3] along axis 1 (n > 512 takes the log-step scan). */
+static void cumsum_case(int n, bool excl, bool rev) {
+    char title[96];
+    snprintf(title, sizeof title, "CumSum of [2, %d, 3] on axis 1%s%s", n,
+             excl ? ", exclusive" : "", rev ? ", reverse" : "");
+    if (!tx_test_begin(title))
         return;
-    operand x = rand_op(3, (int64_t[]){2, 5, 3}), y = {0};
-    buf a[2] = {attr_i("exclusive", 1), attr_i("reverse", 1)};
+    operand x = rand_op(3, (int64_t[]){2, n, 3}), y = {0};
+    buf a[2] = {attr_i("exclusive", excl), attr_i("reverse", rev)};
     tx_status st = run_node_c("CumSum", &x, 1, &(const_in){0, 1, (int64_t[]){-2}}, a, 2, 14, &y);
     CHECK(st == TX_STATUS_OK, "%s", tx_last_error(g_ctx));
     if (!st) {
-        double want[30];
+        double *want = calloc((size_t)(6 * n), sizeof(double));
         for (int b = 0; b < 2; b++)
-            for (int c = 0; c < 3; c++)
-                for (int i = 0; i < 5; i++) {
-                    double sum = 0;
-                    for (int j = i + 1; j < 5; j++)
-                        sum += x.v[(b * 5 + j) * 3 + c];
-                    want[(b * 5 + i) * 3 + c] = sum;
+            for (int c = 0; c < 3; c++) {
+                double sum = 0;
+                for (int k = 0; k < n; k++) {
+                    int i = rev ? n - 1 - k : k;
+                    double v = x.v[(b * n + i) * 3 + c];
+                    sum += excl ? 0 : v;
+                    want[(b * n + i) * 3 + c] = sum;
+                    sum += excl ? v : 0;
                 }
-        expect_close(&y, want, 3, x.shape, 1e-5);
+            }
+        expect_close(&y, want, 3, x.shape, 1e-4);
+        free(want);
     }
     free(x.v), free(y.v);
     tx_test_end();
@@ -397,7 +405,9 @@ int main(int argc, char **argv) {
     g_ctx = tx_test_open_ctx((tx_ctx_desc){0}, &host);
     einsum_cases();
     det_cases();
-    cumsum_case();
+    cumsum_case(5, true, true);
+    cumsum_case(700, false, false);
+    cumsum_case(700, true, true);
     reverse_sequence_case(1);
     reverse_sequence_case(0);
     lrn_mvn_cases();

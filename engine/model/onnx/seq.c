@@ -34,7 +34,21 @@ static tx_status finish(tx_xb *b, tx_tensor y, int elem) {
     return tx_xb_free(b);
 }
 
-/* ---- CumSum: one matmul with a 0/1 triangle along the axis ---- */
+/* ---- CumSum: a matmul with a 0/1 triangle, or a log-step scan ---- */
+
+/* v [pre, n, post] shifted by k along dim 1 (toward the end, or the start
+ * when rev), zeros filling in. */
+static tx_tensor shifted(tx_xb *b, tx_tensor v, int64_t k, bool rev) {
+    tx_pad_desc d = {.mode = TX_PAD_CONSTANT};
+    d.begin[1] = rev ? -k : k;
+    d.end[1] = rev ? k : -k;
+    tx_tensor y = {0};
+    return tx_xb_track(b, b->st ? b->st : tx_pad(b->x->ctx, v, &d, &y), y);
+}
+
+/* Up to this length the triangle matmul (n² weights, one draw) runs; longer
+ * axes take log2(n) shifted adds (Hillis-Steele). */
+#define CUMSUM_MATMUL_MAX 512
 
 static tx_status exec_cumsum(tx_xnode *x) {
     int64_t axis_v[1];
@@ -54,21 +68,25 @@ static tx_status exec_cumsum(tx_xnode *x) {
     bool excl = tx_attr_int(x->node, "exclusive", 0) != 0;
     bool rev = tx_attr_int(x->node, "reverse", 0) != 0;
     int64_t n = s[a], pre = tx_numel_of(a, s), post = tx_numel_of(rank - a - 1, s + a + 1);
-    if (n > 4096)
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "an axis of %lld (at most 4096)", (long long)n);
-    float *tri = calloc((size_t)(n * n), sizeof(float));
-    if (!tri)
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    for (int64_t i = 0; i < n; i++) /* y[i] = sum of x[j] over the j tri[i][j] marks */
-        for (int64_t j = 0; j < n; j++)
-            tri[i * n + j] =
-                (rev ? (excl ? j > i : j >= i) : (excl ? j < i : j <= i)) ? 1.0f : 0.0f;
     tx_xb b = {.x = x};
-    tx_tensor m = tx_xb_const(&b, 2, (int64_t[]){n, n}, TX_DTYPE_FLOAT32, tri);
-    free(tri);
-    tx_tensor v = tx_xb_reshape(&b, in_float(&b, 0), 3, (int64_t[]){pre, n, post});
-    tx_tensor y = tx_xb_reshape(&b, tx_xb_matmul(&b, m, v, false, (tx_tensor){0}), rank, s);
-    return finish(&b, y, tx_x_elem(x, 0));
+    tx_tensor v = tx_xb_reshape(&b, in_float(&b, 0), 3, (int64_t[]){pre, n, post}), y;
+    if (n <= CUMSUM_MATMUL_MAX) {
+        float *tri = calloc((size_t)(n > 0 ? n * n : 1), sizeof(float));
+        if (!tri)
+            tx_xb_fail(&b, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+        for (int64_t i = 0; i < n && tri; i++) /* y[i] = sum of x[j] over the j tri[i][j] marks */
+            for (int64_t j = 0; j < n; j++)
+                tri[i * n + j] =
+                    (rev ? (excl ? j > i : j >= i) : (excl ? j < i : j <= i)) ? 1.0f : 0.0f;
+        tx_tensor m = tx_xb_const(&b, 2, (int64_t[]){n, n}, TX_DTYPE_FLOAT32, tri);
+        free(tri);
+        y = tx_xb_matmul(&b, m, v, false, (tx_tensor){0});
+    } else {
+        y = excl ? shifted(&b, v, 1, rev) : v;
+        for (int64_t k = 1; k < n; k *= 2)
+            y = tx_xb_binary(&b, TX_OP_ADD, y, shifted(&b, y, k, rev));
+    }
+    return finish(&b, tx_xb_reshape(&b, y, rank, s), tx_x_elem(x, 0));
 }
 
 /* ---- ReverseSequence: one Gather of rows [time·batch, rest] ---- */
