@@ -398,6 +398,64 @@ static void lrn_mvn_cases(void) {
     }
 }
 
+/* DFT of x [2, L, c] along axis 1 with dft_length n (padding or truncating),
+ * as opset 17 (axis attribute) or 20 (axis input). */
+static void dft_case(int L, int c, int n, bool inverse, bool onesided, int opset) {
+    char title[96];
+    snprintf(title, sizeof title, "DFT opset %d of [2, %d, %d], dft_length %d%s%s", opset, L, c, n,
+             inverse ? ", inverse" : "", onesided ? ", onesided" : "");
+    if (!tx_test_begin(title))
+        return;
+    operand x = rand_op(3, (int64_t[]){2, L, c}), y = {0};
+    buf g = {0}, a[3];
+    int na = 0;
+    a[na++] = attr_i("inverse", inverse);
+    a[na++] = attr_i("onesided", onesided);
+    if (opset < 20)
+        a[na++] = attr_i("axis", 1);
+    init_i64(&g, "n", (int64_t[]){1}, 0, (int64_t[]){n});
+    init_i64(&g, "axis", (int64_t[]){1}, 0, (int64_t[]){-2});
+    vinfo(&g, 11, "x0", TX_ONNX_FLOAT, x.shape, 3);
+    node(&g, "DFT", "n", (const char *[]){"x0", "n", "axis"}, opset < 20 ? 2 : 3,
+         (const char *[]){"y"}, 1, a, na);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, opset);
+    tx_session *s = NULL;
+    tx_tensor xt = {0}, yt = {0};
+    tx_status st = tx_session_create(g_ctx, m.d, m.n, NULL, &s);
+    tx_tensor_desc d = {.rank = 3, .shape = {2, L, c}, .data = x.v};
+    if (!st)
+        st = tx_tensor_create(g_ctx, &d, &xt);
+    if (!st)
+        st = tx_session_run(s, &(tx_feed){"x0", xt}, 1, NULL, 1, &yt);
+    CHECK(st == TX_STATUS_OK, "%s", tx_last_error(g_ctx));
+    int K = onesided ? n / 2 + 1 : n;
+    if (!st) {
+        y.rank = 3;
+        y.v = malloc(sizeof(float) * (size_t)(2 * K * 2));
+        y.shape[0] = 2, y.shape[1] = K, y.shape[2] = 2;
+        tx_tensor_read(g_ctx, yt, y.v, (size_t)(2 * K * 2) * 4);
+        double *want = calloc((size_t)(2 * K * 2), sizeof(double));
+        for (int b = 0; b < 2; b++)
+            for (int k = 0; k < K; k++)
+                for (int i = 0; i < L && i < n; i++) {
+                    double th = 6.283185307179586 * i * k / n * (inverse ? 1 : -1);
+                    double xr = x.v[(b * L + i) * c], xi = c == 2 ? x.v[(b * L + i) * c + 1] : 0;
+                    double sc = inverse ? 1.0 / n : 1.0;
+                    want[(b * K + k) * 2] += (xr * cos(th) - xi * sin(th)) * sc;
+                    want[(b * K + k) * 2 + 1] += (xr * sin(th) + xi * cos(th)) * sc;
+                }
+        expect_close(&y, want, 3, y.shape, 1e-5);
+        free(want);
+        tx_tensor_destroy(g_ctx, yt);
+    }
+    if (xt.id)
+        tx_tensor_destroy(g_ctx, xt);
+    tx_session_destroy(s);
+    free(m.d), free(x.v), free(y.v);
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -411,6 +469,9 @@ int main(int argc, char **argv) {
     reverse_sequence_case(1);
     reverse_sequence_case(0);
     lrn_mvn_cases();
+    dft_case(6, 1, 8, false, true, 17);
+    dft_case(6, 2, 4, true, false, 20);
+    dft_case(5, 2, 5, false, false, 20);
     tx_host_close(host, g_ctx);
     return tx_test_finish();
 }
