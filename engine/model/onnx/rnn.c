@@ -313,8 +313,8 @@ static void step(tx_xb *b, const rnn *r, const rnn_dir *p, int d, int64_t t, tx_
     if (r->kind == K_RNN) {
         *h = apply(b, r, &f[0], g);
     } else if (r->kind == K_GRU) {
-        tx_tensor z = apply(b, r, &f[0], gate(b, r, g, 0));
-        tx_tensor rs = apply(b, r, &f[0], gate(b, r, g, 1));
+        tx_tensor fa = apply(b, r, &f[0], g); /* g holds the z and r gates only */
+        tx_tensor z = gate(b, r, fa, 0), rs = gate(b, r, fa, 1);
         tx_tensor hh;
         if (r->lbr)
             hh = tx_xb_binary(b, TX_OP_MUL, rs, tx_xb_matmul(b, *h, p->rw_h, p->tb, p->rb_h));
@@ -324,23 +324,29 @@ static void step(tx_xb *b, const rnn *r, const rnn_dir *p, int d, int64_t t, tx_
         /* h' = (1 - z) ⊙ hh + z ⊙ h = hh + z ⊙ (h - hh) */
         tx_tensor zd = tx_xb_binary(b, TX_OP_MUL, z, tx_xb_binary(b, TX_OP_SUB, *h, hh));
         *h = tx_xb_binary(b, TX_OP_ADD, hh, zd);
-    } else { /* LSTM: gates i, o, f, c */
+    } else if (!p->p[0].id) { /* LSTM without peepholes: f over every gate at once */
+        tx_tensor fa = apply(b, r, &f[0], g);
+        tx_tensor i = gate(b, r, fa, 0), o = gate(b, r, fa, 1);
+        tx_tensor fg = r->input_forget ? tx_xb_binary(b, TX_OP_SUB, tx_xb_scalar(b, 1.0f), i)
+                                       : gate(b, r, fa, 2);
+        tx_tensor cc = apply(b, r, &f[1], gate(b, r, g, 3));
+        *c = tx_xb_binary(b, TX_OP_ADD, tx_xb_binary(b, TX_OP_MUL, fg, *c),
+                          tx_xb_binary(b, TX_OP_MUL, i, cc));
+        *h = tx_xb_binary(b, TX_OP_MUL, o, apply(b, r, &f[2], *c));
+    } else { /* LSTM with peepholes: gates i, o, f, c one by one */
         tx_tensor gi = gate(b, r, g, 0), go = gate(b, r, g, 1), gf = gate(b, r, g, 2);
-        if (p->p[0].id)
-            gi = tx_xb_binary(b, TX_OP_ADD, gi, tx_xb_binary(b, TX_OP_MUL, p->p[0], *c));
+        gi = tx_xb_binary(b, TX_OP_ADD, gi, tx_xb_binary(b, TX_OP_MUL, p->p[0], *c));
         tx_tensor i = apply(b, r, &f[0], gi), fg;
         if (r->input_forget) {
             fg = tx_xb_binary(b, TX_OP_SUB, tx_xb_scalar(b, 1.0f), i);
         } else {
-            if (p->p[2].id)
-                gf = tx_xb_binary(b, TX_OP_ADD, gf, tx_xb_binary(b, TX_OP_MUL, p->p[2], *c));
+            gf = tx_xb_binary(b, TX_OP_ADD, gf, tx_xb_binary(b, TX_OP_MUL, p->p[2], *c));
             fg = apply(b, r, &f[0], gf);
         }
         tx_tensor cc = apply(b, r, &f[1], gate(b, r, g, 3));
         *c = tx_xb_binary(b, TX_OP_ADD, tx_xb_binary(b, TX_OP_MUL, fg, *c),
                           tx_xb_binary(b, TX_OP_MUL, i, cc));
-        if (p->p[1].id)
-            go = tx_xb_binary(b, TX_OP_ADD, go, tx_xb_binary(b, TX_OP_MUL, p->p[1], *c));
+        go = tx_xb_binary(b, TX_OP_ADD, go, tx_xb_binary(b, TX_OP_MUL, p->p[1], *c));
         tx_tensor o = apply(b, r, &f[0], go);
         *h = tx_xb_binary(b, TX_OP_MUL, o, apply(b, r, &f[2], *c));
     }
