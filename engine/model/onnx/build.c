@@ -122,6 +122,47 @@ tx_tensor tx_xb_concat(tx_xb *b, const tx_tensor *xs, int n, int axis) {
     return tx_xb_track(b, b->st ? b->st : tx_concat(b->x->ctx, xs, n, axis, &y), y);
 }
 
+tx_tensor tx_xb_concat_tree(tx_xb *b, const tx_tensor *xs, int n, int axis) {
+    if (b->st || n < 1)
+        return (tx_tensor){0};
+    if (n == 1)
+        return tx_xb_concat(b, xs, 1, axis);
+    tx_tensor *lv = malloc(sizeof(tx_tensor) * (size_t)n);
+    if (!lv) {
+        tx_xb_fail(b, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+        return (tx_tensor){0};
+    }
+    memcpy(lv, xs, sizeof(tx_tensor) * (size_t)n);
+    bool owned = false; /* level 0 is the caller's; later levels are ours */
+    while (n > 1) {
+        int m = 0, i = 0;
+        tx_status st = TX_STATUS_OK;
+        for (; i < n && !st; i += 4) { /* lv[m] (m <= i / 4) never overwrites what is left */
+            int k = n - i < 4 ? n - i : 4;
+            tx_tensor y = {0};
+            st = k == 1 ? tx_identity(b->x->ctx, lv[i], &y)
+                        : tx_concat(b->x->ctx, lv + i, k, axis, &y);
+            for (int j = i; j < i + k && owned; j++)
+                tx_tensor_destroy(b->x->ctx, lv[j]);
+            if (!st)
+                lv[m++] = y;
+        }
+        if (st) {
+            for (int j = i; j < n && owned; j++)
+                tx_tensor_destroy(b->x->ctx, lv[j]);
+            for (int j = 0; j < m; j++)
+                tx_tensor_destroy(b->x->ctx, lv[j]);
+            free(lv);
+            return tx_xb_track(b, st, (tx_tensor){0});
+        }
+        n = m;
+        owned = true;
+    }
+    tx_tensor y = lv[0];
+    free(lv);
+    return tx_xb_track(b, TX_STATUS_OK, y);
+}
+
 tx_tensor tx_xb_reduce(tx_xb *b, tx_op op, tx_tensor a, const int *axes, int n_axes, bool keep) {
     tx_reduce_desc d = {.n_axes = n_axes, .drop_dims = !keep};
     memcpy(d.axes, axes, sizeof(int) * (size_t)n_axes);

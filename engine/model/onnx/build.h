@@ -39,6 +39,10 @@ tx_tensor tx_xb_transpose(tx_xb *b, tx_tensor a, const int *perm);
 /* a[start:end:step] along one axis. */
 tx_tensor tx_xb_slice(tx_xb *b, tx_tensor a, int axis, int64_t start, int64_t end, int64_t step);
 tx_tensor tx_xb_concat(tx_xb *b, const tx_tensor *xs, int n, int axis);
+/* The same as a tree of 4-way concats: every draw of a level has the same
+ * shapes (one program for all of them, where a chain would make a program
+ * per offset) and each element is copied log4(n) times, not n/3. */
+tx_tensor tx_xb_concat_tree(tx_xb *b, const tx_tensor *xs, int n, int axis);
 tx_tensor tx_xb_reduce(tx_xb *b, tx_op op, tx_tensor a, const int *axes, int n_axes, bool keep);
 tx_tensor tx_xb_cast(tx_xb *b, tx_tensor a, tx_dtype to);
 /* A float32 (or int32) tensor from host values. */

@@ -290,12 +290,16 @@ static void prepare(tx_xb *b, const rnn *r, tx_tensor xt, int d, rnn_dir *p) {
     }
 }
 
-/* Time step t's [B, cols] rows of a [T, B, cols] tensor. */
-static tx_tensor step_rows(tx_xb *b, const rnn *r, tx_tensor a, int64_t t) {
+/* Time step ti's [B, cols] rows of a [T, B, cols] tensor: a Gather at the
+ * index tensor ti ([1] int32), so that every step runs the same program (a
+ * Slice at each step's offset would be a program per step once specialized). */
+static tx_tensor step_rows(tx_xb *b, const rnn *r, tx_tensor a, tx_tensor ti) {
     int64_t s[TX_MAX_RANK];
+    tx_tensor y = {0};
     if (tx_xb_shape(b, a, s) < 0)
-        return (tx_tensor){0};
-    return tx_xb_reshape(b, tx_xb_slice(b, a, 0, t, t + 1, 1), 2, (int64_t[]){r->B, s[2]});
+        return y;
+    y = tx_xb_track(b, tx_gather(b->x->ctx, a, ti, 0, &y), y);
+    return tx_xb_reshape(b, y, 2, (int64_t[]){r->B, s[2]});
 }
 
 /* Gate k of a [B, n·H] tensor. */
@@ -303,8 +307,8 @@ static tx_tensor gate(tx_xb *b, const rnn *r, tx_tensor a, int k) {
     return tx_xb_slice(b, a, 1, k * r->H, (k + 1) * r->H, 1);
 }
 
-/* One step of direction d: new h (and c) from the old ones. */
-static void step(tx_xb *b, const rnn *r, const rnn_dir *p, int d, int64_t t, tx_tensor *h,
+/* One step of direction d at time index t ([1] int32): new h (and c) from the old ones. */
+static void step(tx_xb *b, const rnn *r, const rnn_dir *p, int d, tx_tensor t, tx_tensor *h,
                  tx_tensor *c) {
     const rnn_act *f = r->act[d];
     tx_tensor none = {0};
@@ -401,8 +405,10 @@ static void run_dir(tx_xb *b, const rnn *r, tx_tensor xt, tx_tensor mask, int d,
     for (int64_t k = 0; k < r->T && !b->st; k++) {
         int64_t t = reverse ? r->T - 1 - k : k;
         int n0 = b->n;
-        tx_tensor nh = h, nc = c, m = mask.id ? step_rows(b, r, mask, t) : (tx_tensor){0};
-        step(b, r, &p, d, t, &nh, &nc);
+        int32_t t32 = (int32_t)t;
+        tx_tensor ti = tx_xb_const(b, 1, (int64_t[]){1}, TX_DTYPE_INT32, &t32);
+        tx_tensor nh = h, nc = c, m = mask.id ? step_rows(b, r, mask, ti) : (tx_tensor){0};
+        step(b, r, &p, d, ti, &nh, &nc);
         if (ys) {
             tx_tensor y = m.id ? tx_xb_binary(b, TX_OP_MUL, m, nh) : nh;
             ys[t] = tx_xb_untrack(b, tx_xb_reshape(b, y, 4, (int64_t[]){1, 1, r->B, r->H}));
@@ -476,7 +482,7 @@ static tx_status exec_rnn(tx_xnode *x) {
         bool rev = d == 1 || strcmp(dir, "reverse") == 0;
         run_dir(&b, &r, xt, mask, d, rev, ys ? ys + d * r.T : NULL, &hs[d], &cs[d]);
         if (ys) /* [T, 1, B, H] */
-            yd[d] = tx_xb_concat(&b, ys + d * r.T, (int)r.T, 0);
+            yd[d] = tx_xb_concat_tree(&b, ys + d * r.T, (int)r.T, 0);
     }
     if (ys) {
         for (int64_t k = 0; k < r.T * r.D; k++)
