@@ -29,6 +29,7 @@ typedef struct rcase {
     const int64_t *lens; /* NULL: none */
     int n_acts;          /* 0: the defaults */
     act acts[6];
+    int runs; /* 0: 2; more to reach specialization (and count its programs) */
 } rcase;
 
 static double act_ref(const act *a, double x) {
@@ -316,7 +317,10 @@ static void run_case(tx_ctx *ctx, const rcase *c) {
             f[nf++] = (tx_feed){"L", mk(ctx, 1, (int64_t[]){B}, TX_DTYPE_INT32, l32)};
         }
         tx_tensor out[3] = {{0}};
-        for (int run = 0; run < 2 && !st; run++) { /* a second run reuses the plan */
+        tx_stats s0, s1;
+        tx_ctx_stats(ctx, &s0);
+        int runs = c->runs ? c->runs : 2;
+        for (int run = 0; run < runs && !st; run++) { /* later runs reuse the plan */
             st = tx_session_run(s, f, nf, NULL, n_out, out);
             CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(ctx));
             if (st)
@@ -328,6 +332,18 @@ static void run_case(tx_ctx *ctx, const rcase *c) {
             for (int o = 0; o < n_out; o++)
                 tx_tensor_destroy(ctx, out[o]);
         }
+        /* every time step runs the same programs: their number must not grow
+         * with T (a per-step offset folded into a specialized program would;
+         * scripts/test.sh runs this on the GPU) */
+        tx_ctx_stats(ctx, &s1);
+        uint64_t programs = s1.generic_compiles - s0.generic_compiles + s1.specialized_compiles -
+                            s0.specialized_compiles;
+        if (c->runs) /* (the first cases compile the generic programs too) */
+            CHECK(programs < (uint64_t)T / 2, "%llu programs compiled over %d steps",
+                  (unsigned long long)programs, T);
+        if (c->runs && getenv("TEXEL_TEST_VERBOSE"))
+            printf("  %llu programs over %d runs of %d steps\n", (unsigned long long)programs, runs,
+                   T);
         for (int k = 0; k < nf; k++)
             tx_tensor_destroy(ctx, f[k].tensor);
         free(xl);
@@ -345,7 +361,7 @@ int main(int argc, char **argv) {
         tx_t.filter = argv[1];
     tx_host *host = NULL;
     tx_ctx *ctx = tx_test_open_ctx((tx_ctx_desc){0}, &host);
-    static const int64_t lens3[3] = {4, 2, 1}, lens2[2] = {1, 3};
+    static const int64_t lens3[3] = {4, 2, 1}, lens2[2] = {1, 3}, lens3b[3] = {80, 33, 1};
     const rcase cases[] = {
         {"LSTM bidirectional, sequence_lens fed, initial states, peepholes", K_LSTM, 4, 3, 5, 4,
          "bidirectional", .init = true, .peepholes = true, .lens = lens3, .lens_input = true},
@@ -362,6 +378,8 @@ int main(int argc, char **argv) {
         {"RNN bidirectional, sequence_lens, initial state, per-direction activations", K_RNN, 4, 3,
          3, 4, "bidirectional", .init = true, .lens = lens3, .n_acts = 2,
          .acts = {{"Relu", 0, 0}, {"Affine", 0.5f, 0.1f}}},
+        {"LSTM, 80 steps with sequence_lens, run until specialized: programs do not grow with T",
+         K_LSTM, 80, 3, 3, 4, "bidirectional", .lens = lens3b, .runs = 6, .init = true},
         {"RNN reverse, clip, layout 1, Elu", K_RNN, 5, 2, 3, 3, "reverse", .clip = 0.9f,
          .layout = 1, .n_acts = 1, .acts = {{"Elu", 0.7f, 0}}},
     };
