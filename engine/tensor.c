@@ -218,6 +218,10 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
         free(stg);
         return st;
     }
+    /* shape may point into a slot (an op's output shaped like its input),
+     * and slot_new may move the slots: keep a copy */
+    int64_t dims[TX_MAX_RANK] = {0};
+    memcpy(dims, shape, sizeof(int64_t) * (size_t)rank);
     uint32_t idx;
     st = slot_new(ctx, &idx);
     if (st) {
@@ -228,7 +232,7 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
     stg->refs = 1;
     stg->numel = numel;
     stg->generation = ctx->generation;
-    tx_slot *s = slot_open(ctx, idx, rank, shape);
+    tx_slot *s = slot_open(ctx, idx, rank, dims);
     s->numel = numel;
     s->dtype = dtype;
     s->st = stg;

@@ -112,6 +112,8 @@ typedef struct tx_onnx_attr {
     int n_floats, n_ints;
     float *floats;
     int64_t *ints;
+    int n_strings; /* STRINGS: NUL-terminated copies */
+    const char **strings;
 } tx_onnx_attr;
 
 typedef struct tx_onnx_node {

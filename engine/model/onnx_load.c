@@ -469,7 +469,13 @@ static bool parse_attr(parser *p, tx_pb b, tx_onnx_attr *a) {
             ok = read_ints(p, &b, w, &ints, &n_ints, &c_ints, "attribute ints");
             seen = TX_ATTR_INTS;
             break;
-        case 9: ok = tx_pb_skip(&b, w), seen = TX_ATTR_STRINGS, c_str++; break;
+        case 9:
+            ok = w == TX_PB_LEN &&
+                 grow(p, (void **)&a->strings, a->n_strings, &c_str, sizeof *a->strings) &&
+                 read_str(p, &b, &a->strings[a->n_strings], "attribute strings");
+            a->n_strings += ok;
+            seen = TX_ATTR_STRINGS;
+            break;
         case 20: ok = w == TX_PB_VARINT && tx_pb_varint(&b, &type); break;
         default: ok = tx_pb_skip(&b, w); break;
         }

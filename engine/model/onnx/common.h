@@ -17,6 +17,11 @@
  *                  DepthToSpace, SpaceToDepth, Trilu
  *   gather.c       Gather, GatherElements, GatherND, OneHot
  *   resize.c       Resize, Upsample
+ *   rnn.c          RNN, GRU, LSTM (composed per time step; build.c's builder)
+ *   seq.c          CumSum, ReverseSequence, LRN, MeanVarianceNormalization,
+ *                  BitShift, Det, the window functions
+ *   einsum.c       Einsum
+ *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix)
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -57,6 +62,10 @@ typedef struct tx_onnx_family {
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
     tx_onnx_ops_gather, tx_onnx_ops_resize;
+extern const tx_onnx_family tx_onnx_ops_rnn, tx_onnx_ops_seq, tx_onnx_ops_einsum, tx_onnx_ops_dft;
+/* BatchNormalization with training_mode = 1 (seq.c): batch statistics and the
+ * running mean / variance outputs. */
+tx_status tx_onnx_batch_norm_training(tx_xnode *x);
 
 /* ---- static shapes ---- */
 

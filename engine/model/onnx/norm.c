@@ -69,6 +69,8 @@ static tx_status exec_norm(tx_xnode *x) {
     tx_op op = strcmp(t, "BatchNormalization") == 0      ? TX_OP_BATCH_NORM
                : strcmp(t, "InstanceNormalization") == 0 ? TX_OP_INSTANCE_NORM
                                                          : TX_OP_LAYER_NORM;
+    if (op == TX_OP_BATCH_NORM && tx_attr_int(x->node, "training_mode", 0) != 0)
+        return tx_onnx_batch_norm_training(x);
     for (int o = 1; o < x->n_out && op != TX_OP_LAYER_NORM; o++)
         if (x->out[o])
             return tx_x_fail(x, TX_STATUS_UNSUPPORTED,

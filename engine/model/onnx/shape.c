@@ -275,8 +275,14 @@ static tx_status exec_identity(tx_xnode *x) {
         tx_status st = tx_x_host(x, 2, &h);
         if (st)
             return st;
-        if (h->numel == 1 && tx_hval_get(h, 0) != 0)
-            return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "training_mode is unsupported");
+        const tx_hval *r = NULL; /* training: the identity only when ratio is 0 */
+        if (h->numel == 1 && tx_hval_get(h, 0) != 0 && tx_x_has(x, 1) && (st = tx_x_host(x, 1, &r)))
+            return st;
+        if (h->numel == 1 && tx_hval_get(h, 0) != 0 &&
+            !(r && r->numel == 1 && tx_hval_get(r, 0) == 0))
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                             "training_mode with a nonzero ratio draws a random mask from the "
+                             "seed, which texel cannot reproduce");
     }
     tx_status st = tx_x_shape(x, 0, &rank, shape);
     if (!st)
