@@ -220,7 +220,7 @@ static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,  &tx_onnx_ops_norm,
     &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
     /* detection and indexing */
-    &tx_onnx_ops_detect, &tx_onnx_ops_scatter,
+    &tx_onnx_ops_detect, &tx_onnx_ops_scatter, &tx_onnx_ops_sample,
 };
 
 tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type) {

@@ -20,6 +20,7 @@
  *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (host,
  *                  after a read-back)
  *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
+ *   sample.c       GridSample, RoiAlign
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -61,7 +62,7 @@ extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
     tx_onnx_ops_gather, tx_onnx_ops_resize;
 /* detection and indexing (detect.c, scatter.c) */
-extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter;
+extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample;
 
 /* ---- static shapes ---- */
 

@@ -1,0 +1,443 @@
+/* ONNX sampling at computed positions: GridSample, RoiAlign.
+ *
+ * Both are compositions of engine ops around one row Gather: X [N, C, H, W]
+ * is viewed as rows Xr [N*H*W, C] (one Transpose), each tap is a Gather of
+ * rows by a flat index n*H*W + y*W + x, times its weight, summed.
+ *
+ * GridSample (onnxruntime's semantics: nearest rounds half to even, taps
+ * outside the image are zeros / clamped / reflected per tap) computes its tap
+ * coordinates and weights on the device from the grid, per axis: 1 tap for
+ * nearest, 2 for linear, 4 for cubic (A = -0.75), then one Gather per tap
+ * pair. RoiAlign reads back its rois and batch indices (R x 5 values; one
+ * counted read each when they are device values) and builds the taps on the
+ * host (as onnxruntime's pre-calculation does): the image stays on the
+ * device and the op is one Gather, one Mul and one ReduceSum. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* A chain of engine ops whose temporaries are freed together; the first
+ * failure sticks and later steps are skipped. */
+typedef struct chain {
+    tx_xnode *x;
+    tx_status st;
+    int n;
+    tx_tensor t[768];
+} chain;
+
+static tx_tensor keep(chain *c, tx_status st, tx_tensor t) {
+    if (c->st)
+        return (tx_tensor){0};
+    if (!st && c->n >= (int)TX_COUNTOF(c->t)) {
+        tx_tensor_destroy(c->x->ctx, t);
+        st = tx_x_fail(c->x, TX_STATUS_UNSUPPORTED, "too many intermediate tensors");
+    }
+    if (st) {
+        c->st = st;
+        return (tx_tensor){0};
+    }
+    c->t[c->n++] = t;
+    return t;
+}
+
+static void chain_free(chain *c) {
+    for (int i = 0; i < c->n; i++)
+        tx_tensor_destroy(c->x->ctx, c->t[i]);
+    c->n = 0;
+}
+
+static tx_tensor scalar(chain *c, float v) {
+    tx_tensor t = {0};
+    tx_status st =
+        c->st
+            ? c->st
+            : tx_tensor_create(c->x->ctx,
+                               &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_FLOAT32, .data = &v},
+                               &t);
+    return keep(c, st, t);
+}
+
+static tx_tensor bin(chain *c, tx_op op, tx_tensor a, tx_tensor b) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_binary(c->x->ctx, op, a, b, &t), t);
+}
+
+static tx_tensor bin_s(chain *c, tx_op op, tx_tensor a, float v) {
+    return bin(c, op, a, scalar(c, v));
+}
+
+static tx_tensor un(chain *c, tx_op op, tx_tensor a) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_unary(c->x->ctx, op, a, &t), t);
+}
+
+static tx_tensor clip(chain *c, tx_tensor a, float lo, float hi) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_clip(c->x->ctx, a, lo, hi, &t), t);
+}
+
+static tx_tensor where(chain *c, tx_tensor m, tx_tensor a, tx_tensor b) {
+    tx_tensor t = {0}, w[3] = {m, a, b};
+    return keep(c, c->st ? c->st : tx_nary(c->x->ctx, TX_OP_WHERE, w, 3, &t), t);
+}
+
+static tx_tensor reshape(chain *c, tx_tensor a, int rank, const int64_t *shape) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_tensor_reshape(c->x->ctx, a, rank, shape, &t), t);
+}
+
+static tx_tensor transpose(chain *c, tx_tensor a, const int *perm) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_transpose(c->x->ctx, a, perm, &t), t);
+}
+
+static tx_tensor to_int(chain *c, tx_tensor a) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_cast(c->x->ctx, a, TX_DTYPE_INT32, false, &t), t);
+}
+
+static tx_tensor gather_rows(chain *c, tx_tensor rows, tx_tensor ix) {
+    tx_tensor t = {0};
+    return keep(c, c->st ? c->st : tx_gather(c->x->ctx, rows, ix, 0, &t), t);
+}
+
+/* X [N, C, spatial...] as rows [N * prod(spatial), C]. */
+static tx_tensor image_rows(chain *c, tx_tensor in, int rank, const int64_t *s) {
+    int perm[TX_MAX_RANK] = {0};
+    for (int d = 1; d < rank - 1; d++)
+        perm[d] = d + 1;
+    perm[rank - 1] = 1;
+    int64_t rs[2] = {tx_numel_of(rank, s) / s[1], s[1]};
+    return reshape(c, transpose(c, in, perm), 2, rs);
+}
+
+/* ---- GridSample ---- */
+
+enum { GS_NEAREST, GS_LINEAR, GS_CUBIC };
+enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
+
+/* The tap coordinate c (integral floats) folded back into [lo, hi] by
+ * reflection at the borders (onnxruntime's GsReflect), as a float tensor. */
+static tx_tensor gs_reflect(chain *c, tx_tensor v, float lo, float hi) {
+    float range = hi - lo;
+    if (range <= 0)
+        return bin_s(c, TX_OP_MUL, v, 0);
+    tx_tensor low = bin_s(c, TX_OP_LESS, v, lo), high = bin_s(c, TX_OP_GREATER, v, hi);
+    /* distance past the border crossed */
+    tx_tensor dl = bin(c, TX_OP_SUB, scalar(c, lo), v), dh = bin_s(c, TX_OP_SUB, v, hi);
+    tx_tensor dx = where(c, low, dl, dh);
+    tx_tensor n = un(c, TX_OP_FLOOR, bin_s(c, TX_OP_MUL, dx, 1.0f / range));
+    tx_tensor r = bin(c, TX_OP_SUB, dx, bin_s(c, TX_OP_MUL, n, range));
+    tx_tensor half = un(c, TX_OP_FLOOR, bin_s(c, TX_OP_MUL, n, 0.5f));
+    tx_tensor odd = bin(c, TX_OP_SUB, n, bin_s(c, TX_OP_MUL, half, 2));
+    /* lo + r where (low and even) or (high and odd), else lo + range - r:
+     * s = low != odd */
+    tx_tensor s = bin(c, TX_OP_XOR, low, odd);
+    tx_tensor t = where(c, s, r, bin(c, TX_OP_SUB, scalar(c, range), r));
+    tx_tensor res = bin_s(c, TX_OP_ADD, t, lo);
+    return where(c, bin(c, TX_OP_OR, low, high), res, v);
+}
+
+/* Per axis: tap coordinates (clamped into 0..len-1) and weights (zero for
+ * taps outside when padding is zeros) of the unnormalised coordinate u. */
+static int gs_axis(chain *c, tx_tensor u, int64_t len, int mode, int pad, bool align,
+                   tx_tensor *tap, tx_tensor *w) {
+    int nt = mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4;
+    tx_tensor f = un(c, mode == GS_NEAREST ? TX_OP_ROUND : TX_OP_FLOOR, u);
+    tx_tensor t = bin(c, TX_OP_SUB, u, f); /* fraction in [0, 1) */
+    if (mode == GS_NEAREST) {
+        w[0] = (tx_tensor){0};
+    } else if (mode == GS_LINEAR) {
+        w[0] = bin(c, TX_OP_SUB, scalar(c, 1), t);
+        w[1] = t;
+    } else {
+        /* cubic convolution, A = -0.75, at distances t + 1, t, 1 - t, 2 - t */
+        const float A = -0.75f;
+        tx_tensor d[4] = {bin_s(c, TX_OP_ADD, t, 1), t, bin(c, TX_OP_SUB, scalar(c, 1), t),
+                          bin(c, TX_OP_SUB, scalar(c, 2), t)};
+        for (int k = 0; k < 4; k++) {
+            tx_tensor p;
+            if (k == 0 || k == 3) /* ((A x - 5A) x + 8A) x - 4A, 1 < x < 2 */
+                p = bin_s(
+                    c, TX_OP_ADD,
+                    bin(c, TX_OP_MUL,
+                        bin_s(c, TX_OP_ADD,
+                              bin(c, TX_OP_MUL,
+                                  bin_s(c, TX_OP_ADD, bin_s(c, TX_OP_MUL, d[k], A), -5 * A), d[k]),
+                              8 * A),
+                        d[k]),
+                    -4 * A);
+            else /* ((A + 2) x - (A + 3)) x x + 1, x <= 1 */
+                p = bin_s(
+                    c, TX_OP_ADD,
+                    bin(c, TX_OP_MUL,
+                        bin(c, TX_OP_MUL,
+                            bin_s(c, TX_OP_ADD, bin_s(c, TX_OP_MUL, d[k], A + 2), -(A + 3)), d[k]),
+                        d[k]),
+                    1);
+            w[k] = p;
+        }
+    }
+    float hi = (float)(len - 1);
+    float lo_r = align ? 0 : -0.5f, hi_r = align ? hi : (float)len - 0.5f;
+    for (int k = 0; k < nt; k++) {
+        tx_tensor v = mode == GS_NEAREST ? f : bin_s(c, TX_OP_ADD, f, (float)(k - (nt == 4)));
+        if (pad == GS_ZEROS) {
+            tx_tensor in = bin(c, TX_OP_AND, bin_s(c, TX_OP_GREATER_EQUAL, v, 0),
+                               bin_s(c, TX_OP_LESS_EQUAL, v, hi));
+            w[k] = w[k].id ? bin(c, TX_OP_MUL, w[k], in) : in;
+        } else if (pad == GS_REFLECTION) {
+            v = gs_reflect(c, v, lo_r, hi_r);
+        }
+        tap[k] = clip(c, v, 0, hi);
+    }
+    return nt;
+}
+
+static tx_status exec_grid_sample(tx_xnode *x) {
+    const char *ms = tx_attr_str(x->node, "mode", "bilinear");
+    const char *ps = tx_attr_str(x->node, "padding_mode", "zeros");
+    bool align = tx_attr_int(x->node, "align_corners", 0) != 0;
+    int mode = !strcmp(ms, "nearest")                             ? GS_NEAREST
+               : !strcmp(ms, "bilinear") || !strcmp(ms, "linear") ? GS_LINEAR
+               : !strcmp(ms, "bicubic") || !strcmp(ms, "cubic")   ? GS_CUBIC
+                                                                  : -1;
+    int pad = !strcmp(ps, "zeros")        ? GS_ZEROS
+              : !strcmp(ps, "border")     ? GS_BORDER
+              : !strcmp(ps, "reflection") ? GS_REFLECTION
+                                          : -1;
+    if (mode < 0 || pad < 0)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "mode \"%s\" / padding_mode \"%s\"", ms,
+                         ps);
+    int rx, rg;
+    int64_t sx[TX_MAX_RANK], sg[TX_MAX_RANK];
+    tx_status st = tx_x_float_input_only(x, 0);
+    if (st || (st = tx_x_shape2(x, &rx, sx, &rg, sg)))
+        return st;
+    if (rx != 4)
+        return tx_x_fail(x, rx > 4 ? TX_STATUS_UNSUPPORTED : TX_STATUS_SHAPE_MISMATCH,
+                         "X rank %d: only 2-D sampling (X [N, C, H, W]) is supported", rx);
+    if (rg != 4 || sg[0] != sx[0] || sg[3] != 2)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "grid must be [N, H_out, W_out, 2]");
+    int64_t n = sx[0], h = sx[2], w = sx[3];
+    if (tx_numel_of(rx, sx) > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "X of over 2^24 elements (flat indices)");
+    chain *c = calloc(1, sizeof *c);
+    if (!c)
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    c->x = x;
+    tx_tensor in, grid, y = {0};
+    if ((st = tx_x_dev(x, 0, &in)) || (st = tx_x_dev(x, 1, &grid))) {
+        free(c);
+        return st;
+    }
+    tx_tensor rows = image_rows(c, in, rx, sx);
+    /* unnormalised coordinates: ((g + 1) (len - 1)) / 2, or ((g + 1) len - 1) / 2 */
+    tx_tensor u[2];
+    for (int a = 0; a < 2; a++) {
+        int32_t k = a;
+        tx_tensor ki = {0};
+        ki = keep(c,
+                  c->st
+                      ? c->st
+                      : tx_tensor_create(
+                            x->ctx,
+                            &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &k}, &ki),
+                  ki);
+        tx_tensor ga = {0};
+        ga = keep(c, c->st ? c->st : tx_gather(x->ctx, grid, ki, 3, &ga), ga);
+        int64_t len = a == 0 ? w : h;
+        float sc = align ? (float)(len - 1) / 2 : (float)len / 2;
+        float of = align ? sc : sc - 0.5f;
+        u[a] = bin_s(c, TX_OP_ADD, bin_s(c, TX_OP_MUL, ga, sc), of);
+    }
+    tx_tensor tx_[4], wx[4], ty[4], wy[4];
+    int nx = gs_axis(c, u[0], w, mode, pad, align, tx_, wx);
+    int ny = gs_axis(c, u[1], h, mode, pad, align, ty, wy);
+    /* n * H * W, per batch */
+    int64_t bs[3] = {n, 1, 1};
+    tx_hval bh;
+    tx_tensor base = {0};
+    if (!c->st && !tx_hval_alloc(&bh, TX_ONNX_FLOAT, 3, bs))
+        c->st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    else if (!c->st) {
+        for (int64_t b = 0; b < n; b++)
+            bh.f[b] = (float)(b * h * w);
+        base = keep(c, tx_hval_upload(x->ctx, x->node->name, &bh, &base), base);
+        tx_hval_free(&bh);
+    }
+    int64_t ws[4] = {n, sg[1], sg[2], 1};
+    tx_tensor acc = {0};
+    for (int i = 0; i < ny; i++) {
+        tx_tensor row = bin(c, TX_OP_ADD, base, bin_s(c, TX_OP_MUL, ty[i], (float)w));
+        for (int j = 0; j < nx; j++) {
+            tx_tensor g = gather_rows(c, rows, to_int(c, bin(c, TX_OP_ADD, row, tx_[j])));
+            tx_tensor wt = wy[i].id && wx[j].id ? bin(c, TX_OP_MUL, wy[i], wx[j])
+                           : wy[i].id           ? wy[i]
+                                                : wx[j];
+            tx_tensor term = wt.id ? bin(c, TX_OP_MUL, g, reshape(c, wt, 4, ws)) : g;
+            acc = acc.id ? bin(c, TX_OP_ADD, acc, term) : term;
+        }
+    }
+    int perm[4] = {0, 3, 1, 2};
+    if (!c->st)
+        c->st = tx_transpose(x->ctx, acc, perm, &y);
+    st = c->st;
+    chain_free(c);
+    free(c);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* ---- RoiAlign ---- */
+
+/* RoiAlign(X, rois [R, 4] (x1, y1, x2, y2), batch_indices [R]) -> [R, C,
+ * output_height, output_width]: each bin the average (mode avg) of
+ * sampling_ratio^2 bilinear samples (adaptive ceil(roi / bins) when 0), as
+ * onnxruntime computes them; samples past the image by more than a pixel
+ * count zero. The taps of every sample (4 each: row index and weight / count)
+ * are built on the host from the rois, then gathered and summed on the
+ * device. */
+static tx_status exec_roi_align(tx_xnode *x) {
+    const char *mode = tx_attr_str(x->node, "mode", "avg");
+    if (strcmp(mode, "avg") != 0)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "mode \"%s\" (only avg is supported)", mode);
+    bool half = strcmp(tx_attr_str(x->node, "coordinate_transformation_mode",
+                                   x->opset >= 16 ? "half_pixel" : "output_half_pixel"),
+                       "half_pixel") == 0;
+    int64_t oh = tx_attr_int(x->node, "output_height", 1),
+            ow = tx_attr_int(x->node, "output_width", 1),
+            sr = tx_attr_int(x->node, "sampling_ratio", 0);
+    float scale = tx_attr_float(x->node, "spatial_scale", 1.0f);
+    int rx;
+    int64_t sx[TX_MAX_RANK];
+    tx_status st = tx_x_float_input_only(x, 0);
+    if (st || (st = tx_x_shape(x, 0, &rx, sx)))
+        return st;
+    if (rx != 4 || oh < 1 || ow < 1 || sr < 0 || oh * ow > (1 << 20))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "X rank %d (want 4), output %lldx%lld, sampling_ratio %lld", rx,
+                         (long long)oh, (long long)ow, (long long)sr);
+    const tx_hval *rh, *bh;
+    if ((st = tx_x_host2(x, 1, &rh, 2, &bh)))
+        return st;
+    int64_t nr = rh->rank == 2 ? rh->shape[0] : -1;
+    if (nr < 0 || rh->shape[1] != 4 || bh->rank != 1 || bh->shape[0] != nr)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "rois must be [R, 4], batch_indices [R]");
+    int64_t h = sx[2], w = sx[3];
+    /* the most samples a bin takes decides the taps' axis (shorter bins pad
+     * with zero weights) */
+    int64_t gy[1 << 10], gx[1 << 10], most = 1;
+    if (nr > (1 << 10))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%lld rois (at most 1024)", (long long)nr);
+    float off = half ? 0.5f : 0;
+    for (int64_t r = 0; r < nr; r++) {
+        float rw =
+            (float)tx_hval_get(rh, r * 4 + 2) * scale - (float)tx_hval_get(rh, r * 4) * scale;
+        float rhh =
+            (float)tx_hval_get(rh, r * 4 + 3) * scale - (float)tx_hval_get(rh, r * 4 + 1) * scale;
+        if (!half) {
+            rw = fmaxf(rw, 1);
+            rhh = fmaxf(rhh, 1);
+        }
+        gy[r] = sr > 0 ? sr : (int64_t)ceilf(rhh / (float)oh);
+        gx[r] = sr > 0 ? sr : (int64_t)ceilf(rw / (float)ow);
+        int64_t b = (int64_t)tx_hval_get(bh, r);
+        if (b < 0 || b >= sx[0])
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "batch index %lld is outside 0..%lld",
+                             (long long)b, (long long)sx[0] - 1);
+        if (gy[r] * gx[r] > most)
+            most = gy[r] * gx[r];
+    }
+    if (most > 256)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%lld samples per bin (at most 256)",
+                         (long long)most);
+    int64_t ts[4] = {nr, oh, ow, most * 4};
+    tx_hval ih, wh;
+    if (!tx_hval_alloc(&ih, TX_ONNX_INT64, 4, ts))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    if (!tx_hval_alloc(&wh, TX_ONNX_FLOAT, 4, ts)) {
+        tx_hval_free(&ih);
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int64_t r = 0; r < nr; r++) {
+        float x1 = (float)tx_hval_get(rh, r * 4) * scale - off;
+        float y1 = (float)tx_hval_get(rh, r * 4 + 1) * scale - off;
+        float rw = (float)tx_hval_get(rh, r * 4 + 2) * scale - off - x1;
+        float rhh = (float)tx_hval_get(rh, r * 4 + 3) * scale - off - y1;
+        if (!half) {
+            rw = fmaxf(rw, 1);
+            rhh = fmaxf(rhh, 1);
+        }
+        float bw = rw / (float)ow, bhh = rhh / (float)oh, cnt = (float)(gy[r] * gx[r]);
+        int64_t base = (int64_t)tx_hval_get(bh, r) * h * w;
+        for (int64_t py = 0; py < oh; py++)
+            for (int64_t px = 0; px < ow; px++) {
+                int64_t at = ((r * oh + py) * ow + px) * most * 4;
+                for (int64_t iy = 0; iy < gy[r]; iy++)
+                    for (int64_t ix = 0; ix < gx[r]; ix++, at += 4) {
+                        float yy = y1 + (float)py * bhh + ((float)iy + 0.5f) * bhh / (float)gy[r];
+                        float xx = x1 + (float)px * bw + ((float)ix + 0.5f) * bw / (float)gx[r];
+                        if (yy < -1 || yy > (float)h || xx < -1 || xx > (float)w)
+                            continue; /* weights stay 0 */
+                        yy = fmaxf(yy, 0);
+                        xx = fmaxf(xx, 0);
+                        int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
+                        if (yl >= h - 1) {
+                            yh = yl = h - 1;
+                            yy = (float)yl;
+                        } else {
+                            yh = yl + 1;
+                        }
+                        if (xl >= w - 1) {
+                            xh = xl = w - 1;
+                            xx = (float)xl;
+                        } else {
+                            xh = xl + 1;
+                        }
+                        float ly = yy - (float)yl, lx = xx - (float)xl, hy = 1 - ly, hx = 1 - lx;
+                        int64_t p[4] = {yl * w + xl, yl * w + xh, yh * w + xl, yh * w + xh};
+                        float q[4] = {hy * hx, hy * lx, ly * hx, ly * lx};
+                        for (int k = 0; k < 4; k++) {
+                            ih.i[at + k] = base + p[k];
+                            wh.f[at + k] = q[k] / cnt;
+                        }
+                    }
+            }
+    }
+    chain *c = calloc(1, sizeof *c);
+    tx_tensor in, y = {0};
+    if (!c)
+        st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    else if (!(st = tx_x_dev(x, 0, &in))) {
+        c->x = x;
+        tx_tensor ti = {0}, tw = {0};
+        ti = keep(c, tx_hval_upload(x->ctx, x->node->name, &ih, &ti), ti);
+        tw = keep(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &wh, &tw), tw);
+        tx_tensor g = gather_rows(c, image_rows(c, in, rx, sx), ti); /* [R, oh, ow, S4, C] */
+        int64_t ws[5] = {nr, oh, ow, most * 4, 1};
+        tx_tensor p = bin(c, TX_OP_MUL, g, reshape(c, tw, 5, ws));
+        tx_reduce_desc rd = {.n_axes = 1, .axes = {3}, .drop_dims = true};
+        tx_tensor s = {0};
+        s = keep(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_REDUCE_SUM, p, &rd, &s), s);
+        int perm[4] = {0, 3, 1, 2};
+        if (!c->st)
+            c->st = tx_transpose(x->ctx, s, perm, &y);
+        st = c->st;
+        chain_free(c);
+    }
+    free(c);
+    tx_hval_free(&ih);
+    tx_hval_free(&wh);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
+/* ---- rows ---- */
+
+static const tx_onnx_op k_ops[] = {
+    {"GridSample", exec_grid_sample, NULL, 0, 2, 2, 0},
+    {"RoiAlign", exec_roi_align, NULL, 0, 3, 3, 6},
+};
+
+const tx_onnx_family tx_onnx_ops_sample = {k_ops, TX_COUNTOF(k_ops)};
