@@ -125,6 +125,9 @@ tx_status tx_x_dev_same(tx_xnode *x, const int *idx, int n, tx_tmp_list *l, tx_t
 /* Sets output i, converted to the device dtype of elem when `exact` (int
  * results of float computations must be int32 for integer arithmetic). */
 tx_status tx_x_set_dev_typed(tx_xnode *x, int i, tx_tensor y, int elem, bool exact);
+/* Host int64 values uploaded (as int32) and added to l. */
+tx_status tx_x_upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
+                           tx_tmp_list *l, tx_tensor *out);
 /* A float32 scalar tensor (the caller destroys it). */
 tx_status tx_x_scalar(tx_xnode *x, float v, tx_tensor *out);
 

@@ -75,20 +75,6 @@ static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
                             &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &v}, out);
 }
 
-/* A host int64 tensor uploaded as a node temporary. */
-static tx_status upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
-                             tx_tmp_list *l, tx_tensor *out) {
-    tx_hval h;
-    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
-    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
-    tx_hval_free(&h);
-    if (!st)
-        l->t[l->n++] = *out;
-    return st;
-}
-
 /* t + bound * (t < 0), elementwise (bound broadcasts): ONNX's negative
  * indices. t is int32. */
 static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tx_tmp_list *l,
@@ -228,7 +214,7 @@ static tx_status exec_one_hot(tx_xnode *x) {
     if (!st)
         st = wrap_negative(x, iu, dsc, &l, &iw);
     if (!st)
-        st = upload_ints(x, rank + 1, rs, ramp, &l, &rt);
+        st = tx_x_upload_ints(x, rank + 1, rs, ramp, &l, &rt);
     free(ramp);
     if (!st && !(st = tx_binary(x->ctx, TX_OP_EQUAL, iw, rt, &eq)))
         l.t[l.n++] = eq;
@@ -296,9 +282,9 @@ static tx_status exec_gather_nd(tx_xnode *x) {
     if (!st)
         st = tx_x_dev_as(x, 1, TX_DTYPE_INT32, &l, &ix);
     if (!st)
-        st = upload_ints(x, 1, &one, dims, &l, &dt);
+        st = tx_x_upload_ints(x, 1, &one, dims, &l, &dt);
     if (!st)
-        st = upload_ints(x, 1, &one, strides, &l, &stt);
+        st = tx_x_upload_ints(x, 1, &one, strides, &l, &stt);
     if (!st)
         st = wrap_negative(x, ix, dt, &l, &iw);
     if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, iw, stt, &prod)))
@@ -315,7 +301,7 @@ static tx_status exec_gather_nd(tx_xnode *x) {
         for (int64_t t = 0; !st && t < nt; t++)
             bv[t] = (t / inner) * per;
         if (!st)
-            st = upload_ints(x, ri - 1, si, bv, &l, &base);
+            st = tx_x_upload_ints(x, ri - 1, si, bv, &l, &base);
         free(bv);
         tx_tensor sum;
         if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, lin, base, &sum)))

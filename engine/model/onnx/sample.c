@@ -16,101 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-
-/* A chain of engine ops whose temporaries are freed together; the first
- * failure sticks and later steps are skipped. */
-typedef struct chain {
-    tx_xnode *x;
-    tx_status st;
-    int n;
-    tx_tensor t[768];
-} chain;
-
-static tx_tensor keep(chain *c, tx_status st, tx_tensor t) {
-    if (c->st)
-        return (tx_tensor){0};
-    if (!st && c->n >= (int)TX_COUNTOF(c->t)) {
-        tx_tensor_destroy(c->x->ctx, t);
-        st = tx_x_fail(c->x, TX_STATUS_UNSUPPORTED, "too many intermediate tensors");
-    }
-    if (st) {
-        c->st = st;
-        return (tx_tensor){0};
-    }
-    c->t[c->n++] = t;
-    return t;
-}
-
-static void chain_free(chain *c) {
-    for (int i = 0; i < c->n; i++)
-        tx_tensor_destroy(c->x->ctx, c->t[i]);
-    c->n = 0;
-}
-
-static tx_tensor scalar(chain *c, float v) {
-    tx_tensor t = {0};
-    tx_status st =
-        c->st
-            ? c->st
-            : tx_tensor_create(c->x->ctx,
-                               &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_FLOAT32, .data = &v},
-                               &t);
-    return keep(c, st, t);
-}
-
-static tx_tensor bin(chain *c, tx_op op, tx_tensor a, tx_tensor b) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_binary(c->x->ctx, op, a, b, &t), t);
-}
-
-static tx_tensor bin_s(chain *c, tx_op op, tx_tensor a, float v) {
-    return bin(c, op, a, scalar(c, v));
-}
-
-static tx_tensor un(chain *c, tx_op op, tx_tensor a) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_unary(c->x->ctx, op, a, &t), t);
-}
-
-static tx_tensor clip(chain *c, tx_tensor a, float lo, float hi) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_clip(c->x->ctx, a, lo, hi, &t), t);
-}
-
-static tx_tensor where(chain *c, tx_tensor m, tx_tensor a, tx_tensor b) {
-    tx_tensor t = {0}, w[3] = {m, a, b};
-    return keep(c, c->st ? c->st : tx_nary(c->x->ctx, TX_OP_WHERE, w, 3, &t), t);
-}
-
-static tx_tensor reshape(chain *c, tx_tensor a, int rank, const int64_t *shape) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_tensor_reshape(c->x->ctx, a, rank, shape, &t), t);
-}
-
-static tx_tensor transpose(chain *c, tx_tensor a, const int *perm) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_transpose(c->x->ctx, a, perm, &t), t);
-}
-
-static tx_tensor to_int(chain *c, tx_tensor a) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_cast(c->x->ctx, a, TX_DTYPE_INT32, false, &t), t);
-}
-
-static tx_tensor gather_rows(chain *c, tx_tensor rows, tx_tensor ix) {
-    tx_tensor t = {0};
-    return keep(c, c->st ? c->st : tx_gather(c->x->ctx, rows, ix, 0, &t), t);
-}
+#include "chain.h"
 
 /* X [N, C, spatial...] as rows [N * prod(spatial), C]. */
-static tx_tensor image_rows(chain *c, tx_tensor in, int rank, const int64_t *s) {
+static tx_tensor image_rows(tx_chain *c, tx_tensor in, int rank, const int64_t *s) {
     int perm[TX_MAX_RANK] = {0};
     for (int d = 1; d < rank - 1; d++)
         perm[d] = d + 1;
     perm[rank - 1] = 1;
     int64_t rs[2] = {tx_numel_of(rank, s) / s[1], s[1]};
-    return reshape(c, transpose(c, in, perm), 2, rs);
+    return ch_reshape(c, ch_transpose(c, in, perm), 2, rs);
 }
 
 /* ---- GridSample ---- */
@@ -120,78 +35,81 @@ enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
 /* The tap coordinate c (integral floats) folded back into [lo, hi] by
  * reflection at the borders (onnxruntime's GsReflect), as a float tensor. */
-static tx_tensor gs_reflect(chain *c, tx_tensor v, float lo, float hi) {
+static tx_tensor gs_reflect(tx_chain *c, tx_tensor v, float lo, float hi) {
     float range = hi - lo;
     if (range <= 0)
-        return bin_s(c, TX_OP_MUL, v, 0);
-    tx_tensor low = bin_s(c, TX_OP_LESS, v, lo), high = bin_s(c, TX_OP_GREATER, v, hi);
+        return ch_bin_s(c, TX_OP_MUL, v, 0);
+    tx_tensor low = ch_bin_s(c, TX_OP_LESS, v, lo), high = ch_bin_s(c, TX_OP_GREATER, v, hi);
     /* distance past the border crossed */
-    tx_tensor dl = bin(c, TX_OP_SUB, scalar(c, lo), v), dh = bin_s(c, TX_OP_SUB, v, hi);
-    tx_tensor dx = where(c, low, dl, dh);
-    tx_tensor n = un(c, TX_OP_FLOOR, bin_s(c, TX_OP_MUL, dx, 1.0f / range));
-    tx_tensor r = bin(c, TX_OP_SUB, dx, bin_s(c, TX_OP_MUL, n, range));
-    tx_tensor half = un(c, TX_OP_FLOOR, bin_s(c, TX_OP_MUL, n, 0.5f));
-    tx_tensor odd = bin(c, TX_OP_SUB, n, bin_s(c, TX_OP_MUL, half, 2));
+    tx_tensor dl = ch_bin(c, TX_OP_SUB, ch_scalar(c, lo), v), dh = ch_bin_s(c, TX_OP_SUB, v, hi);
+    tx_tensor dx = ch_where(c, low, dl, dh);
+    tx_tensor n = ch_un(c, TX_OP_FLOOR, ch_bin_s(c, TX_OP_MUL, dx, 1.0f / range));
+    tx_tensor r = ch_bin(c, TX_OP_SUB, dx, ch_bin_s(c, TX_OP_MUL, n, range));
+    tx_tensor half = ch_un(c, TX_OP_FLOOR, ch_bin_s(c, TX_OP_MUL, n, 0.5f));
+    tx_tensor odd = ch_bin(c, TX_OP_SUB, n, ch_bin_s(c, TX_OP_MUL, half, 2));
     /* lo + r where (low and even) or (high and odd), else lo + range - r:
      * s = low != odd */
-    tx_tensor s = bin(c, TX_OP_XOR, low, odd);
-    tx_tensor t = where(c, s, r, bin(c, TX_OP_SUB, scalar(c, range), r));
-    tx_tensor res = bin_s(c, TX_OP_ADD, t, lo);
-    return where(c, bin(c, TX_OP_OR, low, high), res, v);
+    tx_tensor s = ch_bin(c, TX_OP_XOR, low, odd);
+    tx_tensor t = ch_where(c, s, r, ch_bin(c, TX_OP_SUB, ch_scalar(c, range), r));
+    tx_tensor res = ch_bin_s(c, TX_OP_ADD, t, lo);
+    return ch_where(c, ch_bin(c, TX_OP_OR, low, high), res, v);
 }
 
 /* Per axis: tap coordinates (clamped into 0..len-1) and weights (zero for
  * taps outside when padding is zeros) of the unnormalised coordinate u. */
-static int gs_axis(chain *c, tx_tensor u, int64_t len, int mode, int pad, bool align,
+static int gs_axis(tx_chain *c, tx_tensor u, int64_t len, int mode, int pad, bool align,
                    tx_tensor *tap, tx_tensor *w) {
     int nt = mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4;
-    tx_tensor f = un(c, mode == GS_NEAREST ? TX_OP_ROUND : TX_OP_FLOOR, u);
-    tx_tensor t = bin(c, TX_OP_SUB, u, f); /* fraction in [0, 1) */
+    tx_tensor f = ch_un(c, mode == GS_NEAREST ? TX_OP_ROUND : TX_OP_FLOOR, u);
+    tx_tensor t = ch_bin(c, TX_OP_SUB, u, f); /* fraction in [0, 1) */
     if (mode == GS_NEAREST) {
         w[0] = (tx_tensor){0};
     } else if (mode == GS_LINEAR) {
-        w[0] = bin(c, TX_OP_SUB, scalar(c, 1), t);
+        w[0] = ch_bin(c, TX_OP_SUB, ch_scalar(c, 1), t);
         w[1] = t;
     } else {
         /* cubic convolution, A = -0.75, at distances t + 1, t, 1 - t, 2 - t */
         const float A = -0.75f;
-        tx_tensor d[4] = {bin_s(c, TX_OP_ADD, t, 1), t, bin(c, TX_OP_SUB, scalar(c, 1), t),
-                          bin(c, TX_OP_SUB, scalar(c, 2), t)};
+        tx_tensor d[4] = {ch_bin_s(c, TX_OP_ADD, t, 1), t, ch_bin(c, TX_OP_SUB, ch_scalar(c, 1), t),
+                          ch_bin(c, TX_OP_SUB, ch_scalar(c, 2), t)};
         for (int k = 0; k < 4; k++) {
             tx_tensor p;
             if (k == 0 || k == 3) /* ((A x - 5A) x + 8A) x - 4A, 1 < x < 2 */
-                p = bin_s(
+                p = ch_bin_s(
                     c, TX_OP_ADD,
-                    bin(c, TX_OP_MUL,
-                        bin_s(c, TX_OP_ADD,
-                              bin(c, TX_OP_MUL,
-                                  bin_s(c, TX_OP_ADD, bin_s(c, TX_OP_MUL, d[k], A), -5 * A), d[k]),
-                              8 * A),
-                        d[k]),
+                    ch_bin(c, TX_OP_MUL,
+                           ch_bin_s(c, TX_OP_ADD,
+                                    ch_bin(c, TX_OP_MUL,
+                                           ch_bin_s(c, TX_OP_ADD, ch_bin_s(c, TX_OP_MUL, d[k], A),
+                                                    -5 * A),
+                                           d[k]),
+                                    8 * A),
+                           d[k]),
                     -4 * A);
             else /* ((A + 2) x - (A + 3)) x x + 1, x <= 1 */
-                p = bin_s(
-                    c, TX_OP_ADD,
-                    bin(c, TX_OP_MUL,
-                        bin(c, TX_OP_MUL,
-                            bin_s(c, TX_OP_ADD, bin_s(c, TX_OP_MUL, d[k], A + 2), -(A + 3)), d[k]),
-                        d[k]),
-                    1);
+                p = ch_bin_s(c, TX_OP_ADD,
+                             ch_bin(c, TX_OP_MUL,
+                                    ch_bin(c, TX_OP_MUL,
+                                           ch_bin_s(c, TX_OP_ADD,
+                                                    ch_bin_s(c, TX_OP_MUL, d[k], A + 2), -(A + 3)),
+                                           d[k]),
+                                    d[k]),
+                             1);
             w[k] = p;
         }
     }
     float hi = (float)(len - 1);
     float lo_r = align ? 0 : -0.5f, hi_r = align ? hi : (float)len - 0.5f;
     for (int k = 0; k < nt; k++) {
-        tx_tensor v = mode == GS_NEAREST ? f : bin_s(c, TX_OP_ADD, f, (float)(k - (nt == 4)));
+        tx_tensor v = mode == GS_NEAREST ? f : ch_bin_s(c, TX_OP_ADD, f, (float)(k - (nt == 4)));
         if (pad == GS_ZEROS) {
-            tx_tensor in = bin(c, TX_OP_AND, bin_s(c, TX_OP_GREATER_EQUAL, v, 0),
-                               bin_s(c, TX_OP_LESS_EQUAL, v, hi));
-            w[k] = w[k].id ? bin(c, TX_OP_MUL, w[k], in) : in;
+            tx_tensor in = ch_bin(c, TX_OP_AND, ch_bin_s(c, TX_OP_GREATER_EQUAL, v, 0),
+                                  ch_bin_s(c, TX_OP_LESS_EQUAL, v, hi));
+            w[k] = w[k].id ? ch_bin(c, TX_OP_MUL, w[k], in) : in;
         } else if (pad == GS_REFLECTION) {
             v = gs_reflect(c, v, lo_r, hi_r);
         }
-        tap[k] = clip(c, v, 0, hi);
+        tap[k] = ch_clip(c, v, 0, hi);
     }
     return nt;
 }
@@ -224,7 +142,7 @@ static tx_status exec_grid_sample(tx_xnode *x) {
     int64_t n = sx[0], h = sx[2], w = sx[3];
     if (tx_numel_of(rx, sx) > (1 << 24))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "X of over 2^24 elements (flat indices)");
-    chain *c = calloc(1, sizeof *c);
+    tx_chain *c = calloc(1, sizeof *c);
     if (!c)
         return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
     c->x = x;
@@ -239,19 +157,19 @@ static tx_status exec_grid_sample(tx_xnode *x) {
     for (int a = 0; a < 2; a++) {
         int32_t k = a;
         tx_tensor ki = {0};
-        ki = keep(c,
-                  c->st
-                      ? c->st
-                      : tx_tensor_create(
-                            x->ctx,
-                            &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &k}, &ki),
-                  ki);
+        ki = ch_keep(c,
+                     c->st ? c->st
+                           : tx_tensor_create(
+                                 x->ctx,
+                                 &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &k},
+                                 &ki),
+                     ki);
         tx_tensor ga = {0};
-        ga = keep(c, c->st ? c->st : tx_gather(x->ctx, grid, ki, 3, &ga), ga);
+        ga = ch_keep(c, c->st ? c->st : tx_gather(x->ctx, grid, ki, 3, &ga), ga);
         int64_t len = a == 0 ? w : h;
         float sc = align ? (float)(len - 1) / 2 : (float)len / 2;
         float of = align ? sc : sc - 0.5f;
-        u[a] = bin_s(c, TX_OP_ADD, bin_s(c, TX_OP_MUL, ga, sc), of);
+        u[a] = ch_bin_s(c, TX_OP_ADD, ch_bin_s(c, TX_OP_MUL, ga, sc), of);
     }
     tx_tensor tx_[4], wx[4], ty[4], wy[4];
     int nx = gs_axis(c, u[0], w, mode, pad, align, tx_, wx);
@@ -265,27 +183,27 @@ static tx_status exec_grid_sample(tx_xnode *x) {
     else if (!c->st) {
         for (int64_t b = 0; b < n; b++)
             bh.f[b] = (float)(b * h * w);
-        base = keep(c, tx_hval_upload(x->ctx, x->node->name, &bh, &base), base);
+        base = ch_keep(c, tx_hval_upload(x->ctx, x->node->name, &bh, &base), base);
         tx_hval_free(&bh);
     }
     int64_t ws[4] = {n, sg[1], sg[2], 1};
     tx_tensor acc = {0};
     for (int i = 0; i < ny; i++) {
-        tx_tensor row = bin(c, TX_OP_ADD, base, bin_s(c, TX_OP_MUL, ty[i], (float)w));
+        tx_tensor row = ch_bin(c, TX_OP_ADD, base, ch_bin_s(c, TX_OP_MUL, ty[i], (float)w));
         for (int j = 0; j < nx; j++) {
-            tx_tensor g = gather_rows(c, rows, to_int(c, bin(c, TX_OP_ADD, row, tx_[j])));
-            tx_tensor wt = wy[i].id && wx[j].id ? bin(c, TX_OP_MUL, wy[i], wx[j])
+            tx_tensor g = ch_gather_rows(c, rows, ch_to_int(c, ch_bin(c, TX_OP_ADD, row, tx_[j])));
+            tx_tensor wt = wy[i].id && wx[j].id ? ch_bin(c, TX_OP_MUL, wy[i], wx[j])
                            : wy[i].id           ? wy[i]
                                                 : wx[j];
-            tx_tensor term = wt.id ? bin(c, TX_OP_MUL, g, reshape(c, wt, 4, ws)) : g;
-            acc = acc.id ? bin(c, TX_OP_ADD, acc, term) : term;
+            tx_tensor term = wt.id ? ch_bin(c, TX_OP_MUL, g, ch_reshape(c, wt, 4, ws)) : g;
+            acc = acc.id ? ch_bin(c, TX_OP_ADD, acc, term) : term;
         }
     }
     int perm[4] = {0, 3, 1, 2};
     if (!c->st)
         c->st = tx_transpose(x->ctx, acc, perm, &y);
     st = c->st;
-    chain_free(c);
+    tx_chain_free(c);
     free(c);
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }
@@ -406,26 +324,26 @@ static tx_status exec_roi_align(tx_xnode *x) {
                     }
             }
     }
-    chain *c = calloc(1, sizeof *c);
+    tx_chain *c = calloc(1, sizeof *c);
     tx_tensor in, y = {0};
     if (!c)
         st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
     else if (!(st = tx_x_dev(x, 0, &in))) {
         c->x = x;
         tx_tensor ti = {0}, tw = {0};
-        ti = keep(c, tx_hval_upload(x->ctx, x->node->name, &ih, &ti), ti);
-        tw = keep(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &wh, &tw), tw);
-        tx_tensor g = gather_rows(c, image_rows(c, in, rx, sx), ti); /* [R, oh, ow, S4, C] */
+        ti = ch_keep(c, tx_hval_upload(x->ctx, x->node->name, &ih, &ti), ti);
+        tw = ch_keep(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &wh, &tw), tw);
+        tx_tensor g = ch_gather_rows(c, image_rows(c, in, rx, sx), ti); /* [R, oh, ow, S4, C] */
         int64_t ws[5] = {nr, oh, ow, most * 4, 1};
-        tx_tensor p = bin(c, TX_OP_MUL, g, reshape(c, tw, 5, ws));
+        tx_tensor p = ch_bin(c, TX_OP_MUL, g, ch_reshape(c, tw, 5, ws));
         tx_reduce_desc rd = {.n_axes = 1, .axes = {3}, .drop_dims = true};
         tx_tensor s = {0};
-        s = keep(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_REDUCE_SUM, p, &rd, &s), s);
+        s = ch_keep(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_REDUCE_SUM, p, &rd, &s), s);
         int perm[4] = {0, 3, 1, 2};
         if (!c->st)
             c->st = tx_transpose(x->ctx, s, perm, &y);
         st = c->st;
-        chain_free(c);
+        tx_chain_free(c);
     }
     free(c);
     tx_hval_free(&ih);

@@ -45,19 +45,6 @@ static tx_status parse_reduction(tx_xnode *x, int *red) {
                      "reduction \"%s\" (expected none, add, mul, max or min)", r);
 }
 
-static tx_status upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
-                             tx_tmp_list *l, tx_tensor *out) {
-    tx_hval h;
-    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
-        return oom(x);
-    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
-    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
-    tx_hval_free(&h);
-    if (!st)
-        l->t[l->n++] = *out;
-    return st;
-}
-
 /* One layer's draws: y' = Where(mask, combine(y, Gather(upd, ix)), y). */
 static tx_status apply_layer(tx_xnode *x, int red, tx_tensor y, tx_tensor upd, tx_tensor ix,
                              tx_tensor mask, tx_tmp_list *l, tx_tensor *out) {
@@ -126,9 +113,9 @@ static tx_status scatter_run(tx_xnode *x, const scatter_plan *p, int red, const 
         }
         tx_tmp_list lj = {0};
         tx_tensor ti, tm, ny;
-        st = upload_ints(x, rank, shape, ix, &lj, &ti);
+        st = tx_x_upload_ints(x, rank, shape, ix, &lj, &ti);
         if (!st)
-            st = upload_ints(x, rank, shape, mk, &lj, &tm);
+            st = tx_x_upload_ints(x, rank, shape, mk, &lj, &tm);
         if (!st && !(st = apply_layer(x, red, y, upd, ti, tm, &lj, &ny))) {
             lj.t[lj.n++] = y;
             y = ny;
