@@ -62,6 +62,25 @@ static tx_status exec_non_zero(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
+/* v's shape and its optional "axis" attribute; without it v is flattened
+ * (axis 0 of a 1-D view). */
+static tx_status axis_view(tx_xnode *x, const tx_hval *v, int *rank, int64_t *shape, int *a) {
+    const tx_onnx_attr *aa = tx_attr_find(x->node, "axis");
+    *rank = v->rank;
+    *a = 0;
+    memcpy(shape, v->shape, sizeof(int64_t) * TX_MAX_RANK);
+    if (!aa) {
+        *rank = 1;
+        shape[0] = v->numel;
+        return TX_STATUS_OK;
+    }
+    if (v->rank < 1 || aa->i < -v->rank || aa->i >= v->rank)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
+                         (long long)aa->i, v->rank);
+    *a = tx_norm_axis(aa->i, v->rank);
+    return TX_STATUS_OK;
+}
+
 /* ---- Compress ---- */
 
 /* Compress(input, condition[, axis]): the slices along axis (of the flattened
@@ -72,19 +91,10 @@ static tx_status exec_compress(tx_xnode *x) {
     tx_status st = tx_x_host2(x, 0, &v, 1, &c);
     if (st)
         return st;
-    const tx_onnx_attr *aa = tx_attr_find(x->node, "axis");
-    int rank = v->rank, a = 0;
+    int rank, a;
     int64_t shape[TX_MAX_RANK];
-    memcpy(shape, v->shape, sizeof shape);
-    if (!aa) {
-        rank = 1;
-        shape[0] = v->numel;
-    } else {
-        if (rank < 1 || aa->i < -rank || aa->i >= rank)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
-                             (long long)aa->i, rank);
-        a = tx_norm_axis(aa->i, rank);
-    }
+    if ((st = axis_view(x, v, &rank, shape, &a)))
+        return st;
     if (c->rank != 1 || c->numel > shape[a])
         return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
                          "condition must be 1-D with at most %lld entries (the axis), got %lld",
@@ -154,20 +164,11 @@ static tx_status exec_unique(tx_xnode *x) {
     tx_status st = tx_x_host(x, 0, &v);
     if (st)
         return st;
-    const tx_onnx_attr *aa = tx_attr_find(x->node, "axis");
     bool sorted = tx_attr_int(x->node, "sorted", 1) != 0;
-    int rank = v->rank, a = 0;
+    int rank, a;
     int64_t shape[TX_MAX_RANK];
-    memcpy(shape, v->shape, sizeof shape);
-    if (!aa) {
-        rank = 1;
-        shape[0] = v->numel;
-    } else {
-        if (rank < 1 || aa->i < -rank || aa->i >= rank)
-            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
-                             (long long)aa->i, rank);
-        a = tx_norm_axis(aa->i, rank);
-    }
+    if ((st = axis_view(x, v, &rank, shape, &a)))
+        return st;
     slices s = {v, tx_numel_of(a, shape), shape[a], tx_numel_of(rank - a - 1, shape + a + 1)};
     int64_t n = s.n, nn = n ? n : 1;
     int64_t *order = malloc(sizeof(int64_t) * (size_t)nn * 4);

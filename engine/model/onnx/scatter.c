@@ -132,17 +132,38 @@ static tx_status scatter_run(tx_xnode *x, const scatter_plan *p, int red, const 
     return tx_x_set_dev(x, 0, y, elem);
 }
 
+/* A scatter's reduction, the shapes of data (input 0) and updates (input 2)
+ * and the indices (input 1) on the host. */
+static tx_status scatter_inputs(tx_xnode *x, int *red, int *rd, int64_t *sd, int *ru, int64_t *su,
+                                const tx_hval **ih) {
+    *red = RED_NONE;
+    tx_status st = x->opset >= 16 ? parse_reduction(x, red) : TX_STATUS_OK;
+    if (st || (st = tx_x_shape(x, 0, rd, sd)) || (st = tx_x_shape(x, 2, ru, su)))
+        return st;
+    return tx_x_host(x, 1, ih);
+}
+
+/* Scatter into data (input 0) the updates (input 2) by p; frees p's targets. */
+static tx_status scatter_data(tx_xnode *x, scatter_plan *p, int red, int rank,
+                              const int64_t *shape) {
+    tx_tensor data, upd;
+    tx_status st = tx_x_dev(x, 0, &data);
+    if (!st)
+        st = tx_x_dev(x, 2, &upd);
+    if (!st)
+        st = scatter_run(x, p, red, &data, upd, rank, shape, tx_x_elem(x, 0));
+    free(p->target);
+    return st;
+}
+
 /* ---- ScatterElements, Scatter ---- */
 
 static tx_status exec_scatter_elements(tx_xnode *x) {
-    int red = RED_NONE;
-    tx_status st = x->opset >= 16 ? parse_reduction(x, &red) : TX_STATUS_OK;
-    int rd, ru;
+    int red, rd, ru;
     int64_t sd[TX_MAX_RANK], su[TX_MAX_RANK];
-    if (st || (st = tx_x_shape(x, 0, &rd, sd)) || (st = tx_x_shape(x, 2, &ru, su)))
-        return st;
     const tx_hval *ih;
-    if ((st = tx_x_host(x, 1, &ih)))
+    tx_status st = scatter_inputs(x, &red, &rd, sd, &ru, su, &ih);
+    if (st)
         return st;
     int64_t axis = tx_attr_int(x->node, "axis", 0);
     if (rd < 1 || axis < -rd || axis >= rd || ih->rank != rd || ru != rd)
@@ -180,27 +201,17 @@ static tx_status exec_scatter_elements(tx_xnode *x) {
         }
         p.target[u] = off;
     }
-    tx_tensor data, upd;
-    st = tx_x_dev(x, 0, &data);
-    if (!st)
-        st = tx_x_dev(x, 2, &upd);
-    if (!st)
-        st = scatter_run(x, &p, red, &data, upd, rd, sd, tx_x_elem(x, 0));
-    free(p.target);
-    return st;
+    return scatter_data(x, &p, red, rd, sd);
 }
 
 /* ---- ScatterND ---- */
 
 static tx_status exec_scatter_nd(tx_xnode *x) {
-    int red = RED_NONE;
-    tx_status st = x->opset >= 16 ? parse_reduction(x, &red) : TX_STATUS_OK;
-    int rd, ru;
+    int red, rd, ru;
     int64_t sd[TX_MAX_RANK], su[TX_MAX_RANK];
-    if (st || (st = tx_x_shape(x, 0, &rd, sd)) || (st = tx_x_shape(x, 2, &ru, su)))
-        return st;
     const tx_hval *ih;
-    if ((st = tx_x_host(x, 1, &ih)))
+    tx_status st = scatter_inputs(x, &red, &rd, sd, &ru, su, &ih);
+    if (st)
         return st;
     int q = ih->rank, k = q >= 1 ? (int)ih->shape[q - 1] : 0;
     bool ok = q >= 1 && k >= 1 && k <= rd && ru == q - 1 + rd - k;
@@ -234,14 +245,7 @@ static tx_status exec_scatter_nd(tx_xnode *x) {
         for (int64_t e = 0; e < inner; e++)
             p.target[t * inner + e] = base * inner + e;
     }
-    tx_tensor data, upd;
-    st = tx_x_dev(x, 0, &data);
-    if (!st)
-        st = tx_x_dev(x, 2, &upd);
-    if (!st)
-        st = scatter_run(x, &p, red, &data, upd, rd, sd, tx_x_elem(x, 0));
-    free(p.target);
-    return st;
+    return scatter_data(x, &p, red, rd, sd);
 }
 
 /* ---- MaxUnpool ---- */
