@@ -21,6 +21,9 @@
  *                  after a read-back)
  *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
  *   sample.c       GridSample, RoiAlign
+ *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
+ *                  (reached through conv.c's rows)
+ *   chain.c        sticky-status chains of engine ops for the compositions
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -63,6 +66,9 @@ extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx
     tx_onnx_ops_gather, tx_onnx_ops_resize;
 /* detection and indexing (detect.c, scatter.c) */
 extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample;
+/* volume.c: 3-D Conv/ConvTranspose/pools and MaxPool's Indices, for conv.c */
+tx_status tx_onnx_conv_volume(tx_xnode *x, bool transpose);
+tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op);
 
 /* ---- static shapes ---- */
 
