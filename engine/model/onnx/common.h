@@ -69,6 +69,9 @@ extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops
 /* volume.c: 3-D Conv/ConvTranspose/pools and MaxPool's Indices, for conv.c */
 tx_status tx_onnx_conv_volume(tx_xnode *x, bool transpose);
 tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op);
+/* sample.c: Resize's tf_crop_and_resize, for resize.c (out: the output shape) */
+tx_status tx_onnx_resize_crop(tx_xnode *x, tx_resize_mode mode, tx_resize_nearest nm, int rank,
+                              const int64_t *in, const int64_t *out);
 
 /* ---- static shapes ---- */
 

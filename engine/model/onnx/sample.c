@@ -351,6 +351,140 @@ static tx_status exec_roi_align(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 
+/* ---- Resize, coordinate_transformation_mode tf_crop_and_resize ---- */
+
+/* Output o of an axis of length len resized to lo inside roi [s, e]. */
+static double crop_coord(int64_t o, int64_t len, int64_t lo, double s, double e) {
+    if (lo > 1)
+        return s * (double)(len - 1) + (double)o * (e - s) * (double)(len - 1) / (double)(lo - 1);
+    return 0.5 * (s + e) * (double)(len - 1);
+}
+
+static int64_t crop_nearest(double v, tx_resize_nearest nm) {
+    switch (nm) {
+    case TX_RESIZE_ROUND_PREFER_FLOOR:
+        return v == floor(v) + 0.5 ? (int64_t)floor(v) : (int64_t)llround(v);
+    case TX_RESIZE_ROUND_PREFER_CEIL: return (int64_t)llround(v);
+    case TX_RESIZE_FLOOR: return (int64_t)floor(v);
+    default: return (int64_t)ceil(v);
+    }
+}
+
+/* Resize with tf_crop_and_resize (nearest, linear): the taps of each resized
+ * axis depend only on the shapes and the roi (read on the host: 2 x rank
+ * values), so they are built here and applied axis by axis on the device as
+ * Gathers along the axis times per-position weights; outputs whose source
+ * falls outside the input take extrapolation_value (one Where). Linear
+ * weights follow onnxruntime (a tap clamped onto its neighbour weighs 1/2). */
+tx_status tx_onnx_resize_crop(tx_xnode *x, tx_resize_mode mode, tx_resize_nearest nm, int rank,
+                              const int64_t *in, const int64_t *out) {
+    if (mode == TX_RESIZE_CUBIC)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "cubic tf_crop_and_resize is unsupported");
+    const tx_hval *roi;
+    tx_status st = tx_x_host(x, 1, &roi);
+    if (st)
+        return st;
+    if (roi->numel != 2 * rank || tx_attr_find(x->node, "axes"))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "roi has %lld entries, want 2 x rank (%d), and no axes",
+                         (long long)roi->numel, 2 * rank);
+    float ev = tx_attr_float(x->node, "extrapolation_value", 0.0f);
+    tx_tensor cur;
+    if ((st = tx_x_dev(x, 0, &cur)))
+        return st;
+    tx_chain *c = calloc(1, sizeof *c);
+    if (!c)
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    c->x = x;
+    tx_tensor mask = {0}, y = {0};
+    for (int a = 0; a < rank && !c->st; a++) {
+        double s0 = tx_hval_get(roi, a), e0 = tx_hval_get(roi, rank + a);
+        int64_t len = in[a], lo = out[a];
+        if (lo == len && s0 == 0 && e0 == 1)
+            continue;
+        int nt = mode == TX_RESIZE_NEAREST ? 1 : 2;
+        int64_t *ix = malloc(sizeof(int64_t) * (size_t)(lo * 2));
+        float *w = malloc(sizeof(float) * (size_t)(lo * 3));
+        if (!ix || !w) {
+            free(ix);
+            free(w);
+            c->st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+            break;
+        }
+        float *valid = w + 2 * lo;
+        bool any_out = false;
+        for (int64_t o = 0; o < lo; o++) {
+            double v = crop_coord(o, len, lo, s0, e0);
+            valid[o] = v >= 0 && v <= (double)(len - 1);
+            any_out |= !valid[o];
+            double vc = v < 0 ? 0 : v > (double)(len - 1) ? (double)(len - 1) : v;
+            if (nt == 1) {
+                int64_t k = crop_nearest(vc, nm);
+                ix[o] = k < 0 ? 0 : k >= len ? len - 1 : k;
+                w[o] = 1;
+                continue;
+            }
+            int64_t x1 = (int64_t)floor(vc), x2;
+            x1 = x1 >= len - 1 ? len - 1 : x1;
+            x2 = x1 + 1 >= len ? len - 1 : x1 + 1;
+            double d1 = fabs(vc - (double)x1), d2 = fabs(vc - (double)x2);
+            if (x1 == x2)
+                d1 = d2 = 0.5;
+            ix[o] = x1;
+            ix[lo + o] = x2;
+            w[o] = (float)d2;
+            w[lo + o] = (float)d1;
+        }
+        int64_t ws[TX_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            ws[i] = i == a ? lo : 1;
+        tx_tensor acc = {0};
+        for (int t = 0; t < nt && !c->st; t++) {
+            tx_tmp_list l = {0};
+            tx_tensor ti = {0}, g = {0};
+            c->st = tx_x_upload_ints(x, 1, &lo, ix + t * lo, &l, &ti);
+            g = ch_keep(c, c->st ? c->st : tx_gather(x->ctx, cur, ti, a, &g), g);
+            tx_tmps_free(x, &l);
+            tx_tensor wt = {0};
+            if (nt > 1)
+                wt = ch_keep(c,
+                             c->st ? c->st
+                                   : tx_tensor_create(x->ctx,
+                                                      &(tx_tensor_desc){.rank = 1,
+                                                                        .shape = {lo},
+                                                                        .dtype = TX_DTYPE_FLOAT32,
+                                                                        .data = w + t * lo},
+                                                      &wt),
+                             wt);
+            if (nt > 1 && !c->st)
+                wt = ch_reshape(c, wt, rank, ws);
+            tx_tensor term = nt > 1 ? ch_bin(c, TX_OP_MUL, g, wt) : g;
+            acc = acc.id ? ch_bin(c, TX_OP_ADD, acc, term) : term;
+        }
+        if (any_out && !c->st) {
+            tx_tensor m = {0};
+            m = ch_keep(c,
+                        tx_tensor_create(
+                            x->ctx,
+                            &(tx_tensor_desc){
+                                .rank = 1, .shape = {lo}, .dtype = TX_DTYPE_FLOAT32, .data = valid},
+                            &m),
+                        m);
+            m = ch_reshape(c, m, rank, ws);
+            mask = mask.id ? ch_bin(c, TX_OP_MUL, mask, m) : m;
+        }
+        free(ix);
+        free(w);
+        cur = acc;
+    }
+    if (mask.id)
+        cur = ch_where(c, mask, cur, ch_scalar(c, ev));
+    st = c->st ? c->st : tx_identity(x->ctx, cur, &y);
+    tx_chain_free(c);
+    free(c);
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
 /* ---- rows ---- */
 
 static const tx_onnx_op k_ops[] = {
