@@ -108,7 +108,7 @@ run_suite "include_graph" python3 tools/include_graph.py
 # Native suites. The sanitizer build runs them all too (times measured in
 # README, "Reliability tooling").
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
-    reliability_test badinput_test numerics_test device_test; do
+    reliability_test badinput_test numerics_test device_test onnx_detect_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # The CPU device's SGEMM against a plain loop, with the kernel this machine
@@ -119,6 +119,7 @@ done
 # The CPU device: the session suites again with every session on the CPU (the
 # op sweep's cpu mode above covers every op against the references).
 run_suite "cpu:onnx_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_test"
+run_suite "cpu:onnx_detect_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_detect_test"
 run_suite "cpu:conformance" xvfb "$BUILD/texel" conformance --device cpu \
     --must-pass tests/conformance_must_pass.txt
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
