@@ -259,8 +259,14 @@ static tx_status exec_roi_align(tx_xnode *x) {
             rw = fmaxf(rw, 1);
             rhh = fmaxf(rhh, 1);
         }
-        gy[r] = sr > 0 ? sr : (int64_t)ceilf(rhh / (float)oh);
-        gx[r] = sr > 0 ? sr : (int64_t)ceilf(rw / (float)ow);
+        float fy = sr > 0 ? (float)sr : ceilf(rhh / (float)oh);
+        float fx = sr > 0 ? (float)sr : ceilf(rw / (float)ow);
+        if (!(fy <= 256) || !(fx <= 256)) /* NaN, or huge rois */
+            return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                             "roi %lld takes %g x %g samples per bin (at most 256)", (long long)r,
+                             (double)fy, (double)fx);
+        gy[r] = fy < 0 ? 0 : (int64_t)fy;
+        gx[r] = fx < 0 ? 0 : (int64_t)fx;
         int64_t b = (int64_t)tx_hval_get(bh, r);
         if (b < 0 || b >= sx[0])
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "batch index %lld is outside 0..%lld",

@@ -159,7 +159,7 @@ static tx_status pool_indices(tx_xnode *x, tx_tensor in, int rx, const int64_t *
     bool col = tx_attr_int(x->node, "storage_order", 0) != 0;
     int64_t planes = sx[0] * sx[1], pin = tx_numel_of(sp, sx + 2), pout = tx_numel_of(sp, g->out);
     int64_t kk = tx_numel_of(sp, g->k), total = planes * pin;
-    if (total + 1 > (1 << 24) || planes * pout * kk > (1 << 26))
+    if (total + 1 > (1 << 24) || planes * pout * kk > (1 << 24))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
                          "MaxPool with Indices on %lld elements, %lld window cells (flat "
                          "indices are exact to 2^24)",
