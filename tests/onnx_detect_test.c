@@ -437,6 +437,73 @@ static void test_nonzero_readback(void) {
     tx_test_end();
 }
 
+/* ---- shape-like inputs fed at run time ---- */
+
+static void test_runtime_shapes(void) {
+    if (!tx_test_begin("Range, ConstantOfShape, Expand and Tile with caller-fed int inputs: "
+                       "results, and each read back once"))
+        return;
+    /* r = Range(0, limit, 1.5); z = ConstantOfShape(shp); e = Expand(x, shp); t = Tile(x, rep) */
+    buf g = {0};
+    float zero = 0, step = 1.5f;
+    init_f(&g, "s0", NULL, 0, &zero);
+    init_f(&g, "d", NULL, 0, &step);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 3}, 2);
+    vinfo(&g, 11, "limit", TX_ONNX_FLOAT, NULL, 0);
+    vinfo(&g, 11, "shp", TX_ONNX_INT64, (int64_t[]){2}, 1);
+    vinfo(&g, 11, "rep", TX_ONNX_INT64, (int64_t[]){2}, 1);
+    node(&g, "Range", "r", (const char *[]){"s0", "limit", "d"}, 3, (const char *[]){"r"}, 1, NULL,
+         0);
+    node(&g, "ConstantOfShape", "c", (const char *[]){"shp"}, 1, (const char *[]){"z"}, 1, NULL, 0);
+    node(&g, "Expand", "e", (const char *[]){"x", "shp"}, 2, (const char *[]){"e"}, 1, NULL, 0);
+    node(&g, "Tile", "t", (const char *[]){"x", "rep"}, 2, (const char *[]){"t"}, 1, NULL, 0);
+    const char *outs[] = {"r", "z", "e", "t"};
+    for (int o = 0; o < 4; o++)
+        vinfo(&g, 12, outs[o], TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, 13);
+    tx_session *s = NULL;
+    tx_status st = tx_session_create(g_ctx, m.d, m.n, NULL, &s);
+    free(m.d);
+    CHECK(st == TX_STATUS_OK, "create: %s", tx_last_error(g_ctx));
+    if (st) {
+        tx_test_end();
+        return;
+    }
+    float xv[3] = {1, 2, 3}, lim = 5;
+    int32_t shp[2] = {4, 3}, rep[2] = {2, 2};
+    tx_tensor in[4] = {mk(g_ctx, 2, (int64_t[]){1, 3}, xv), mk(g_ctx, 0, NULL, &lim)}, out[4];
+    tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, shp, 0}, &in[2]);
+    tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, rep, 0}, &in[3]);
+    tx_feed fd[4] = {{"x", in[0]}, {"limit", in[1]}, {"shp", in[2]}, {"rep", in[3]}};
+    st = tx_session_run(s, fd, 4, outs, 4, out);
+    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
+    if (!st) {
+        int64_t want_n[4] = {4, 12, 12, 12};
+        float r_want[4] = {0, 1.5f, 3, 4.5f}, got[12];
+        for (int o = 0; o < 4; o++) {
+            int rank;
+            int64_t shape[TX_MAX_RANK];
+            tx_tensor_shape(g_ctx, out[o], &rank, shape, NULL);
+            int64_t n = numel_of(rank, shape);
+            CHECK(n == want_n[o], "%s has %lld values", outs[o], (long long)n);
+            if (n == want_n[o] && !tx_tensor_read(g_ctx, out[o], got, (size_t)n * 4))
+                for (int64_t k = 0; k < n; k++) {
+                    float w = o == 0 ? r_want[k] : o == 1 ? 0 : xv[k % 3];
+                    CHECK(got[k] == w, "%s[%lld] = %g, want %g", outs[o], (long long)k, got[k], w);
+                }
+            tx_tensor_destroy(g_ctx, out[o]);
+        }
+        tx_session_stats ss;
+        tx_session_stats_get(s, &ss);
+        /* limit, shp (read once for two nodes), rep */
+        CHECK(ss.readbacks == 3, "%llu read-backs", (unsigned long long)ss.readbacks);
+    }
+    for (int i = 0; i < 4; i++)
+        tx_tensor_destroy(g_ctx, in[i]);
+    tx_session_destroy(s);
+    tx_test_end();
+}
+
 /* ---- GridSample ---- */
 
 /* onnxruntime's GsReflect. */
@@ -542,6 +609,7 @@ int main(int argc, char **argv) {
     test_pools3d();
     test_scatter();
     test_nonzero_readback();
+    test_runtime_shapes();
     test_grid_sample();
     tx_stats cs;
     tx_ctx_stats(g_ctx, &cs);
