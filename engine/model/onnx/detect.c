@@ -1,7 +1,8 @@
 /* ONNX selection ops whose output shape (or every output element) depends on
  * the data: NonZero, Compress, Unique, NonMaxSuppression, TopK.
  *
- * They run on the host. Their inputs are read back once with tx_x_host (one
+ * Compress reads back only its condition and gathers on the device. The
+ * others run on the host. Their inputs are read back once with tx_x_host (one
  * tx_tensor_read per device input, counted in tx_session_stats.readbacks and
  * readback_bytes) and their outputs are host values that the next device op
  * uploads. Why the host: the output's size is only known after looking at
@@ -62,22 +63,23 @@ static tx_status exec_non_zero(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
-/* v's shape and its optional "axis" attribute; without it v is flattened
- * (axis 0 of a 1-D view). */
-static tx_status axis_view(tx_xnode *x, const tx_hval *v, int *rank, int64_t *shape, int *a) {
+/* A value of shape vr/vs viewed for its optional "axis" attribute; without
+ * it the value is flattened (axis 0 of a 1-D view). */
+static tx_status axis_view(tx_xnode *x, int vr, const int64_t *vs, int *rank, int64_t *shape,
+                           int *a) {
     const tx_onnx_attr *aa = tx_attr_find(x->node, "axis");
-    *rank = v->rank;
+    *rank = vr;
     *a = 0;
-    memcpy(shape, v->shape, sizeof(int64_t) * TX_MAX_RANK);
+    memcpy(shape, vs, sizeof(int64_t) * TX_MAX_RANK);
     if (!aa) {
         *rank = 1;
-        shape[0] = v->numel;
+        shape[0] = tx_numel_of(vr, vs);
         return TX_STATUS_OK;
     }
-    if (v->rank < 1 || aa->i < -v->rank || aa->i >= v->rank)
+    if (vr < 1 || aa->i < -vr || aa->i >= vr)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %lld is outside the rank %d",
-                         (long long)aa->i, v->rank);
-    *a = tx_norm_axis(aa->i, v->rank);
+                         (long long)aa->i, vr);
+    *a = tx_norm_axis(aa->i, vr);
     return TX_STATUS_OK;
 }
 
@@ -85,37 +87,56 @@ static tx_status axis_view(tx_xnode *x, const tx_hval *v, int *rank, int64_t *sh
 
 /* Compress(input, condition[, axis]): the slices along axis (of the flattened
  * input without axis) whose condition entry is true. condition may be shorter
- * than the axis: the rest is dropped. */
+ * than the axis: the rest is dropped. Only the condition is read back (a 1-D
+ * mask); a device input stays there: one Gather along the axis by the kept
+ * positions. */
 static tx_status exec_compress(tx_xnode *x) {
-    const tx_hval *v, *c;
-    tx_status st = tx_x_host2(x, 0, &v, 1, &c);
-    if (st)
-        return st;
-    int rank, a;
-    int64_t shape[TX_MAX_RANK];
-    if ((st = axis_view(x, v, &rank, shape, &a)))
+    const tx_hval *c;
+    int vr, rank, a;
+    int64_t vs[TX_MAX_RANK], shape[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &vr, vs);
+    if (st || (st = tx_x_host(x, 1, &c)) || (st = axis_view(x, vr, vs, &rank, shape, &a)))
         return st;
     if (c->rank != 1 || c->numel > shape[a])
         return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
                          "condition must be 1-D with at most %lld entries (the axis), got %lld",
                          (long long)shape[a], (long long)c->numel);
-    int64_t outer = tx_numel_of(a, shape), inner = tx_numel_of(rank - a - 1, shape + a + 1);
-    int64_t n = shape[a], kept = 0;
+    int64_t *pos = malloc(sizeof(int64_t) * (size_t)(c->numel + 1)), kept = 0;
+    if (!pos)
+        return oom(x);
     for (int64_t k = 0; k < c->numel; k++)
-        kept += tx_hval_get(c, k) != 0;
+        if (tx_hval_get(c, k) != 0)
+            pos[kept++] = k;
     int64_t os[TX_MAX_RANK];
     memcpy(os, shape, sizeof os);
     os[a] = kept;
-    tx_hval o;
-    if ((st = alloc_out(x, &o, v->elem, rank, os)))
+    int64_t outer = tx_numel_of(a, shape), inner = tx_numel_of(rank - a - 1, shape + a + 1);
+    if (tx_x_is_host(x, 0) || kept == 0) { /* folding, or an empty result */
+        const tx_hval *v = NULL;
+        tx_hval o;
+        if (!(st = kept ? tx_x_host(x, 0, &v) : TX_STATUS_OK) &&
+            !(st = alloc_out(x, &o, tx_x_elem(x, 0), rank, os))) {
+            for (int64_t p = 0, j = 0; p < outer && kept; p++)
+                for (int64_t q = 0; q < kept; q++)
+                    for (int64_t e = 0; e < inner; e++)
+                        copy_elem(&o, j++, v, (p * shape[a] + pos[q]) * inner + e);
+            st = tx_x_set_host(x, 0, &o);
+        }
+        free(pos);
         return st;
-    int64_t j = 0;
-    for (int64_t p = 0; p < outer; p++)
-        for (int64_t q = 0; q < c->numel; q++)
-            if (tx_hval_get(c, q) != 0)
-                for (int64_t s = 0; s < inner; s++)
-                    copy_elem(&o, j++, v, (p * n + q) * inner + s);
-    return tx_x_set_host(x, 0, &o);
+    }
+    tx_tmp_list l = {0};
+    tx_tensor in, view, ix, y = {0};
+    st = tx_x_dev(x, 0, &in);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, rank, shape, &view)))
+        l.t[l.n++] = view;
+    if (!st)
+        st = tx_x_upload_ints(x, 1, &kept, pos, &l, &ix);
+    free(pos);
+    if (!st)
+        st = tx_gather(x->ctx, view, ix, a, &y);
+    tx_tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }
 
 /* ---- Unique ---- */
@@ -167,7 +188,7 @@ static tx_status exec_unique(tx_xnode *x) {
     bool sorted = tx_attr_int(x->node, "sorted", 1) != 0;
     int rank, a;
     int64_t shape[TX_MAX_RANK];
-    if ((st = axis_view(x, v, &rank, shape, &a)))
+    if ((st = axis_view(x, v->rank, v->shape, &rank, shape, &a)))
         return st;
     slices s = {v, tx_numel_of(a, shape), shape[a], tx_numel_of(rank - a - 1, shape + a + 1)};
     int64_t n = s.n, nn = n ? n : 1;
