@@ -45,7 +45,23 @@ typedef struct feed {
     int rank;
     int64_t shape[TX_MAX_RANK];
     const float *data;
+    bool i32; /* fed as int32 (an int64 input), from the whole floats in data */
 } feed;
+
+static tx_tensor feed_tensor(const feed *f) {
+    if (!f->i32)
+        return mk(g_ctx, f->rank, f->shape, f->data);
+    int64_t n = numel_of(f->rank, f->shape);
+    int32_t *v = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    for (int64_t k = 0; k < n; k++)
+        v[k] = (int32_t)f->data[k];
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = f->rank, .dtype = TX_DTYPE_INT32, .data = v};
+    memcpy(d.shape, f->shape, sizeof d.shape);
+    tx_tensor_create(g_ctx, &d, &t);
+    free(v);
+    return t;
+}
 
 static tx_status run_model(buf *m, const feed *f, int n_feed, int n_out, float **got,
                            int64_t *numel, tx_session_stats *ss) {
@@ -59,7 +75,7 @@ static tx_status run_model(buf *m, const feed *f, int n_feed, int n_out, float *
         return st;
     tx_feed fd[4];
     for (int i = 0; i < n_feed; i++)
-        fd[i] = (tx_feed){f[i].name, mk(g_ctx, f[i].rank, f[i].shape, f[i].data)};
+        fd[i] = (tx_feed){f[i].name, feed_tensor(&f[i])};
     tx_tensor out[4];
     st = tx_session_run(s, fd, n_feed, NULL, n_out, out);
     for (int o = 0; o < n_out && !st; o++) {
@@ -150,7 +166,7 @@ static void test_conv3d(void) {
     buf m = model(&g, 18);
     float *got[1];
     int64_t n[1];
-    tx_status st = run_model(&m, &(feed){"x", 5, {1, 4, 5, 6, 5}, x}, 1, 1, got, n, NULL);
+    tx_status st = run_model(&m, &(feed){"x", 5, {1, 4, 5, 6, 5}, x, false}, 1, 1, got, n, NULL);
     CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
     if (!st)
         expect_close("y", got[0], n[0], want, ny, 1e-4f);
@@ -202,7 +218,7 @@ static void test_conv_transpose3d(void) {
     buf m = model(&g, 18);
     float *got[1];
     int64_t n[1];
-    tx_status st = run_model(&m, &(feed){"x", 5, {1, 2, 3, 2, 3}, x}, 1, 1, got, n, NULL);
+    tx_status st = run_model(&m, &(feed){"x", 5, {1, 2, 3, 2, 3}, x, false}, 1, 1, got, n, NULL);
     CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
     if (!st)
         expect_close("y", got[0], n[0], want, ny, 1e-4f);
@@ -294,8 +310,8 @@ static void test_pools3d(void) {
         buf m = model(&g, 18);
         float *got[2];
         int64_t n[2];
-        tx_status st =
-            run_model(&m, &(feed){"x", 5, {1, 2, 5, 6, 7}, x}, 1, with_idx ? 2 : 1, got, n, NULL);
+        tx_status st = run_model(&m, &(feed){"x", 5, {1, 2, 5, 6, 7}, x, false}, 1,
+                                 with_idx ? 2 : 1, got, n, NULL);
         CHECK(st == TX_STATUS_OK, "case %d: %s", kind, tx_last_error(g_ctx));
         if (!st) {
             expect_close(kind == 0   ? "max"
@@ -342,7 +358,7 @@ static void test_scatter(void) {
         buf m = model(&g, 18);
         float *got[1];
         int64_t n[1];
-        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data}, 1, 1, got, n, NULL);
+        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
         CHECK(st == TX_STATUS_OK, "%s: %s", reds[r], tx_last_error(g_ctx));
         if (!st)
             expect_close(reds[r], got[0], n[0], want, 12, 1e-6f);
@@ -368,7 +384,7 @@ static void test_scatter(void) {
         buf m = model(&g, 18);
         float *got[1];
         int64_t n[1];
-        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data}, 1, 1, got, n, NULL);
+        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
         CHECK(st == TX_STATUS_OK, "ScatterND: %s", tx_last_error(g_ctx));
         if (!st)
             expect_close("ScatterND min", got[0], n[0], want, 12, 1e-6f);
@@ -387,7 +403,7 @@ static void test_scatter(void) {
         buf m = model(&g, 18);
         float *got[1];
         int64_t n[1];
-        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data}, 1, 1, got, n, NULL);
+        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
         CHECK(st == TX_STATUS_INVALID_ARGUMENT && strstr(tx_last_error(g_ctx), "index 4"), "%s: %s",
               tx_status_name(st), tx_last_error(g_ctx));
         free(got[0]);
@@ -412,7 +428,7 @@ static void test_nonzero_readback(void) {
     float *got[1];
     int64_t n[1];
     tx_session_stats ss = {0};
-    tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, x}, 1, 1, got, n, &ss);
+    tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, x, false}, 1, 1, got, n, &ss);
     CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
     float want[8] = {0, 0, 1, 2, 1, 3, 2, 3};
     if (!st)
@@ -429,8 +445,8 @@ static void test_nonzero_readback(void) {
     vinfo(&g2, 12, "y", TX_ONNX_INT64, NULL, -1);
     m = model(&g2, 13);
     float bx[15] = {0}, sc[3] = {0};
-    st = run_model(&m, (feed[]){{"b", 3, {1, 3, 5}, bx}, {"s", 3, {1, 1, 3}, sc}}, 2, 1, got, n,
-                   NULL);
+    st = run_model(&m, (feed[]){{"b", 3, {1, 3, 5}, bx, false}, {"s", 3, {1, 1, 3}, sc, false}}, 2,
+                   1, got, n, NULL);
     CHECK(st == TX_STATUS_SHAPE_MISMATCH && strstr(tx_last_error(g_ctx), "[B, N, 4]"), "%s: %s",
           tx_status_name(st), tx_last_error(g_ctx));
     free(got[0]);
@@ -471,7 +487,8 @@ static void test_runtime_shapes(void) {
     }
     float xv[3] = {1, 2, 3}, lim = 5;
     int32_t shp[2] = {4, 3}, rep[2] = {2, 2};
-    tx_tensor in[4] = {mk(g_ctx, 2, (int64_t[]){1, 3}, xv), mk(g_ctx, 0, NULL, &lim)}, out[4];
+    tx_tensor in[4] = {mk(g_ctx, 2, (int64_t[]){1, 3}, xv), mk(g_ctx, 0, (int64_t[]){1}, &lim)},
+              out[4];
     tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, shp, 0}, &in[2]);
     tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, rep, 0}, &in[3]);
     tx_feed fd[4] = {{"x", in[0]}, {"limit", in[1]}, {"shp", in[2]}, {"rep", in[3]}};
@@ -501,6 +518,79 @@ static void test_runtime_shapes(void) {
     for (int i = 0; i < 4; i++)
         tx_tensor_destroy(g_ctx, in[i]);
     tx_session_destroy(s);
+    tx_test_end();
+}
+
+/* ---- RoiAlign max ---- */
+
+/* onnxruntime's RoiAlign for one roi, mode max, output_half_pixel. */
+static void roi_max_ref(const float *img, int64_t h, int64_t w, const float *roi, int64_t oh,
+                        int64_t ow, float *out) {
+    float x1 = roi[0], y1 = roi[1], rw = fmaxf(roi[2] - roi[0], 1), rh = fmaxf(roi[3] - roi[1], 1);
+    float bw = rw / (float)ow, bh = rh / (float)oh;
+    int64_t gy = (int64_t)ceilf(rh / (float)oh), gx = (int64_t)ceilf(rw / (float)ow);
+    for (int64_t py = 0; py < oh; py++)
+        for (int64_t px = 0; px < ow; px++) {
+            float best = -INFINITY;
+            for (int64_t iy = 0; iy < gy; iy++)
+                for (int64_t ix = 0; ix < gx; ix++) {
+                    float yy = y1 + (float)py * bh + ((float)iy + 0.5f) * bh / (float)gy;
+                    float xx = x1 + (float)px * bw + ((float)ix + 0.5f) * bw / (float)gx;
+                    float v = 0;
+                    if (!(yy < -1 || yy > (float)h || xx < -1 || xx > (float)w)) {
+                        yy = fmaxf(yy, 0), xx = fmaxf(xx, 0);
+                        int64_t yl = (int64_t)yy, xl = (int64_t)xx;
+                        int64_t yh = yl >= h - 1 ? (yl = h - 1) : yl + 1;
+                        int64_t xh = xl >= w - 1 ? (xl = w - 1) : xl + 1;
+                        yy = yl == h - 1 && yh == yl ? (float)yl : yy;
+                        xx = xl == w - 1 && xh == xl ? (float)xl : xx;
+                        float ly = yy - (float)yl, lx = xx - (float)xl;
+                        v = fmaxf(
+                            fmaxf((1 - ly) * (1 - lx) * img[yl * w + xl],
+                                  (1 - ly) * lx * img[yl * w + xh]),
+                            fmaxf(ly * (1 - lx) * img[yh * w + xl], ly * lx * img[yh * w + xh]));
+                    }
+                    best = fmaxf(best, v);
+                }
+            out[py * ow + px] = best;
+        }
+}
+
+static void test_roi_align_max(void) {
+    if (!tx_test_begin("RoiAlign max with adaptive sampling: rois of different sample counts"))
+        return;
+    enum { H = 6, W = 7, OH = 2, OW = 3 };
+    float *x = fill(4 * H * W, 12);
+    for (int i = 0; i < 4 * H * W; i++)
+        x[i] -= 1.5f; /* mostly negative: zero-weight padding would show */
+    float rois[8] = {0.5f, 1, 5.5f, 4.2f, 1, 0.2f, 2.5f, 2};
+    float bi[2] = {1, 0}, want[2 * 2 * OH * OW];
+    for (int r = 0; r < 2; r++)
+        for (int ch = 0; ch < 2; ch++)
+            roi_max_ref(x + ((int)bi[r] * 2 + ch) * H * W, H, W, rois + r * 4, OH, OW,
+                        want + (r * 2 + ch) * OH * OW);
+    buf g = {0},
+        a[4] = {attr_s("mode", "max"), attr_i("output_height", OH), attr_i("output_width", OW),
+                attr_s("coordinate_transformation_mode", "output_half_pixel")};
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 2, H, W}, 4);
+    vinfo(&g, 11, "rois", TX_ONNX_FLOAT, (int64_t[]){2, 4}, 2);
+    vinfo(&g, 11, "bi", TX_ONNX_INT64, (int64_t[]){2}, 1);
+    node(&g, "RoiAlign", "r", (const char *[]){"x", "rois", "bi"}, 3, (const char *[]){"y"}, 1, a,
+         4);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, 16);
+    float *got[1];
+    int64_t n[1];
+    tx_status st = run_model(&m,
+                             (feed[]){{"x", 4, {2, 2, H, W}, x, false},
+                                      {"rois", 2, {2, 4}, rois, false},
+                                      {"bi", 1, {2}, bi, true}},
+                             3, 1, got, n, NULL);
+    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
+    if (!st)
+        expect_close("max", got[0], n[0], want, 2 * 2 * OH * OW, 1e-5f);
+    free(got[0]);
+    free(x);
     tx_test_end();
 }
 
@@ -579,9 +669,9 @@ static void test_grid_sample(void) {
         buf m = model(&g, 16);
         float *got[1];
         int64_t n[1];
-        tx_status st =
-            run_model(&m, (feed[]){{"x", 4, {1, 2, H, W}, x}, {"g", 4, {1, HO, WO, 2}, grid}}, 2, 1,
-                      got, n, NULL);
+        tx_status st = run_model(
+            &m, (feed[]){{"x", 4, {1, 2, H, W}, x, false}, {"g", 4, {1, HO, WO, 2}, grid, false}},
+            2, 1, got, n, NULL);
         CHECK(st == TX_STATUS_OK, "case %d: %s", c, tx_last_error(g_ctx));
         char what[64];
         snprintf(what, sizeof what, "%s %s align %d", nearest ? "nearest" : "bilinear", pads[pad],
@@ -610,6 +700,7 @@ int main(int argc, char **argv) {
     test_scatter();
     test_nonzero_readback();
     test_runtime_shapes();
+    test_roi_align_max();
     test_grid_sample();
     tx_stats cs;
     tx_ctx_stats(g_ctx, &cs);

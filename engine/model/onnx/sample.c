@@ -214,13 +214,15 @@ static tx_status exec_grid_sample(tx_xnode *x) {
  * output_height, output_width]: each bin the average (mode avg) of
  * sampling_ratio^2 bilinear samples (adaptive ceil(roi / bins) when 0), as
  * onnxruntime computes them; samples past the image by more than a pixel
- * count zero. The taps of every sample (4 each: row index and weight / count)
+ * count zero. Mode max is onnxruntime's: the largest weighted tap of any
+ * sample. The taps of every sample (4 each: row index and weight / count)
  * are built on the host from the rois, then gathered and summed on the
  * device. */
 static tx_status exec_roi_align(tx_xnode *x) {
     const char *mode = tx_attr_str(x->node, "mode", "avg");
-    if (strcmp(mode, "avg") != 0)
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "mode \"%s\" (only avg is supported)", mode);
+    bool max = strcmp(mode, "max") == 0;
+    if (!max && strcmp(mode, "avg") != 0)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "mode \"%s\" (avg or max)", mode);
     bool half = strcmp(tx_attr_str(x->node, "coordinate_transformation_mode",
                                    x->opset >= 16 ? "half_pixel" : "output_half_pixel"),
                        "half_pixel") == 0;
@@ -325,9 +327,15 @@ static tx_status exec_roi_align(tx_xnode *x) {
                         float q[4] = {hy * hx, hy * lx, ly * hx, ly * lx};
                         for (int k = 0; k < 4; k++) {
                             ih.i[at + k] = base + p[k];
-                            wh.f[at + k] = q[k] / cnt;
+                            wh.f[at + k] = max ? q[k] : q[k] / cnt;
                         }
                     }
+                /* max: slots past this bin's samples repeat its first one */
+                int64_t first = ((r * oh + py) * ow + px) * most * 4;
+                for (; max && gy[r] * gx[r] > 0 && at < first + most * 4; at++) {
+                    ih.i[at] = ih.i[first + (at - first) % 4];
+                    wh.f[at] = wh.f[first + (at - first) % 4];
+                }
             }
     }
     tx_chain *c = calloc(1, sizeof *c);
@@ -344,7 +352,11 @@ static tx_status exec_roi_align(tx_xnode *x) {
         tx_tensor p = ch_bin(c, TX_OP_MUL, g, ch_reshape(c, tw, 5, ws));
         tx_reduce_desc rd = {.n_axes = 1, .axes = {3}, .drop_dims = true};
         tx_tensor s = {0};
-        s = ch_keep(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_REDUCE_SUM, p, &rd, &s), s);
+        s = ch_keep(c,
+                    c->st
+                        ? c->st
+                        : tx_reduce(x->ctx, max ? TX_OP_REDUCE_MAX : TX_OP_REDUCE_SUM, p, &rd, &s),
+                    s);
         int perm[4] = {0, 3, 1, 2};
         if (!c->st)
             c->st = tx_transpose(x->ctx, s, perm, &y);
