@@ -1,5 +1,7 @@
 /* Chains of engine ops for the ONNX executors that compose many of them
  * (sample.c, volume.c): see tx_chain.h. */
+#include <string.h>
+
 #include "chain.h"
 
 tx_tensor ch_keep(tx_chain *c, tx_status st, tx_tensor t) {
@@ -20,10 +22,13 @@ tx_tensor ch_keep(tx_chain *c, tx_status st, tx_tensor t) {
 void tx_chain_free(tx_chain *c) {
     for (int i = 0; i < c->n; i++)
         tx_tensor_destroy(c->x->ctx, c->t[i]);
-    c->n = 0;
+    c->n = c->ns = 0;
 }
 
 tx_tensor ch_scalar(tx_chain *c, float v) {
+    for (int i = 0; i < c->ns && !c->st; i++)
+        if (memcmp(&c->sv[i], &v, sizeof v) == 0)
+            return c->st_[i];
     tx_tensor t = {0};
     tx_status st =
         c->st
@@ -31,7 +36,12 @@ tx_tensor ch_scalar(tx_chain *c, float v) {
             : tx_tensor_create(c->x->ctx,
                                &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_FLOAT32, .data = &v},
                                &t);
-    return ch_keep(c, st, t);
+    t = ch_keep(c, st, t);
+    if (t.id && c->ns < (int)TX_COUNTOF(c->sv)) {
+        c->sv[c->ns] = v;
+        c->st_[c->ns++] = t;
+    }
+    return t;
 }
 
 tx_tensor ch_bin(tx_chain *c, tx_op op, tx_tensor a, tx_tensor b) {

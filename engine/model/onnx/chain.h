@@ -12,11 +12,15 @@ typedef struct tx_chain {
     tx_status st;
     int n;
     tx_tensor t[768];
+    int ns; /* scalars made so far, reused by value (one upload each) */
+    float sv[64];
+    tx_tensor st_[64];
 } tx_chain;
 
 /* Records t (made with status st) as a temporary; returns it. */
 tx_tensor ch_keep(tx_chain *c, tx_status st, tx_tensor t);
 void tx_chain_free(tx_chain *c);
+/* A float32 scalar; equal values share one tensor. */
 tx_tensor ch_scalar(tx_chain *c, float v);
 tx_tensor ch_bin(tx_chain *c, tx_op op, tx_tensor a, tx_tensor b);
 tx_tensor ch_bin_s(tx_chain *c, tx_op op, tx_tensor a, float v);
