@@ -436,6 +436,17 @@ static void test_nonzero_readback(void) {
     CHECK(ss.readbacks == 1 && ss.readback_bytes == 12 * 4, "read-backs %llu, %llu B",
           (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
     free(got[0]);
+    /* all zeros: an empty [2, 0] result */
+    float zeros[12] = {0};
+    buf gz = {0};
+    vinfo(&gz, 11, "x", TX_ONNX_FLOAT, (int64_t[]){3, 4}, 2);
+    node(&gz, "NonZero", "nz", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    vinfo(&gz, 12, "y", TX_ONNX_INT64, NULL, -1);
+    m = model(&gz, 13);
+    st = run_model(&m, &(feed){"x", 2, {3, 4}, zeros, false}, 1, 1, got, n, NULL);
+    CHECK(st == TX_STATUS_OK && n[0] == 0, "all zeros: %s, %lld values", tx_status_name(st),
+          (long long)n[0]);
+    free(got[0]);
 
     buf g2 = {0};
     vinfo(&g2, 11, "b", TX_ONNX_FLOAT, (int64_t[]){1, 3, 5}, 3);
