@@ -420,6 +420,11 @@ tx_status tx_onnx_resize_crop(tx_xnode *x, tx_resize_mode mode, tx_resize_neares
         int64_t len = in[a], lo = out[a];
         if (lo == len && s0 == 0 && e0 == 1)
             continue;
+        if (lo < 1 || lo > (1 << 24) || len < 1) {
+            c->st = tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "axis %d: %lld -> %lld elements", a,
+                              (long long)len, (long long)lo);
+            break;
+        }
         int nt = mode == TX_RESIZE_NEAREST ? 1 : 2;
         int64_t *ix = malloc(sizeof(int64_t) * (size_t)(lo * 2));
         float *w = malloc(sizeof(float) * (size_t)(lo * 3));

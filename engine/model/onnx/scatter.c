@@ -271,6 +271,14 @@ static tx_status exec_max_unpool(tx_xnode *x) {
                          "input rank %d needs kernel_shape (and strides, pads) for %d spatial "
                          "dims",
                          rx, sp);
+    for (int d = 0; d < sp; d++) {
+        int64_t k = ks[d], s = ns >= 0 ? strides[d] : 1;
+        int64_t pb = np >= 0 ? pads[d] : 0, pe = np >= 0 ? pads[sp + d] : 0;
+        if (k < 1 || k > INT32_MAX || s < 1 || s > INT32_MAX || pb < 0 || pb > INT32_MAX ||
+            pe < 0 || pe > INT32_MAX)
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                             "kernel_shape, strides or pads of dim %d out of range", d);
+    }
     int64_t os[TX_MAX_RANK], is[TX_MAX_RANK];
     is[0] = sx[0];
     is[1] = sx[1];
@@ -285,6 +293,10 @@ static tx_status exec_max_unpool(tx_xnode *x) {
         if (n != rx)
             return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "output_shape has %d dims, X %d", n, rx);
     }
+    if (!tx_dims_in_range(rx, is, (int64_t)1 << 24, false) ||
+        !tx_dims_in_range(rx, os, (int64_t)1 << 24, false))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                         "an output of over 2^24 elements (flat indices are exact to 2^24)");
     for (int d = 0; d < rx; d++)
         if (is[d] < 1 || os[d] < is[d])
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,

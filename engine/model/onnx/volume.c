@@ -157,13 +157,19 @@ static tx_status pool_3d(tx_xnode *x, tx_op op, tx_tensor in, const int64_t *sx,
 static tx_status pool_indices(tx_xnode *x, tx_tensor in, int rx, const int64_t *sx, vol_win *g) {
     int sp = g->sp;
     bool col = tx_attr_int(x->node, "storage_order", 0) != 0;
-    int64_t planes = sx[0] * sx[1], pin = tx_numel_of(sp, sx + 2), pout = tx_numel_of(sp, g->out);
-    int64_t kk = tx_numel_of(sp, g->k), total = planes * pin;
-    if (total + 1 > (1 << 24) || planes * pout * kk > (1 << 24))
+    int64_t planes = sx[0] * sx[1], pin = tx_numel_of(sp, sx + 2), total = planes * pin;
+    /* planes * prod(out) * prod(k), each factor at most 2^24, stopped past 2^24 */
+    int64_t cells = planes, f[6];
+    for (int i = 0; i < sp; i++)
+        f[2 * i] = g->out[i], f[2 * i + 1] = g->k[i];
+    for (int i = 0; i < 2 * sp && cells <= (1 << 24); i++)
+        cells = f[i] > (1 << 24) ? (1 << 25) : cells * f[i];
+    if (total + 1 > (1 << 24) || cells > (1 << 24))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
                          "MaxPool with Indices on %lld elements, %lld window cells (flat "
                          "indices are exact to 2^24)",
-                         (long long)total, (long long)(planes * pout * kk));
+                         (long long)total, (long long)cells);
+    int64_t pout = tx_numel_of(sp, g->out), kk = tx_numel_of(sp, g->k);
     int64_t ts[TX_MAX_RANK];
     ts[0] = sx[0];
     ts[1] = sx[1];
