@@ -88,6 +88,15 @@ static tx_status vol_forward(tx_xnode *x, vol_win *g, bool ceil_mode) {
     return TX_STATUS_OK;
 }
 
+/* The output [n, c, out...] within the session's size rule. */
+static tx_status out_in_range(tx_xnode *x, int64_t n, int64_t c, const vol_win *g) {
+    int64_t s[TX_MAX_RANK] = {n, c};
+    memcpy(s + 2, g->out, sizeof(int64_t) * (size_t)g->sp);
+    if (!tx_dims_in_range(2 + g->sp, s, TX_DIM_MAX, false))
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "the output would be too large");
+    return TX_STATUS_OK;
+}
+
 static tx_tensor ch_pad_dim(tx_chain *c, tx_tensor a, int dim, int64_t b, int64_t e) {
     tx_pad_desc pd = {.mode = TX_PAD_CONSTANT};
     pd.begin[dim] = b;
@@ -288,7 +297,8 @@ tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op) {
     memcpy(g.in, sx + 2, sizeof(int64_t) * (size_t)g.sp);
     if ((st = ints_attr(x, "kernel_shape", g.sp, g.k, 0)))
         return st;
-    if ((st = vol_forward(x, &g, tx_attr_int(x->node, "ceil_mode", 0) != 0)))
+    if ((st = vol_forward(x, &g, tx_attr_int(x->node, "ceil_mode", 0) != 0)) ||
+        (st = out_in_range(x, sx[0], sx[1], &g)))
         return st;
     tx_tmp_list l = {0};
     tx_tensor in, y;
@@ -379,9 +389,10 @@ tx_status tx_onnx_conv_volume(tx_xnode *x, bool tr) {
         return st;
     if (tx_attr_find(x->node, "kernel_shape") && memcmp(ks, g.k, sizeof ks))
         return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "kernel_shape does not match W");
-    if ((st = tr ? vol_transpose(x, &g) : vol_forward(x, &g, false)))
-        return st;
     int64_t n = sx[0], dd = sx[2], m = tr ? sw[1] * group : sw[0];
+    if ((st = tr ? vol_transpose(x, &g) : vol_forward(x, &g, false)) ||
+        (st = out_in_range(x, n, m, &g)))
+        return st;
     tx_conv_desc d2;
     conv_desc_2d(&g, (int)group, &d2);
     tx_tensor in, w, bias = {0}, y = {0};
