@@ -123,6 +123,29 @@ static int64_t at5(const int64_t *s, int64_t a, int64_t b, int64_t c, int64_t d,
     return (((a * s[1] + b) * s[2] + c) * s[3] + d) * s[4] + e;
 }
 
+/* Builds op(x, W, B) with attributes a, runs it on x and compares with want;
+ * frees x, w, b and want. */
+static void check_conv3d(const char *op, const int64_t *sx, const int64_t *sw, int64_t m_out,
+                         buf *a, int na, float *x, float *w, float *b, float *want, int64_t ny) {
+    buf g = {0};
+    init_f(&g, "W", sw, 5, w);
+    init_f(&g, "B", &m_out, 1, b);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, sx, 5);
+    node(&g, op, "c", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"y"}, 1, a, na);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, 18);
+    float *got[1];
+    int64_t n[1];
+    feed f = {"x", 5, {0}, x, false};
+    memcpy(f.shape, sx, sizeof(int64_t) * 5);
+    tx_status st = run_model(&m, &f, 1, 1, got, n, NULL);
+    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
+    if (!st)
+        expect_close("y", got[0], n[0], want, ny, 1e-4f);
+    free(got[0]);
+    free(x), free(w), free(b), free(want);
+}
+
 /* ---- 3-D Conv ---- */
 
 static void test_conv3d(void) {
@@ -156,22 +179,9 @@ static void test_conv3d(void) {
                     want[at5(so, 0, m, od, oh, ow)] = (float)acc;
                 }
     }
-    buf g = {0}, a[4] = {attr_is("strides", st_, 3), attr_is("pads", pd, 6),
-                         attr_is("dilations", dl, 3), attr_i("group", 2)};
-    init_f(&g, "W", sw, 5, w);
-    init_f(&g, "B", (int64_t[]){6}, 1, b);
-    vinfo(&g, 11, "x", TX_ONNX_FLOAT, sx, 5);
-    node(&g, "Conv", "c", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"y"}, 1, a, 4);
-    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
-    buf m = model(&g, 18);
-    float *got[1];
-    int64_t n[1];
-    tx_status st = run_model(&m, &(feed){"x", 5, {1, 4, 5, 6, 5}, x, false}, 1, 1, got, n, NULL);
-    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
-    if (!st)
-        expect_close("y", got[0], n[0], want, ny, 1e-4f);
-    free(got[0]);
-    free(x), free(w), free(b), free(want);
+    buf a[4] = {attr_is("strides", st_, 3), attr_is("pads", pd, 6), attr_is("dilations", dl, 3),
+                attr_i("group", 2)};
+    check_conv3d("Conv", sx, sw, 6, a, 4, x, w, b, want, ny);
     tx_test_end();
 }
 
@@ -207,23 +217,9 @@ static void test_conv_transpose3d(void) {
                                     want[at5(so, 0, m, od, oh, ow)] +=
                                         x[at5(sx, 0, c, id, ih, iw)] * w[at5(sw, c, m, kd, kh, kw)];
                                 }
-    buf g = {0}, a[4] = {attr_is("strides", s_, 3), attr_is("pads", pd, 6),
-                         attr_is("output_padding", op, 3), attr_is("dilations", dl, 3)};
-    init_f(&g, "W", sw, 5, w);
-    init_f(&g, "B", (int64_t[]){3}, 1, b);
-    vinfo(&g, 11, "x", TX_ONNX_FLOAT, sx, 5);
-    node(&g, "ConvTranspose", "c", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"y"}, 1, a,
-         4);
-    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
-    buf m = model(&g, 18);
-    float *got[1];
-    int64_t n[1];
-    tx_status st = run_model(&m, &(feed){"x", 5, {1, 2, 3, 2, 3}, x, false}, 1, 1, got, n, NULL);
-    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
-    if (!st)
-        expect_close("y", got[0], n[0], want, ny, 1e-4f);
-    free(got[0]);
-    free(x), free(w), free(b), free(want);
+    buf a[4] = {attr_is("strides", s_, 3), attr_is("pads", pd, 6), attr_is("output_padding", op, 3),
+                attr_is("dilations", dl, 3)};
+    check_conv3d("ConvTranspose", sx, sw, 3, a, 4, x, w, b, want, ny);
     tx_test_end();
 }
 
