@@ -541,8 +541,8 @@ EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
              "\"readback_bytes\":%llu}",
              st.nodes, st.steps, st.folded, st.fused, (unsigned long long)st.weight_bytes,
              tx_device_name(st.device), st.decided ? "true" : "false", reason,
-             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms,
-             st.cpu_ms, (unsigned long long)st.readbacks, (unsigned long long)st.readback_bytes);
+             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
+             (unsigned long long)st.readbacks, (unsigned long long)st.readback_bytes);
     return w->json;
 }
 
