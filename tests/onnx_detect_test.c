@@ -601,6 +601,32 @@ static void test_roi_align_max(void) {
     tx_test_end();
 }
 
+/* ---- BitShift ---- */
+
+static void test_bit_shift(void) {
+    if (!tx_test_begin("BitShift: uint8 LEFT wraps modulo 256, RIGHT floors, on device values"))
+        return;
+    float xv[4] = {200, 7, 255, 128}, yv[4] = {1, 3, 4, 7};
+    float want[2][4] = {{144, 56, 240, 0}, {100, 0, 15, 1}};
+    for (int r = 0; r < 2; r++) {
+        buf g = {0}, a[1] = {attr_s("direction", r ? "RIGHT" : "LEFT")};
+        vinfo(&g, 11, "x", TX_ONNX_UINT8, (int64_t[]){4}, 1);
+        vinfo(&g, 11, "y", TX_ONNX_UINT8, (int64_t[]){4}, 1);
+        node(&g, "BitShift", "b", (const char *[]){"x", "y"}, 2, (const char *[]){"z"}, 1, a, 1);
+        vinfo(&g, 12, "z", TX_ONNX_UINT8, NULL, -1);
+        buf m = model(&g, 11);
+        float *got[1];
+        int64_t n[1];
+        tx_status st = run_model(&m, (feed[]){{"x", 1, {4}, xv, true}, {"y", 1, {4}, yv, true}}, 2,
+                                 1, got, n, NULL);
+        CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
+        if (!st)
+            expect_close(r ? "right" : "left", got[0], n[0], want[r], 4, 0);
+        free(got[0]);
+    }
+    tx_test_end();
+}
+
 /* ---- GridSample ---- */
 
 /* onnxruntime's GsReflect. */
@@ -708,6 +734,7 @@ int main(int argc, char **argv) {
     test_nonzero_readback();
     test_runtime_shapes();
     test_roi_align_max();
+    test_bit_shift();
     test_grid_sample();
     tx_stats cs;
     tx_ctx_stats(g_ctx, &cs);

@@ -17,10 +17,11 @@
  *                  DepthToSpace, SpaceToDepth, Trilu
  *   gather.c       Gather, GatherElements, GatherND, OneHot
  *   resize.c       Resize, Upsample
- *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (host,
- *                  after a read-back)
+ *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (after
+ *                  a counted read-back)
  *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
  *   sample.c       GridSample, RoiAlign
+ *   bits.c         BitShift, MeanVarianceNormalization
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
  *                  (reached through conv.c's rows)
  *   chain.c        sticky-status chains of engine ops for the compositions
@@ -64,8 +65,9 @@ typedef struct tx_onnx_family {
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
     tx_onnx_ops_gather, tx_onnx_ops_resize;
-/* detection and indexing (detect.c, scatter.c) */
-extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample;
+/* detection and indexing (detect.c, scatter.c, sample.c, bits.c) */
+extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample,
+    tx_onnx_ops_bits;
 /* volume.c: 3-D Conv/ConvTranspose/pools and MaxPool's Indices, for conv.c */
 tx_status tx_onnx_conv_volume(tx_xnode *x, bool transpose);
 tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op);
