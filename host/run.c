@@ -581,11 +581,12 @@ int tx_cmd_run(int argc, char **argv) {
                "\"nodes\": %d, \"steps\": %d, \"folded\": %d, \"fused\": %d, "
                "\"weight_bytes\": %llu, \"first_device\": \"%s\", \"device\": \"%s\", "
                "\"device_decided\": %s, \"runs_gpu\": %llu, \"runs_cpu\": %llu, "
-               "\"device_reason\": ",
+               "\"readbacks\": %llu, \"readback_bytes\": %llu, \"device_reason\": ",
                create_ms, first_ms, steady, o.repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
                (unsigned long long)ss.weight_bytes, tx_device_name(first_dev),
                tx_device_name(ss.device), ss.decided ? "true" : "false",
-               (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu);
+               (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu,
+               (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_json_str(ss.reason);
         printf(", ");
         tx_print_stats_json(&cs);
@@ -602,6 +603,10 @@ int tx_cmd_run(int argc, char **argv) {
         printf("device %s%s: %s (runs: %llu gpu, %llu cpu)\n", tx_device_name(ss.device),
                ss.decided ? "" : " (still measuring)", ss.reason, (unsigned long long)ss.runs_gpu,
                (unsigned long long)ss.runs_cpu);
+        if (ss.readbacks)
+            printf("read-backs for host paths (data-dependent ops, run-time shapes): %llu, "
+                   "%llu B\n",
+                   (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_print_stats_text(&cs);
     }
 done:

@@ -108,7 +108,8 @@ run_suite "include_graph" python3 tools/include_graph.py
 # Native suites. The sanitizer build runs them all too (times measured in
 # README, "Reliability tooling").
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
-    reliability_test badinput_test numerics_test device_test rnn_test seq_ops_test; do
+    reliability_test badinput_test numerics_test device_test rnn_test seq_ops_test \
+    onnx_detect_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # The CPU device's SGEMM against a plain loop, with the kernel this machine
@@ -121,6 +122,7 @@ done
 run_suite "cpu:onnx_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_test"
 run_suite "cpu:rnn_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/rnn_test"
 run_suite "cpu:seq_ops_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/seq_ops_test"
+run_suite "cpu:onnx_detect_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_detect_test"
 run_suite "cpu:conformance" xvfb "$BUILD/texel" conformance --device cpu \
     --must-pass tests/conformance_must_pass.txt
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"

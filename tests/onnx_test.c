@@ -12,20 +12,12 @@
 #include "model/model.h"
 #include "npy.h"
 #include "onnx_writer.h"
+#include "onnx_build.h"
 #include "tensors.h"
 
 /* ---- helpers ---- */
 
 static tx_host *g_host;
-
-static tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = rank, .data = data};
-    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
-}
 
 /* y = relu(x @ W + B), then Shape(y) → Gather(1) → Unsqueeze → Concat with
  * [-1] → Reshape(y) into z: a shape subgraph that must fold at plan time. */
@@ -668,24 +660,16 @@ int main(int argc, char **argv) {
              "kernel_shape",
              TX_STATUS_SHAPE_MISMATCH,
              "kernel_shape does not match W"},
-            {"Conv",
-             5,
-             2,
-             1,
-             {1, 1, 2, 5, 5},
-             {"x", "W"},
-             "",
-             TX_STATUS_UNSUPPORTED,
-             "input rank 5"},
+            {"Conv", 5, 2, 1, {1, 1, 2, 5, 5}, {"x", "W"}, "", TX_STATUS_SHAPE_MISMATCH, "W 4-D"},
             {"MaxPool",
-             4,
+             5,
              1,
              2,
-             {1, 1, 5, 5},
+             {1, 1, 2, 5, 5},
              {"x"},
              "kernel",
-             TX_STATUS_UNSUPPORTED,
-             "Indices output"},
+             TX_STATUS_INVALID_ARGUMENT,
+             "kernel_shape has 2 entries, want 3"},
             {"MaxPool",
              4,
              1,

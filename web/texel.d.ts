@@ -80,6 +80,9 @@ export interface SessionStats {
   runsCpu: number;
   gpuMs: number;
   cpuMs: number;
+  /** device values read back mid-run for host paths (data-dependent ops, run-time shapes), over all runs */
+  readbacks: number;
+  readbackBytes: number;
 }
 
 export interface Caps {

@@ -698,7 +698,7 @@ export class Session {
   /**
    * The session's counters and its device choice (tx_session_stats): nodes,
    * steps, folded, fused, weightBytes, device, decided, reason, runsGpu,
-   * runsCpu, gpuMs, cpuMs.
+   * runsCpu, gpuMs, cpuMs, readbacks, readbackBytes.
    */
   stats() {
     if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.stats: this session was disposed');

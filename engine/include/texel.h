@@ -737,6 +737,10 @@ typedef struct tx_session_stats {
                                     "remembered: ...", "trial: ..." */
     uint64_t runs_gpu, runs_cpu; /* runs per device so far */
     double gpu_ms, cpu_ms;       /* auto's steady-state measurements (0: none) */
+    /* device values read back mid-run for a host path, over all runs: shape
+     * inputs fed at run time, and the data-dependent ops (NonZero,
+     * NonMaxSuppression, Unique, Compress, TopK, the Scatter indices) */
+    uint64_t readbacks, readback_bytes;
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 

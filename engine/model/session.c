@@ -100,6 +100,8 @@ tx_status tx_x_host(tx_xnode *x, int i, const tx_hval **out) {
     tx_status st = tx_hval_download(x->ctx, v->t, v->elem, &v->h);
     if (st)
         return st;
+    x->s->readbacks++;
+    x->s->readback_bytes += (uint64_t)v->h.numel * 4u;
     v->h_valid = true;
     *out = &v->h;
     return TX_STATUS_OK;
@@ -434,6 +436,8 @@ tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {
         out->steps += !s->steps[k].dead;
     out->folded = s->folded;
     out->fused = s->fused;
+    out->readbacks = s->readbacks;
+    out->readback_bytes = s->readback_bytes;
     const tx_session_full *f = (const tx_session_full *)s;
     out->weight_bytes = f->weight_bytes;
     out->device = f->last_device ? f->last_device : f->choice.current;

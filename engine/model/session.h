@@ -62,6 +62,9 @@ struct tx_session {
     tx_session_val **io; /* scratch for an xnode's input/output pointers */
     int fused;           /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
     int folded;          /* count of nodes folded into constants at plan time */
+    /* device values read back for a host path (tx_x_host): the count and
+     * bytes, over every run (NonZero, NonMaxSuppression, Unique, ...) */
+    uint64_t readbacks, readback_bytes;
 };
 
 /* graph.c */

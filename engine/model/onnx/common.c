@@ -213,25 +213,33 @@ tx_status tx_x_float_input_only(tx_xnode *x, int i) {
     return TX_STATUS_OK;
 }
 
+/* A host int64 tensor uploaded as a node temporary. */
+tx_status tx_x_upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
+                           tx_tmp_list *l, tx_tensor *out) {
+    tx_hval h;
+    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
+    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
+    tx_hval_free(&h);
+    if (!st)
+        l->t[l->n++] = *out;
+    return st;
+}
+
 /* ---- the lookup ---- */
 
+/* clang-format off */
 static const tx_onnx_family *const k_families[] = {
-    &tx_onnx_ops_elementwise,
-    &tx_onnx_ops_matmul,
-    &tx_onnx_ops_shape,
-    &tx_onnx_ops_constant,
-    &tx_onnx_ops_move,
-    &tx_onnx_ops_gather,
-    &tx_onnx_ops_conv,
-    &tx_onnx_ops_norm,
-    &tx_onnx_ops_reduce,
-    &tx_onnx_ops_resize,
+    &tx_onnx_ops_elementwise, &tx_onnx_ops_matmul, &tx_onnx_ops_shape, &tx_onnx_ops_constant,
+    &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,  &tx_onnx_ops_norm,
+    &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
     /* sequence models and their companions */
-    &tx_onnx_ops_rnn,
-    &tx_onnx_ops_seq,
-    &tx_onnx_ops_einsum,
-    &tx_onnx_ops_dft,
+    &tx_onnx_ops_rnn, &tx_onnx_ops_seq, &tx_onnx_ops_einsum, &tx_onnx_ops_dft,
+    /* detection and indexing */
+    &tx_onnx_ops_detect, &tx_onnx_ops_scatter, &tx_onnx_ops_sample,
 };
+/* clang-format on */
 
 tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type) {
     for (size_t i = 0; i < n; i++)

@@ -22,6 +22,13 @@
  *                  BitShift, Det, the window functions
  *   einsum.c       Einsum
  *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix)
+ *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (after
+ *                  a counted read-back)
+ *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
+ *   sample.c       GridSample, RoiAlign
+ *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
+ *                  (reached through conv.c's rows)
+ *   chain.c        sticky-status chains of engine ops for the compositions
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -66,6 +73,14 @@ extern const tx_onnx_family tx_onnx_ops_rnn, tx_onnx_ops_seq, tx_onnx_ops_einsum
 /* BatchNormalization with training_mode = 1 (seq.c): batch statistics and the
  * running mean / variance outputs. */
 tx_status tx_onnx_batch_norm_training(tx_xnode *x);
+/* detection and indexing (detect.c, scatter.c, sample.c) */
+extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample;
+/* volume.c: 3-D Conv/ConvTranspose/pools and MaxPool's Indices, for conv.c */
+tx_status tx_onnx_conv_volume(tx_xnode *x, bool transpose);
+tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op);
+/* sample.c: Resize's tf_crop_and_resize, for resize.c (out: the output shape) */
+tx_status tx_onnx_resize_crop(tx_xnode *x, tx_resize_mode mode, tx_resize_nearest nm, int rank,
+                              const int64_t *in, const int64_t *out);
 
 /* ---- static shapes ---- */
 
@@ -128,6 +143,9 @@ tx_status tx_x_dev_same(tx_xnode *x, const int *idx, int n, tx_tmp_list *l, tx_t
 /* Sets output i, converted to the device dtype of elem when `exact` (int
  * results of float computations must be int32 for integer arithmetic). */
 tx_status tx_x_set_dev_typed(tx_xnode *x, int i, tx_tensor y, int elem, bool exact);
+/* Host int64 values uploaded (as int32) and added to l. */
+tx_status tx_x_upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
+                           tx_tmp_list *l, tx_tensor *out);
 /* A float32 scalar tensor (the caller destroys it). */
 tx_status tx_x_scalar(tx_xnode *x, float v, tx_tensor *out);
 

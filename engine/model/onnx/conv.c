@@ -143,8 +143,17 @@ static tx_status infer_conv(tx_xnode *x) {
     return TX_STATUS_OK;
 }
 
+/* Whether input 0 is rank 5 (volume.c's 3-D compositions). */
+static bool is_volume(tx_xnode *x) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    return tx_x_shape(x, 0, &rank, shape) == TX_STATUS_OK && rank == 5;
+}
+
 static tx_status exec_conv(tx_xnode *x) {
     bool tr = strcmp(x->node->op_type, "ConvTranspose") == 0;
+    if (is_volume(x))
+        return tx_onnx_conv_volume(x, tr);
     int spatial;
     tx_status st = tx_x_float_input_only(x, 0);
     if (!st)
@@ -185,8 +194,7 @@ static tx_status pool_attrs(tx_xnode *x, tx_op op, int spatial, tx_pool_desc *d)
         st = window_attrs(x, spatial, &d->auto_pad, d->strides, d->dilations, d->pads);
     d->ceil_mode = tx_attr_int(x->node, "ceil_mode", 0) != 0;
     d->count_include_pad = tx_attr_int(x->node, "count_include_pad", 0) != 0;
-    if (!st && tx_attr_int(x->node, "storage_order", 0) != 0 && x->n_out > 1 && x->out[1])
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "storage_order 1 is unsupported");
+    /* storage_order only matters to the Indices output (volume.c) */
     return st;
 }
 
@@ -224,8 +232,8 @@ static tx_status infer_pool(tx_xnode *x) {
 
 static tx_status exec_pool(tx_xnode *x) {
     tx_op op = pool_op(x->node);
-    if (x->n_out > 1 && x->out[1])
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "the Indices output is unsupported");
+    if ((x->n_out > 1 && x->out[1]) || is_volume(x))
+        return tx_onnx_pool_volume(x, op);
     int spatial;
     /* MaxPool of ints runs as float (exact to 2^24) */
     tx_status st = op == TX_OP_MAXPOOL ? TX_STATUS_OK : tx_x_float_input_only(x, 0);

@@ -75,20 +75,6 @@ static tx_status int_scalar(tx_xnode *x, int32_t v, tx_tensor *out) {
                             &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &v}, out);
 }
 
-/* A host int64 tensor uploaded as a node temporary. */
-static tx_status upload_ints(tx_xnode *x, int rank, const int64_t *shape, const int64_t *v,
-                             tx_tmp_list *l, tx_tensor *out) {
-    tx_hval h;
-    if (!tx_hval_alloc(&h, TX_ONNX_INT64, rank, shape))
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    memcpy(h.i, v, sizeof(int64_t) * (size_t)h.numel);
-    tx_status st = tx_hval_upload(x->ctx, x->node->name, &h, out);
-    tx_hval_free(&h);
-    if (!st)
-        l->t[l->n++] = *out;
-    return st;
-}
-
 /* t + bound * (t < 0), elementwise (bound broadcasts): ONNX's negative
  * indices. t is int32. */
 static tx_status wrap_negative(tx_xnode *x, tx_tensor t, tx_tensor bound, tx_tmp_list *l,
@@ -228,7 +214,7 @@ static tx_status exec_one_hot(tx_xnode *x) {
     if (!st)
         st = wrap_negative(x, iu, dsc, &l, &iw);
     if (!st)
-        st = upload_ints(x, rank + 1, rs, ramp, &l, &rt);
+        st = tx_x_upload_ints(x, rank + 1, rs, ramp, &l, &rt);
     free(ramp);
     if (!st && !(st = tx_binary(x->ctx, TX_OP_EQUAL, iw, rt, &eq)))
         l.t[l.n++] = eq;
@@ -249,45 +235,56 @@ static tx_status exec_one_hot(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, vh->elem);
 }
 
-/* GatherND (batch_dims 0) as one Gather over data viewed as
- * [prod(dims[:k]), dims[k:]...]: the row of index tuple i is
- * sum_j idx[i, j] * stride_j (a ReduceSum over the tuple). */
+/* GatherND as one Gather over data viewed as [prod(dims[:b+k]), dims[b+k:]...]
+ * (b = batch_dims): the row of index tuple i is
+ * batch(i) * prod(dims[b:b+k]) + sum_j idx[i, j] * stride_j (a ReduceSum over
+ * the tuple), batch(i) the flat index of i's first b coordinates, built on
+ * the host from the shapes. */
 static tx_status exec_gather_nd(tx_xnode *x) {
-    if (tx_attr_int(x->node, "batch_dims", 0) != 0)
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "batch_dims != 0 is unsupported");
+    int64_t bd = tx_attr_int(x->node, "batch_dims", 0);
     int rd, ri;
     int64_t sd[TX_MAX_RANK], si[TX_MAX_RANK];
     tx_status st = tx_x_shape2(x, &rd, sd, &ri, si);
     if (st)
         return st;
     int k = ri >= 1 ? (int)si[ri - 1] : 0;
-    if (ri < 1 || k < 1 || k > rd)
-        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "indices' last dim %d for data rank %d", k,
-                         rd);
-    int64_t rows = tx_numel_of(k, sd);
+    if (bd < 0 || bd >= ri || bd >= rd)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "batch_dims %lld must be under both ranks (data %d, indices %d)",
+                         (long long)bd, rd, ri);
+    int b = (int)bd;
+    if (ri < 1 || k < 1 || b + k > rd)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
+                         "indices' last dim %d for data rank %d and batch_dims %d", k, rd, b);
+    for (int d = 0; d < b; d++)
+        if (si[d] != sd[d])
+            return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
+                             "batch dim %d: data has %lld, indices %lld", d, (long long)sd[d],
+                             (long long)si[d]);
+    int64_t rows = tx_numel_of(b + k, sd), per = tx_numel_of(k, sd + b);
     if ((st = flat_exact(x, "", rows, " index tuples' rows")))
         return st;
     int64_t dims[TX_MAX_RANK], strides[TX_MAX_RANK], acc = 1, one = k;
     for (int j = k - 1; j >= 0; j--) {
-        dims[j] = sd[j];
+        dims[j] = sd[b + j];
         strides[j] = acc;
-        acc *= sd[j];
+        acc *= sd[b + j];
     }
     int64_t vs[TX_MAX_RANK];
     vs[0] = rows;
-    for (int j = k; j < rd; j++)
-        vs[1 + j - k] = sd[j];
+    for (int j = b + k; j < rd; j++)
+        vs[1 + j - b - k] = sd[j];
     tx_tmp_list l = {0};
-    tx_tensor in, v, ix, dt, stt, iw, prod, lin, y = {0};
+    tx_tensor in, v, ix, dt, stt, iw, prod, lin, base, y = {0};
     st = tx_x_dev(x, 0, &in);
-    if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1 + rd - k, vs, &v)))
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1 + rd - b - k, vs, &v)))
         l.t[l.n++] = v;
     if (!st)
         st = tx_x_dev_as(x, 1, TX_DTYPE_INT32, &l, &ix);
     if (!st)
-        st = upload_ints(x, 1, &one, dims, &l, &dt);
+        st = tx_x_upload_ints(x, 1, &one, dims, &l, &dt);
     if (!st)
-        st = upload_ints(x, 1, &one, strides, &l, &stt);
+        st = tx_x_upload_ints(x, 1, &one, strides, &l, &stt);
     if (!st)
         st = wrap_negative(x, ix, dt, &l, &iw);
     if (!st && !(st = tx_binary(x->ctx, TX_OP_MUL, iw, stt, &prod)))
@@ -295,6 +292,21 @@ static tx_status exec_gather_nd(tx_xnode *x) {
     tx_reduce_desc r = {.n_axes = 1, .axes = {-1}, .drop_dims = true};
     if (!st && !(st = tx_reduce(x->ctx, TX_OP_REDUCE_SUM, prod, &r, &lin)))
         l.t[l.n++] = lin;
+    if (!st && b > 0) {
+        /* + batch(i) * per, over the tuples' shape si[:-1] */
+        int64_t nt = tx_numel_of(ri - 1, si), inner = nt / tx_numel_of(b, si);
+        int64_t *bv = malloc(sizeof(int64_t) * (size_t)(nt ? nt : 1));
+        if (!bv)
+            st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+        for (int64_t t = 0; !st && t < nt; t++)
+            bv[t] = (t / inner) * per;
+        if (!st)
+            st = tx_x_upload_ints(x, ri - 1, si, bv, &l, &base);
+        free(bv);
+        tx_tensor sum;
+        if (!st && !(st = tx_binary(x->ctx, TX_OP_ADD, lin, base, &sum)))
+            l.t[l.n++] = lin = sum;
+    }
     if (!st)
         st = tx_gather(x->ctx, v, lin, 0, &y);
     tx_tmps_free(x, &l);

@@ -10,6 +10,7 @@ static tx_status exec_resize(tx_xnode *x) {
     bool up = strcmp(x->node->op_type, "Upsample") == 0;
     bool v10 = up || x->opset < 11;
     tx_resize_desc d = {0};
+    bool crop = false;
     const char *mode = tx_attr_str(x->node, "mode", "nearest");
     if (strcmp(mode, "nearest") == 0)
         d.mode = TX_RESIZE_NEAREST;
@@ -31,6 +32,9 @@ static tx_status exec_resize(tx_xnode *x) {
             c = "tf_half_pixel_for_nearest";
         const char *nm = tx_attr_str(x->node, "nearest_mode", "round_prefer_floor");
         int ci = -1, ni = -1;
+        crop = strcmp(c, "tf_crop_and_resize") == 0;
+        if (crop)
+            ci = 0; /* sample.c's composition */
         for (int i = 0; i < 5; i++)
             if (strcmp(c, coords[i]) == 0)
                 ci = i;
@@ -38,9 +42,7 @@ static tx_status exec_resize(tx_xnode *x) {
             if (strcmp(nm, nears[i]) == 0)
                 ni = i;
         if (ci < 0 || ni < 0)
-            return tx_x_fail(x,
-                             strcmp(c, "tf_crop_and_resize") == 0 ? TX_STATUS_UNSUPPORTED
-                                                                  : TX_STATUS_INVALID_ARGUMENT,
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
                              "coordinate_transformation_mode \"%s\" / nearest_mode \"%s\"", c, nm);
         d.coord = (tx_resize_coord)ci;
         d.nearest = (tx_resize_nearest)ni;
@@ -123,8 +125,16 @@ static tx_status exec_resize(tx_xnode *x) {
         for (int i = 0; i < rank; i++)
             if (!d.sizes[i])
                 d.sizes[i] = shape[i];
-    tx_tensor in, y;
     st = tx_x_float_input_only(x, 0);
+    if (!st && crop) {
+        int64_t out[TX_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            out[i] = d.sizes[i]    ? d.sizes[i]
+                     : d.scales[i] ? (int64_t)floor((double)shape[i] * (double)d.scales[i])
+                                   : shape[i];
+        return tx_onnx_resize_crop(x, d.mode, d.nearest, rank, shape, out);
+    }
+    tx_tensor in, y;
     if (!st)
         st = tx_x_dev(x, 0, &in);
     if (!st)
