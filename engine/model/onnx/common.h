@@ -17,6 +17,8 @@
  *                  DepthToSpace, SpaceToDepth, Trilu
  *   gather.c       Gather, GatherElements, GatherND, OneHot
  *   resize.c       Resize, Upsample
+ *   quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+ *   qlinear.c      MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -56,7 +58,7 @@ typedef struct tx_onnx_family {
 
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
-    tx_onnx_ops_gather, tx_onnx_ops_resize;
+    tx_onnx_ops_gather, tx_onnx_ops_resize, tx_onnx_ops_quant, tx_onnx_ops_qlinear;
 
 /* ---- static shapes ---- */
 
@@ -121,5 +123,19 @@ tx_status tx_x_dev_same(tx_xnode *x, const int *idx, int n, tx_tmp_list *l, tx_t
 tx_status tx_x_set_dev_typed(tx_xnode *x, int i, tx_tensor y, int elem, bool exact);
 /* A float32 scalar tensor (the caller destroys it). */
 tx_status tx_x_scalar(tx_xnode *x, float v, tx_tensor *out);
+
+/* ---- shared between families ---- */
+
+/* MatMul's static output shape from inputs 0 and 1 (matmul.c). */
+tx_status tx_x_infer_matmul(tx_xnode *x);
+/* Conv's attributes (X: input 0, W: input 1) and static output shape (conv.c). */
+tx_status tx_x_conv_desc(tx_xnode *x, tx_conv_desc *d);
+tx_status tx_x_infer_conv(tx_xnode *x);
+/* The saturation range of a quantized element type; UNSUPPORTED for others (quant.c). */
+tx_status tx_x_qrange(tx_xnode *x, int elem, float *lo, float *hi);
+/* out = clip(round(v / s) + zp, lo, hi) (v * s when !divide; zp {0}: none),
+ * float32, rounding half to even (quant.c). */
+tx_status tx_x_requantize(tx_xnode *x, tx_tensor v, tx_tensor s, bool divide, tx_tensor zp,
+                          float lo, float hi, tx_tensor *out);
 
 #endif
