@@ -17,6 +17,7 @@
  *
  * QLinear*: y = saturate(round(acc · (sa · sb / sy)) + zy), acc the exact
  * integer accumulation, as onnxruntime's reference kernels do. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
@@ -180,6 +181,33 @@ static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
     return st;
 }
 
+/* QLinearConv's int32 bias as float32 (a temporary in l). A constant one is
+ * read on the host (the row's host_in), so values beyond 2^24, which int32
+ * device tensors cannot hold, become the nearest float32 (relative error
+ * 2^-24 of the bias, far below the output's quantum). */
+static tx_status bias_dev(tx_xnode *x, int i, tx_tmp_list *l, tx_tensor *out) {
+    if (!tx_x_is_host(x, i))
+        return tx_x_dev_as(x, i, TX_DTYPE_FLOAT32, l, out);
+    const tx_hval *h;
+    tx_status st = tx_x_host(x, i, &h);
+    if (st)
+        return st;
+    if (h->rank != 1)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "B must be 1-D (rank %d)", h->rank);
+    float *v = malloc(sizeof(float) * (size_t)(h->numel ? h->numel : 1));
+    if (!v)
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t k = 0; k < h->numel; k++)
+        v[k] = (float)tx_hval_get(h, k);
+    TX_ASSERT(l->n < (int)TX_COUNTOF(l->t));
+    st =
+        tx_tensor_create(x->ctx, &(tx_tensor_desc){.rank = 1, .shape = {h->numel}, .data = v}, out);
+    free(v);
+    if (!st)
+        l->t[l->n++] = *out;
+    return st;
+}
+
 /* conv(X - x_zp, W - w_zp) + bias as an exact float32 tensor: X, W, x_zp,
  * w_zp, bias (float, optional) are inputs 0..4 of x. */
 static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
@@ -201,7 +229,7 @@ static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
                          (long long)(c * taps));
     tx_tmp_list l = {0};
     tx_tensor in, w, acc = {0};
-    st = tx_x_has(x, 4) ? tx_x_dev_as(x, 4, TX_DTYPE_FLOAT32, &l, &d.bias) : TX_STATUS_OK;
+    st = tx_x_has(x, 4) ? bias_dev(x, 4, &l, &d.bias) : TX_STATUS_OK;
     if (!st)
         st = shifted(x, 0, 2, 0, 0, &l, &in);
     if (!st)
@@ -372,7 +400,7 @@ static const tx_onnx_op k_ops[] = {
     {"MatMulInteger", exec_matmul_integer, infer_matmul_integer, 0, 2, 4, 0},
     {"ConvInteger", exec_conv_integer, infer_conv_integer, 0, 2, 4, 0},
     {"QLinearMatMul", exec_qlinear_matmul, infer_qlinear_matmul, 0, 8, 8, 0},
-    {"QLinearConv", exec_qlinear_conv, infer_qlinear_conv, 0, 8, 9, 0},
+    {"QLinearConv", exec_qlinear_conv, infer_qlinear_conv, 0, 8, 9, 1u << 8},
 };
 
 const tx_onnx_family tx_onnx_ops_qlinear = {k_ops, TX_COUNTOF(k_ops)};
