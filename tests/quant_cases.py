@@ -136,6 +136,18 @@ def cases(out):
     write(out, "q_blocked", model(nodes, dict(s=s, z=z), [3, 5], TensorProto.INT8, 21), x,
           want=want)
 
+    # DynamicQuantizeLinear of all zeros: scale 1, zero point 0 (as onnxruntime)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+             helper.make_node("Cast", ["q"], ["qf"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["z"], ["zf"], to=TensorProto.FLOAT),
+             helper.make_node("Concat", ["qf", "s1", "zf1"], ["y"], axis=0),
+             helper.make_node("Reshape", ["s", "shape1"], ["s1"]),
+             helper.make_node("Reshape", ["zf", "shape1"], ["zf1"])]
+    nodes = nodes[:3] + nodes[4:] + [nodes[3]]
+    write(out, "dynamic_zeros", model(nodes, dict(shape1=np.array([1], np.int64)), [3],
+                                      TensorProto.FLOAT, 13), np.zeros(3, np.float32),
+          want=np.array([0, 0, 0, 1, 0], np.float32))
+
     # malformed nodes
     x = np.ones((3, 5), np.float32)
     bad = [

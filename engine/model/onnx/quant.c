@@ -282,14 +282,14 @@ static tx_status keep(tx_tmp_list *l, tx_status st, const tx_tensor *t) {
     return st;
 }
 
-/* y_scale = (max(x, 0) - min(x, 0)) / 255, y_zero_point = saturate(round(-min / scale)),
- * y = saturate(round(x / scale) + zero point), all on the device (no read). */
+/* y_scale = (max(x, 0) - min(x, 0)) / 255 (1 when that is 0), y_zero_point = saturate(round(-min /
+ * scale)), y = saturate(round(x / scale) + zero point), all on the device (no read). */
 static tx_status exec_dynamic(tx_xnode *x) {
     tx_status st = tx_x_float_input_only(x, 0);
     if (st)
         return st;
     tx_tmp_list l = {0};
-    tx_tensor v, mn, mx, mn0, mx0, zero, n255, range, neg, scale = {0}, zp = {0}, y;
+    tx_tensor v, mn, mx, mn0, mx0, zero, n255, range, sc0, flat, one, neg, scale = {0}, zp = {0}, y;
     const tx_reduce_desc rd = {.drop_dims = true};
     st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &v);
     if (!st)
@@ -307,7 +307,14 @@ static tx_status exec_dynamic(tx_xnode *x) {
     if (!st)
         st = keep(&l, tx_binary(x->ctx, TX_OP_SUB, mx0, mn0, &range), &range);
     if (!st)
-        st = tx_binary(x->ctx, TX_OP_DIV, range, n255, &scale);
+        st = keep(&l, tx_binary(x->ctx, TX_OP_DIV, range, n255, &sc0), &sc0);
+    /* an all-zero x gets scale 1 (as onnxruntime: no 0 / 0 below) */
+    if (!st)
+        st = keep(&l, tx_binary(x->ctx, TX_OP_EQUAL, range, zero, &flat), &flat);
+    if (!st)
+        st = keep(&l, tx_x_scalar(x, 1.0f, &one), &one);
+    if (!st)
+        st = tx_nary(x->ctx, TX_OP_WHERE, (const tx_tensor[]){flat, one, sc0}, 3, &scale);
     if (!st)
         st = keep(&l, tx_unary(x->ctx, TX_OP_NEG, mn0, &neg), &neg);
     if (!st)
