@@ -34,6 +34,20 @@ static tx_xnode sub_node(tx_xnode *x, tx_session_val **in, const int *ix, int n)
     return s;
 }
 
+/* [*lo, *hi] becomes the range of constant input i's values (left as is
+ * when i is absent or not a constant). */
+static void const_range(tx_xnode *x, int i, double *lo, double *hi) {
+    const tx_hval *h;
+    if (!tx_x_is_host(x, i) || tx_x_host(x, i, &h) || h->numel <= 0)
+        return;
+    *lo = *hi = tx_hval_get(h, 0);
+    for (int64_t k = 1; k < h->numel; k++) {
+        double v = tx_hval_get(h, k);
+        *lo = v < *lo ? v : *lo;
+        *hi = v > *hi ? v : *hi;
+    }
+}
+
 /* The largest |q - zp| of input i with zero point input z (see the header). */
 static tx_status qmax_abs(tx_xnode *x, int i, int z, double *out) {
     float lo, hi;
@@ -41,26 +55,10 @@ static tx_status qmax_abs(tx_xnode *x, int i, int z, double *out) {
     if (st)
         return st;
     double qmin = lo, qmax = hi, zmin = 0, zmax = 0;
-    const tx_hval *h;
-    if (tx_x_is_host(x, i) && !tx_x_host(x, i, &h) && h->numel > 0) {
-        qmin = qmax = tx_hval_get(h, 0);
-        for (int64_t k = 1; k < h->numel; k++) {
-            double v = tx_hval_get(h, k);
-            qmin = v < qmin ? v : qmin;
-            qmax = v > qmax ? v : qmax;
-        }
-    }
+    const_range(x, i, &qmin, &qmax);
     if (tx_x_has(x, z)) {
-        if (tx_x_is_host(x, z) && !tx_x_host(x, z, &h) && h->numel > 0) {
-            zmin = zmax = tx_hval_get(h, 0);
-            for (int64_t k = 1; k < h->numel; k++) {
-                double v = tx_hval_get(h, k);
-                zmin = v < zmin ? v : zmin;
-                zmax = v > zmax ? v : zmax;
-            }
-        } else {
-            zmin = lo, zmax = hi;
-        }
+        zmin = lo, zmax = hi;
+        const_range(x, z, &zmin, &zmax);
     }
     double a = qmax - zmin, b = zmax - qmin;
     *out = a > b ? a : b;
@@ -136,6 +134,50 @@ static tx_status chunk(tx_xnode *x, tx_tensor t, int axis, int64_t k0, int64_t k
     return tx_slice(x->ctx, t, &d, out);
 }
 
+/* The reduction of a and b (matmul or conv, op) over n indices of dims
+ * axa / axb, run in chunks of at most `step` indices whose results are added
+ * (one call when n <= step). *acc: the sum ({0} on failure). */
+typedef tx_status (*reduce_fn)(tx_xnode *x, tx_tensor a, tx_tensor b, void *desc, tx_tensor *y);
+
+static tx_status chunked(tx_xnode *x, tx_tensor a, int axa, tx_tensor b, int axb, int64_t n,
+                         int64_t step, reduce_fn op, void *desc, tx_tensor *acc) {
+    *acc = (tx_tensor){0};
+    if (n <= step)
+        return op(x, a, b, desc, acc);
+    tx_status st = TX_STATUS_OK;
+    for (int64_t k0 = 0; !st && k0 < n; k0 += step) {
+        int64_t k1 = k0 + step < n ? k0 + step : n;
+        tx_tensor ac, bc, y;
+        if ((st = chunk(x, a, axa, k0, k1, &ac)))
+            break;
+        st = chunk(x, b, axb, k0, k1, &bc);
+        if (!st) {
+            st = op(x, ac, bc, desc, &y);
+            tx_tensor_destroy(x->ctx, bc);
+        }
+        tx_tensor_destroy(x->ctx, ac);
+        if (!st)
+            st = accumulate(x, acc, y);
+    }
+    if (st && acc->id) {
+        tx_tensor_destroy(x->ctx, *acc);
+        *acc = (tx_tensor){0};
+    }
+    return st;
+}
+
+static tx_status matmul_op(tx_xnode *x, tx_tensor a, tx_tensor b, void *desc, tx_tensor *y) {
+    return tx_matmul(x->ctx, a, b, desc, y);
+}
+
+/* A conv chunk; the bias is added once, with the first chunk. */
+static tx_status conv_op(tx_xnode *x, tx_tensor a, tx_tensor b, void *desc, tx_tensor *y) {
+    tx_conv_desc *d = desc;
+    tx_status st = tx_conv(x->ctx, a, b, d, y);
+    d->bias = (tx_tensor){0};
+    return st;
+}
+
 /* (A - a_zp) @ (B - b_zp) as an exact float32 tensor: A, B, a_zp, b_zp are
  * inputs 0..3 of x. */
 static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
@@ -153,30 +195,11 @@ static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
     st = shifted(x, 0, 2, ra >= 2 ? 2 : 0, 0, &l, &a);
     if (!st)
         st = shifted(x, 1, 3, 0, 0, &l, &b);
-    int64_t k = sa[ra - 1];
+    tx_matmul_desc md = {0};
     tx_tensor acc = {0};
-    const tx_matmul_desc md = {0};
-    if (!st && k <= kc) {
-        st = tx_matmul(x->ctx, a, b, &md, &acc);
-    } else {
-        for (int64_t k0 = 0; !st && k0 < k; k0 += kc) {
-            int64_t k1 = k0 + kc < k ? k0 + kc : k;
-            tx_tensor ac, bc, y;
-            if ((st = chunk(x, a, ra - 1, k0, k1, &ac)))
-                break;
-            st = chunk(x, b, rb >= 2 ? rb - 2 : 0, k0, k1, &bc);
-            if (!st) {
-                st = tx_matmul(x->ctx, ac, bc, &md, &y);
-                tx_tensor_destroy(x->ctx, bc);
-            }
-            tx_tensor_destroy(x->ctx, ac);
-            if (!st)
-                st = accumulate(x, &acc, y);
-        }
-    }
+    if (!st)
+        st = chunked(x, a, ra - 1, b, rb >= 2 ? rb - 2 : 0, sa[ra - 1], kc, matmul_op, &md, &acc);
     tx_tmps_free(x, &l);
-    if (st && acc.id)
-        tx_tensor_destroy(x->ctx, acc);
     *out = acc;
     return st;
 }
@@ -234,29 +257,9 @@ static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
         st = shifted(x, 0, 2, 0, 0, &l, &in);
     if (!st)
         st = shifted(x, 1, 3, rw, 0, &l, &w);
-    if (!st && c * taps <= kc) {
-        st = tx_conv(x->ctx, in, w, &d, &acc);
-    } else {
-        int64_t cc = kc / taps > 0 ? kc / taps : 1;
-        for (int64_t c0 = 0; !st && c0 < c; c0 += cc) {
-            int64_t c1 = c0 + cc < c ? c0 + cc : c;
-            tx_tensor ic, wc, y;
-            if ((st = chunk(x, in, 1, c0, c1, &ic)))
-                break;
-            st = chunk(x, w, 1, c0, c1, &wc);
-            if (!st) {
-                st = tx_conv(x->ctx, ic, wc, &d, &y);
-                tx_tensor_destroy(x->ctx, wc);
-            }
-            tx_tensor_destroy(x->ctx, ic);
-            d.bias = (tx_tensor){0}; /* added once, with the first chunk */
-            if (!st)
-                st = accumulate(x, &acc, y);
-        }
-    }
+    if (!st)
+        st = chunked(x, in, 1, w, 1, c, kc / taps > 0 ? kc / taps : 1, conv_op, &d, &acc);
     tx_tmps_free(x, &l);
-    if (st && acc.id)
-        tx_tensor_destroy(x->ctx, acc);
     *out = acc;
     return st;
 }

@@ -161,22 +161,22 @@ static int quantize_elem(tx_xnode *x) {
     return od ? (int)od : tx_x_has(x, 2) ? tx_x_elem(x, 2) : TX_ONNX_UINT8;
 }
 
-static tx_status infer_quantize(tx_xnode *x) {
+/* Output 0 has input 0's static shape and element type elem. */
+static tx_status infer_as_elem(tx_xnode *x, int elem) {
     int e, r;
     int64_t s[TX_MAX_RANK];
     tx_x_info(x, 0, &e, &r, s);
     if (r >= 0)
-        tx_x_set_info(x, 0, quantize_elem(x), r, s);
+        tx_x_set_info(x, 0, elem, r, s);
     return TX_STATUS_OK;
 }
 
+static tx_status infer_quantize(tx_xnode *x) {
+    return infer_as_elem(x, quantize_elem(x));
+}
+
 static tx_status infer_dequantize(tx_xnode *x) {
-    int e, r;
-    int64_t s[TX_MAX_RANK];
-    tx_x_info(x, 0, &e, &r, s);
-    if (r >= 0)
-        tx_x_set_info(x, 0, TX_ONNX_FLOAT, r, s);
-    return TX_STATUS_OK;
+    return infer_as_elem(x, TX_ONNX_FLOAT);
 }
 
 /* Both ops on constants: y[k] from x[k], scale and zero point at qindex. */
@@ -263,14 +263,10 @@ static tx_status exec_dequantize(tx_xnode *x) {
 }
 
 static tx_status infer_dynamic(tx_xnode *x) {
-    int e, r;
-    int64_t s[TX_MAX_RANK];
-    tx_x_info(x, 0, &e, &r, s);
-    if (r >= 0)
-        tx_x_set_info(x, 0, TX_ONNX_UINT8, r, s);
-    tx_x_set_info(x, 1, TX_ONNX_FLOAT, 0, s);
-    tx_x_set_info(x, 2, TX_ONNX_UINT8, 0, s);
-    return TX_STATUS_OK;
+    const int64_t none[1] = {0};
+    tx_x_set_info(x, 1, TX_ONNX_FLOAT, 0, none);
+    tx_x_set_info(x, 2, TX_ONNX_UINT8, 0, none);
+    return infer_as_elem(x, TX_ONNX_UINT8);
 }
 
 /* Keeps *t in l when st is OK; returns st. */
