@@ -28,10 +28,9 @@ static void hard_swish(const float *x, float *y, int64_t n) {
 
 /* Round half to even without a library call (nearbyintf is one on baseline
  * x86-64, so its loop does not vectorize; this loop measured 2.4x faster over
- * 1M floats): below 2^23 adding and
- * subtracting 2^23 rounds |v| in the default mode; larger values, infinities
- * and NaN are integral (or NaN) already. The sign is put back, so -0.3 gives
- * -0, as nearbyintf does. */
+ * 1M floats): below 2^23 adding and subtracting 2^23 rounds |v| in the
+ * default mode; larger values, infinities and NaN are integral (or NaN)
+ * already. The sign is put back, so -0.3 gives -0, as nearbyintf does. */
 static inline float round_even(float v) {
     float t = fabsf(v), r = (t + 8388608.0f) - 8388608.0f;
     return t < 8388608.0f ? copysignf(r, v) : v;
