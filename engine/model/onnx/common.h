@@ -133,6 +133,8 @@ tx_status tx_x_conv_desc(tx_xnode *x, tx_conv_desc *d);
 tx_status tx_x_infer_conv(tx_xnode *x);
 /* The saturation range of a quantized element type; UNSUPPORTED for others (quant.c). */
 tx_status tx_x_qrange(tx_xnode *x, int elem, float *lo, float *hi);
+/* Whether zero-point input i is absent or a constant of zeros (quant.c). */
+bool tx_x_zero_point_zero(tx_xnode *x, int i);
 /* out = clip(round(v / s) + zp, lo, hi) (v * s when !divide; zp {0}: none),
  * float32, rounding half to even (quant.c). */
 tx_status tx_x_requantize(tx_xnode *x, tx_tensor v, tx_tensor s, bool divide, tx_tensor zp,

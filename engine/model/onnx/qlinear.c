@@ -86,7 +86,7 @@ static tx_status shifted(tx_xnode *x, int i, int z, int rank, int axis, tx_tmp_l
                          tx_tensor *out) {
     tx_tensor v, zp, zr;
     tx_status st = tx_x_dev_as(x, i, TX_DTYPE_FLOAT32, l, &v);
-    if (st || !tx_x_has(x, z)) {
+    if (st || tx_x_zero_point_zero(x, z)) {
         *out = v;
         return st;
     }
@@ -321,7 +321,7 @@ static tx_status requantize_out(tx_xnode *x, tx_tensor acc, tx_tensor m, int iz,
     float lo, hi;
     tx_tensor zp = {0}, y;
     tx_status st = tx_x_qrange(x, elem, &lo, &hi);
-    if (!st && tx_x_has(x, iz))
+    if (!st && !tx_x_zero_point_zero(x, iz))
         st = tx_x_dev_as(x, iz, TX_DTYPE_FLOAT32, l, &zp);
     if (!st)
         st = tx_x_requantize(x, acc, m, false, zp, lo, hi, &y);

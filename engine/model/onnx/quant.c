@@ -22,6 +22,18 @@ tx_status tx_x_qrange(tx_xnode *x, int elem, float *lo, float *hi) {
     }
 }
 
+bool tx_x_zero_point_zero(tx_xnode *x, int i) {
+    const tx_hval *h;
+    if (!tx_x_has(x, i))
+        return true;
+    if (!tx_x_is_host(x, i) || tx_x_host(x, i, &h))
+        return false;
+    for (int64_t k = 0; k < h->numel; k++)
+        if (tx_hval_get(h, k) != 0)
+            return false;
+    return true;
+}
+
 /* t (destroyed) ∘ b → *t, for the elementwise chains below. */
 static tx_status bin_step(tx_xnode *x, tx_op op, tx_tensor *t, tx_tensor b) {
     tx_tensor y;
@@ -225,7 +237,7 @@ static tx_status exec_quantize(tx_xnode *x) {
     st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &v);
     if (!st)
         st = qparam_dev(x, 1, &q, &l, &s);
-    if (!st && tx_x_has(x, 2))
+    if (!st && !tx_x_zero_point_zero(x, 2))
         st = qparam_dev(x, 2, &q, &l, &zp);
     if (!st)
         st = tx_x_requantize(x, v, s, true, zp, lo, hi, &y);
@@ -247,7 +259,7 @@ static tx_status exec_dequantize(tx_xnode *x) {
     tx_tmp_list l = {0};
     tx_tensor v, s, zp, y = {0};
     st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &v);
-    if (!st && tx_x_has(x, 2)) {
+    if (!st && !tx_x_zero_point_zero(x, 2)) {
         st = qparam_dev(x, 2, &q, &l, &zp);
         if (!st)
             st = tx_binary(x->ctx, TX_OP_SUB, v, zp, &y);
