@@ -133,6 +133,13 @@ tx_status tx_x_conv_desc(tx_xnode *x, tx_conv_desc *d);
 tx_status tx_x_infer_conv(tx_xnode *x);
 /* The saturation range of a quantized element type; UNSUPPORTED for others (quant.c). */
 tx_status tx_x_qrange(tx_xnode *x, int elem, float *lo, float *hi);
+/* Input i on the device as float32: an int32 tensor (quantized values) is
+ * viewed as float32, not cast (tx_tensor_retype: no pass over it). The view
+ * is a temporary in l (quant.c). */
+tx_status tx_x_dev_float(tx_xnode *x, int i, tx_tmp_list *l, tx_tensor *out);
+/* Sets output i (element type elem) to y, a float32 tensor of integral values
+ * clipped to elem's range, viewed as int32 (no cast pass; y is consumed). */
+tx_status tx_x_set_dev_int(tx_xnode *x, int i, tx_tensor y, int elem);
 /* Whether zero-point input i is absent or a constant of zeros (quant.c). */
 bool tx_x_zero_point_zero(tx_xnode *x, int i);
 /* out = clip(round(v / s) + zp, lo, hi) (v * s when !divide; zp {0}: none),

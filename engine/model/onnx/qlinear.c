@@ -85,14 +85,14 @@ static tx_status exact_k(tx_xnode *x, int i, int zi, int j, int zj, int64_t *kc)
 static tx_status shifted(tx_xnode *x, int i, int z, int rank, int axis, tx_tmp_list *l,
                          tx_tensor *out) {
     tx_tensor v, zp, zr;
-    tx_status st = tx_x_dev_as(x, i, TX_DTYPE_FLOAT32, l, &v);
+    tx_status st = tx_x_dev_float(x, i, l, &v);
     if (st || tx_x_zero_point_zero(x, z)) {
         *out = v;
         return st;
     }
     int rz;
     int64_t sz[TX_MAX_RANK], shape[TX_MAX_RANK];
-    if ((st = tx_x_shape(x, z, &rz, sz)) || (st = tx_x_dev_as(x, z, TX_DTYPE_FLOAT32, l, &zp)))
+    if ((st = tx_x_shape(x, z, &rz, sz)) || (st = tx_x_dev_float(x, z, l, &zp)))
         return st;
     int64_t n = tx_numel_of(rz, sz);
     if (n > 1 && rank > 0) {
@@ -210,7 +210,7 @@ static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
  * 2^-24 of the bias, far below the output's quantum). */
 static tx_status bias_dev(tx_xnode *x, int i, tx_tmp_list *l, tx_tensor *out) {
     if (!tx_x_is_host(x, i))
-        return tx_x_dev_as(x, i, TX_DTYPE_FLOAT32, l, out);
+        return tx_x_dev_float(x, i, l, out);
     const tx_hval *h;
     tx_status st = tx_x_host(x, i, &h);
     if (st)
@@ -267,7 +267,7 @@ static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
 static tx_status exec_matmul_integer(tx_xnode *x) {
     tx_tensor y;
     tx_status st = int_matmul(x, &y);
-    return st ? st : tx_x_set_dev_typed(x, 0, y, TX_ONNX_INT32, true);
+    return st ? st : tx_x_set_dev_int(x, 0, y, TX_ONNX_INT32);
 }
 
 static tx_status exec_conv_integer(tx_xnode *x) {
@@ -275,7 +275,7 @@ static tx_status exec_conv_integer(tx_xnode *x) {
     tx_xnode s = sub_node(x, in, (const int[]){0, 1, 2, 3, -1}, 5);
     tx_tensor y;
     tx_status st = int_conv(&s, &y);
-    return st ? st : tx_x_set_dev_typed(x, 0, y, TX_ONNX_INT32, true);
+    return st ? st : tx_x_set_dev_int(x, 0, y, TX_ONNX_INT32);
 }
 
 /* sa · sb / sy (inputs ia, ib, iy) as a float32 temporary shaped to
@@ -286,11 +286,11 @@ static tx_status multiplier(tx_xnode *x, int ia, int ib, int iy, int rank_b, int
     tx_tensor sa, sb, sy, p;
     int rank, rankb;
     int64_t shape[TX_MAX_RANK], sh[TX_MAX_RANK];
-    tx_status st = tx_x_dev_as(x, ia, TX_DTYPE_FLOAT32, l, &sa);
+    tx_status st = tx_x_dev_float(x, ia, l, &sa);
     if (!st)
-        st = tx_x_dev_as(x, ib, TX_DTYPE_FLOAT32, l, &sb);
+        st = tx_x_dev_float(x, ib, l, &sb);
     if (!st)
-        st = tx_x_dev_as(x, iy, TX_DTYPE_FLOAT32, l, &sy);
+        st = tx_x_dev_float(x, iy, l, &sy);
     if (!st)
         st = tx_x_shape(x, ia, &rank, shape);
     if (!st && tx_numel_of(rank, shape) > 1) {
@@ -322,10 +322,10 @@ static tx_status requantize_out(tx_xnode *x, tx_tensor acc, tx_tensor m, int iz,
     tx_tensor zp = {0}, y;
     tx_status st = tx_x_qrange(x, elem, &lo, &hi);
     if (!st && !tx_x_zero_point_zero(x, iz))
-        st = tx_x_dev_as(x, iz, TX_DTYPE_FLOAT32, l, &zp);
+        st = tx_x_dev_float(x, iz, l, &zp);
     if (!st)
         st = tx_x_requantize(x, acc, m, false, zp, lo, hi, &y);
-    return st ? st : tx_x_set_dev_typed(x, 0, y, elem, true);
+    return st ? st : tx_x_set_dev_int(x, 0, y, elem);
 }
 
 static tx_status exec_qlinear_matmul(tx_xnode *x) {

@@ -34,6 +34,27 @@ bool tx_x_zero_point_zero(tx_xnode *x, int i) {
     return true;
 }
 
+tx_status tx_x_dev_float(tx_xnode *x, int i, tx_tmp_list *l, tx_tensor *out) {
+    tx_tensor t;
+    tx_status st = tx_x_dev(x, i, &t);
+    if (st || tx_x_dtype_of(x, t) == TX_DTYPE_FLOAT32) {
+        *out = t;
+        return st;
+    }
+    TX_ASSERT(l->n < (int)TX_COUNTOF(l->t));
+    st = tx_tensor_retype(x->ctx, t, TX_DTYPE_FLOAT32, out);
+    if (!st)
+        l->t[l->n++] = *out;
+    return st;
+}
+
+tx_status tx_x_set_dev_int(tx_xnode *x, int i, tx_tensor y, int elem) {
+    tx_tensor v;
+    tx_status st = tx_tensor_retype(x->ctx, y, TX_DTYPE_INT32, &v);
+    tx_tensor_destroy(x->ctx, y);
+    return st ? st : tx_x_set_dev(x, i, v, elem);
+}
+
 /* t (destroyed) ∘ b → *t, for the elementwise chains below. */
 static tx_status bin_step(tx_xnode *x, tx_op op, tx_tensor *t, tx_tensor b) {
     tx_tensor y;
@@ -133,7 +154,7 @@ static int64_t qindex(const qlay *q, int64_t k) {
  * along axis (index j / block) to x's shape. */
 static tx_status qparam_dev(tx_xnode *x, int i, const qlay *q, tx_tmp_list *l, tx_tensor *out) {
     tx_tensor t;
-    tx_status st = tx_x_dev_as(x, i, TX_DTYPE_FLOAT32, l, &t);
+    tx_status st = tx_x_dev_float(x, i, l, &t);
     if (st || q->per_tensor) {
         *out = t;
         return st;
@@ -234,7 +255,7 @@ static tx_status exec_quantize(tx_xnode *x) {
         return qdq_host(x, &q, true, oelem, lo, hi);
     tx_tmp_list l = {0};
     tx_tensor v, s, zp = {0}, y;
-    st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &v);
+    st = tx_x_dev_float(x, 0, &l, &v);
     if (!st)
         st = qparam_dev(x, 1, &q, &l, &s);
     if (!st && !tx_x_zero_point_zero(x, 2))
@@ -242,7 +263,7 @@ static tx_status exec_quantize(tx_xnode *x) {
     if (!st)
         st = tx_x_requantize(x, v, s, true, zp, lo, hi, &y);
     tx_tmps_free(x, &l);
-    return st ? st : tx_x_set_dev_typed(x, 0, y, oelem, true);
+    return st ? st : tx_x_set_dev_int(x, 0, y, oelem);
 }
 
 static tx_status exec_dequantize(tx_xnode *x) {
@@ -258,7 +279,7 @@ static tx_status exec_dequantize(tx_xnode *x) {
         return qdq_host(x, &q, false, TX_ONNX_FLOAT, 0, 0);
     tx_tmp_list l = {0};
     tx_tensor v, s, zp, y = {0};
-    st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &v);
+    st = tx_x_dev_float(x, 0, &l, &v);
     if (!st && !tx_x_zero_point_zero(x, 2)) {
         st = qparam_dev(x, 2, &q, &l, &zp);
         if (!st)
@@ -299,7 +320,7 @@ static tx_status exec_dynamic(tx_xnode *x) {
     tx_tmp_list l = {0};
     tx_tensor v, mn, mx, mn0, mx0, zero, n255, range, sc0, flat, one, neg, scale = {0}, zp = {0}, y;
     const tx_reduce_desc rd = {.drop_dims = true};
-    st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &v);
+    st = tx_x_dev_float(x, 0, &l, &v);
     if (!st)
         st = keep(&l, tx_reduce(x->ctx, TX_OP_REDUCE_MIN, v, &rd, &mn), &mn);
     if (!st)
@@ -331,13 +352,13 @@ static tx_status exec_dynamic(tx_xnode *x) {
         st = tx_x_requantize(x, v, scale, true, zp, 0.0f, 255.0f, &y);
     tx_tmps_free(x, &l);
     if (!st)
-        st = tx_x_set_dev_typed(x, 0, y, TX_ONNX_UINT8, true);
+        st = tx_x_set_dev_int(x, 0, y, TX_ONNX_UINT8);
     if (!st) {
         st = tx_x_set_dev(x, 1, scale, TX_ONNX_FLOAT);
         scale.id = 0;
     }
     if (!st) {
-        st = tx_x_set_dev_typed(x, 2, zp, TX_ONNX_UINT8, true);
+        st = tx_x_set_dev_int(x, 2, zp, TX_ONNX_UINT8);
         zp.id = 0;
     }
     if (scale.id)
