@@ -9,6 +9,7 @@ error.txt (what texel's message must contain).
                     coming back to 0): texel must split K into exact chunks
   convint_chunks    ConvInteger over 96 channels x 3 x 3 (K = 864): chunks of
                     channels, with padding
+  convint_grouped   the same per group of a grouped ConvInteger
   qdq_fold          DequantizeLinear -> Conv (per-channel int8 weights, int32
                     bias) -> QuantizeLinear: the fold into QLinearConv must
                     give the integer math's answer exactly
@@ -85,6 +86,23 @@ def cases(out):
         for j in range(6):
             want[0, :, i, j] = np.tensordot(ws, xp[0, :, i:i + 3, j:j + 3], axes=3)
     write(out, "convint_chunks", model(nodes, inits, [1, c, 6, 6], TensorProto.INT32, 13), x,
+          want=want)
+
+    # grouped ConvInteger (2 groups of 96 channels x 3 x 3): chunks per group
+    c, m, g = 192, 4, 2
+    x = rng.integers(0, 256, (1, c, 5, 5)).astype(np.int64)
+    w = rng.integers(-120, 121, (m, c // g, 3, 3)).astype(np.int64)
+    nodes, inits = quantize_u8(None)
+    nodes.append(helper.make_node("ConvInteger", ["a", "w", "u8zero"], ["y"], group=g))
+    inits.update(w=w.astype(np.int8))
+    want = np.zeros((1, m, 3, 3), np.int64)
+    for o in range(m):
+        gi = o // (m // g)
+        xs_ = x[0, gi * (c // g):(gi + 1) * (c // g)]
+        for i in range(3):
+            for j in range(3):
+                want[0, o, i, j] = np.sum(w[o] * xs_[:, i:i + 3, j:j + 3])
+    write(out, "convint_grouped", model(nodes, inits, [1, c, 5, 5], TensorProto.INT32, 13), x,
           want=want)
 
     # DequantizeLinear -> Conv -> QuantizeLinear (folded into QLinearConv)

@@ -178,6 +178,53 @@ static tx_status conv_op(tx_xnode *x, tx_tensor a, tx_tensor b, void *desc, tx_t
     return st;
 }
 
+/* A grouped conv whose per-group reduction needs chunks: each group as a conv
+ * of its own (its input channels, its output channels and bias), chunked,
+ * and the groups' results concatenated along the channels. */
+static tx_status grouped(tx_xnode *x, tx_tensor in, tx_tensor w, const tx_conv_desc *d,
+                         int64_t step, tx_tensor *out) {
+    int rx, rw, g = d->group;
+    int64_t sx[TX_MAX_RANK], sw[TX_MAX_RANK];
+    tx_status st = tx_tensor_shape(x->ctx, in, &rx, sx, NULL);
+    if (!st)
+        st = tx_tensor_shape(x->ctx, w, &rw, sw, NULL);
+    if (st)
+        return st;
+    if (sx[1] != (int64_t)g * sw[1] || sw[0] % g)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH,
+                         "group %d does not divide X's %lld channels into W's %lld per group "
+                         "and its %lld outputs",
+                         g, (long long)sx[1], (long long)sw[1], (long long)sw[0]);
+    tx_tensor *parts = calloc((size_t)g, sizeof *parts);
+    if (!parts)
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    int64_t cg = sw[1], mg = sw[0] / g;
+    for (int k = 0; k < g && !st; k++) {
+        tx_tensor xk = {0}, wk = {0}, bk = {0};
+        tx_conv_desc dk = *d;
+        dk.group = 1;
+        st = chunk(x, in, 1, k * cg, (k + 1) * cg, &xk);
+        if (!st)
+            st = chunk(x, w, 0, k * mg, (k + 1) * mg, &wk);
+        if (!st && d->bias.id)
+            st = chunk(x, d->bias, 0, k * mg, (k + 1) * mg, &bk);
+        dk.bias = bk;
+        if (!st)
+            st = chunked(x, xk, 1, wk, 1, cg, step, conv_op, &dk, &parts[k]);
+        tx_tensor bufs[3] = {xk, wk, bk};
+        for (int j = 0; j < 3; j++)
+            if (bufs[j].id)
+                tx_tensor_destroy(x->ctx, bufs[j]);
+    }
+    if (!st)
+        st = tx_concat(x->ctx, parts, g, 1, out);
+    for (int k = 0; k < g; k++)
+        if (parts[k].id)
+            tx_tensor_destroy(x->ctx, parts[k]);
+    free(parts);
+    return st;
+}
+
 /* (A - a_zp) @ (B - b_zp) as an exact float32 tensor: A, B, a_zp, b_zp are
  * inputs 0..3 of x. */
 static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
@@ -245,11 +292,6 @@ static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
     if (st)
         return st;
     int64_t taps = tx_numel_of(rw - 2, sw + 2), c = sw[1];
-    if (c * taps > kc && d.group > 1)
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
-                         "a grouped integer conv over %lld values per output would exceed "
-                         "float32's exact integers (2^24)",
-                         (long long)(c * taps));
     tx_tmp_list l = {0};
     tx_tensor in, w, acc = {0};
     st = tx_x_has(x, 4) ? bias_dev(x, 4, &l, &d.bias) : TX_STATUS_OK;
@@ -257,8 +299,11 @@ static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
         st = shifted(x, 0, 2, 0, 0, &l, &in);
     if (!st)
         st = shifted(x, 1, 3, rw, 0, &l, &w);
-    if (!st)
-        st = chunked(x, in, 1, w, 1, c, kc / taps > 0 ? kc / taps : 1, conv_op, &d, &acc);
+    int64_t step = kc / taps > 0 ? kc / taps : 1;
+    if (!st && d.group > 1 && c > step)
+        st = grouped(x, in, w, &d, step, &acc);
+    else if (!st)
+        st = chunked(x, in, 1, w, 1, c, step, conv_op, &d, &acc);
     tx_tmps_free(x, &l);
     *out = acc;
     return st;
