@@ -135,6 +135,7 @@ static tx_status fold_one(tx_session *s, int k, const tx_onnx_op *qop, const cha
     if (!conv)
         n->n_attrs = 0;
     int dxs = (int)(dx - s->steps), xf = sp->in[0];
+    s->vals[sp->out[0]].producer = -1; /* the float output is no more */
     sp->node = n;
     sp->op = qop;
     free(sp->in);

@@ -49,13 +49,14 @@ static void const_range(tx_xnode *x, int i, double *lo, double *hi) {
 }
 
 /* The largest |q - zp| of input i with zero point input z (see the header). */
-static tx_status qmax_abs(tx_xnode *x, int i, int z, double *out) {
+static tx_status qmax_abs(tx_xnode *x, int i, int z, bool scan, double *out) {
     float lo, hi;
     tx_status st = tx_x_qrange(x, tx_x_elem(x, i), &lo, &hi);
     if (st)
         return st;
     double qmin = lo, qmax = hi, zmin = 0, zmax = 0;
-    const_range(x, i, &qmin, &qmax);
+    if (scan)
+        const_range(x, i, &qmin, &qmax);
     if (tx_x_has(x, z)) {
         zmin = lo, zmax = hi;
         const_range(x, z, &zmin, &zmax);
@@ -68,14 +69,21 @@ static tx_status qmax_abs(tx_xnode *x, int i, int z, double *out) {
 }
 
 /* The longest exact reduction for operands i, j with zero points zi, zj. */
-static tx_status exact_k(tx_xnode *x, int i, int zi, int j, int zj, int64_t *kc) {
-    double a, b;
-    tx_status st = qmax_abs(x, i, zi, &a);
-    if (!st)
-        st = qmax_abs(x, j, zj, &b);
-    *kc = st ? 1 : (int64_t)(EXACT_F32 / (a * b));
-    if (*kc < 1)
-        *kc = 1;
+static tx_status exact_k(tx_xnode *x, int i, int zi, int j, int zj, int64_t k, int64_t *kc) {
+    tx_status st = TX_STATUS_OK;
+    /* the types' ranges first; a constant's values are scanned only when
+     * those do not cover a reduction of k */
+    for (int scan = 0; scan < 2 && !st; scan++) {
+        double a, b;
+        st = qmax_abs(x, i, zi, scan, &a);
+        if (!st)
+            st = qmax_abs(x, j, zj, scan, &b);
+        *kc = st ? 1 : (int64_t)(EXACT_F32 / (a * b));
+        if (*kc < 1)
+            *kc = 1;
+        if (k <= *kc)
+            break;
+    }
     return st;
 }
 
@@ -231,12 +239,12 @@ static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
     int ra, rb;
     int64_t sa[TX_MAX_RANK], sb[TX_MAX_RANK], kc;
     tx_status st = tx_x_shape2(x, &ra, sa, &rb, sb);
+    if (!st && (ra < 1 || rb < 1))
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "A and B must have rank >= 1");
     if (!st)
-        st = exact_k(x, 0, 2, 1, 3, &kc);
+        st = exact_k(x, 0, 2, 1, 3, sa[ra - 1], &kc);
     if (st)
         return st;
-    if (ra < 1 || rb < 1)
-        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "A and B must have rank >= 1");
     tx_tmp_list l = {0};
     tx_tensor a, b;
     st = shifted(x, 0, 2, ra >= 2 ? 2 : 0, 0, &l, &a);
@@ -287,11 +295,11 @@ static tx_status int_conv(tx_xnode *x, tx_tensor *out) {
     tx_status st = tx_x_conv_desc(x, &d);
     if (!st)
         st = tx_x_shape(x, 1, &rw, sw);
+    int64_t taps = st ? 1 : tx_numel_of(rw - 2, sw + 2), c = st ? 1 : sw[1];
     if (!st)
-        st = exact_k(x, 0, 2, 1, 3, &kc);
+        st = exact_k(x, 0, 2, 1, 3, c * taps, &kc);
     if (st)
         return st;
-    int64_t taps = tx_numel_of(rw - 2, sw + 2), c = sw[1];
     tx_tmp_list l = {0};
     tx_tensor in, w, acc = {0};
     st = tx_x_has(x, 4) ? bias_dev(x, 4, &l, &d.bias) : TX_STATUS_OK;
