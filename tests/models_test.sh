@@ -110,6 +110,9 @@ quantize_model() {
     local name=$1 model=$2 input=$3 opts=$4 q=$QDIR/$1
     [[ -f $q-qop.onnx ]] && return 0
     ensure_ort || return 1
+    # files of an older quantize.py / ort_run.js go
+    find "$CACHE/quant" -mindepth 1 -maxdepth 1 -type d ! -name "$QSTAMP" -exec rm -rf {} + \
+        2>/dev/null
     mkdir -p "$QDIR" "$work/cal-$name"
     "$QPY" tests/models/quantize.py augment "$model" "$work/cal-$name/aug.onnx" || return 1
     rm -f "$work/cal-$name/ranges.json"

@@ -44,7 +44,7 @@ for c in "$work"/cases/*/; do
             echo "FAIL $name ($dev): exit $rc: $(head -c 300 "$out.json") $(tail -2 "$out.err")"
             continue
         fi
-        if msg=$("$PY" - "$c/want.y.npy" "$out/y.npy" <<'PY'
+        if msg=$("$PY" - "$c/want.y.npy" "$out/y.npy" 2>&1 <<'PY'
 import sys
 import numpy as np
 want, got = np.load(sys.argv[1]), np.load(sys.argv[2]).astype(np.float64)
@@ -60,7 +60,7 @@ if bad.size:
              (bad.size, want.size, i, got.flat[i], want.flat[i]))
 print("%d values exact" % want.size if want.dtype.kind in "iu" else "%d values" % want.size)
 PY
-        2>&1); then
+        ); then
             pass=$((pass + 1))
             echo "ok   $name ($dev): $msg"
         else
