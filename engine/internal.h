@@ -225,6 +225,12 @@ tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const 
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,
                           const int64_t *shape, tx_dtype dtype, tx_tensor *out);
 void tx_tensors_release_all(tx_ctx *ctx);
+/* A view of t with dtype `dtype` (no draw, no copy): int32 values live as
+ * floats on both devices, so an int32 tensor read as float32 is exact, and a
+ * float32 tensor of integral values within int32's exact range reads as
+ * int32 (the caller guarantees that; the quantization executors' clipped
+ * results are). */
+tx_status tx_tensor_retype(tx_ctx *ctx, tx_tensor t, tx_dtype dtype, tx_tensor *out);
 /* Texture floats → caller values (float32 copied, int32 converted). */
 void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, void *dst);
 

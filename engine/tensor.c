@@ -553,3 +553,15 @@ tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *s
     *out = make_handle(idx, v->gen);
     return TX_STATUS_OK;
 }
+
+tx_status tx_tensor_retype(tx_ctx *ctx, tx_tensor t, tx_dtype dtype, tx_tensor *out) {
+    int rank;
+    int64_t shape[TX_MAX_RANK];
+    tx_status st = tx_tensor_shape(ctx, t, &rank, shape, NULL);
+    if (!st)
+        st = tx_tensor_reshape(ctx, t, rank, shape, out);
+    tx_slot *s;
+    if (!st && !(st = tx_check_tensor(ctx, "tx_tensor_retype", "tensor", *out, &s)))
+        s->dtype = dtype;
+    return st;
+}

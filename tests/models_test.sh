@@ -10,6 +10,9 @@
 # check (a Gemm model from libonnx-testdata through both runtimes) keeps the
 # comparison itself tested while the big models are unsupported.
 #
+# Each model is also quantized three ways (dynamic, static QDQ, static
+# QOperator; see quantize_model below) and compared on the first photo.
+#
 # Usage: tests/models_test.sh [path/to/texel]   (TEXEL_MODEL_PHOTOS="dog person")
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +39,7 @@ ensure_ort() {
 # run_compare NAME MODEL DIR: onnxruntime on DIR/input.*.npy (per texel's JSON
 # in DIR/texel.json), then the comparison. Prints one line, bumps counters.
 run_compare() {
-    local name=$1 model=$2 dir=$3
+    local name=$1 model=$2 dir=$3 tol=("${@:4}")
     if ! ensure_ort; then
         echo "FAIL $name: cannot install onnxruntime-node"
         fail=$((fail + 1))
@@ -57,7 +60,7 @@ PY
         fail=$((fail + 1))
         return
     fi
-    if node tests/models/ort_run.js compare "$dir/ref" "$dir" >"$dir/cmp.json" 2>&1; then
+    if node tests/models/ort_run.js compare "$dir/ref" "$dir" "${tol[@]}" >"$dir/cmp.json" 2>&1; then
         pass=$((pass + 1))
         echo "ok   $name: $(cat "$dir/cmp.json")"
     else
@@ -87,9 +90,53 @@ MODELS=(
     "ocr-rec|$ocr/ch_PP-OCRv4_rec_infer.onnx|x|--resize 320x48 --mean 0.5 --std 0.5"
     "blazeface|$face/face_detection_front_128x128_barracuda.onnx|input:0|--layout nhwc --mean 0.5 --std 0.5"
 )
-for entry in "${MODELS[@]}"; do
-    IFS='|' read -r name model input opts <<<"$entry"
-    for photo in $PHOTOS; do
+# Quantized versions of each model (tests/models/quantize.py: the formats of
+# onnxruntime's quantize_dynamic and quantize_static, QDQ and QOperator;
+# static ranges calibrated by onnxruntime-node on three other photos), made
+# once into the cache. They run on the first photo against onnxruntime-node
+# on the same quantized file: each output within QUANT_TOL · max(1, |ort|)
+# elementwise, or else no further from it (max |texel - ort|) than
+# onnxruntime's quantized result is from its float one. Float differences of
+# an ulp (another exp, another summation order) before a QuantizeLinear or
+# DynamicQuantizeLinear flip a value by a whole quantum, and the flips
+# propagate; the second bound says texel's result is as good as onnxruntime's
+# own quantized one, not that it is bit-identical.
+QUANT_TOL=1e-3
+QPY=/usr/bin/python3
+QSTAMP=$(cat tests/models/quantize.py tests/models/ort_run.js | sha256sum | cut -c1-16)
+QDIR=$CACHE/quant/$QSTAMP
+# quantize_model NAME MODEL INPUT OPTS: writes $QDIR/NAME-{dynamic,qdq,qop}.onnx
+quantize_model() {
+    local name=$1 model=$2 input=$3 opts=$4 q=$QDIR/$1
+    [[ -f $q-qop.onnx ]] && return 0
+    ensure_ort || return 1
+    # files of an older quantize.py / ort_run.js go
+    find "$CACHE/quant" -mindepth 1 -maxdepth 1 -type d ! -name "$QSTAMP" -exec rm -rf {} + \
+        2>/dev/null
+    mkdir -p "$QDIR" "$work/cal-$name"
+    "$QPY" tests/models/quantize.py augment "$model" "$work/cal-$name/aug.onnx" || return 1
+    rm -f "$work/cal-$name/ranges.json"
+    for photo in eagle giraffe horses; do
+        # shellcheck disable=SC2086
+        xvfb-run -a "$TEXEL" run "$model" --input "$input=/usr/share/darknet/data/$photo.jpg" $opts \
+            --save "$work/cal-$name/$photo" >/dev/null || return 1
+        local fed=("$work/cal-$name/$photo"/input.*.npy)
+        node tests/models/ort_run.js ranges "$work/cal-$name/aug.onnx" "$work/cal-$name/ranges.json" \
+            "$input=${fed[0]}" || return 1
+    done
+    "$QPY" tests/models/quantize.py dynamic "$model" "$q-dynamic.onnx.tmp" &&
+        "$QPY" tests/models/quantize.py static "$model" "$work/cal-$name/ranges.json" qdq \
+            "$q-qdq.onnx.tmp" &&
+        "$QPY" tests/models/quantize.py static "$model" "$work/cal-$name/ranges.json" qop \
+            "$q-qop.onnx.tmp" || return 1
+    for f in dynamic qdq qop; do mv "$q-$f.onnx.tmp" "$q-$f.onnx"; done
+}
+
+# run_model NAME MODEL INPUT OPTS PHOTOS [--tol T]: texel run on each photo,
+# then onnxruntime on the same inputs and the comparison.
+run_model() {
+    local name=$1 model=$2 input=$3 opts=$4 photos=$5 tol=("${@:6}")
+    for photo in $photos; do
         jpg=/usr/share/darknet/data/$photo.jpg
         dir="$work/$name-$photo"
         mkdir -p "$dir"
@@ -110,8 +157,25 @@ for entry in "${MODELS[@]}"; do
         fi
         python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print('     %s on %s: first run %.0f ms, steady %.0f ms' % (sys.argv[2], sys.argv[3], j['first_ms'], j['steady_ms']))" \
             "$dir/texel.json" "$name" "$photo.jpg"
-        run_compare "$name on $photo.jpg" "$model" "$dir"
+        run_compare "$name on $photo.jpg" "$model" "$dir" "${tol[@]}"
     done
+}
+
+for entry in "${MODELS[@]}"; do
+    IFS='|' read -r name model input opts <<<"$entry"
+    run_model "$name" "$model" "$input" "$opts" "$PHOTOS"
+    if ! "$QPY" -c "import onnx, numpy" 2>/dev/null; then
+        echo "FAIL $name (quantized): python3-onnx / python3-numpy missing (scripts/setup.sh installs them)"
+        fail=$((fail + 1))
+    elif ! quantize_model "$name" "$model" "$input" "$opts" >"$work/quant-$name.log" 2>&1; then
+        echo "FAIL $name: quantizing: $(tail -3 "$work/quant-$name.log")"
+        fail=$((fail + 1))
+    else
+        for f in dynamic qdq qop; do
+            run_model "$name-$f" "$QDIR/$name-$f.onnx" "$input" "$opts" "${PHOTOS%% *}" \
+                --tol "$QUANT_TOL" --within "$work/$name-${PHOTOS%% *}/ref"
+        done
+    fi
 done
 
 if ((skip)); then

@@ -333,6 +333,8 @@ static void fuse_activations(tx_session *s) {
 
 tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
+    if (!st)
+        st = tx_graph_fuse_qdq(s);
     if (!st && !(st = fuse_gelu(s)))
         st = fuse_hard_swish(s);
     fuse_matmul(s);

@@ -81,6 +81,9 @@ int tx_graph_val_add(struct tx_session *s, const char *name);
 void tx_graph_count_uses(struct tx_session *s);
 
 /* fuse.c: the fusion passes, run by tx_graph_plan after shape inference. */
+/* DequantizeLinear → Conv / MatMul → QuantizeLinear into QLinearConv /
+ * QLinearMatMul (fuse_qdq.c; called by tx_graph_fuse). */
+tx_status tx_graph_fuse_qdq(struct tx_session *s);
 tx_status tx_graph_fuse(struct tx_session *s);
 
 #endif

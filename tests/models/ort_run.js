@@ -4,7 +4,12 @@
 //       (output names sanitized as `texel run --save` does) as float32
 //   node ort_run.js compare REFDIR GOTDIR [names...]
 //       max |got - ref| per output; fails (exit 1) unless
-//       max |got - ref| <= 1e-3 * max(1, |ref|) elementwise
+//       max |got - ref| <= T * max(1, |ref|) elementwise (--tol T, default 1e-3);
+//       with --within FLOATREF (a quantized model; FLOATREF: onnxruntime's
+//       outputs of the float model on the same inputs) an output also passes
+//       when max |got - ref| <= max |ref - FLOATREF|
+//   node ort_run.js ranges MODEL OUT.json NAME=FILE.npy...
+//       merges each output's [min, max] into OUT.json (calibration)
 // NODE_PATH must reach onnxruntime-node (tests/models_test.sh sets it).
 'use strict';
 const fs = require('fs');
@@ -45,9 +50,9 @@ function writeNpyF32(file, dims, values) {
 
 const sanitize = s => s.replace(/[^A-Za-z0-9_.-]/g, '_');
 
-async function run(model, outdir, feedsArgs) {
+async function open(model, feedsArgs) {
   const ort = require('onnxruntime-node');
-  const sess = await ort.InferenceSession.create(model, {executionProviders: ['cpu']});
+  const sess = await ort.InferenceSession.create(model, {executionProviders: ['cpu'], graphOptimizationLevel: process.env.ORT_OPT || 'all'});
   const feeds = {};
   for (const a of feedsArgs) {
     const eq = a.indexOf('=');
@@ -59,6 +64,11 @@ async function run(model, outdir, feedsArgs) {
     if (type === 'int64' && !(data instanceof BigInt64Array)) data = BigInt64Array.from(data, v => BigInt(Math.trunc(Number(v))));
     feeds[name] = new ort.Tensor(type, data, npy.dims);
   }
+  return {sess, feeds};
+}
+
+async function run(model, outdir, feedsArgs) {
+  const {sess, feeds} = await open(model, feedsArgs);
   const t0 = process.hrtime.bigint();
   const out = await sess.run(feeds);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -69,7 +79,29 @@ async function run(model, outdir, feedsArgs) {
   console.log(JSON.stringify({outputs: sess.outputNames, ms}));
 }
 
-function compare(refdir, gotdir, names) {
+// Merges each output's [min, max] over this run into OUT.json (calibration
+// ranges for tests/models/quantize.py).
+async function ranges(model, outJson, feedsArgs) {
+  const {sess, feeds} = await open(model, feedsArgs);
+  const out = await sess.run(feeds);
+  let r = {};
+  if (fs.existsSync(outJson)) r = JSON.parse(fs.readFileSync(outJson, 'utf8'));
+  for (const name of sess.outputNames) {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of out[name].data) {
+      const x = Number(v);
+      if (x < lo) lo = x;
+      if (x > hi) hi = x;
+    }
+    if (!Number.isFinite(lo) || !Number.isFinite(hi)) continue;
+    const p = r[name];
+    r[name] = p ? [Math.min(p[0], lo), Math.max(p[1], hi)] : [lo, hi];
+  }
+  fs.writeFileSync(outJson, JSON.stringify(r));
+  console.log(JSON.stringify({tensors: Object.keys(r).length}));
+}
+
+function compare(refdir, gotdir, names, tol, within) {
   if (!names.length)
     names = fs.readdirSync(refdir).filter(f => f.endsWith('.npy')).map(f => f.slice(0, -4));
   let ok = true;
@@ -87,10 +119,21 @@ function compare(refdir, gotdir, names) {
     for (let i = 0; i < r.data.length; i++) {
       const a = Number(g.data[i]), b = Number(r.data[i]);
       const e = Math.abs(a - b);
-      if (!(e <= 1e-3 * Math.max(1, Math.abs(b)))) { bad++; if (!(e <= worst)) worst = e; }
+      if (!(e <= tol * Math.max(1, Math.abs(b)))) { bad++; if (!(e <= worst)) worst = e; }
       if (e > maxErr || Number.isNaN(e)) maxErr = e;
     }
-    res.push({name: n, max_abs_err: maxErr, out_of_tolerance: bad});
+    const r1 = {name: n, max_abs_err: maxErr, out_of_tolerance: bad};
+    if (within) {
+      // quantized model: pass also when texel is no further from onnxruntime
+      // than onnxruntime's own quantized result is from its float one
+      const f = readNpy(path.join(within, n + '.npy'));
+      let q = 0;
+      for (let i = 0; i < r.data.length && f.data.length === r.data.length; i++)
+        q = Math.max(q, Math.abs(Number(r.data[i]) - Number(f.data[i])));
+      r1.quantization_err = q;
+      if (bad && maxErr <= q) bad = 0;
+    }
+    res.push(r1);
     if (bad) ok = false;
   }
   console.log(JSON.stringify({ok, outputs: res}));
@@ -99,5 +142,13 @@ function compare(refdir, gotdir, names) {
 
 const [cmd, ...args] = process.argv.slice(2);
 if (cmd === 'run') run(args[0], args[1], args.slice(2)).catch(e => { console.error(String(e)); process.exit(1); });
-else if (cmd === 'compare') compare(args[0], args[1], args.slice(2));
-else { console.error('usage: ort_run.js run MODEL OUTDIR NAME=FILE.npy... | compare REFDIR GOTDIR'); process.exit(2); }
+else if (cmd === 'ranges') ranges(args[0], args[1], args.slice(2)).catch(e => { console.error(String(e)); process.exit(1); });
+else if (cmd === 'compare') {
+  const opt = {};
+  const rest = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--tol' || args[i] === '--within') opt[args[i]] = args[++i];
+    else rest.push(args[i]);
+  }
+  compare(rest[0], rest[1], rest.slice(2), opt['--tol'] ? Number(opt['--tol']) : 1e-3, opt['--within']);
+} else { console.error('usage: ort_run.js run MODEL OUTDIR NAME=FILE.npy... | ranges MODEL OUT.json NAME=FILE.npy... | compare REFDIR GOTDIR [--tol T] [--within FLOATREF]'); process.exit(2); }

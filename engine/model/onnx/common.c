@@ -234,6 +234,8 @@ static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_elementwise, &tx_onnx_ops_matmul, &tx_onnx_ops_shape, &tx_onnx_ops_constant,
     &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,  &tx_onnx_ops_norm,
     &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
+    /* quantized tensors */
+    &tx_onnx_ops_quant, &tx_onnx_ops_qlinear,
     /* sequence models and their companions */
     &tx_onnx_ops_rnn, &tx_onnx_ops_seq, &tx_onnx_ops_einsum, &tx_onnx_ops_dft,
     /* detection and indexing */

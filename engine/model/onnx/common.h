@@ -29,6 +29,8 @@
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
  *                  (reached through conv.c's rows)
  *   chain.c        sticky-status chains of engine ops for the compositions
+ *   quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
+ *   qlinear.c      MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -68,7 +70,7 @@ typedef struct tx_onnx_family {
 
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
-    tx_onnx_ops_gather, tx_onnx_ops_resize;
+    tx_onnx_ops_gather, tx_onnx_ops_resize, tx_onnx_ops_quant, tx_onnx_ops_qlinear;
 extern const tx_onnx_family tx_onnx_ops_rnn, tx_onnx_ops_seq, tx_onnx_ops_einsum, tx_onnx_ops_dft;
 /* BatchNormalization with training_mode = 1 (seq.c): batch statistics and the
  * running mean / variance outputs. */
@@ -148,5 +150,28 @@ tx_status tx_x_upload_ints(tx_xnode *x, int rank, const int64_t *shape, const in
                            tx_tmp_list *l, tx_tensor *out);
 /* A float32 scalar tensor (the caller destroys it). */
 tx_status tx_x_scalar(tx_xnode *x, float v, tx_tensor *out);
+
+/* ---- shared between families ---- */
+
+/* MatMul's static output shape from inputs 0 and 1 (matmul.c). */
+tx_status tx_x_infer_matmul(tx_xnode *x);
+/* Conv's attributes (X: input 0, W: input 1) and static output shape (conv.c). */
+tx_status tx_x_conv_desc(tx_xnode *x, tx_conv_desc *d);
+tx_status tx_x_infer_conv(tx_xnode *x);
+/* The saturation range of a quantized element type; UNSUPPORTED for others (quant.c). */
+tx_status tx_x_qrange(tx_xnode *x, int elem, float *lo, float *hi);
+/* Input i on the device as float32: an int32 tensor (quantized values) is
+ * viewed as float32, not cast (tx_tensor_retype: no pass over it). The view
+ * is a temporary in l (quant.c). */
+tx_status tx_x_dev_float(tx_xnode *x, int i, tx_tmp_list *l, tx_tensor *out);
+/* Sets output i (element type elem) to y, a float32 tensor of integral values
+ * clipped to elem's range, viewed as int32 (no cast pass; y is consumed). */
+tx_status tx_x_set_dev_int(tx_xnode *x, int i, tx_tensor y, int elem);
+/* Whether zero-point input i is absent or a constant of zeros (quant.c). */
+bool tx_x_zero_point_zero(tx_xnode *x, int i);
+/* out = clip(round(v / s) + zp, lo, hi) (v * s when !divide; zp {0}: none),
+ * float32, rounding half to even (quant.c). */
+tx_status tx_x_requantize(tx_xnode *x, tx_tensor v, tx_tensor s, bool divide, tx_tensor zp,
+                          float lo, float hi, tx_tensor *out);
 
 #endif

@@ -175,6 +175,16 @@ static tx_status exec_conv(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 
+tx_status tx_x_conv_desc(tx_xnode *x, tx_conv_desc *d) {
+    int spatial = 0;
+    tx_status st = spatial_rank(x, &spatial);
+    return st ? st : conv_attrs(x, false, spatial, d);
+}
+
+tx_status tx_x_infer_conv(tx_xnode *x) {
+    return infer_conv(x);
+}
+
 static tx_op pool_op(const tx_onnx_node *n) {
     const char *t = n->op_type;
     return strcmp(t, "MaxPool") == 0         ? TX_OP_MAXPOOL

@@ -181,6 +181,10 @@ static tx_status infer_gemm(tx_xnode *x) {
     return TX_STATUS_OK;
 }
 
+tx_status tx_x_infer_matmul(tx_xnode *x) {
+    return infer_matmul(x);
+}
+
 /* ---- rows ---- */
 
 static const tx_onnx_op k_ops[] = {
