@@ -81,6 +81,10 @@ typedef struct tx_slot {
     int64_t numel;
     tx_dtype dtype;
     tx_storage *st;
+    /* Bit d set: dim d may have another size at the next run (a session's
+     * symbolic dims). GPU kernels then keep their program variant (#defines)
+     * independent of that size, so a new length needs no new program. */
+    uint8_t vary;
 } tx_slot;
 
 typedef struct tx_pool {
@@ -205,6 +209,8 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
+/* Sets t's slot's vary mask (tx_slot.vary); a stale handle is ignored. */
+void tx_tensor_set_vary(tx_ctx *ctx, tx_tensor t, unsigned mask);
 /* double → int64 as a cast would, saturating where the cast is undefined
  * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
 int64_t tx_sat_i64(double v);

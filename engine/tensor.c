@@ -84,10 +84,17 @@ static uint32_t first_gen(const tx_ctx *ctx, uint32_t idx) {
 
 /* Slot idx made live with the given shape (dims past rank zero); the
  * caller fills in the rest. */
+void tx_tensor_set_vary(tx_ctx *ctx, tx_tensor t, unsigned mask) {
+    tx_slot *s = tx_slot_get(ctx, t);
+    if (s)
+        s->vary = (uint8_t)(mask & ((1u << s->rank) - 1));
+}
+
 static tx_slot *slot_open(tx_ctx *ctx, uint32_t idx, int rank, const int64_t *shape) {
     tx_slot *s = &ctx->slots[idx];
     s->live = true;
     s->rank = rank;
+    s->vary = 0;
     memset(s->shape, 0, sizeof s->shape);
     for (int i = 0; i < rank; i++)
         s->shape[i] = shape[i];

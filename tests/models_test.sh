@@ -10,6 +10,13 @@
 # check (a Gemm model from libonnx-testdata through both runtimes) keeps the
 # comparison itself tested while the big models are unsupported.
 #
+# Transformers: a BERT-style encoder and a GPT-2-style decoder generated into
+# the cache by tests/models/transformers.py (scripts/fetch_models.sh
+# --transformers), each run in ONE session at sequence lengths 5, 8 and 13
+# (symbolic dims); every length must match onnxruntime within 1e-4 relative
+# (|texel - ort| <= 1e-4 * max(1, |ort|)) and the later lengths must compile
+# no generic program the first did not (the context's generic_compiles).
+#
 # Usage: tests/models_test.sh [path/to/texel]   (TEXEL_MODEL_PHOTOS="dog person")
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,10 +40,11 @@ ensure_ort() {
     ORT_READY=1
 }
 
-# run_compare NAME MODEL DIR: onnxruntime on DIR/input.*.npy (per texel's JSON
-# in DIR/texel.json), then the comparison. Prints one line, bumps counters.
+# run_compare NAME MODEL DIR [TOL]: onnxruntime on DIR/input.*.npy (per texel's
+# JSON in DIR/texel.json), then the comparison (relative tolerance TOL, default
+# ort_run.js's 1e-3). Prints one line, bumps counters.
 run_compare() {
-    local name=$1 model=$2 dir=$3
+    local name=$1 model=$2 dir=$3 tol=${4:+--tol $4}
     if ! ensure_ort; then
         echo "FAIL $name: cannot install onnxruntime-node"
         fail=$((fail + 1))
@@ -57,7 +65,8 @@ PY
         fail=$((fail + 1))
         return
     fi
-    if node tests/models/ort_run.js compare "$dir/ref" "$dir" >"$dir/cmp.json" 2>&1; then
+    # shellcheck disable=SC2086
+    if node tests/models/ort_run.js compare "$dir/ref" "$dir" $tol >"$dir/cmp.json" 2>&1; then
         pass=$((pass + 1))
         echo "ok   $name: $(cat "$dir/cmp.json")"
     else
@@ -113,6 +122,57 @@ for entry in "${MODELS[@]}"; do
         run_compare "$name on $photo.jpg" "$model" "$dir"
     done
 done
+
+if ! TFM=$(bash scripts/fetch_models.sh --transformers 2>"$work/tfm.err"); then
+    echo "FAIL generating the transformer graphs: $(tail -3 "$work/tfm.err")"
+    fail=$((fail + 1))
+else
+    tfm=$TFM/transformers-$(sha256sum tests/models/transformers.py | cut -c1-16)
+    LENGTHS="5 8 13"
+    for name in bert gpt2; do
+        dir="$work/$name"
+        mkdir -p "$dir"
+        opts=()
+        for f in "$tfm/$name-5"/input.*.npy; do
+            inp=$(basename "$f" .npy)
+            inp=${inp#input.}
+            list=""
+            for len in $LENGTHS; do list+="${list:+,}$tfm/$name-$len/input.$inp.npy"; done
+            opts+=(--input "$inp=$list")
+        done
+        if ! xvfb-run -a "$TEXEL" run "$tfm/$name.onnx" "${opts[@]}" --repeat 3 --json --save "$dir" \
+            >"$dir/texel.jsonl" 2>"$dir/texel.err"; then
+            echo "FAIL $name: $(cat "$dir/texel.jsonl") $(tail -3 "$dir/texel.err")"
+            fail=$((fail + 1))
+            continue
+        fi
+        # one JSON line per length: split into DIR/<set>/texel.json, report, and
+        # check that no length after the first compiled a new generic program
+        if ! python3 - "$dir" "$name" <<'PY'
+import json, sys
+d, name = sys.argv[1], sys.argv[2]
+sets = [json.loads(l) for l in open(d + "/texel.jsonl") if l.strip()]
+for j in sets:
+    json.dump(j, open("%s/%d/texel.json" % (d, j["set"]), "w"))
+    print("     %s seq %d on the %s: first run %.1f ms, steady %.1f ms; programs so far: %d generic, %d specialized"
+          % (name, j["inputs"][0]["shape"][1], j["device"], j["first_ms"], j["steady_ms"],
+             j["generic_compiles"], j["specialized_compiles"]))
+g = [j["generic_compiles"] for j in sets]
+if len(sets) != 3 or g[-1] != g[0]:
+    print("FAIL %s: %d sets, generic programs per length %s (later lengths must add none)" % (name, len(sets), g))
+    sys.exit(1)
+PY
+        then
+            fail=$((fail + 1))
+            continue
+        fi
+        k=0
+        for len in $LENGTHS; do
+            run_compare "$name (seq $len, same session)" "$tfm/$name.onnx" "$dir/$k" 1e-4
+            k=$((k + 1))
+        done
+    done
+fi
 
 if ((skip)); then
     echo "$pass passed, $fail failed, $skip skipped"

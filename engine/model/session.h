@@ -62,6 +62,7 @@ struct tx_session {
     tx_session_val **io; /* scratch for an xnode's input/output pointers */
     int fused;           /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
     int folded;          /* count of nodes folded into constants at plan time */
+    bool dynamic;        /* an input has a dim of unknown size: values get vary masks */
 };
 
 /* graph.c */

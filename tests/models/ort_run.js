@@ -2,9 +2,9 @@
 //   node ort_run.js run MODEL.onnx OUTDIR NAME=FILE.npy...
 //       runs the model on the .npy inputs (CPU), writes OUTDIR/<name>.npy
 //       (output names sanitized as `texel run --save` does) as float32
-//   node ort_run.js compare REFDIR GOTDIR [names...]
+//   node ort_run.js compare REFDIR GOTDIR [--tol T] [names...]
 //       max |got - ref| per output; fails (exit 1) unless
-//       max |got - ref| <= 1e-3 * max(1, |ref|) elementwise
+//       |got - ref| <= T * max(1, |ref|) elementwise (T: 1e-3 by default)
 // NODE_PATH must reach onnxruntime-node (tests/models_test.sh sets it).
 'use strict';
 const fs = require('fs');
@@ -70,6 +70,10 @@ async function run(model, outdir, feedsArgs) {
 }
 
 function compare(refdir, gotdir, names) {
+  let tol = 1e-3;
+  const t = names.indexOf('--tol');
+  if (t >= 0) { tol = Number(names[t + 1]); names.splice(t, 2); }
+  if (!(tol > 0)) throw new Error('--tol wants a number > 0');
   if (!names.length)
     names = fs.readdirSync(refdir).filter(f => f.endsWith('.npy')).map(f => f.slice(0, -4));
   let ok = true;
@@ -87,13 +91,13 @@ function compare(refdir, gotdir, names) {
     for (let i = 0; i < r.data.length; i++) {
       const a = Number(g.data[i]), b = Number(r.data[i]);
       const e = Math.abs(a - b);
-      if (!(e <= 1e-3 * Math.max(1, Math.abs(b)))) { bad++; if (!(e <= worst)) worst = e; }
+      if (!(e <= tol * Math.max(1, Math.abs(b)))) { bad++; if (!(e <= worst)) worst = e; }
       if (e > maxErr || Number.isNaN(e)) maxErr = e;
     }
     res.push({name: n, max_abs_err: maxErr, out_of_tolerance: bad});
     if (bad) ok = false;
   }
-  console.log(JSON.stringify({ok, outputs: res}));
+  console.log(JSON.stringify({ok, tol, outputs: res}));
   process.exit(ok ? 0 : 1);
 }
 
