@@ -65,6 +65,10 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
         return st;
     if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
+    if (s->st->n_parts)
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "%s: the tensor is split across %d textures: read it with tx_tensor_read",
+                       fn, s->st->n_parts);
     if (!ctx->reads) {
         ctx->reads = calloc(1, sizeof *ctx->reads);
         if (!ctx->reads)

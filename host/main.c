@@ -47,6 +47,7 @@ static int usage(void) {
         "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
         "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
         "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
+        "           [--max-texture-size N]\n"
         "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
         "           [--device auto|gpu|cpu]\n"
         "ops:");

@@ -60,7 +60,7 @@ static int usage_run(const char *why) {
             "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
             "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
             "[--no-fusion]\n"
-            "         [--device auto|gpu|cpu]\n");
+            "         [--device auto|gpu|cpu] [--max-texture-size N]\n");
     return 2;
 }
 
@@ -152,6 +152,10 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->device = tx_device_from_name(v), i++;
             if (o->device == TX_DEVICE_COUNT_)
                 return usage_run("--device is auto, gpu or cpu");
+        } else if (strcmp(a, "--max-texture-size") == 0) {
+            o->cd.max_texture_size = atoi(v), i++;
+            if (o->cd.max_texture_size < 1)
+                return usage_run("--max-texture-size wants N >= 1");
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
             o->cd.specialize_after =

@@ -16,6 +16,10 @@
 # (symbolic dims); every length must match onnxruntime within 1e-4 relative
 # (|texel - ort| <= 1e-4 * max(1, |ort|)) and the later lengths must compile
 # no generic program the first did not (the context's generic_compiles).
+# Each also runs once with textures capped at 64×64 (--max-texture-size 64),
+# where its [1000, 64] embedding table (and GPT-2's tied [64, 1000] head and
+# [2, 13, 1000] logits) are split across textures (engine/split.h), against
+# the same reference.
 #
 # Usage: tests/models_test.sh [path/to/texel]   (TEXEL_MODEL_PHOTOS="dog person")
 set -uo pipefail
@@ -171,6 +175,21 @@ PY
             run_compare "$name (seq $len, same session)" "$tfm/$name.onnx" "$dir/$k" 1e-4
             k=$((k + 1))
         done
+        cap="$work/$name-cap"
+        mkdir -p "$cap"
+        one=()
+        for f in "$tfm/$name-13"/input.*.npy; do
+            inp=$(basename "$f" .npy)
+            one+=(--input "${inp#input.}=$f")
+        done
+        if xvfb-run -a "$TEXEL" run "$tfm/$name.onnx" "${one[@]}" --max-texture-size 64 --json \
+            --save "$cap" >"$cap/texel.json" 2>"$cap/texel.err"; then
+            run_compare "$name (seq 13, textures capped at 64x64: split tables)" "$tfm/$name.onnx" \
+                "$cap" 1e-4
+        else
+            echo "FAIL $name with textures capped at 64x64: $(cat "$cap/texel.json") $(tail -3 "$cap/texel.err")"
+            fail=$((fail + 1))
+        fi
     done
 fi
 

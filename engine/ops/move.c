@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../device.h"
+#include "../split.h"
 
 /* Output dim d (outermost first) reads input coordinate c = o * mul + off
  * (through the border rule when `border`, against extent `in`) at stride st. */
@@ -240,6 +241,8 @@ tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out
                               "perm[%d] = %d is out of range or repeated", i, p[i]);
         seen[p[i]] = true;
     }
+    if (xs->st->n_parts)
+        return tx_split_transpose(ctx, x, p, out);
     int64_t oshape[TX_MAX_RANK];
     for (int i = 0; i < rank; i++)
         oshape[i] = xs->shape[p[i]];
@@ -257,6 +260,8 @@ tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tenso
     if (desc->n < 0 || desc->n > xs->rank)
         return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, name, xs,
                           "%d entries for a rank-%d tensor", desc->n, xs->rank);
+    if (xs->st->n_parts)
+        return tx_split_slice(ctx, x, desc, out);
     move_map m;
     map_identity(&m, xs);
     int64_t oshape[TX_MAX_RANK];
@@ -522,6 +527,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
     int64_t oshape[TX_MAX_RANK];
     memcpy(oshape, s0->shape, sizeof oshape);
     oshape[a] = 0;
+    bool any_split = false;
     for (int i = 0; i < n; i++) {
         tx_slot *s;
         char arg[32];
@@ -543,9 +549,16 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
                            "concat: xs[0] %s and xs[%d] %s differ outside axis %d", p, i, q, a);
         }
         oshape[a] += s->shape[a];
+        any_split |= s->st->n_parts > 0;
     }
     if (n == 1)
         return tx_tensor_reshape(ctx, xs_in[0], rank, s0->shape, out);
+    int64_t total = 1;
+    for (int d = 0; d < rank; d++)
+        total *= oshape[d];
+    s0 = tx_slot_get(ctx, xs_in[0]);
+    if (any_split || tx_needs_split(ctx, s0->st->dev, total))
+        return tx_split_concat(ctx, xs_in, n, a, out);
     int64_t inner = 1;
     for (int d = a + 1; d < rank; d++)
         inner *= oshape[d];
@@ -583,6 +596,8 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
     if (a < 0 || a >= xs->rank)
         return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, name, xs,
                           "axis %d is out of range for rank %d", axis, xs->rank);
+    if (xs->st->n_parts || is->st->n_parts)
+        return tx_split_gather(ctx, x, indices, axis, out);
     int orank = xs->rank - 1 + is->rank;
     if (orank > TX_MAX_RANK) {
         char p[160], q[160];
