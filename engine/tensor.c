@@ -280,12 +280,16 @@ static tx_slot *adopt_storage(tx_ctx *ctx, uint32_t idx, tx_storage *stg, int ra
  * tensor larger than one texture is split across textures (split.h), while
  * an op's output of that size is refused. */
 static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int rank,
-                             const int64_t *shape, tx_dtype dtype, bool may_split, tx_tensor *out,
-                             tx_slot **slot_out) {
+                             const int64_t *shape_in, tx_dtype dtype, bool may_split,
+                             tx_tensor *out, tx_slot **slot_out) {
     int64_t numel = 0;
-    tx_status st = check_shape(ctx, op, rank, shape, &numel);
+    tx_status st = check_shape(ctx, op, rank, shape_in, &numel);
     if (st)
         return st;
+    /* a copy: callers pass another slot's shape, and slot_new (or a split's
+     * parts) may move the slot array */
+    int64_t shape[TX_MAX_RANK];
+    memcpy(shape, shape_in, sizeof(int64_t) * (size_t)rank);
     if ((unsigned)dtype >= TX_DTYPE_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", op, (int)dtype);
     if (dev == TX_DEVICE_DEFAULT)

@@ -12,10 +12,10 @@
 #
 # Transformers: a BERT-style encoder and a GPT-2-style decoder generated into
 # the cache by tests/models/transformers.py (scripts/fetch_models.sh
-# --transformers), each run in ONE session at sequence lengths 5, 8 and 13
-# (symbolic dims); every length must match onnxruntime within 1e-4 relative
-# (|texel - ort| <= 1e-4 * max(1, |ort|)) and the later lengths must compile
-# no generic program the first did not (the context's generic_compiles).
+# --transformers), each run in ONE session at (batch, sequence) 2x5, 1x8,
+# 3x13 and 1x1 (symbolic dims); every shape must match onnxruntime within
+# 1e-4 relative (|texel - ort| <= 1e-4 * max(1, |ort|)) and the later shapes
+# must compile no generic program the first did not (generic_compiles).
 # Each also runs once with textures capped at 64×64 (--max-texture-size 64),
 # where its [1000, 64] embedding table (and GPT-2's tied [64, 1000] head and
 # [2, 13, 1000] logits) are split across textures (engine/split.h), against
@@ -132,16 +132,16 @@ if ! TFM=$(bash scripts/fetch_models.sh --transformers 2>"$work/tfm.err"); then
     fail=$((fail + 1))
 else
     tfm=$TFM/transformers-$(sha256sum tests/models/transformers.py | cut -c1-16)
-    LENGTHS="5 8 13"
+    SHAPES="2x5 1x8 3x13 1x1"
     for name in bert gpt2; do
         dir="$work/$name"
         mkdir -p "$dir"
         opts=()
-        for f in "$tfm/$name-5"/input.*.npy; do
+        for f in "$tfm/$name-2x5"/input.*.npy; do
             inp=$(basename "$f" .npy)
             inp=${inp#input.}
             list=""
-            for len in $LENGTHS; do list+="${list:+,}$tfm/$name-$len/input.$inp.npy"; done
+            for bs in $SHAPES; do list+="${list:+,}$tfm/$name-$bs/input.$inp.npy"; done
             opts+=(--input "$inp=$list")
         done
         if ! xvfb-run -a "$TEXEL" run "$tfm/$name.onnx" "${opts[@]}" --repeat 3 --json --save "$dir" \
@@ -150,20 +150,20 @@ else
             fail=$((fail + 1))
             continue
         fi
-        # one JSON line per length: split into DIR/<set>/texel.json, report, and
-        # check that no length after the first compiled a new generic program
+        # one JSON line per shape: split into DIR/<set>/texel.json, report, and
+        # check that no shape after the first compiled a new generic program
         if ! python3 - "$dir" "$name" <<'PY'
 import json, sys
 d, name = sys.argv[1], sys.argv[2]
 sets = [json.loads(l) for l in open(d + "/texel.jsonl") if l.strip()]
 for j in sets:
     json.dump(j, open("%s/%d/texel.json" % (d, j["set"]), "w"))
-    print("     %s seq %d on the %s: first run %.1f ms, steady %.1f ms; programs so far: %d generic, %d specialized"
-          % (name, j["inputs"][0]["shape"][1], j["device"], j["first_ms"], j["steady_ms"],
-             j["generic_compiles"], j["specialized_compiles"]))
+    print("     %s %dx%d on the %s: first run %.1f ms, steady %.1f ms; programs so far: %d generic, %d specialized"
+          % (name, j["inputs"][0]["shape"][0], j["inputs"][0]["shape"][1], j["device"], j["first_ms"],
+             j["steady_ms"], j["generic_compiles"], j["specialized_compiles"]))
 g = [j["generic_compiles"] for j in sets]
-if len(sets) != 3 or g[-1] != g[0]:
-    print("FAIL %s: %d sets, generic programs per length %s (later lengths must add none)" % (name, len(sets), g))
+if len(sets) != 4 or g[-1] != g[0]:
+    print("FAIL %s: %d sets, generic programs per shape %s (later shapes must add none)" % (name, len(sets), g))
     sys.exit(1)
 PY
         then
@@ -171,20 +171,20 @@ PY
             continue
         fi
         k=0
-        for len in $LENGTHS; do
-            run_compare "$name (seq $len, same session)" "$tfm/$name.onnx" "$dir/$k" 1e-4
+        for bs in $SHAPES; do
+            run_compare "$name (batch x seq $bs, same session)" "$tfm/$name.onnx" "$dir/$k" 1e-4
             k=$((k + 1))
         done
         cap="$work/$name-cap"
         mkdir -p "$cap"
         one=()
-        for f in "$tfm/$name-13"/input.*.npy; do
+        for f in "$tfm/$name-3x13"/input.*.npy; do
             inp=$(basename "$f" .npy)
             one+=(--input "${inp#input.}=$f")
         done
         if xvfb-run -a "$TEXEL" run "$tfm/$name.onnx" "${one[@]}" --max-texture-size 64 --json \
             --save "$cap" >"$cap/texel.json" 2>"$cap/texel.err"; then
-            run_compare "$name (seq 13, textures capped at 64x64: split tables)" "$tfm/$name.onnx" \
+            run_compare "$name (3x13, textures capped at 64x64: split tables)" "$tfm/$name.onnx" \
                 "$cap" 1e-4
         else
             echo "FAIL $name with textures capped at 64x64: $(cat "$cap/texel.json") $(tail -3 "$cap/texel.err")"

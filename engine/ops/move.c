@@ -29,7 +29,23 @@ typedef struct move_map {
     move_dim d[TX_MAX_RANK];
     tx_move_border bmode;
     float value;
+    /* x's dims may change size between runs (tx_slot.vary): per output dim,
+     * whether its size (vod) or its stride (vst) may */
+    bool vary;
+    bool vod[TX_MAX_RANK], vst[TX_MAX_RANK];
+    bool vary_inner, vary_align; /* map_simplify's verdict for the kernel */
 } move_map;
+
+/* The vary flags of a map whose output dim i reads x's dim perm[i] (i
+ * without perm) at x's own strides. */
+static void map_vary_from(move_map *m, const tx_slot *xs, const int *perm) {
+    m->vary = xs->vary != 0;
+    for (int i = 0; m->vary && i < xs->rank; i++) {
+        int k = perm ? perm[i] : i;
+        m->vod[i] = xs->vary >> k & 1;
+        m->vst[i] = (xs->vary >> (k + 1)) != 0;
+    }
+}
 
 static void strides_of(int rank, const int64_t *shape, int64_t *st) {
     int64_t s = 1;
@@ -55,38 +71,52 @@ static void map_identity(move_map *m, const tx_slot *xs) {
     m->n = xs->rank;
     for (int i = 0; i < xs->rank; i++)
         m->d[i] = (move_dim){.od = xs->shape[i], .mul = 1, .in = xs->shape[i], .st = st[i]};
+    map_vary_from(m, xs, NULL);
 }
 
 /* Simplified form for the shader: offsets and steps of plain dims folded
  * into strides and a base, size-1 plain dims dropped, contiguous neighbours
- * merged. Returns the base index. */
+ * merged. Returns the base index. With varying dims (m->vary) only what holds
+ * for every size: a dim whose size varies is never dropped, and neighbours
+ * merge only where neither stride nor the inner one's size varies (so a
+ * sequence of 1 does not merge what a longer one keeps apart). */
 static int64_t map_simplify(move_map *m) {
     int64_t base = 0;
     move_dim out[TX_MAX_RANK];
+    bool vod[TX_MAX_RANK] = {false}, vst[TX_MAX_RANK] = {false};
     int n = 0;
     for (int i = 0; i < m->n; i++) {
         move_dim d = m->d[i];
+        bool dvod = m->vary && m->vod[i], dvst = m->vary && m->vst[i];
         if (!d.border) {
             base += d.off * d.st;
             d.st *= d.mul;
             d.mul = 1;
             d.off = 0;
             d.in = d.od;
-            if (d.od == 1)
+            if (d.od == 1 && !dvod)
                 continue;
-            if (n > 0 && !out[n - 1].border && out[n - 1].st == d.od * d.st) {
+            if (n > 0 && !out[n - 1].border && out[n - 1].st == d.od * d.st &&
+                !(m->vary && (vst[n - 1] || dvst || dvod))) {
                 out[n - 1].od *= d.od;
                 out[n - 1].st = d.st;
                 out[n - 1].in = out[n - 1].od;
+                vst[n - 1] = dvst;
                 continue;
             }
         }
+        vod[n] = dvod, vst[n] = dvst;
         out[n++] = d;
     }
     if (n == 0)
         out[n++] = (move_dim){.od = 1, .mul = 1, .in = 1};
     memcpy(m->d, out, sizeof out);
     m->n = n;
+    bool any_vst = false;
+    for (int i = 0; i < n; i++)
+        any_vst |= vst[i];
+    m->vary_inner = m->vary && vod[n - 1];
+    m->vary_align = m->vary && (any_vst || m->vary_inner);
     return base;
 }
 
@@ -109,6 +139,8 @@ static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int
                       .x = tx_slot_get(ctx, x),
                       .y = tx_slot_get(ctx, y)};
     c.n = s.n;
+    c.vary_inner = s.vary_inner;
+    c.vary_align = s.vary_align;
     memcpy(c.d, s.d, sizeof c.d);
     for (int k = 0; k < s.n; k++)
         if (s.d[k].border)
@@ -223,6 +255,9 @@ static tx_status transpose_view(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, co
     for (int i = 0; i < rank; i++)
         m.d[i] =
             (move_dim){.od = shape[perm[i]], .mul = 1, .in = shape[perm[i]], .st = st[perm[i]]};
+    const tx_slot *xs = tx_slot_get(ctx, x);
+    if (xs->rank == rank && !memcmp(xs->shape, shape, sizeof(int64_t) * (size_t)rank))
+        map_vary_from(&m, xs, perm);
     return map_run(ctx, op, x, orank, oshape, &m, out);
 }
 

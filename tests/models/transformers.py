@@ -18,9 +18,9 @@ several sequence lengths, into OUTDIR (the cache; never the repository):
               op at the end, and tied logits (MatMul with the transposed
               embedding table).
 
-Both have symbolic dims "batch" and "sequence". For each length L in LENGTHS
-it writes OUTDIR/<model>-<L>/input.<name>.npy (int64 ids in [0, vocab), a 0/1
-mask with the last positions of batch row 1 padded).
+Both have symbolic dims "batch" and "sequence". For each (batch B, length L)
+in SHAPES it writes OUTDIR/<model>-<B>x<L>/input.<name>.npy (int64 ids in
+[0, vocab), a 0/1 mask with the last third of batch row 1 padded).
 
 Usage: /usr/bin/python3 tests/models/transformers.py OUTDIR [SEED]
 (python3-onnx and numpy from Debian; scripts/setup.sh installs them.)"""
@@ -32,8 +32,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
-LENGTHS = (5, 8, 13)
-BATCH = 2
+SHAPES = ((2, 5), (1, 8), (3, 13), (1, 1))
 
 
 class Graph:
@@ -216,15 +215,16 @@ def main():
         rng = np.random.default_rng(seed)
         model, inputs = build(rng)
         onnx.save(model, os.path.join(out, name + ".onnx"))
-        for n in LENGTHS:
-            d = os.path.join(out, "%s-%d" % (name, n))
+        for b, n in SHAPES:
+            d = os.path.join(out, "%s-%dx%d" % (name, b, n))
             os.makedirs(d, exist_ok=True)
             for inp, hi in inputs.items():
                 if hi is None:  # the mask: row 1 padded at its end
-                    v = np.ones((BATCH, n), np.int64)
-                    v[1, n - n // 3:] = 0
+                    v = np.ones((b, n), np.int64)
+                    if b > 1:
+                        v[1, n - n // 3:] = 0
                 else:
-                    v = rng.integers(0, hi, (BATCH, n), dtype=np.int64)
+                    v = rng.integers(0, hi, (b, n), dtype=np.int64)
                 np.save(os.path.join(d, "input.%s.npy" % inp), v)
 
 
