@@ -149,7 +149,8 @@ static void test_round_trip(tx_ctx *ctx) {
 }
 
 static void test_gather(tx_ctx *ctx) {
-    if (!tx_test_begin("gather from a split [600, 64] table (axis 0 and 1) equals the reference"))
+    if (!tx_test_begin("gather from a split [600, 64] table (axis 0 and 1), and results larger "
+                       "than a texture, equal the reference"))
         return;
     host x = hrand(2, (int64_t[]){600, 64});
     host idx = hrand(2, (int64_t[]){5, 7});
@@ -168,10 +169,28 @@ static void test_gather(tx_ctx *ctx) {
     at.move.axis = 1;
     st = tx_gather(ctx, tx, t1, 1, &y1);
     expect_ref(ctx, "axis 1", st, y1, TX_OP_GATHER, (host[]){x, i1}, 2, &at, 0);
-    free(x.v);
-    free(idx.v);
-    free(i1.v);
-    TX_DESTROY(ctx, tx, ti, y, t1, y1);
+    /* unsplit operands, a result larger than a texture: by result rows */
+    host small = hrand(2, (int64_t[]){100, 64}), many = hrand(1, (int64_t[]){300});
+    many.dtype = TX_DTYPE_INT32;
+    for (int64_t i = 0; i < many.n; i++)
+        many.v[i] = (float)((int)(i * 37 % 200) - 100);
+    tx_tensor ts = up(ctx, &small), tm = up(ctx, &many), y2 = {0}, y3 = {0};
+    at.move.axis = 0;
+    st = tx_gather(ctx, ts, tm, 0, &y2);
+    expect_ref(ctx, "[300, 64] gathered from [100, 64]", st, y2, TX_OP_GATHER,
+               (host[]){small, many}, 2, &at, 0);
+    host narrow = hrand(2, (int64_t[]){300, 8}), cols = hrand(1, (int64_t[]){64});
+    cols.dtype = TX_DTYPE_INT32;
+    for (int64_t i = 0; i < cols.n; i++)
+        cols.v[i] = (float)(i % 8);
+    tx_tensor tn = up(ctx, &narrow), tc = up(ctx, &cols);
+    at.move.axis = 1;
+    st = tx_gather(ctx, tn, tc, 1, &y3);
+    expect_ref(ctx, "[300, 64] gathered along axis 1 of [300, 8]", st, y3, TX_OP_GATHER,
+               (host[]){narrow, cols}, 2, &at, 0);
+    for (host *h = (host[]){x, idx, i1, small, many, narrow, cols}, *e = h + 7; h < e; h++)
+        free(h->v);
+    TX_DESTROY(ctx, tx, ti, y, t1, y1, ts, tm, y2, tn, tc, y3);
     tx_test_end();
 }
 
@@ -239,6 +258,9 @@ static void test_elementwise_slice_concat(tx_ctx *ctx) {
     tx_tensor_destroy(ctx, y);
     expect_ref(ctx, "split * [600, 1]", tx_binary(ctx, TX_OP_MUL, tx, tcol, &y), y, TX_OP_MUL,
                (host[]){x, col}, 2, &at, 0);
+    tx_tensor_destroy(ctx, y);
+    expect_ref(ctx, "[600, 1] + [64]: a split result", tx_binary(ctx, TX_OP_ADD, tcol, trow, &y), y,
+               TX_OP_ADD, (host[]){col, row}, 2, &at, 0);
     tx_tensor_destroy(ctx, y);
     /* slices: rows across a part boundary with columns, and columns only */
     at.move.slice = (tx_slice_desc){.n = 2,

@@ -651,7 +651,11 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
         oshape[k++] = xs->shape[d];
         inner *= xs->shape[d];
     }
-    int64_t dim = xs->shape[a];
+    int64_t dim = xs->shape[a], ynumel = 1;
+    for (int d = 0; d < orank; d++)
+        ynumel *= oshape[d];
+    if (tx_needs_split(ctx, xs->st->dev, ynumel))
+        return tx_split_gather(ctx, x, indices, axis, out);
     bool empty = false; /* y has no element */
     for (int d = 0; d < orank; d++)
         empty = empty || oshape[d] == 0;

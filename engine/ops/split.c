@@ -4,7 +4,9 @@
  *
  *   unary, clip, act, cast  the op on each part
  *   binary                  each part of the split operand with the same rows
- *                           of the other one (or all of it where it broadcasts)
+ *                           of the other one (or all of it where it broadcasts);
+ *                           a broadcast result larger than a texture: by row
+ *                           ranges of the result
  *   matmul                  a split along its rows (or batch): a part × b;
  *                           a result larger than a texture: row ranges of a
  *                           whose products fit, joined;
@@ -13,7 +15,9 @@
  *                           along N (transpose_b): a × b_p joined along N
  *   gather                  axis > 0: each part; axis 0: each part gathers
  *                           the indices that fall in its rows (shifted and
- *                           clamped into it) and a where keeps them
+ *                           clamped into it) and a where keeps them; a result
+ *                           larger than a texture: by row ranges of the
+ *                           indices (axis 0) or of x
  *   transpose               each part transposed; joined along dim 0, or
  *                           concatenated along the dim dim 0 moves to
  *   slice                   dim 0 cut to the parts it touches, the other
@@ -30,8 +34,8 @@
 
 static tx_status refuse(tx_ctx *ctx, const char *op, const char *why) {
     return tx_fail(ctx, TX_STATUS_TOO_LARGE,
-                   "%s: an operand is split across textures (larger than one MAX_TEXTURE_SIZE "
-                   "%d texture) and %s",
+                   "%s: an operand or the result is larger than one MAX_TEXTURE_SIZE %d texture "
+                   "and cannot be split across textures: %s",
                    op, ctx->max_tex, why);
 }
 
@@ -66,6 +70,39 @@ static tx_status over_parts(tx_ctx *ctx, const char *op, tx_tensor t, part_fn fn
     st = tx_join_or_drop(ctx, op, st, ys, k, out);
     free(ys);
     return st;
+}
+
+typedef tx_status (*rows_fn)(tx_ctx *ctx, int64_t r0, int64_t r1, const void *arg, tx_tensor *y);
+
+/* A result of `rows` dim-0 rows of `row` elements each, larger than one
+ * texture: fn makes rows [r0, r1) for ranges that fit one, the pieces
+ * joined. */
+static tx_status over_rows(tx_ctx *ctx, const char *op, int64_t rows, int64_t row, rows_fn fn,
+                           const void *arg, tx_tensor *out) {
+    int64_t cap = (int64_t)ctx->max_tex * ctx->max_tex * 4;
+    if (row > cap)
+        return refuse(ctx, op, "one row of the result is larger than a texture");
+    int64_t per = row ? cap / row : rows;
+    int64_t chunks = rows && per ? (rows + per - 1) / per : 1;
+    tx_tensor *ys = calloc((size_t)chunks, sizeof *ys);
+    if (!ys)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    tx_status st = TX_STATUS_OK;
+    int k = 0;
+    for (int64_t c = 0; c < chunks && !st; c++) {
+        int64_t r0 = c * per, r1 = r0 + per < rows ? r0 + per : rows;
+        st = fn(ctx, r0, r1, arg, &ys[k]);
+        k += !st;
+    }
+    st = tx_join_or_drop(ctx, op, st, ys, k, out);
+    free(ys);
+    return st;
+}
+
+/* Rows [r0, r1) of t, or t itself (a new handle either way) when `all`. */
+static tx_status rows_or_all(tx_ctx *ctx, const char *op, tx_tensor t, bool all, int64_t r0,
+                             int64_t r1, tx_tensor *out) {
+    return all ? tx_identity(ctx, t, out) : tx_rows_of(ctx, op, t, r0, r1, out);
 }
 
 /* ---- unary ---- */
@@ -116,15 +153,46 @@ static bool along_dim0(const tx_slot *t, int R, int64_t d0) {
     return t->rank == R && t->shape[0] == d0 && d0 != 1;
 }
 
+typedef struct binrows_arg {
+    tx_op op;
+    tx_tensor a, b;
+    bool a_rows, b_rows;
+} binrows_arg;
+
+static tx_status binary_chunk(tx_ctx *ctx, int64_t r0, int64_t r1, const void *arg, tx_tensor *y) {
+    const binrows_arg *m = arg;
+    const char *name = tx_op_name(m->op);
+    tx_tensor ac = {0}, bc = {0};
+    tx_status st = rows_or_all(ctx, name, m->a, !m->a_rows, r0, r1, &ac);
+    if (!st)
+        st = rows_or_all(ctx, name, m->b, !m->b_rows, r0, r1, &bc);
+    if (!st)
+        st = tx_binary(ctx, m->op, ac, bc, y);
+    if (ac.id)
+        tx_tensor_destroy(ctx, ac);
+    if (bc.id)
+        tx_tensor_destroy(ctx, bc);
+    return st;
+}
+
 tx_status tx_split_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out) {
     const char *name = tx_op_name(op);
     const tx_slot *as = slot(ctx, a), *bs = slot(ctx, b);
     int R = as->rank > bs->rank ? as->rank : bs->rank;
-    int64_t d0 = 1;
+    int64_t d0 = 1, numel = 1;
     if (as->rank == R && as->shape[0] != 1)
         d0 = as->shape[0];
     if (bs->rank == R && bs->shape[0] != 1)
         d0 = bs->shape[0];
+    for (int i = 0; i < R; i++) { /* the broadcast result's elements */
+        int ia = i - (R - as->rank), ib = i - (R - bs->rank);
+        int64_t da = ia >= 0 ? as->shape[ia] : 1, db = ib >= 0 ? bs->shape[ib] : 1;
+        numel *= da == 1 ? db : da;
+    }
+    if (!as->st->n_parts && !bs->st->n_parts) { /* only the result is too large */
+        binrows_arg m = {op, a, b, along_dim0(as, R, d0), along_dim0(bs, R, d0)};
+        return over_rows(ctx, name, d0, d0 ? numel / d0 : 0, binary_chunk, &m, out);
+    }
     bool a_split = as->st->n_parts > 0;
     const tx_slot *ss = a_split ? as : bs, *os = a_split ? bs : as;
     if (!along_dim0(ss, R, d0))
@@ -142,6 +210,7 @@ typedef struct matmul_arg {
     const tx_matmul_desc *d;
     bool other_rows; /* batched along the split one's dim 0: take the part's rows */
     bool part_is_a;
+    tx_tensor b; /* matmul_chunk's b */
 } matmul_arg;
 
 /* A part of the split operand (a by rows or batch, or b by batch) times the
@@ -253,6 +322,23 @@ static tx_status matmul_cat_n(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_ma
 
 /* Neither operand split, the result is: a's dim-0 row ranges whose products
  * fit a texture each, joined. */
+static tx_status matmul_chunk(tx_ctx *ctx, int64_t r0, int64_t r1, const void *arg, tx_tensor *y) {
+    const matmul_arg *m = arg; /* other: a here; other_rows: b batched like a */
+    tx_tensor ac = {0}, bc = {0};
+    tx_status st = tx_rows_of(ctx, "matmul", m->other, r0, r1, &ac);
+    if (!st)
+        st = rows_or_all(ctx, "matmul", m->b, !m->other_rows, r0, r1, &bc);
+    if (!st)
+        st = tx_matmul(ctx, ac, bc, m->d, y);
+    if (ac.id)
+        tx_tensor_destroy(ctx, ac);
+    if (bc.id)
+        tx_tensor_destroy(ctx, bc);
+    return st;
+}
+
+/* Neither operand split, the result is: a's dim-0 row ranges whose products
+ * fit a texture each, joined. */
 static tx_status matmul_rows(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *d,
                              tx_tensor *out) {
     const tx_slot *as = slot(ctx, a), *bs = slot(ctx, b);
@@ -262,38 +348,11 @@ static tx_status matmul_rows(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_mat
                        "matmul: the result is larger than one MAX_TEXTURE_SIZE %d texture and a's "
                        "first dim is not the result's",
                        ctx->max_tex);
-    int64_t rows = as->shape[0],
-            N = d->transpose_b ? bs->shape[bs->rank - 2] : bs->shape[bs->rank - 1];
-    int64_t row = N; /* result elements per row of a's dim 0 */
-    for (int i = 1; i < as->rank - 1; i++)
+    int64_t row = d->transpose_b ? bs->shape[bs->rank - 2] : bs->shape[bs->rank - 1];
+    for (int i = 1; i < as->rank - 1; i++) /* result elements per row of a's dim 0 */
         row *= as->shape[i];
-    int64_t cap = (int64_t)ctx->max_tex * ctx->max_tex * 4, per = row ? cap / row : rows;
-    if (per < 1)
-        return refuse(ctx, "matmul", "one row of the result is larger than a texture");
-    bool b_rows = bs->rank == as->rank && as->rank > 2;
-    int64_t chunks = (rows + per - 1) / per;
-    tx_tensor *ys = calloc((size_t)chunks, sizeof *ys);
-    if (!ys)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");
-    tx_status st = TX_STATUS_OK;
-    int k = 0;
-    for (int64_t c = 0; c < chunks && !st; c++) {
-        int64_t r0 = c * per, r1 = r0 + per < rows ? r0 + per : rows;
-        tx_tensor ac = {0}, bc = b;
-        st = tx_rows_of(ctx, "matmul", a, r0, r1, &ac);
-        if (!st && b_rows)
-            st = tx_rows_of(ctx, "matmul", b, r0, r1, &bc);
-        if (!st)
-            st = tx_matmul(ctx, ac, bc, d, &ys[k]);
-        k += !st;
-        if (ac.id)
-            tx_tensor_destroy(ctx, ac);
-        if (b_rows && bc.id)
-            tx_tensor_destroy(ctx, bc);
-    }
-    st = tx_join_or_drop(ctx, "matmul", st, ys, k, out);
-    free(ys);
-    return st;
+    matmul_arg m = {a, d, bs->rank == as->rank && as->rank > 2, true, b};
+    return over_rows(ctx, "matmul", as->shape[0], row, matmul_chunk, &m, out);
 }
 
 tx_status tx_split_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
@@ -309,7 +368,8 @@ tx_status tx_split_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul
             return refuse(ctx, "matmul", "is a vector or transposed a");
         if (bs->rank > as->rank)
             return refuse(ctx, "matmul", "b has more batch dims than a");
-        matmul_arg m = {b, &d, bs->rank == as->rank && as->rank > 2 && bs->shape[0] != 1, true};
+        matmul_arg m = {
+            b, &d, bs->rank == as->rank && as->rank > 2 && bs->shape[0] != 1, true, {0}};
         return over_parts(ctx, "matmul", a, matmul_part, &m, out);
     }
     if (bs->rank == 1)
@@ -318,7 +378,7 @@ tx_status tx_split_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul
         return d.transpose_b ? matmul_cat_n(ctx, a, b, &d, out) : matmul_sum_k(ctx, a, b, &d, out);
     if (as->rank > bs->rank)
         return refuse(ctx, "matmul", "a has more batch dims than b");
-    matmul_arg m = {a, &d, as->rank == bs->rank && as->shape[0] != 1, false};
+    matmul_arg m = {a, &d, as->rank == bs->rank && as->shape[0] != 1, false, {0}};
     return over_parts(ctx, "matmul", b, matmul_part, &m, out);
 }
 
@@ -465,6 +525,36 @@ static tx_status gather_axis0(tx_ctx *ctx, tx_tensor x, tx_tensor indices, tx_te
     return TX_STATUS_OK;
 }
 
+typedef struct gather_rows_arg {
+    tx_tensor x, idx;
+    int axis;
+} gather_rows_arg;
+
+/* Rows [r0, r1) of the result: of the indices (axis 0) or of x. */
+static tx_status gather_chunk(tx_ctx *ctx, int64_t r0, int64_t r1, const void *arg, tx_tensor *y) {
+    const gather_rows_arg *g = arg;
+    tx_tensor t;
+    tx_status st = tx_rows_of(ctx, "gather", g->axis ? g->x : g->idx, r0, r1, &t);
+    if (st)
+        return st;
+    st = g->axis ? tx_gather(ctx, t, g->idx, g->axis, y) : tx_gather(ctx, g->x, t, 0, y);
+    tx_tensor_destroy(ctx, t);
+    return st;
+}
+
+static tx_status gather_rows_result(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int a,
+                                    tx_tensor *out) {
+    const tx_slot *xs = slot(ctx, x), *is = slot(ctx, indices);
+    int64_t numel = is->numel;
+    for (int d = 0; d < xs->rank; d++)
+        numel *= d == a ? 1 : xs->shape[d];
+    if (a == 0 && is->rank < 1)
+        return refuse(ctx, "gather", "the indices are a scalar");
+    int64_t rows = a ? xs->shape[0] : is->shape[0];
+    gather_rows_arg g = {x, indices, a};
+    return over_rows(ctx, "gather", rows, rows ? numel / rows : 0, gather_chunk, &g, out);
+}
+
 tx_status tx_split_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out) {
     const tx_slot *xs = slot(ctx, x), *is = slot(ctx, indices);
     if (is->dtype != TX_DTYPE_INT32)
@@ -473,6 +563,8 @@ tx_status tx_split_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis,
     if (a < 0 || a >= xs->rank)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "gather: axis %d is out of range for rank %d", axis, xs->rank);
+    if (!xs->st->n_parts && !is->st->n_parts) /* only the result is too large */
+        return gather_rows_result(ctx, x, indices, a, out);
     if (!xs->st->n_parts) { /* only the indices are split */
         if (a != 0 || is->rank < 1)
             return refuse(ctx, "gather", "the indices are not gathered along axis 0");
@@ -584,6 +676,30 @@ tx_status tx_split_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx
 
 /* ---- concat ---- */
 
+typedef struct concat_arg {
+    const tx_tensor *xs;
+    int n, axis;
+} concat_arg;
+
+static tx_status concat_chunk(tx_ctx *ctx, int64_t r0, int64_t r1, const void *arg, tx_tensor *y) {
+    const concat_arg *c = arg;
+    tx_tensor *ins = calloc((size_t)c->n, sizeof *ins);
+    if (!ins)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "concat: out of host memory");
+    tx_status st = TX_STATUS_OK;
+    int m = 0;
+    for (int i = 0; i < c->n && !st; i++) {
+        st = tx_rows_of(ctx, "concat", c->xs[i], r0, r1, &ins[m]);
+        m += !st;
+    }
+    if (!st)
+        st = tx_concat(ctx, ins, m, c->axis, y);
+    for (int i = 0; i < m; i++)
+        tx_tensor_destroy(ctx, ins[i]);
+    free(ins);
+    return st;
+}
+
 tx_status tx_split_concat(tx_ctx *ctx, const tx_tensor *xs, int n, int axis, tx_tensor *out) {
     const tx_slot *s0 = slot(ctx, xs[0]);
     int rank = s0->rank, a = axis < 0 ? axis + rank : axis;
@@ -611,36 +727,6 @@ tx_status tx_split_concat(tx_ctx *ctx, const tx_tensor *xs, int n, int axis, tx_
         return st;
     }
     /* along another dim: row ranges whose result fits a texture */
-    int64_t cap = (int64_t)ctx->max_tex * ctx->max_tex * 4;
-    if (row > cap)
-        return refuse(ctx, "concat", "one row of the result is larger than a texture");
-    int64_t per = row ? cap / row : d0;
-    if (per < 1)
-        per = 1;
-    int64_t chunks = d0 ? (d0 + per - 1) / per : 1;
-    tx_tensor *ys = calloc((size_t)chunks, sizeof *ys), *ins = calloc((size_t)n, sizeof *ins);
-    if (!ys || !ins) {
-        free(ys);
-        free(ins);
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "concat: out of host memory");
-    }
-    tx_status st = TX_STATUS_OK;
-    int64_t k = 0;
-    for (int64_t c = 0; c < chunks && !st; c++) {
-        int64_t r0 = c * per, r1 = r0 + per < d0 ? r0 + per : d0;
-        int m = 0;
-        for (int i = 0; i < n && !st; i++) {
-            st = tx_rows_of(ctx, "concat", xs[i], r0, r1, &ins[m]);
-            m += !st;
-        }
-        if (!st)
-            st = tx_concat(ctx, ins, m, a, &ys[k]);
-        k += !st;
-        for (int i = 0; i < m; i++)
-            tx_tensor_destroy(ctx, ins[i]);
-    }
-    free(ins);
-    st = tx_join_or_drop(ctx, "concat", st, ys, (int)k, out);
-    free(ys);
-    return st;
+    concat_arg c = {xs, n, a};
+    return over_rows(ctx, "concat", d0, row, concat_chunk, &c, out);
 }
