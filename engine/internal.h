@@ -213,6 +213,10 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
+/* numel floats out of a storage, split across textures (engine/split.h) or
+ * not: the values as stored (int32 tensors' too). */
+tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
+                          int64_t numel);
 /* A new tensor on an existing storage (a split one: engine/split.h); the
  * storage is released on failure. */
 tx_status tx_tensor_wrap(tx_ctx *ctx, const char *op, tx_storage *stg, int rank,

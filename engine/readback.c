@@ -65,10 +65,6 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
         return st;
     if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", fn);
-    if (s->st->n_parts)
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "%s: the tensor is split across %d textures: read it with tx_tensor_read",
-                       fn, s->st->n_parts);
     if (!ctx->reads) {
         ctx->reads = calloc(1, sizeof *ctx->reads);
         if (!ctx->reads)
@@ -98,11 +94,20 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     int texels = (int)((s->numel + 3) / 4);
     if (texels < 1)
         texels = 1;
-    if (s->st->dev == TX_DEVICE_CPU) {
+    if (s->st->dev == TX_DEVICE_CPU || s->st->n_parts) {
+        /* ready at once: host memory, or a tensor split across textures
+         * (engine/split.h), read part by part now */
         r->host = malloc((size_t)texels * 16u);
         if (!r->host)
             return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
-        memcpy(r->host, s->st->host, (size_t)s->numel * sizeof(float));
+        st = s->st->n_parts ? tx_storage_read(ctx, fn, s->st, r->host, s->numel) : TX_STATUS_OK;
+        if (st) {
+            free(r->host);
+            r->host = NULL;
+            return st;
+        }
+        if (!s->st->n_parts)
+            memcpy(r->host, s->st->host, (size_t)s->numel * sizeof(float));
     } else if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf,
                                  &r->sync)) {
         return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "starting the pixel-pack copy");

@@ -203,8 +203,8 @@ static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, con
     return TX_STATUS_OK;
 }
 
-static tx_status storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
-                              int64_t numel) {
+tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
+                          int64_t numel) {
     if (!stg->n_parts)
         return tx_device_of(stg->dev)->read(ctx, op, stg, vals, numel);
     int64_t off = 0;
@@ -509,11 +509,11 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
     if (s->numel == 0)
         return TX_STATUS_OK;
     if (s->dtype == TX_DTYPE_FLOAT32)
-        return storage_read(ctx, "tx_tensor_read", s->st, dst, s->numel);
+        return tx_storage_read(ctx, "tx_tensor_read", s->st, dst, s->numel);
     float *buf = malloc((size_t)s->numel * sizeof(float));
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tensor_read: out of host memory");
-    st = storage_read(ctx, "tx_tensor_read", s->st, buf, s->numel);
+    st = tx_storage_read(ctx, "tx_tensor_read", s->st, buf, s->numel);
     if (!st)
         tx_texels_to_values(s->dtype, buf, s->numel, dst);
     free(buf);
@@ -544,7 +544,7 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
     if (!buf)
         st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
     if (!st && s->numel > 0)
-        st = storage_read(ctx, op, s->st, buf, s->numel);
+        st = tx_storage_read(ctx, op, s->st, buf, s->numel);
     if (!st)
         st = storage_write(ctx, op, ys->st, s->numel > 0 ? buf : NULL, s->numel);
     free(buf);
