@@ -217,6 +217,9 @@ typedef struct tx_move_call {
     int64_t base;
     tx_move_border bmode; /* NONE when no dim is a border dim */
     float value;          /* CONSTANT's fill */
+    /* x has dims that may change size between runs (tx_slot.vary): the
+     * innermost dim's size, or some stride or the base, may change too */
+    bool vary_inner, vary_align;
     /* CONCAT */
     int n_in;
     const tx_slot *const *xs; /* n_in inputs, empty ones included */

@@ -9,6 +9,15 @@ tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, i
     for (int i = 0; i < n; i++) {
         if (!ins[i])
             continue;
+        if (ins[i]->st->n_parts) { /* fronts that take split tensors never get here with one */
+            char b[160];
+            tx_shape_str(b, sizeof b, ins[i]->rank, ins[i]->shape);
+            return tx_fail(ctx, TX_STATUS_TOO_LARGE,
+                           "%s: input %d (shape %s) is split across %d textures (larger than one "
+                           "MAX_TEXTURE_SIZE %d texture); only gather, matmul, elementwise ops, "
+                           "transpose, concat and slice take split tensors",
+                           op, i, b, ins[i]->st->n_parts, ctx->max_tex);
+        }
         if (first < 0)
             first = i;
         else if (ins[i]->st->dev != ins[first]->st->dev)

@@ -71,6 +71,10 @@ typedef struct tx_storage {
     uint32_t generation; /* ctx->generation when made; older: lost with the context */
     int refs;
     int64_t numel;
+    /* GPU, larger than one texture (engine/split.h): n_parts internal tensors
+     * holding consecutive ranges of the elements; tex is unused. */
+    int n_parts;
+    tx_tensor *parts;
 } tx_storage;
 
 typedef struct tx_slot {
@@ -81,6 +85,10 @@ typedef struct tx_slot {
     int64_t numel;
     tx_dtype dtype;
     tx_storage *st;
+    /* Bit d set: dim d may have another size at the next run (a session's
+     * symbolic dims). GPU kernels then keep their program variant (#defines)
+     * independent of that size, so a new length needs no new program. */
+    uint8_t vary;
 } tx_slot;
 
 typedef struct tx_pool {
@@ -205,6 +213,16 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
+/* numel floats out of a storage, split across textures (engine/split.h) or
+ * not: the values as stored (int32 tensors' too). */
+tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
+                          int64_t numel);
+/* A new tensor on an existing storage (a split one: engine/split.h); the
+ * storage is released on failure. */
+tx_status tx_tensor_wrap(tx_ctx *ctx, const char *op, tx_storage *stg, int rank,
+                         const int64_t *shape, tx_dtype dtype, tx_tensor *out);
+/* Sets t's slot's vary mask (tx_slot.vary); a stale handle is ignored. */
+void tx_tensor_set_vary(tx_ctx *ctx, tx_tensor t, unsigned mask);
 /* double → int64 as a cast would, saturating where the cast is undefined
  * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
 int64_t tx_sat_i64(double v);

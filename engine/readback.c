@@ -94,11 +94,20 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     int texels = (int)((s->numel + 3) / 4);
     if (texels < 1)
         texels = 1;
-    if (s->st->dev == TX_DEVICE_CPU) {
+    if (s->st->dev == TX_DEVICE_CPU || s->st->n_parts) {
+        /* ready at once: host memory, or a tensor split across textures
+         * (engine/split.h), read part by part now */
         r->host = malloc((size_t)texels * 16u);
         if (!r->host)
             return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
-        memcpy(r->host, s->st->host, (size_t)s->numel * sizeof(float));
+        st = s->st->n_parts ? tx_storage_read(ctx, fn, s->st, r->host, s->numel) : TX_STATUS_OK;
+        if (st) {
+            free(r->host);
+            r->host = NULL;
+            return st;
+        }
+        if (!s->st->n_parts)
+            memcpy(r->host, s->st->host, (size_t)s->numel * sizeof(float));
     } else if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf,
                                  &r->sync)) {
         return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "starting the pixel-pack copy");

@@ -84,10 +84,17 @@ static uint32_t first_gen(const tx_ctx *ctx, uint32_t idx) {
 
 /* Slot idx made live with the given shape (dims past rank zero); the
  * caller fills in the rest. */
+void tx_tensor_set_vary(tx_ctx *ctx, tx_tensor t, unsigned mask) {
+    tx_slot *s = tx_slot_get(ctx, t);
+    if (s)
+        s->vary = (uint8_t)(mask & ((1u << s->rank) - 1));
+}
+
 static tx_slot *slot_open(tx_ctx *ctx, uint32_t idx, int rank, const int64_t *shape) {
     tx_slot *s = &ctx->slots[idx];
     s->live = true;
     s->rank = rank;
+    s->vary = 0;
     memset(s->shape, 0, sizeof s->shape);
     for (int i = 0; i < rank; i++)
         s->shape[i] = shape[i];
@@ -132,6 +139,92 @@ static void slot_free(tx_ctx *ctx, uint32_t idx) {
     ctx->free_slots[ctx->n_free_slots++] = idx;
 }
 
+/* ---- split storage (engine/split.h): a GPU tensor larger than one texture
+ * as parts, internal tensors holding consecutive ranges of its elements ---- */
+
+static void split_release(tx_ctx *ctx, tx_storage *stg);
+
+/* Makes stg a split GPU storage of numel elements for a tensor of `shape`:
+ * whole dim-0 rows per part where a row fits a texture, else whole texels.
+ * OUT_OF_MEMORY, before any part is made, where even the split exceeds the
+ * memory budget. */
+static tx_status split_alloc(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
+                             int64_t numel, tx_dtype dtype, tx_storage *stg) {
+    int64_t row = 1, cap = (int64_t)ctx->max_tex * ctx->max_tex * 4;
+    for (int d = 1; d < rank; d++)
+        row *= shape[d];
+    /* whole rows per part where a row fits; else whole texels */
+    int64_t per = row > 0 && row <= cap ? cap / row * row : cap;
+    int64_t n = (numel + per - 1) / per;
+    /* refused before any part is made where even the split cannot fit */
+    if ((uint64_t)numel * 4u > (uint64_t)(ctx->budget - ctx->stats.live_texture_bytes))
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
+                       "%s: %lld elements split across %lld textures would exceed the memory "
+                       "budget of %zu bytes (%llu live)",
+                       op, (long long)numel, (long long)n, ctx->budget,
+                       (unsigned long long)ctx->stats.live_texture_bytes);
+    stg->parts = calloc((size_t)n, sizeof *stg->parts);
+    if (!stg->parts)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
+    for (int64_t p = 0; p < n; p++) {
+        int64_t cnt = numel - p * per < per ? numel - p * per : per;
+        tx_status st = tx_tensor_alloc(ctx, op, TX_DEVICE_GPU, 1, &cnt, dtype, &stg->parts[p]);
+        if (st) {
+            stg->n_parts = (int)p;
+            split_release(ctx, stg);
+            return st;
+        }
+    }
+    stg->n_parts = (int)n;
+    return TX_STATUS_OK;
+}
+
+static void split_release(tx_ctx *ctx, tx_storage *stg) {
+    for (int p = 0; p < stg->n_parts; p++)
+        tx_tensor_destroy(ctx, stg->parts[p]);
+    free(stg->parts);
+    stg->parts = NULL;
+    stg->n_parts = 0;
+}
+
+static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, const float *vals,
+                               int64_t numel) {
+    if (!stg->n_parts)
+        return tx_device_of(stg->dev)->write(ctx, op, stg, vals, numel);
+    int64_t off = 0;
+    for (int p = 0; p < stg->n_parts; p++) {
+        tx_slot *s = tx_slot_get(ctx, stg->parts[p]);
+        tx_status st =
+            tx_device_of(s->st->dev)->write(ctx, op, s->st, vals ? vals + off : NULL, s->numel);
+        if (st)
+            return st;
+        off += s->numel;
+    }
+    return TX_STATUS_OK;
+}
+
+tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
+                          int64_t numel) {
+    if (!stg->n_parts)
+        return tx_device_of(stg->dev)->read(ctx, op, stg, vals, numel);
+    int64_t off = 0;
+    for (int p = 0; p < stg->n_parts && off < numel; p++) {
+        tx_slot *s = tx_slot_get(ctx, stg->parts[p]);
+        tx_status st = tx_device_of(s->st->dev)->read(ctx, op, s->st, vals + off, s->numel);
+        if (st)
+            return st;
+        off += s->numel;
+    }
+    return TX_STATUS_OK;
+}
+
+static void release_storage(tx_ctx *ctx, tx_storage *stg) {
+    if (stg->n_parts)
+        split_release(ctx, stg);
+    else
+        tx_device_of(stg->dev)->release(ctx, stg);
+}
+
 /* Validates rank/shape and computes numel, guarding every overflow. */
 static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_t *shape,
                              int64_t *numel) {
@@ -168,13 +261,35 @@ static tx_status check_shape(tx_ctx *ctx, const char *op, int rank, const int64_
     return TX_STATUS_OK;
 }
 
+/* Slot idx (new) made live over stg (new, its only holder); *out its handle. */
+static tx_slot *adopt_storage(tx_ctx *ctx, uint32_t idx, tx_storage *stg, int rank,
+                              const int64_t *shape, int64_t numel, tx_dtype dtype, tx_tensor *out) {
+    stg->refs = 1;
+    stg->numel = numel;
+    stg->generation = ctx->generation;
+    tx_slot *s = slot_open(ctx, idx, rank, shape);
+    s->numel = numel;
+    s->dtype = dtype;
+    s->st = stg;
+    ctx->stats.live_tensors++;
+    *out = make_handle(idx, s->gen);
+    return s;
+}
+
+/* A new tensor; with may_split (caller data: create, tx_tensor_to) a GPU
+ * tensor larger than one texture is split across textures (split.h), while
+ * an op's output of that size is refused. */
 static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int rank,
-                             const int64_t *shape, tx_dtype dtype, tx_tensor *out,
-                             tx_slot **slot_out) {
+                             const int64_t *shape_in, tx_dtype dtype, bool may_split,
+                             tx_tensor *out, tx_slot **slot_out) {
     int64_t numel = 0;
-    tx_status st = check_shape(ctx, op, rank, shape, &numel);
+    tx_status st = check_shape(ctx, op, rank, shape_in, &numel);
     if (st)
         return st;
+    /* a copy: callers pass another slot's shape, and slot_new (or a split's
+     * parts) may move the slot array */
+    int64_t shape[TX_MAX_RANK];
+    memcpy(shape, shape_in, sizeof(int64_t) * (size_t)rank);
     if ((unsigned)dtype >= TX_DTYPE_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", op, (int)dtype);
     if (dev == TX_DEVICE_DEFAULT)
@@ -193,7 +308,8 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
     if ((uint64_t)(SIZE_MAX / 16u) < (uint64_t)addressable)
         addressable = (int64_t)(SIZE_MAX / 16u);
     bool too_wide = dev == TX_DEVICE_GPU && texels > (int64_t)ctx->max_tex * ctx->max_tex;
-    if (too_wide || numel > addressable) {
+    bool split = too_wide && may_split && numel <= addressable;
+    if ((too_wide && !split) || numel > addressable) {
         char b[160];
         tx_shape_str(b, sizeof b, rank, shape);
         /* The device limit first: it is the one a caller meets and can act on. */
@@ -201,7 +317,10 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
             return tx_fail(ctx, TX_STATUS_TOO_LARGE,
                            "%s: a tensor of shape %s (%lld elements) needs %lld RGBA texels, "
                            "more than one %d×%d texture holds on this device "
-                           "(MAX_TEXTURE_SIZE %d)",
+                           "(MAX_TEXTURE_SIZE %d); only tensors made from data and the "
+                           "results of gather, matmul, elementwise ops, transpose, concat and "
+                           "slice are "
+                           "split across textures",
                            op, b, (long long)numel, (long long)texels, ctx->max_tex, ctx->max_tex,
                            ctx->max_tex);
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
@@ -213,31 +332,20 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
     if (!stg)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
     stg->dev = dev;
-    st = tx_device_of(dev)->alloc(ctx, op, numel, stg);
+    st = split ? split_alloc(ctx, op, rank, shape, numel, dtype, stg)
+               : tx_device_of(dev)->alloc(ctx, op, numel, stg);
     if (st) {
         free(stg);
         return st;
     }
-    /* shape may point into a slot (an op's output shaped like its input),
-     * and slot_new may move the slots: keep a copy */
-    int64_t dims[TX_MAX_RANK] = {0};
-    memcpy(dims, shape, sizeof(int64_t) * (size_t)rank);
     uint32_t idx;
     st = slot_new(ctx, &idx);
     if (st) {
-        tx_device_of(dev)->release(ctx, stg);
+        release_storage(ctx, stg);
         free(stg);
         return st;
     }
-    stg->refs = 1;
-    stg->numel = numel;
-    stg->generation = ctx->generation;
-    tx_slot *s = slot_open(ctx, idx, rank, dims);
-    s->numel = numel;
-    s->dtype = dtype;
-    s->st = stg;
-    ctx->stats.live_tensors++;
-    *out = make_handle(idx, s->gen);
+    tx_slot *s = adopt_storage(ctx, idx, stg, rank, shape, numel, dtype, out);
     if (slot_out)
         *slot_out = s;
     return TX_STATUS_OK;
@@ -245,22 +353,37 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
 
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,
                           const int64_t *shape, tx_dtype dtype, tx_tensor *out) {
-    return make_tensor(ctx, op, dev, rank, shape, dtype, out, NULL);
+    return make_tensor(ctx, op, dev, rank, shape, dtype, false, out, NULL);
+}
+
+tx_status tx_tensor_wrap(tx_ctx *ctx, const char *op, tx_storage *stg, int rank,
+                         const int64_t *shape, tx_dtype dtype, tx_tensor *out) {
+    int64_t numel = 0;
+    tx_status st = check_shape(ctx, op, rank, shape, &numel);
+    uint32_t idx;
+    if (!st)
+        st = slot_new(ctx, &idx);
+    if (st) {
+        release_storage(ctx, stg);
+        free(stg);
+        return st;
+    }
+    adopt_storage(ctx, idx, stg, rank, shape, numel, dtype, out);
+    return TX_STATUS_OK;
 }
 
 /* Caller values (float32, or int32 converted to the floats storage holds)
  * into s's storage; NULL data writes zeros. */
 static tx_status write_values(tx_ctx *ctx, const char *op, tx_slot *s, const void *data) {
-    const tx_device_i *d = tx_device_of(s->st->dev);
     if (!data || s->dtype == TX_DTYPE_FLOAT32)
-        return d->write(ctx, op, s->st, data, s->numel);
+        return storage_write(ctx, op, s->st, data, s->numel);
     float *buf = malloc((size_t)(s->numel ? s->numel : 1) * sizeof(float));
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
     const int32_t *src = data;
     for (int64_t i = 0; i < s->numel; i++)
         buf[i] = (float)src[i];
-    tx_status st = d->write(ctx, op, s->st, buf, s->numel);
+    tx_status st = storage_write(ctx, op, s->st, buf, s->numel);
     free(buf);
     return st;
 }
@@ -274,7 +397,7 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
     tx_slot *s;
     tx_tensor t;
     st = make_tensor(ctx, "tx_tensor_create", desc->device, desc->rank, desc->shape, desc->dtype,
-                     &t, &s);
+                     true, &t, &s);
     if (st)
         return st;
     st = write_values(ctx, "tensor upload", s, desc->data);
@@ -295,7 +418,9 @@ tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
         return st;
     if (--s->st->refs == 0) {
         /* GPU storage of a lost context owns no texture any more. */
-        if (s->st->dev != TX_DEVICE_GPU || s->st->generation == ctx->generation)
+        if (s->st->n_parts) /* the parts' slots know their own generation */
+            split_release(ctx, s->st);
+        else if (s->st->dev != TX_DEVICE_GPU || s->st->generation == ctx->generation)
             tx_device_of(s->st->dev)->release(ctx, s->st);
         free(s->st);
     }
@@ -383,13 +508,12 @@ tx_status tx_tensor_read(tx_ctx *ctx, tx_tensor t, void *dst, size_t bytes) {
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_read: the GL context is lost");
     if (s->numel == 0)
         return TX_STATUS_OK;
-    const tx_device_i *d = tx_device_of(s->st->dev);
     if (s->dtype == TX_DTYPE_FLOAT32)
-        return d->read(ctx, "tx_tensor_read", s->st, dst, s->numel);
+        return tx_storage_read(ctx, "tx_tensor_read", s->st, dst, s->numel);
     float *buf = malloc((size_t)s->numel * sizeof(float));
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tensor_read: out of host memory");
-    st = d->read(ctx, "tx_tensor_read", s->st, buf, s->numel);
+    st = tx_storage_read(ctx, "tx_tensor_read", s->st, buf, s->numel);
     if (!st)
         tx_texels_to_values(s->dtype, buf, s->numel, dst);
     free(buf);
@@ -412,7 +536,7 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_tensor y;
     tx_slot *ys;
-    st = make_tensor(ctx, op, device, s->rank, s->shape, s->dtype, &y, &ys);
+    st = make_tensor(ctx, op, device, s->rank, s->shape, s->dtype, true, &y, &ys);
     if (st)
         return st;
     s = tx_slot_get(ctx, t);
@@ -420,9 +544,9 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
     if (!buf)
         st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
     if (!st && s->numel > 0)
-        st = tx_device_of(s->st->dev)->read(ctx, op, s->st, buf, s->numel);
+        st = tx_storage_read(ctx, op, s->st, buf, s->numel);
     if (!st)
-        st = tx_device_of(device)->write(ctx, op, ys->st, s->numel > 0 ? buf : NULL, s->numel);
+        st = storage_write(ctx, op, ys->st, s->numel > 0 ? buf : NULL, s->numel);
     free(buf);
     if (st) {
         tx_tensor_destroy(ctx, y);

@@ -43,10 +43,11 @@ static int usage(void) {
         "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
         "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
         "           cast: [--to float32|int32] [--bool]\n"
-        "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output NAME]...\n"
+        "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE[,FILE...]]... [--output NAME]...\n"
         "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
         "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
         "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
+        "           [--max-texture-size N]\n"
         "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
         "           [--device auto|gpu|cpu]\n"
         "ops:");

@@ -1,5 +1,10 @@
-/* texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
+/* texel run MODEL.onnx [--input NAME=FILE[,FILE]...]... [--output NAME]... [--json] [--save DIR]
  *
+ * An --input naming several files (comma-separated) runs the one session once
+ * per file set (set k feeds every input its k-th file, or its only one), e.g.
+ * a transformer at several sequence lengths: each set prints its own report
+ * (a JSON line with "set": k) with the context's counters so far, and --save
+ * writes set k under DIR/k/.
  * FILE is a .npy or an image (anything stb_image reads): RGB, resized to
  * --resize WxH (default: the model input's H×W when static), scaled to [0, 1],
  * normalized by --mean/--std, laid out --layout nchw (default) or nhwc with a
@@ -35,6 +40,7 @@ typedef struct run_opts {
     const char *dim_name[MAX_ARGS];
     int64_t dim_val[MAX_ARGS];
     int n_dims;
+    int n_sets; /* file sets: the most files an --input names */
     bool json, no_fusion;
     const char *save;
     int resize_w, resize_h;
@@ -48,12 +54,13 @@ typedef struct run_opts {
 
 static int usage_run(const char *why) {
     fprintf(stderr, "texel run: %s\n", why);
-    fprintf(stderr, "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output "
-                    "NAME]... [--json] [--save DIR]\n"
-                    "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
-                    "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
-                    "[--no-fusion]\n"
-                    "         [--device auto|gpu|cpu]\n");
+    fprintf(stderr,
+            "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE[,FILE...]]... [--output "
+            "NAME]... [--json] [--save DIR]\n"
+            "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
+            "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
+            "[--no-fusion]\n"
+            "         [--device auto|gpu|cpu] [--max-texture-size N]\n");
     return 2;
 }
 
@@ -77,6 +84,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
     memset(o, 0, sizeof *o);
     o->std[0] = o->std[1] = o->std[2] = 1;
     o->seed = 42;
+    o->n_sets = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) {
@@ -97,6 +105,13 @@ static int parse_args(int argc, char **argv, run_opts *o) {
                 return usage_run("too many --input/--dim options");
             char *name = strndup(v, (size_t)(eq - v));
             if (a[2] == 'i') {
+                int files = 1;
+                for (const char *c = eq + 1; *c; c++)
+                    files += *c == ',';
+                if (files > 1 && o->n_sets > 1 && files != o->n_sets)
+                    return usage_run("--input lists of files differ in length");
+                if (files > 1)
+                    o->n_sets = files;
                 o->in_name[o->n_in] = name;
                 o->in_file[o->n_in++] = eq + 1;
             } else {
@@ -137,6 +152,10 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->device = tx_device_from_name(v), i++;
             if (o->device == TX_DEVICE_COUNT_)
                 return usage_run("--device is auto, gpu or cpu");
+        } else if (strcmp(a, "--max-texture-size") == 0) {
+            o->cd.max_texture_size = atoi(v), i++;
+            if (o->cd.max_texture_size < 1)
+                return usage_run("--max-texture-size wants N >= 1");
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
             o->cd.specialize_after =
@@ -150,6 +169,18 @@ static int parse_args(int argc, char **argv, run_opts *o) {
         if (o->std[i] == 0)
             return usage_run("--std must not be 0");
     return o->model ? 0 : usage_run("no model given");
+}
+
+/* The file of set k in an --input's comma-separated list (its only one if it
+ * names one). */
+static const char *set_file(const char *list, int k, char *buf, size_t n) {
+    if (!strchr(list, ','))
+        return list;
+    for (int i = 0; i < k; i++)
+        list = strchr(list, ',') + 1;
+    size_t len = strcspn(list, ",");
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), list);
+    return buf;
 }
 
 static bool has_suffix(const char *s, const char *suf) {
@@ -353,82 +384,47 @@ static int fail_run(const run_opts *o, tx_status st, const char *msg) {
     return st == TX_STATUS_UNSUPPORTED ? 4 : 1;
 }
 
-int tx_cmd_run(int argc, char **argv) {
-    run_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc)
-        return rc;
-    size_t len;
-    void *bytes = tx_read_file(o.model, &len);
-    if (!bytes) {
-        fprintf(stderr, "texel run: cannot read %s: %s\n", o.model, strerror(errno));
-        return 1;
-    }
-    tx_host *h;
-    tx_ctx *ctx;
-    rc = tx_host_open(&o.cd, &h, &ctx);
-    if (rc) {
-        free(bytes);
-        return rc;
-    }
-    char err[1024];
-    tx_session *sess = NULL;
-    int n_in = 0, n_out = 0;
+/* One file set through the session: feeds, the first and --repeat runs, the
+ * report, --save. */
+static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double create_ms, int set,
+                   uint64_t *rng_state) {
+    char err[1024], fbuf[1024], save_dir[640];
+    int rc = 0, n_out = 0;
+    int n_in = tx_session_input_count(sess);
     tx_feed feeds[MAX_ARGS];
     tx_npy data[MAX_ARGS];
     tx_tensor outs[MAX_ARGS];
     const char *fetch[MAX_ARGS];
+    tx_status st = TX_STATUS_OK;
+    double t0;
     memset(data, 0, sizeof data);
     memset(feeds, 0, sizeof feeds);
     memset(outs, 0, sizeof outs);
-    double t0 = tx_host_ms();
-    tx_status st = tx_session_create(
-        ctx, bytes, len, &(tx_session_desc){.no_fusion = o.no_fusion, .device = o.device}, &sess);
-    double create_ms = tx_host_ms() - t0;
-    free(bytes);
-    if (st) {
-        rc = fail_run(&o, st, tx_last_error(ctx));
-        goto done;
+    const char *source[MAX_ARGS] = {0};
+    const char *save = o->save;
+    if (save && o->n_sets > 1) {
+        mkdir(save, 0777);
+        snprintf(save_dir, sizeof save_dir, "%s/%d", save, set);
+        save = save_dir;
     }
-    n_in = tx_session_input_count(sess);
-    if (n_in > MAX_ARGS) {
-        rc = fail_run(&o, TX_STATUS_UNSUPPORTED, "more than 32 inputs");
-        n_in = 0;
-        goto done;
-    }
-    for (int k = 0; k < o.n_in; k++) {
-        bool found = false;
-        for (int i = 0; i < n_in; i++) {
-            tx_value_info info;
-            tx_session_input_info(sess, i, &info);
-            found |= strcmp(info.name, o.in_name[k]) == 0;
-        }
-        if (!found) {
-            snprintf(err, sizeof err, "the model has no input \"%s\"", o.in_name[k]);
-            rc = fail_run(&o, TX_STATUS_INVALID_ARGUMENT, err);
-            goto done;
-        }
-    }
-    uint64_t rng = o.seed * 0x9E3779B97F4A7C15ull + 1;
-    const char *source[MAX_ARGS];
     for (int i = 0; i < n_in; i++) {
         tx_value_info info;
         tx_session_input_info(sess, i, &info);
         const char *file = NULL;
-        for (int k = 0; k < o.n_in; k++)
-            if (strcmp(info.name, o.in_name[k]) == 0)
-                file = o.in_file[k];
+        for (int k = 0; k < o->n_in; k++)
+            if (strcmp(info.name, o->in_name[k]) == 0)
+                file = set_file(o->in_file[k], set, fbuf, sizeof fbuf);
         int r;
         if (!file)
-            r = random_input(&o, &info, &rng, &data[i], err, sizeof err);
+            r = random_input(o, &info, rng_state, &data[i], err, sizeof err);
         else if (has_suffix(file, ".npy"))
             r = tx_npy_read(file, &data[i], err, sizeof err);
         else
-            r = load_image(&o, file, &info, &data[i], err, sizeof err);
-        source[i] = file ? file : "random";
+            r = load_image(o, file, &info, &data[i], err, sizeof err);
+        source[i] = file ? strdup(file) : NULL;
         if (r) {
-            rc = fail_run(&o, TX_STATUS_INVALID_ARGUMENT, err);
-            goto done;
+            rc = fail_run(o, TX_STATUS_INVALID_ARGUMENT, err);
+            goto out;
         }
         /* fed on the device the session starts on, so no crossing is counted */
         tx_session_stats first;
@@ -442,13 +438,13 @@ int tx_cmd_run(int argc, char **argv) {
         st = tx_tensor_create(ctx, &d, &feeds[i].tensor);
         if (st) {
             feeds[i].tensor = (tx_tensor){0};
-            rc = fail_run(&o, st, tx_last_error(ctx));
-            goto done;
+            rc = fail_run(o, st, tx_last_error(ctx));
+            goto out;
         }
     }
-    if (o.n_outs) {
-        n_out = o.n_outs;
-        memcpy(fetch, o.outs, sizeof(char *) * (size_t)n_out);
+    if (o->n_outs) {
+        n_out = o->n_outs;
+        memcpy(fetch, o->outs, sizeof(char *) * (size_t)n_out);
     } else {
         n_out = tx_session_output_count(sess);
         if (n_out > MAX_ARGS)
@@ -460,10 +456,10 @@ int tx_cmd_run(int argc, char **argv) {
         }
     }
     /* first run: compiles every program; then --repeat steady-state runs */
-    double *ms = calloc((size_t)o.repeat + 1, sizeof *ms);
+    double *ms = calloc((size_t)o->repeat + 1, sizeof *ms);
     double first_ms = 0;
     tx_device first_dev = TX_DEVICE_DEFAULT;
-    for (int r = 0; r <= o.repeat && !st; r++) {
+    for (int r = 0; r <= o->repeat && !st; r++) {
         if (r > 0)
             for (int i = 0; i < n_out; i++)
                 tx_tensor_destroy(ctx, outs[i]);
@@ -483,16 +479,18 @@ int tx_cmd_run(int argc, char **argv) {
     if (st) {
         free(ms);
         memset(outs, 0, sizeof outs);
-        rc = fail_run(&o, st, tx_last_error(ctx));
-        goto done;
+        rc = fail_run(o, st, tx_last_error(ctx));
+        goto out;
     }
-    double steady = o.repeat ? tx_median(ms, o.repeat) : 0;
+    double steady = o->repeat ? tx_median(ms, o->repeat) : 0;
     free(ms);
-    if (o.save)
-        mkdir(o.save, 0777);
-    if (o.json) {
+    if (save)
+        mkdir(save, 0777);
+    if (o->json) {
         printf("{\"model\": ");
-        tx_json_str(o.model);
+        tx_json_str(o->model);
+        if (o->n_sets > 1)
+            printf(", \"set\": %d", set);
         printf(", \"status\": \"TX_STATUS_OK\", \"inputs\": [");
         for (int i = 0; i < n_in; i++) {
             printf(i ? ", {\"name\": " : "{\"name\": ");
@@ -500,16 +498,19 @@ int tx_cmd_run(int argc, char **argv) {
             printf(", \"shape\": ");
             print_shape_json(data[i].rank, data[i].shape);
             printf(", \"source\": ");
-            tx_json_str(source[i]);
+            tx_json_str(source[i] ? source[i] : "random");
             printf("}");
         }
         printf("], \"outputs\": [");
     } else {
-        printf("model %s\n", o.model);
+        if (o->n_sets > 1)
+            printf("model %s, file set %d\n", o->model, set);
+        else
+            printf("model %s\n", o->model);
         for (int i = 0; i < n_in; i++) {
             char sh[160];
             shape_text(sh, sizeof sh, data[i].rank, data[i].shape);
-            printf("input  %s %s (%s)\n", feeds[i].name, sh, source[i]);
+            printf("input  %s %s (%s)\n", feeds[i].name, sh, source[i] ? source[i] : "random");
         }
     }
     for (int i = 0; i < n_out && !rc; i++) {
@@ -523,7 +524,7 @@ int tx_cmd_run(int argc, char **argv) {
         float *v = malloc((size_t)(n ? n : 1) * 4);
         if (!v || tx_tensor_read(ctx, outs[i], v, (size_t)n * 4)) {
             free(v);
-            rc = fail_run(&o, TX_STATUS_OUT_OF_MEMORY, "cannot read an output back");
+            rc = fail_run(o, TX_STATUS_OUT_OF_MEMORY, "cannot read an output back");
             break;
         }
         if (dt == TX_DTYPE_INT32)
@@ -531,15 +532,15 @@ int tx_cmd_run(int argc, char **argv) {
                 v[k] = (float)((int32_t *)v)[k];
         summary s;
         summarize(v, n, &s);
-        if (o.save) {
+        if (save) {
             char fn[256], path[1024];
             sanitize(fn, sizeof fn, fetch[i]);
-            snprintf(path, sizeof path, "%s/%s.npy", o.save, fn);
+            snprintf(path, sizeof path, "%s/%s.npy", save, fn);
             if (tx_npy_write(path, "<f4", rank, shape, TX_DTYPE_FLOAT32, v))
                 fprintf(stderr, "texel run: cannot write %s\n", path);
         }
         free(v);
-        if (o.json) {
+        if (o->json) {
             printf(i ? ", {\"name\": " : "{\"name\": ");
             tx_json_str(fetch[i]);
             printf(", \"shape\": ");
@@ -562,11 +563,11 @@ int tx_cmd_run(int argc, char **argv) {
             printf("\n");
         }
     }
-    if (o.save) /* the exact inputs, so a reference runtime can run the same */
+    if (save) /* the exact inputs, so a reference runtime can run the same */
         for (int i = 0; i < n_in; i++) {
             char fn[256], path[1024];
             sanitize(fn, sizeof fn, feeds[i].name);
-            snprintf(path, sizeof path, "%s/input.%s.npy", o.save, fn);
+            snprintf(path, sizeof path, "%s/input.%s.npy", save, fn);
             const char *descr = data[i].dtype == TX_DTYPE_INT32 ? "<i8" : "<f4";
             if (tx_npy_write(path, descr, data[i].rank, data[i].shape, data[i].dtype, data[i].data))
                 fprintf(stderr, "texel run: cannot write %s\n", path);
@@ -576,13 +577,13 @@ int tx_cmd_run(int argc, char **argv) {
     tx_stats cs;
     tx_ctx_stats(ctx, &cs);
     if (rc) {
-    } else if (o.json) {
+    } else if (o->json) {
         printf("], \"create_ms\": %.3f, \"first_ms\": %.3f, \"steady_ms\": %.3f, \"repeat\": %d, "
                "\"nodes\": %d, \"steps\": %d, \"folded\": %d, \"fused\": %d, "
                "\"weight_bytes\": %llu, \"first_device\": \"%s\", \"device\": \"%s\", "
                "\"device_decided\": %s, \"runs_gpu\": %llu, \"runs_cpu\": %llu, "
                "\"readbacks\": %llu, \"readback_bytes\": %llu, \"device_reason\": ",
-               create_ms, first_ms, steady, o.repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
+               create_ms, first_ms, steady, o->repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
                (unsigned long long)ss.weight_bytes, tx_device_name(first_dev),
                tx_device_name(ss.device), ss.decided ? "true" : "false",
                (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu,
@@ -597,8 +598,8 @@ int tx_cmd_run(int argc, char **argv) {
                ss.nodes, ss.steps, ss.folded, ss.fused, (unsigned long long)ss.weight_bytes,
                create_ms);
         printf("first run %.2f ms on the %s (compile + run)", first_ms, tx_device_name(first_dev));
-        if (o.repeat)
-            printf("; steady state median %.2f ms over %d runs", steady, o.repeat);
+        if (o->repeat)
+            printf("; steady state median %.2f ms over %d runs", steady, o->repeat);
         printf("\n");
         printf("device %s%s: %s (runs: %llu gpu, %llu cpu)\n", tx_device_name(ss.device),
                ss.decided ? "" : " (still measuring)", ss.reason, (unsigned long long)ss.runs_gpu,
@@ -609,7 +610,7 @@ int tx_cmd_run(int argc, char **argv) {
                    (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_print_stats_text(&cs);
     }
-done:
+out:
     for (int i = 0; i < n_out; i++)
         if (outs[i].id)
             tx_tensor_destroy(ctx, outs[i]);
@@ -617,7 +618,62 @@ done:
         if (feeds[i].tensor.id)
             tx_tensor_destroy(ctx, feeds[i].tensor);
         tx_npy_free(&data[i]);
+        free((char *)source[i]);
     }
+    return rc;
+}
+
+int tx_cmd_run(int argc, char **argv) {
+    run_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    size_t len;
+    void *bytes = tx_read_file(o.model, &len);
+    if (!bytes) {
+        fprintf(stderr, "texel run: cannot read %s: %s\n", o.model, strerror(errno));
+        return 1;
+    }
+    tx_host *h;
+    tx_ctx *ctx;
+    rc = tx_host_open(&o.cd, &h, &ctx);
+    if (rc) {
+        free(bytes);
+        return rc;
+    }
+    char err[1024];
+    tx_session *sess = NULL;
+    double t0 = tx_host_ms();
+    tx_status st = tx_session_create(
+        ctx, bytes, len, &(tx_session_desc){.no_fusion = o.no_fusion, .device = o.device}, &sess);
+    double create_ms = tx_host_ms() - t0;
+    free(bytes);
+    if (st) {
+        rc = fail_run(&o, st, tx_last_error(ctx));
+        goto done;
+    }
+    int n_in = tx_session_input_count(sess);
+    if (n_in > MAX_ARGS) {
+        rc = fail_run(&o, TX_STATUS_UNSUPPORTED, "more than 32 inputs");
+        goto done;
+    }
+    for (int k = 0; k < o.n_in; k++) {
+        bool found = false;
+        for (int i = 0; i < n_in; i++) {
+            tx_value_info info;
+            tx_session_input_info(sess, i, &info);
+            found |= strcmp(info.name, o.in_name[k]) == 0;
+        }
+        if (!found) {
+            snprintf(err, sizeof err, "the model has no input \"%s\"", o.in_name[k]);
+            rc = fail_run(&o, TX_STATUS_INVALID_ARGUMENT, err);
+            goto done;
+        }
+    }
+    uint64_t rng = o.seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int set = 0; set < o.n_sets && !rc; set++)
+        rc = run_set(&o, ctx, sess, create_ms, set, &rng);
+done:
     for (int k = 0; k < o.n_in; k++)
         free((char *)o.in_name[k]);
     for (int k = 0; k < o.n_dims; k++)

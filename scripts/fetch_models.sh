@@ -3,7 +3,11 @@
 # verifies each tarball's sha512 against the lock file and unpacks it under
 # the cache (never the repository): ${TEXEL_CACHE:-~/.cache/texel}/models/<pkg>-<ver>/.
 # With --ort also installs onnxruntime-node (CPU only) into
-# ${TEXEL_CACHE}/ort-<ver>/. Prints the cache directory on success.
+# ${TEXEL_CACHE}/ort-<ver>/. With --transformers also writes the generated
+# transformer graphs and their inputs (tests/models/transformers.py, Debian's
+# python3-onnx + numpy: scripts/setup.sh installs them) into
+# ${TEXEL_CACHE}/transformers-<sha256 of the script, 16 hex>/.
+# Prints the cache directory on success.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${TEXEL_CACHE:-$HOME/.cache/texel}
@@ -44,6 +48,17 @@ if [[ "${1:-}" == "--ort" ]]; then
         # skip: no CUDA/TensorRT download; the CPU binaries ship in the package
         ONNXRUNTIME_NODE_INSTALL=skip npm install --silent --no-save --prefix "$dir" \
             "onnxruntime-node@$ver" >/dev/null
+    fi
+fi
+if [[ "${1:-}" == "--transformers" ]]; then
+    gen=tests/models/transformers.py
+    dir="$CACHE/transformers-$(sha256sum "$gen" | cut -c1-16)"
+    if [[ ! -f "$dir/done" ]]; then
+        /usr/bin/python3 -c "import onnx, numpy" 2>/dev/null ||
+            { echo "fetch_models: python3-onnx or python3-numpy is missing (scripts/setup.sh installs them)" >&2; exit 1; }
+        rm -rf "$dir"
+        /usr/bin/python3 "$gen" "$dir" 14 >&2
+        touch "$dir/done"
     fi
 fi
 echo "$CACHE"

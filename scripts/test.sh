@@ -109,7 +109,7 @@ run_suite "include_graph" python3 tools/include_graph.py
 # README, "Reliability tooling").
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
     reliability_test badinput_test numerics_test device_test rnn_test seq_ops_test \
-    onnx_detect_test; do
+    onnx_detect_test split_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # The CPU device's SGEMM against a plain loop, with the kernel this machine

@@ -93,15 +93,22 @@ int main(int argc, char **argv) {
         TX_DESTROY(ctx, a2, b);
         tx_test_end();
     }
-    if (tx_test_begin("tensor over the device texture limit")) {
-        tx_tensor t;
-        /* 64 × 64 texels × 4 = 16384 values fit; one more does not */
+    if (tx_test_begin("tensor over the device texture limit: split, or refused by an op "
+                      "without a split path")) {
+        tx_tensor t = {0};
+        /* 64 × 64 texels × 4 = 16384 values fit; one more is split (engine/split.h) */
         EXPECT(tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {16385}}, &t),
-               TX_STATUS_TOO_LARGE, "16385", "MAX_TEXTURE_SIZE 64");
+               TX_STATUS_OK, "");
+        EXPECT(tx_softmax(ctx, TX_OP_SOFTMAX, t, NULL, &y), TX_STATUS_TOO_LARGE, "softmax",
+               "[16385]", "split across 2 textures", "MAX_TEXTURE_SIZE 64");
         tx_tensor a = mk(ctx, 2, 120, 8, 0), b = mk(ctx, 2, 8, 140, 0);
-        EXPECT(tx_matmul(ctx, a, b, NULL, &y), TX_STATUS_TOO_LARGE, "matmul", "[120, 140]",
-               "16800 elements");
-        TX_DESTROY(ctx, a, b);
+        EXPECT(tx_matmul(ctx, a, b, NULL, &y), TX_STATUS_OK, "");
+        tx_tensor_destroy(ctx, y);
+        /* rows larger than a texture: d is split mid-row, no part holds whole rows */
+        tx_tensor c = mk(ctx, 2, 1, 8, 0), d = mk(ctx, 2, 8, 16400, 0);
+        EXPECT(tx_matmul(ctx, c, d, NULL, &y), TX_STATUS_TOO_LARGE, "matmul", "[8, 16400]",
+               "whole rows");
+        TX_DESTROY(ctx, a, b, c, d, t);
         tx_test_end();
     }
     if (tx_test_begin("memory budget: out-of-memory status, live tensors intact")) {

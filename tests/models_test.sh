@@ -12,6 +12,16 @@
 #
 # Each model is also quantized three ways (dynamic, static QDQ, static
 # QOperator; see quantize_model below) and compared on the first photo.
+# Transformers: a BERT-style encoder and a GPT-2-style decoder generated into
+# the cache by tests/models/transformers.py (scripts/fetch_models.sh
+# --transformers), each run in ONE session at (batch, sequence) 2x5, 1x8,
+# 3x13 and 1x1 (symbolic dims); every shape must match onnxruntime within
+# 1e-4 relative (|texel - ort| <= 1e-4 * max(1, |ort|)) and the later shapes
+# must compile no generic program the first did not (generic_compiles).
+# Each also runs once with textures capped at 64×64 (--max-texture-size 64),
+# where its [1000, 64] embedding table (and GPT-2's tied [64, 1000] head and
+# [2, 13, 1000] logits) are split across textures (engine/split.h), against
+# the same reference.
 #
 # Usage: tests/models_test.sh [path/to/texel]   (TEXEL_MODEL_PHOTOS="dog person")
 set -uo pipefail
@@ -36,8 +46,10 @@ ensure_ort() {
     ORT_READY=1
 }
 
-# run_compare NAME MODEL DIR: onnxruntime on DIR/input.*.npy (per texel's JSON
-# in DIR/texel.json), then the comparison. Prints one line, bumps counters.
+# run_compare NAME MODEL DIR [ARGS...]: onnxruntime on DIR/input.*.npy (per
+# texel's JSON in DIR/texel.json), then the comparison, with ARGS for
+# ort_run.js compare (--tol T: relative tolerance, default 1e-3; --within
+# FLOATREF). Prints one line, bumps counters.
 run_compare() {
     local name=$1 model=$2 dir=$3 tol=("${@:4}")
     if ! ensure_ort; then
@@ -177,6 +189,72 @@ for entry in "${MODELS[@]}"; do
         done
     fi
 done
+
+if ! TFM=$(bash scripts/fetch_models.sh --transformers 2>"$work/tfm.err"); then
+    echo "FAIL generating the transformer graphs: $(tail -3 "$work/tfm.err")"
+    fail=$((fail + 1))
+else
+    tfm=$TFM/transformers-$(sha256sum tests/models/transformers.py | cut -c1-16)
+    SHAPES="2x5 1x8 3x13 1x1"
+    for name in bert gpt2; do
+        dir="$work/$name"
+        mkdir -p "$dir"
+        opts=()
+        for f in "$tfm/$name-2x5"/input.*.npy; do
+            inp=$(basename "$f" .npy)
+            inp=${inp#input.}
+            list=""
+            for bs in $SHAPES; do list+="${list:+,}$tfm/$name-$bs/input.$inp.npy"; done
+            opts+=(--input "$inp=$list")
+        done
+        if ! xvfb-run -a "$TEXEL" run "$tfm/$name.onnx" "${opts[@]}" --repeat 3 --json --save "$dir" \
+            >"$dir/texel.jsonl" 2>"$dir/texel.err"; then
+            echo "FAIL $name: $(cat "$dir/texel.jsonl") $(tail -3 "$dir/texel.err")"
+            fail=$((fail + 1))
+            continue
+        fi
+        # one JSON line per shape: split into DIR/<set>/texel.json, report, and
+        # check that no shape after the first compiled a new generic program
+        if ! python3 - "$dir" "$name" <<'PY'
+import json, sys
+d, name = sys.argv[1], sys.argv[2]
+sets = [json.loads(l) for l in open(d + "/texel.jsonl") if l.strip()]
+for j in sets:
+    json.dump(j, open("%s/%d/texel.json" % (d, j["set"]), "w"))
+    print("     %s %dx%d on the %s: first run %.1f ms, steady %.1f ms; programs so far: %d generic, %d specialized"
+          % (name, j["inputs"][0]["shape"][0], j["inputs"][0]["shape"][1], j["device"], j["first_ms"],
+             j["steady_ms"], j["generic_compiles"], j["specialized_compiles"]))
+g = [j["generic_compiles"] for j in sets]
+if len(sets) != 4 or g[-1] != g[0]:
+    print("FAIL %s: %d sets, generic programs per shape %s (later shapes must add none)" % (name, len(sets), g))
+    sys.exit(1)
+PY
+        then
+            fail=$((fail + 1))
+            continue
+        fi
+        k=0
+        for bs in $SHAPES; do
+            run_compare "$name (batch x seq $bs, same session)" "$tfm/$name.onnx" "$dir/$k" --tol 1e-4
+            k=$((k + 1))
+        done
+        cap="$work/$name-cap"
+        mkdir -p "$cap"
+        one=()
+        for f in "$tfm/$name-3x13"/input.*.npy; do
+            inp=$(basename "$f" .npy)
+            one+=(--input "${inp#input.}=$f")
+        done
+        if xvfb-run -a "$TEXEL" run "$tfm/$name.onnx" "${one[@]}" --max-texture-size 64 --json \
+            --save "$cap" >"$cap/texel.json" 2>"$cap/texel.err"; then
+            run_compare "$name (3x13, textures capped at 64x64: split tables)" "$tfm/$name.onnx" \
+                "$cap" --tol 1e-4
+        else
+            echo "FAIL $name with textures capped at 64x64: $(cat "$cap/texel.json") $(tail -3 "$cap/texel.err")"
+            fail=$((fail + 1))
+        fi
+    done
+fi
 
 if ((skip)); then
     echo "$pass passed, $fail failed, $skip skipped"

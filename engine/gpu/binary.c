@@ -1,6 +1,19 @@
 /* BINARY family on the GPU: one output texel per fragment, with fast modes
- * for the broadcasts that keep whole texels (glsl-templates/binary.glsl). */
+ * for the broadcasts that keep whole texels (glsl-templates/binary.glsl).
+ * Where a dim may change size between runs (tx_slot.vary), a fast mode is
+ * taken only where it holds for every size: same shapes with the same
+ * varying dims, a static scalar, a static row over a static last dim. */
 #include "../device.h"
+
+/* Whether a and b have the same shape and the same varying dims. */
+static bool same_shape(const tx_slot *a, const tx_slot *b) {
+    if (a->rank != b->rank || a->vary != b->vary)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i])
+            return false;
+    return true;
+}
 
 static const char *const k_dims[6] = {"p_d0", "p_d1", "p_d2", "p_d3", "p_d4", "p_d5"};
 static const char *const k_as[6] = {"p_as0", "p_as1", "p_as2", "p_as3", "p_as4", "p_as5"};
@@ -21,13 +34,15 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
     bool b_is_row = c->sb[5] == 1;
     for (int i = 0; i < 5; i++)
         b_is_row = b_is_row && c->sb[i] == 0;
-    if (as->numel == ys->numel && bs->numel == ys->numel)
+    bool vary = as->vary || bs->vary, a_last_vary = as->rank && (as->vary >> (as->rank - 1) & 1);
+    if (as->numel == ys->numel && bs->numel == ys->numel && (!vary || same_shape(as, bs)))
         mode = 1;
-    else if (bs->numel == 1 && as->numel == ys->numel)
+    else if (bs->numel == 1 && as->numel == ys->numel && !bs->vary)
         mode = 2;
-    else if (as->numel == 1 && bs->numel == ys->numel)
+    else if (as->numel == 1 && bs->numel == ys->numel && !as->vary)
         mode = 3;
-    else if (as->numel == ys->numel && bs->numel == last && last % 4 == 0 && b_is_row)
+    else if (as->numel == ys->numel && bs->numel == last && last % 4 == 0 && b_is_row &&
+             !bs->vary && !a_last_vary)
         mode = 4;
     tx_req_define_int(&r, "TX_MODE", mode);
     tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));

@@ -68,6 +68,8 @@ tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t) {
         return st;
     if (s->st->dev != TX_DEVICE_GPU)
         return TX_STATUS_OK;
+    if (s->st->n_parts) /* split (engine/split.h): its last part is written last */
+        return tx_gpu_wait(ctx, s->st->parts[s->st->n_parts - 1]);
     float texel[4];
     if (!tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, 1, texel) ||
         tx_gl_context_lost(&ctx->gl))

@@ -4,7 +4,12 @@
  * with N % 4 == 0 each fragment computes a 4- or 8-row × 4-column output tile
  * and writes it to as many render targets (one per row phase), then a cheap
  * second draw interleaves them into the row-major output. Small M uses 1 × 4 tiles
- * written directly. N % 4 != 0 falls back to 4 dot products per fragment. */
+ * written directly. N % 4 != 0 falls back to 4 dot products per fragment.
+ *
+ * Where an operand's dim may change size between runs (tx_slot.vary: a
+ * session's symbolic sequence length), the variant does not depend on it: a
+ * varying M takes the large-M tile, a varying N or K the path for any size,
+ * so every length runs the programs compiled for the first. */
 #include <math.h>
 
 #include "../device.h"
@@ -16,17 +21,34 @@ static const char *const k_bd[4] = {"p_bd0", "p_bd1", "p_bd2", "p_bd3"};
 static const char *const k_ab[4] = {"p_ab0", "p_ab1", "p_ab2", "p_ab3"};
 static const char *const k_bb[4] = {"p_bb0", "p_bb1", "p_bb2", "p_bb3"};
 
+/* Whether M, N, K may change between runs: the vary bits of the dims they
+ * come from (a is [.., M, K] or [.., K, M] transposed, b [.., K, N] or
+ * [.., N, K]; rank-1 operands are 1×K and K×1). */
+static void matmul_vary(const tx_matmul_call *c, bool *m, bool *n, bool *k) {
+    const tx_slot *a = c->a, *b = c->b;
+    unsigned va = a->vary, vb = b->vary;
+    int ra = a->rank, rb = b->rank;
+    bool a_last = ra >= 1 && (va >> (ra - 1) & 1), a_prev = ra >= 2 && (va >> (ra - 2) & 1);
+    bool b_last = rb >= 1 && (vb >> (rb - 1) & 1), b_prev = rb >= 2 && (vb >> (rb - 2) & 1);
+    bool ta = c->ta && ra >= 2, tb = c->tb && rb >= 2;
+    *m = ta ? a_last : a_prev;
+    *k = (ta ? a_prev : a_last) || (rb == 1 ? b_last : (tb ? b_last : b_prev));
+    *n = rb == 1 ? false : (tb ? b_prev : b_last);
+}
+
 tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     const char *name = "matmul";
     const tx_slot *as = c->a, *bs = c->b, *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N, K = c->K;
     bool ta = c->ta, tb = c->tb;
     tx_status st = TX_STATUS_OK;
-    bool vec = N % 4 == 0;
-    int tm = vec && M >= TX_MATMUL_TILE_MIN_M ? 4 : 1;
+    bool vary_m, vary_n, vary_k;
+    matmul_vary(c, &vary_m, &vary_n, &vary_k);
+    bool vec = N % 4 == 0 && !vary_n;
+    int tm = vec && (M >= TX_MATMUL_TILE_MIN_M || vary_m) ? 4 : 1;
     /* Eight row phases where the device has 8 draw buffers: 12 fetches per
      * 128 FMAs instead of 8 per 64 (llvmpipe, 1024²: 16.9 vs 12.9 GFLOP/s). */
-    if (tm == 4 && M >= 2 * TX_MATMUL_TILE_MIN_M && ctx->caps.max_draw_buffers >= 8)
+    if (tm == 4 && (M >= 2 * TX_MATMUL_TILE_MIN_M || vary_m) && ctx->caps.max_draw_buffers >= 8)
         tm = 8;
     int64_t mt = (M + tm - 1) / tm;
     tx_program_req r;
@@ -39,11 +61,11 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
         tx_req_define(&r, "TX_TA", "1");
     if (tb)
         tx_req_define(&r, "TX_TB", "1");
-    if (!ta && K % 4 == 0)
+    if (!ta && K % 4 == 0 && !vary_k)
         tx_req_define(&r, "TX_A_VEC", "1");
-    if (ta && M % 4 == 0 && tm == 4)
+    if (ta && M % 4 == 0 && tm == 4 && !vary_m)
         tx_req_define(&r, "TX_A_TVEC", "1");
-    if (tb && K % 4 == 0)
+    if (tb && K % 4 == 0 && !vary_k)
         tx_req_define(&r, "TX_B_TVEC", "1");
     if (cs)
         tx_req_define(&r, "TX_BIAS", "1");

@@ -29,9 +29,10 @@ static tx_status map_draw(tx_ctx *ctx, const char *name, const tx_move_call *c) 
     const tx_slot *xs = c->x, *ys = c->y;
     const tx_move_dim *inner = &c->d[c->n - 1];
     int vec = 0;
-    if (!inner->border && inner->od % 4 == 0) {
+    /* varying sizes (tx_move_call.vary_*): a variant that serves them all */
+    if (!inner->border && inner->od % 4 == 0 && !c->vary_inner) {
         if (inner->st == 1) {
-            bool aligned = c->base % 4 == 0;
+            bool aligned = c->base % 4 == 0 && !c->vary_align;
             for (int i = 0; i < c->n - 1; i++)
                 aligned = aligned && c->d[i].st % 4 == 0;
             vec = aligned ? 1 : 2;

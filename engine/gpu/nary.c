@@ -20,6 +20,30 @@ typedef struct nx_in {
     const tx_slot *s; /* NULL: the running result */
 } nx_in;
 
+/* s's vary bits (tx_slot.vary) aligned right to y's rank. */
+static unsigned vary_in_y(const tx_slot *s, int yrank) {
+    return s ? (unsigned)s->vary << (yrank - s->rank) : 0;
+}
+
+/* Operand k's mode: 0 full-size, 1 a scalar, 2 broadcast (index math). With
+ * varying dims (tx_slot.vary) only a mode that holds for every size: full
+ * where it has y's shape and varies wherever another operand does, a scalar
+ * only when nothing of it varies. */
+static int nx_mode(const nx_in *in, int n, int k, const tx_slot *y) {
+    const tx_slot *s = in[k].s;
+    if (!s)
+        return 0;
+    unsigned all = 0;
+    for (int i = 0; i < n; i++)
+        all |= vary_in_y(in[i].s, y->rank);
+    if (!all)
+        return s->numel == y->numel ? 0 : (s->numel == 1 ? 1 : 2);
+    bool same = s->rank == y->rank && vary_in_y(s, y->rank) == all;
+    for (int d = 0; same && d < y->rank; d++)
+        same = s->shape[d] == y->shape[d];
+    return same ? 0 : (s->numel == 1 && !s->vary ? 1 : 2);
+}
+
 /* One pass over `n` operands into `out`. */
 static tx_status nary_pass(tx_ctx *ctx, const tx_nary_call *c, const nx_in *in, int n,
                            const tx_texture *out, float scale) {
@@ -39,8 +63,7 @@ static tx_status nary_pass(tx_ctx *ctx, const tx_nary_call *c, const nx_in *in, 
     bool general = false;
     int mode[NX_PER_PASS];
     for (int k = 0; k < n; k++) {
-        int64_t nk = in[k].s ? in[k].s->numel : numel;
-        mode[k] = nk == numel ? 0 : (nk == 1 ? 1 : 2);
+        mode[k] = nx_mode(in, n, k, c->y);
         general |= mode[k] == 2;
         char def[8];
         snprintf(def, sizeof def, "TX_M%d", k);

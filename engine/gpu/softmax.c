@@ -10,6 +10,11 @@ tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c) {
     const tx_slot *xs = c->x, *ys = c->y;
     tx_reduce_plan plan;
     tx_reduce_plan_rows(c->A, c->R, c->B, &plan);
+    /* a dim that may change size between runs (tx_slot.vary): the variant
+     * for rows of any length, so a new length needs no new program */
+    bool vary = xs->vary != 0;
+    if (vary)
+        plan.vec = plan.kvec = false;
     tx_texture stats;
     tx_status st =
         tx_reduce_run(ctx, name, &xs->st->tex, &plan, TX_REDUCE_ACC_LSE, 0, false, NULL, &stats);
@@ -19,7 +24,7 @@ tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c) {
     tx_req_init(&r, TX_FAMILY_SOFTMAX, "softmax", 2, 1);
     if (c->op == TX_OP_LOG_SOFTMAX)
         tx_req_define(&r, "TX_LOG", "1");
-    bool rowvec = c->B == 1 && c->R % 4 == 0;
+    bool rowvec = c->B == 1 && c->R % 4 == 0 && !vary;
     if (rowvec)
         tx_req_define(&r, "TX_ROWVEC", "1");
     tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));

@@ -107,6 +107,17 @@ tx_status tx_x_host(tx_xnode *x, int i, const tx_hval **out) {
     return TX_STATUS_OK;
 }
 
+/* The dims of v that shape inference left unknown (every dim when its rank
+ * is): in a session with symbolic input dims, the sizes a later run may change. */
+static unsigned vary_mask(const tx_session_val *v) {
+    if (v->rank < 0)
+        return ~0u;
+    unsigned m = 0;
+    for (int d = 0; d < v->rank; d++)
+        m |= v->shape[d] < 0 ? 1u << d : 0;
+    return m;
+}
+
 tx_status tx_x_dev(tx_xnode *x, int i, tx_tensor *out) {
     if (!tx_x_has(x, i))
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input %d is missing", i);
@@ -133,6 +144,8 @@ tx_status tx_x_dev(tx_xnode *x, int i, tx_tensor *out) {
     if (!v->t.id)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input \"%s\" has no value", v->name);
     *out = v->t;
+    if (x->s->dynamic)
+        tx_tensor_set_vary(x->ctx, v->t, vary_mask(v));
     return TX_STATUS_OK;
 }
 
@@ -354,6 +367,12 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
     }
     tx_choice_init(ctx, &f->choice, desc, bytes, len);
     st = tx_graph_plan(s);
+    for (int i = 0; !st && i < s->n_inputs; i++) {
+        const tx_session_val *v = &s->vals[s->inputs[i]];
+        for (int d = 0; d < v->rank; d++)
+            s->dynamic |= v->shape[d] < 0;
+        s->dynamic |= v->rank < 0;
+    }
     if (!st) {
         tx_device was = use_device(ctx, f->choice.current);
         st = upload_weights(s, &f->weight_bytes);

@@ -65,6 +65,7 @@ struct tx_session {
     /* device values read back for a host path (tx_x_host): the count and
      * bytes, over every run (NonZero, NonMaxSuppression, Unique, ...) */
     uint64_t readbacks, readback_bytes;
+    bool dynamic;        /* an input has a dim of unknown size: values get vary masks */
 };
 
 /* graph.c */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../device.h"
+#include "../split.h"
 
 tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_BINARY, "tx_binary", "a binary op", out);
@@ -32,6 +33,11 @@ tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *
                        "%s: shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", name, x, y,
                        bad - (6 - rank), (long long)da[bad], (long long)db[bad]);
     }
+    int64_t ynumel = 1;
+    for (int i = 0; i < 6; i++)
+        ynumel *= c.dims[i];
+    if (as->st->n_parts || bs->st->n_parts || tx_needs_split(ctx, as->st->dev, ynumel))
+        return tx_split_binary(ctx, op, a, b, out);
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){as, bs}, 2, rank, c.dims + 6 - rank, as->dtype,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../device.h"
+#include "../split.h"
 
 static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx_slot *a,
                              const tx_slot *b) {
@@ -72,6 +73,11 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
         return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "matmul: bias %s must have N = %lld values",
                        x, (long long)N);
     }
+    int64_t ynumel = 1;
+    for (int i = 0; i < orank; i++)
+        ynumel *= oshape[i];
+    if (as->st->n_parts || bs->st->n_parts || tx_needs_split(ctx, as->st->dev, ynumel))
+        return tx_split_matmul(ctx, a, b, &d, out);
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){as, bs, cs}, 3, orank, oshape,

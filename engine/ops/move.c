@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../device.h"
+#include "../split.h"
 
 /* Output dim d (outermost first) reads input coordinate c = o * mul + off
  * (through the border rule when `border`, against extent `in`) at stride st. */
@@ -28,7 +29,23 @@ typedef struct move_map {
     move_dim d[TX_MAX_RANK];
     tx_move_border bmode;
     float value;
+    /* x's dims may change size between runs (tx_slot.vary): per output dim,
+     * whether its size (vod) or its stride (vst) may */
+    bool vary;
+    bool vod[TX_MAX_RANK], vst[TX_MAX_RANK];
+    bool vary_inner, vary_align; /* map_simplify's verdict for the kernel */
 } move_map;
+
+/* The vary flags of a map whose output dim i reads x's dim perm[i] (i
+ * without perm) at x's own strides. */
+static void map_vary_from(move_map *m, const tx_slot *xs, const int *perm) {
+    m->vary = xs->vary != 0;
+    for (int i = 0; m->vary && i < xs->rank; i++) {
+        int k = perm ? perm[i] : i;
+        m->vod[i] = xs->vary >> k & 1;
+        m->vst[i] = (xs->vary >> (k + 1)) != 0;
+    }
+}
 
 static void strides_of(int rank, const int64_t *shape, int64_t *st) {
     int64_t s = 1;
@@ -54,38 +71,52 @@ static void map_identity(move_map *m, const tx_slot *xs) {
     m->n = xs->rank;
     for (int i = 0; i < xs->rank; i++)
         m->d[i] = (move_dim){.od = xs->shape[i], .mul = 1, .in = xs->shape[i], .st = st[i]};
+    map_vary_from(m, xs, NULL);
 }
 
 /* Simplified form for the shader: offsets and steps of plain dims folded
  * into strides and a base, size-1 plain dims dropped, contiguous neighbours
- * merged. Returns the base index. */
+ * merged. Returns the base index. With varying dims (m->vary) only what holds
+ * for every size: a dim whose size varies is never dropped, and neighbours
+ * merge only where neither stride nor the inner one's size varies (so a
+ * sequence of 1 does not merge what a longer one keeps apart). */
 static int64_t map_simplify(move_map *m) {
     int64_t base = 0;
     move_dim out[TX_MAX_RANK];
+    bool vod[TX_MAX_RANK] = {false}, vst[TX_MAX_RANK] = {false};
     int n = 0;
     for (int i = 0; i < m->n; i++) {
         move_dim d = m->d[i];
+        bool dvod = m->vary && m->vod[i], dvst = m->vary && m->vst[i];
         if (!d.border) {
             base += d.off * d.st;
             d.st *= d.mul;
             d.mul = 1;
             d.off = 0;
             d.in = d.od;
-            if (d.od == 1)
+            if (d.od == 1 && !dvod)
                 continue;
-            if (n > 0 && !out[n - 1].border && out[n - 1].st == d.od * d.st) {
+            if (n > 0 && !out[n - 1].border && out[n - 1].st == d.od * d.st &&
+                !(m->vary && (vst[n - 1] || dvst || dvod))) {
                 out[n - 1].od *= d.od;
                 out[n - 1].st = d.st;
                 out[n - 1].in = out[n - 1].od;
+                vst[n - 1] = dvst;
                 continue;
             }
         }
+        vod[n] = dvod, vst[n] = dvst;
         out[n++] = d;
     }
     if (n == 0)
         out[n++] = (move_dim){.od = 1, .mul = 1, .in = 1};
     memcpy(m->d, out, sizeof out);
     m->n = n;
+    bool any_vst = false;
+    for (int i = 0; i < n; i++)
+        any_vst |= vst[i];
+    m->vary_inner = m->vary && vod[n - 1];
+    m->vary_align = m->vary && (any_vst || m->vary_inner);
     return base;
 }
 
@@ -108,6 +139,8 @@ static tx_status map_run(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, const int
                       .x = tx_slot_get(ctx, x),
                       .y = tx_slot_get(ctx, y)};
     c.n = s.n;
+    c.vary_inner = s.vary_inner;
+    c.vary_align = s.vary_align;
     memcpy(c.d, s.d, sizeof c.d);
     for (int k = 0; k < s.n; k++)
         if (s.d[k].border)
@@ -222,6 +255,9 @@ static tx_status transpose_view(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, co
     for (int i = 0; i < rank; i++)
         m.d[i] =
             (move_dim){.od = shape[perm[i]], .mul = 1, .in = shape[perm[i]], .st = st[perm[i]]};
+    const tx_slot *xs = tx_slot_get(ctx, x);
+    if (xs->rank == rank && !memcmp(xs->shape, shape, sizeof(int64_t) * (size_t)rank))
+        map_vary_from(&m, xs, perm);
     return map_run(ctx, op, x, orank, oshape, &m, out);
 }
 
@@ -240,6 +276,8 @@ tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out
                               "perm[%d] = %d is out of range or repeated", i, p[i]);
         seen[p[i]] = true;
     }
+    if (xs->st->n_parts)
+        return tx_split_transpose(ctx, x, p, out);
     int64_t oshape[TX_MAX_RANK];
     for (int i = 0; i < rank; i++)
         oshape[i] = xs->shape[p[i]];
@@ -257,6 +295,8 @@ tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tenso
     if (desc->n < 0 || desc->n > xs->rank)
         return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, name, xs,
                           "%d entries for a rank-%d tensor", desc->n, xs->rank);
+    if (xs->st->n_parts)
+        return tx_split_slice(ctx, x, desc, out);
     move_map m;
     map_identity(&m, xs);
     int64_t oshape[TX_MAX_RANK];
@@ -522,6 +562,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
     int64_t oshape[TX_MAX_RANK];
     memcpy(oshape, s0->shape, sizeof oshape);
     oshape[a] = 0;
+    bool any_split = false;
     for (int i = 0; i < n; i++) {
         tx_slot *s;
         char arg[32];
@@ -543,9 +584,16 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
                            "concat: xs[0] %s and xs[%d] %s differ outside axis %d", p, i, q, a);
         }
         oshape[a] += s->shape[a];
+        any_split |= s->st->n_parts > 0;
     }
     if (n == 1)
         return tx_tensor_reshape(ctx, xs_in[0], rank, s0->shape, out);
+    int64_t total = 1;
+    for (int d = 0; d < rank; d++)
+        total *= oshape[d];
+    s0 = tx_slot_get(ctx, xs_in[0]);
+    if (any_split || tx_needs_split(ctx, s0->st->dev, total))
+        return tx_split_concat(ctx, xs_in, n, a, out);
     int64_t inner = 1;
     for (int d = a + 1; d < rank; d++)
         inner *= oshape[d];
@@ -583,6 +631,8 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
     if (a < 0 || a >= xs->rank)
         return fail_shape(ctx, TX_STATUS_INVALID_ARGUMENT, name, xs,
                           "axis %d is out of range for rank %d", axis, xs->rank);
+    if (xs->st->n_parts || is->st->n_parts)
+        return tx_split_gather(ctx, x, indices, axis, out);
     int orank = xs->rank - 1 + is->rank;
     if (orank > TX_MAX_RANK) {
         char p[160], q[160];
@@ -601,7 +651,11 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
         oshape[k++] = xs->shape[d];
         inner *= xs->shape[d];
     }
-    int64_t dim = xs->shape[a];
+    int64_t dim = xs->shape[a], ynumel = 1;
+    for (int d = 0; d < orank; d++)
+        ynumel *= oshape[d];
+    if (tx_needs_split(ctx, xs->st->dev, ynumel))
+        return tx_split_gather(ctx, x, indices, axis, out);
     bool empty = false; /* y has no element */
     for (int d = 0; d < orank; d++)
         empty = empty || oshape[d] == 0;

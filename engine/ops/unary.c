@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../device.h"
+#include "../split.h"
 
 tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, tx_dtype to,
                        tx_tensor *out) {
@@ -30,6 +31,8 @@ tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, t
     st = tx_check_input(ctx, name, "x", x, fam != TX_FAMILY_CAST, &xs);
     if (st)
         return st;
+    if (xs->st->n_parts)
+        return tx_split_unary(ctx, op, x, lo, hi, to, out);
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, xs->rank, xs->shape,

@@ -2,7 +2,7 @@
 //   node ort_run.js run MODEL.onnx OUTDIR NAME=FILE.npy...
 //       runs the model on the .npy inputs (CPU), writes OUTDIR/<name>.npy
 //       (output names sanitized as `texel run --save` does) as float32
-//   node ort_run.js compare REFDIR GOTDIR [names...]
+//   node ort_run.js compare REFDIR GOTDIR [--tol T] [names...]
 //       max |got - ref| per output; fails (exit 1) unless
 //       max |got - ref| <= T * max(1, |ref|) elementwise (--tol T, default 1e-3);
 //       with --within FLOATREF (a quantized model; FLOATREF: onnxruntime's
@@ -136,7 +136,7 @@ function compare(refdir, gotdir, names, tol, within) {
     res.push(r1);
     if (bad) ok = false;
   }
-  console.log(JSON.stringify({ok, outputs: res}));
+  console.log(JSON.stringify({ok, tol, outputs: res}));
   process.exit(ok ? 0 : 1);
 }
 
