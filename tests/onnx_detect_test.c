@@ -11,7 +11,7 @@
 
 #include "glctx.h"
 #include "harness.h"
-#include "onnx_build.h"
+#include "onnx_writer.h"
 
 static tx_ctx *g_ctx;
 

@@ -12,7 +12,6 @@
 #include "model/model.h"
 #include "npy.h"
 #include "onnx_writer.h"
-#include "onnx_build.h"
 #include "tensors.h"
 
 /* ---- helpers ---- */

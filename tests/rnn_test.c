@@ -163,7 +163,7 @@ static float *swap01(const float *v, int a, int b, int c) {
     return o;
 }
 
-static tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, tx_dtype dt, const void *data) {
+static tx_tensor mk_typed(tx_ctx *ctx, int rank, const int64_t *shape, tx_dtype dt, const void *data) {
     tx_tensor t = {0};
     tx_tensor_desc d = {.rank = rank, .dtype = dt, .data = data};
     memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
@@ -304,17 +304,17 @@ static void run_case(tx_ctx *ctx, const rcase *c) {
         float *c0l = c->layout ? swap01(d.c0, D, B, H) : NULL;
         tx_feed f[4];
         int nf = 0;
-        f[nf++] = (tx_feed){"X", mk(ctx, 3, xs, TX_DTYPE_FLOAT32, xl ? xl : d.x)};
+        f[nf++] = (tx_feed){"X", mk_typed(ctx, 3, xs, TX_DTYPE_FLOAT32, xl ? xl : d.x)};
         if (c->init) {
-            f[nf++] = (tx_feed){"h0", mk(ctx, 3, hs, TX_DTYPE_FLOAT32, h0l ? h0l : d.h0)};
+            f[nf++] = (tx_feed){"h0", mk_typed(ctx, 3, hs, TX_DTYPE_FLOAT32, h0l ? h0l : d.h0)};
             if (c->kind == K_LSTM)
-                f[nf++] = (tx_feed){"c0", mk(ctx, 3, hs, TX_DTYPE_FLOAT32, c0l ? c0l : d.c0)};
+                f[nf++] = (tx_feed){"c0", mk_typed(ctx, 3, hs, TX_DTYPE_FLOAT32, c0l ? c0l : d.c0)};
         }
         if (c->lens && c->lens_input) {
             int32_t l32[16];
             for (int k = 0; k < B; k++)
                 l32[k] = (int32_t)c->lens[k];
-            f[nf++] = (tx_feed){"L", mk(ctx, 1, (int64_t[]){B}, TX_DTYPE_INT32, l32)};
+            f[nf++] = (tx_feed){"L", mk_typed(ctx, 1, (int64_t[]){B}, TX_DTYPE_INT32, l32)};
         }
         tx_tensor out[3] = {{0}};
         tx_stats s0, s1;
