@@ -163,7 +163,8 @@ static float *swap01(const float *v, int a, int b, int c) {
     return o;
 }
 
-static tx_tensor mk_typed(tx_ctx *ctx, int rank, const int64_t *shape, tx_dtype dt, const void *data) {
+static tx_tensor mk_typed(tx_ctx *ctx, int rank, const int64_t *shape, tx_dtype dt,
+                          const void *data) {
     tx_tensor t = {0};
     tx_tensor_desc d = {.rank = rank, .dtype = dt, .data = data};
     memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
