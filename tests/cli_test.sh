@@ -60,6 +60,11 @@ for c in j['cases']:
         assert r['status'] == 'TX_STATUS_OK' and r['median_ms'] > 0 and r['first_ms'] > 0, (c['name'], m)
     assert c['modes']['generic']['specialized_compiles'] == 0
     assert c['modes']['specialized']['specialized_compiles'] >= 1
+    # adaptive's timed runs start after its transition: served exactly as always-specialized
+    a, sp = c['modes']['adaptive'], c['modes']['specialized']
+    assert a['steady_specialized_runs'] == sp['steady_specialized_runs'] > 0, (c['name'], a, sp)
+    assert a['steady_generic_runs'] == sp['steady_generic_runs'], c['name']
+    assert a['warmup_calls'] > j['default_k'] >= 1 and sp['warmup_calls'] == 1, c['name']
 " "$bench_json" && python3 bench/report.py "$(mktemp -d)" "$bench_json" >/dev/null; then
     pass=$((pass + 1))
 else
