@@ -589,6 +589,8 @@ int tx_cmd_run(int argc, char **argv) {
         tx_json_str(ss.reason);
         printf(", ");
         tx_print_stats_json(&cs);
+        printf(", ");
+        tx_print_families_json(ctx);
         printf("}\n");
     } else {
         printf("session: %d nodes -> %d ops (%d folded at plan time, %d fused); weights %llu B; "
@@ -603,6 +605,7 @@ int tx_cmd_run(int argc, char **argv) {
                ss.decided ? "" : " (still measuring)", ss.reason, (unsigned long long)ss.runs_gpu,
                (unsigned long long)ss.runs_cpu);
         tx_print_stats_text(&cs);
+        tx_print_families_text(ctx);
     }
 done:
     for (int i = 0; i < n_out; i++)

@@ -314,6 +314,45 @@ int main(int argc, char **argv) {
         tx_host_close(h, ctx);
         tx_test_end();
     }
+    if (tx_test_begin("compile cost per family: programs counted per template, ms sum to total")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 2, .no_parallel_compile = true});
+        CHECK(tx_ctx_compile_families(ctx, NULL, 0) == 0, "families before any op");
+        tx_tensor a = make(ctx, 2, (int64_t[]){16, 16}, 0),
+                  b = make(ctx, 2, (int64_t[]){16, 16}, 1);
+        for (int i = 0; i < 3; i++) {
+            tx_tensor c;
+            CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, c);
+        }
+        CHECK(relu_ok(ctx, a), "relu wrong");
+        tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
+        int n = tx_ctx_compile_families(ctx, f, TX_MAX_COMPILE_FAMILIES);
+        CHECK(n == 2, "%d families", n);
+        tx_stats s = stats(ctx);
+        double sum = 0;
+        uint32_t gen = 0, spec = 0;
+        for (int i = 0; i < n; i++) {
+            sum += f[i].compile_ms;
+            gen += f[i].generic;
+            spec += f[i].specialized;
+            bool bin = strcmp(f[i].name, "binary") == 0, un = strcmp(f[i].name, "unary") == 0;
+            CHECK(bin || un, "family %s", f[i].name);
+            /* add: generic + one specialized after k = 2 calls; relu once: generic only */
+            CHECK(f[i].generic == 1 && f[i].specialized == (bin ? 1u : 0u), "%s: %u + %u",
+                  f[i].name, f[i].generic, f[i].specialized);
+            CHECK(f[i].compile_ms > 0 && f[i].first_draw_ms >= 0, "%s: %.3f ms", f[i].name,
+                  f[i].compile_ms);
+        }
+        CHECK(gen == s.generic_compiles && spec == s.specialized_compiles, "%u/%u vs stats", gen,
+              spec);
+        CHECK(fabs(sum - s.compile_ms) < 1e-6 * (1 + s.compile_ms), "%.6f vs %.6f", sum,
+              s.compile_ms);
+        CHECK(tx_ctx_compile_families(ctx, f, 1) == 2, "count with a short array");
+        tx_tensor_destroy(ctx, a);
+        tx_tensor_destroy(ctx, b);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
         setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});

@@ -122,6 +122,9 @@ export interface Stats {
   liveHostBytes: number;
   peakHostBytes: number;
   compileMs: number;
+  /** Compile cost per program family (GLSL template: "matmul", "conv" ...):
+   *  programs issued, synchronous compile ms, and the programs' first draws. */
+  compileFamilies: Record<string, { generic: number; specialized: number; compileMs: number; firstDrawMs: number }>;
   /** Times the WebGL context was restored after a loss. */
   generation: number;
   /** Tensor objects created and not yet disposed or finalized. */

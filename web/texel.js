@@ -610,6 +610,7 @@ class Context {
    *  liveHostBytes count the CPU device's work and memory. */
   stats() {
     const s = camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_stats_json(this._ctx()))));
+    for (const k of Object.keys(s.compileFamilies)) s.compileFamilies[k] = camelKeys(s.compileFamilies[k]);
     s.jsLiveTensors = this._live;
     s.jsFinalized = this._finalized;
     s.pendingReads = this._pending.size;

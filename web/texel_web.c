@@ -29,7 +29,7 @@ extern void txw_js_context_destroy(int handle);
 typedef struct txw {
     tx_ctx *ctx;
     int gl;
-    char json[2048];
+    char json[8192];
 } txw;
 
 static txw *g_current;
@@ -177,8 +177,20 @@ EXPORT const char *txw_stats_json(txw *w) {
     n += (size_t)snprintf(w->json + n, cap - n, "\"" #f "\":%llu,", (unsigned long long)s.f);
     TXW_STATS(X)
 #undef X
-    snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d}", s.compile_ms,
-             tx_ctx_generation(w->ctx));
+    n += (size_t)snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d,",
+                          s.compile_ms, tx_ctx_generation(w->ctx));
+    /* compile cost per program family (tx_ctx_compile_families) */
+    tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
+    int nf = tx_ctx_compile_families(w->ctx, f, TX_MAX_COMPILE_FAMILIES);
+    n += (size_t)snprintf(w->json + n, cap - n, "\"compile_families\":{");
+    for (int i = 0; i < nf && n < cap; i++)
+        n += (size_t)snprintf(w->json + n, cap - n,
+                              "%s\"%s\":{\"generic\":%u,\"specialized\":%u,\"compile_ms\":%.3f,"
+                              "\"first_draw_ms\":%.3f}",
+                              i ? "," : "", f[i].name, f[i].generic, f[i].specialized,
+                              f[i].compile_ms, f[i].first_draw_ms);
+    if (n < cap)
+        snprintf(w->json + n, cap - n, "}}");
     return w->json;
 }
 

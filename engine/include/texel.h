@@ -252,6 +252,22 @@ void tx_ctx_trim(tx_ctx *ctx);
 /* The k actually in force (after defaults and env); -1 = never. */
 int tx_ctx_specialize_after(const tx_ctx *ctx);
 
+/* Compile cost per program family (a GLSL template: "matmul", "conv",
+ * "unary" ...), so a first call's cost can be traced to its ops. compile_ms
+ * is the wall time of the synchronous compile calls (tx_stats.compile_ms is
+ * their sum over families); first_draw_ms is the time of each program's
+ * first draw, where drivers that generate the machine code at the first draw
+ * (llvmpipe) really compile. Counts and times start again after a context
+ * loss. */
+#define TX_MAX_COMPILE_FAMILIES 32
+typedef struct tx_compile_family {
+    const char *name;              /* static string */
+    uint32_t generic, specialized; /* programs issued */
+    double compile_ms, first_draw_ms;
+} tx_compile_family;
+/* Writes up to max families into out (may be NULL); returns how many there are. */
+int tx_ctx_compile_families(const tx_ctx *ctx, tx_compile_family *out, int max);
+
 /* ---- tensors ---- */
 
 typedef struct tx_tensor_desc {
