@@ -753,6 +753,9 @@ typedef struct tx_session_stats {
                                     "remembered: ...", "trial: ..." */
     uint64_t runs_gpu, runs_cpu; /* runs per device so far */
     double gpu_ms, cpu_ms;       /* auto's steady-state measurements (0: none) */
+    double load_compile_ms;      /* a GPU session with static input shapes issues every
+                                    generic program at creation: the time that took
+                                    (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 
