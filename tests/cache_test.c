@@ -1,5 +1,8 @@
 /* Program cache behaviour, asserted on the context's counters. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "internal.h"
@@ -351,6 +354,62 @@ int main(int argc, char **argv) {
         tx_tensor_destroy(ctx, a);
         tx_tensor_destroy(ctx, b);
         tx_host_close(h, ctx);
+        tx_test_end();
+    }
+    if (tx_test_begin("TEXEL_TUNE: matmul tilings measured once per size class, remembered")) {
+        char dir[] = "/tmp/texel-tune-XXXXXX";
+        CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+        setenv("TEXEL_CACHE_DIR", dir, 1);
+        setenv("TEXEL_TUNE", "1", 1);
+        uint64_t compiles[2] = {0};
+        for (int round = 0; round < 2; round++) { /* round 1: a fresh context */
+            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
+            tx_tensor a = make(ctx, 2, (int64_t[]){64, 48}, 0),
+                      b = make(ctx, 2, (int64_t[]){48, 32}, 1);
+            float av[64 * 48], bv[48 * 32], y[64 * 32];
+            tx_tensor_read(ctx, a, av, sizeof av);
+            tx_tensor_read(ctx, b, bv, sizeof bv);
+            for (int call = 0; call < 2; call++) {
+                tx_tensor c;
+                CHECK(tx_matmul(ctx, a, b, NULL, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+                CHECK(tx_tensor_read(ctx, c, y, sizeof y) == TX_STATUS_OK, "read");
+                double err = 0;
+                for (int i = 0; i < 64; i++)
+                    for (int j = 0; j < 32; j++) {
+                        double acc = 0;
+                        for (int k = 0; k < 48; k++)
+                            acc += (double)av[i * 48 + k] * bv[k * 32 + j];
+                        err = fmax(err, fabs(acc - y[i * 32 + j]) / (1 + fabs(acc)));
+                    }
+                CHECK(err < 1e-5, "round %d call %d: error %g", round, call, err);
+                tx_tensor_destroy(ctx, c);
+                tx_stats st = stats(ctx);
+                if (call == 0)
+                    compiles[round] = st.generic_compiles;
+                else /* the second call of the class measures nothing */
+                    CHECK(st.generic_compiles == compiles[round], "round %d: %llu -> %llu", round,
+                          (unsigned long long)compiles[round],
+                          (unsigned long long)st.generic_compiles);
+            }
+            tx_tensor_destroy(ctx, a);
+            tx_tensor_destroy(ctx, b);
+            tx_host_close(h, ctx);
+        }
+        /* round 0 compiled every tiling (>= 2 tile passes + an interleave);
+         * round 1 took the remembered one: at most its two passes */
+        CHECK(compiles[0] >= 3 && compiles[1] <= 2 && compiles[1] < compiles[0],
+              "generic programs: measured %llu, remembered %llu", (unsigned long long)compiles[0],
+              (unsigned long long)compiles[1]);
+        char path[600], line[512] = "";
+        snprintf(path, sizeof path, "%s/device-choices", dir);
+        FILE *f = fopen(path, "r");
+        CHECK(f && fgets(line, sizeof line, f) && strstr(line, " matmul-tm"), "file: %s", line);
+        if (f)
+            fclose(f);
+        remove(path);
+        rmdir(dir);
+        unsetenv("TEXEL_TUNE");
+        unsetenv("TEXEL_CACHE_DIR");
         tx_test_end();
     }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {

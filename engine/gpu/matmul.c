@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "../device.h"
+#include "tune.h"
 
 /* Below this many rows the 4-row tile's second draw costs more than it saves. */
 #define TX_MATMUL_TILE_MIN_M 8
@@ -16,18 +17,15 @@ static const char *const k_bd[4] = {"p_bd0", "p_bd1", "p_bd2", "p_bd3"};
 static const char *const k_ab[4] = {"p_ab0", "p_ab1", "p_ab2", "p_ab3"};
 static const char *const k_bb[4] = {"p_bb0", "p_bb1", "p_bb2", "p_bb3"};
 
-tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
+/* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
+ * target per row phase, then the interleaving pass). */
+static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
     const char *name = "matmul";
     const tx_slot *as = c->a, *bs = c->b, *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N, K = c->K;
     bool ta = c->ta, tb = c->tb;
     tx_status st = TX_STATUS_OK;
     bool vec = N % 4 == 0;
-    int tm = vec && M >= TX_MATMUL_TILE_MIN_M ? 4 : 1;
-    /* Eight row phases where the device has 8 draw buffers: 12 fetches per
-     * 128 FMAs instead of 8 per 64 (llvmpipe, 1024²: 16.9 vs 12.9 GFLOP/s). */
-    if (tm == 4 && M >= 2 * TX_MATMUL_TILE_MIN_M && ctx->caps.max_draw_buffers >= 8)
-        tm = 8;
     int64_t mt = (M + tm - 1) / tm;
     tx_program_req r;
     tx_req_init(&r, TX_FAMILY_MATMUL, "matmul", cs ? 3 : 2, tm);
@@ -100,5 +98,61 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     }
     for (int i = 0; i < n_tiles; i++)
         tx_pool_release(ctx, &tiles[i]);
+    return st;
+}
+
+/* The size class of a matmul: log2 of its multiply-adds, in steps of 3 (a
+ * doubling of each side). */
+static int size_class(const tx_matmul_call *c) {
+    double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
+    int cls = (int)(log2(macs > 1 ? macs : 1) / 3);
+    return cls < 0 ? 0 : cls > 31 ? 31 : cls;
+}
+
+/* TEXEL_TUNE: each variant once to compile, once timed; the output of the
+ * last run stands (every variant writes the whole result). */
+static tx_status measure(tx_ctx *ctx, const tx_matmul_call *c, const int *cand, int n, int *best) {
+    double best_ms = 0;
+    for (int i = 0; i < n; i++) {
+        tx_status st = run_tm(ctx, c, cand[i]);
+        if (st)
+            return st;
+        tx_gl_finish();
+        double t0 = tx_now_ms();
+        st = run_tm(ctx, c, cand[i]);
+        if (st)
+            return st;
+        tx_gl_finish();
+        double ms = tx_now_ms() - t0;
+        if (i == 0 || ms < best_ms) {
+            best_ms = ms;
+            *best = cand[i];
+        }
+    }
+    tx_tune_store(ctx, "matmul-tm", size_class(c), *best, best_ms);
+    return run_tm(ctx, c, *best);
+}
+
+tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
+    bool vec = c->N % 4 == 0;
+    int tm = vec && c->M >= TX_MATMUL_TILE_MIN_M ? 4 : 1;
+    /* Eight row phases where the device has 8 draw buffers: 12 fetches per
+     * 128 FMAs instead of 8 per 64 (llvmpipe, 1024²: 16.9 vs 12.9 GFLOP/s). */
+    bool can8 = c->M >= 2 * TX_MATMUL_TILE_MIN_M && ctx->caps.max_draw_buffers >= 8;
+    if (tm == 4 && can8)
+        tm = 8;
+    if (tm == 1 || !ctx->tune_kernels || ctx->compile_only)
+        return run_tm(ctx, c, tm);
+    /* measured per device: the 8-target tile that wins on llvmpipe loses on
+     * SwiftShader */
+    int cls = size_class(c);
+    signed char *known = &ctx->matmul_tm[cls];
+    if (!*known)
+        *known = (signed char)tx_tune_lookup(ctx, "matmul-tm", cls);
+    if (*known == 1 || *known == 4 || (*known == 8 && can8))
+        return run_tm(ctx, c, *known);
+    int cand[3] = {1, 4, 8}, best = tm;
+    tx_status st = measure(ctx, c, cand, can8 ? 3 : 2, &best);
+    *known = (signed char)best;
     return st;
 }

@@ -64,7 +64,7 @@ static double probe_gflops(tx_ctx *ctx) {
 }
 
 /* mkdir -p of path's directory. */
-static void make_parent(const char *path) {
+void tx_choice_make_parent(const char *path) {
     char d[512];
     snprintf(d, sizeof d, "%s", path);
     for (char *p = d + 1; *p; p++) {
@@ -78,15 +78,21 @@ static void make_parent(const char *path) {
 }
 
 static void cache_path(const tx_session_desc *desc, char *out, size_t n) {
-    out[0] = 0;
-#ifdef __EMSCRIPTEN__
-    (void)desc; /* the page remembers (web/texel.js: localStorage) */
-    (void)n;
-#else
     if (desc && desc->choice_cache) {
+        out[0] = 0;
+#ifndef __EMSCRIPTEN__
         snprintf(out, n, "%s", desc->choice_cache);
+#endif
         return;
     }
+    tx_choice_default_file(out, n);
+}
+
+void tx_choice_default_file(char *out, size_t n) {
+    out[0] = 0;
+#ifdef __EMSCRIPTEN__
+    (void)n; /* the page remembers (web/texel.js: localStorage) */
+#else
     const char *dir = getenv("TEXEL_CACHE_DIR");
     if (dir) {
         if (*dir)
@@ -135,7 +141,7 @@ static bool cache_lookup(tx_session_choice *c, const char *renderer) {
 static void cache_store(const tx_session_choice *c, const char *renderer) {
     if (!c->cache_path[0])
         return;
-    make_parent(c->cache_path);
+    tx_choice_make_parent(c->cache_path);
     FILE *f = fopen(c->cache_path, "a");
     if (!f)
         return; /* remembering is an optimisation: a read-only home is fine */

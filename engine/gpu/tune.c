@@ -1,0 +1,63 @@
+/* Kernel variants chosen per device by measurement (env TEXEL_TUNE=1).
+ *
+ * A kernel with several variants (matmul's tile rows: 1, 4, or 8 on 8 render
+ * targets) times each on its first use per size class: one call to compile,
+ * one timed after tx_gl_finish. The winner is kept in the context and
+ * appended to the file of remembered device choices (choose.c) as
+ * "<hash of kernel + class> <kernel><variant> <ms> 0 <renderer>", so a later
+ * context on the same renderer takes it without measuring. */
+#include <string.h>
+
+#include "../device.h"
+#include "../hash.h"
+#include "../model/choose.h"
+#include "tune.h"
+
+static uint64_t key_hash(const char *kernel, int cls) {
+    char k[64];
+    int n = snprintf(k, sizeof k, "tune/%s/%d", kernel, cls);
+    return tx_fnv1a(k, (size_t)n);
+}
+
+int tx_tune_lookup(tx_ctx *ctx, const char *kernel, int cls) {
+    char path[512];
+    tx_choice_default_file(path, sizeof path);
+    FILE *f = path[0] ? fopen(path, "r") : NULL;
+    if (!f)
+        return 0;
+    uint64_t want = key_hash(kernel, cls);
+    size_t kl = strlen(kernel);
+    char line[512];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long h;
+        char var[32];
+        double ms, unused;
+        int used = 0;
+        if (sscanf(line, "%llx %31s %lf %lf %n", &h, var, &ms, &unused, &used) != 4 || !used)
+            continue;
+        char *r = line + used;
+        r[strcspn(r, "\n")] = 0;
+        if (h != want || strncmp(var, kernel, kl) != 0 || strcmp(r, ctx->caps.renderer) != 0)
+            continue;
+        int v = atoi(var + kl);
+        if (v > 0)
+            found = v; /* the last line wins */
+    }
+    fclose(f);
+    return found;
+}
+
+void tx_tune_store(tx_ctx *ctx, const char *kernel, int cls, int variant, double ms) {
+    char path[512];
+    tx_choice_default_file(path, sizeof path);
+    if (!path[0])
+        return;
+    tx_choice_make_parent(path);
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* remembering is an optimisation */
+    fprintf(f, "%016llx %s%d %.3f 0 %s\n", (unsigned long long)key_hash(kernel, cls), kernel,
+            variant, ms, ctx->caps.renderer);
+    fclose(f);
+}
