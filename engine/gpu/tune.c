@@ -29,18 +29,12 @@ int tx_tune_lookup(tx_ctx *ctx, const char *kernel, int cls) {
     size_t kl = strlen(kernel);
     char line[512];
     int found = 0;
+    tx_choice_rec rec;
     while (fgets(line, sizeof line, f)) {
-        unsigned long long h;
-        char var[32];
-        double ms, unused;
-        int used = 0;
-        if (sscanf(line, "%llx %31s %lf %lf %n", &h, var, &ms, &unused, &used) != 4 || !used)
+        if (!tx_choice_line(line, &rec) || rec.hash != want || strncmp(rec.what, kernel, kl) != 0 ||
+            strcmp(rec.renderer, ctx->caps.renderer) != 0)
             continue;
-        char *r = line + used;
-        r[strcspn(r, "\n")] = 0;
-        if (h != want || strncmp(var, kernel, kl) != 0 || strcmp(r, ctx->caps.renderer) != 0)
-            continue;
-        int v = atoi(var + kl);
+        int v = atoi(rec.what + kl);
         if (v > 0)
             found = v; /* the last line wins */
     }

@@ -105,6 +105,16 @@ void tx_choice_default_file(char *out, size_t n) {
 #endif
 }
 
+bool tx_choice_line(char *line, tx_choice_rec *out) {
+    int used = 0;
+    if (sscanf(line, "%llx %31s %lf %lf %n", &out->hash, out->what, &out->a, &out->b, &used) != 4 ||
+        !used)
+        return false;
+    out->renderer = line + used;
+    out->renderer[strcspn(out->renderer, "\n")] = 0;
+    return true;
+}
+
 /* One line per decision: hash, device, gpu ms, cpu ms, renderer. The last
  * line for a model + renderer wins. */
 static bool cache_lookup(tx_session_choice *c, const char *renderer) {
@@ -113,17 +123,13 @@ static bool cache_lookup(tx_session_choice *c, const char *renderer) {
         return false;
     char line[512];
     bool found = false;
+    tx_choice_rec rec;
     while (fgets(line, sizeof line, f)) {
-        unsigned long long h;
-        char dev[8];
-        double g, cp;
-        int used = 0;
-        if (sscanf(line, "%llx %7s %lf %lf %n", &h, dev, &g, &cp, &used) != 4 || !used)
+        if (!tx_choice_line(line, &rec))
             continue;
-        char *r = line + used;
-        r[strcspn(r, "\n")] = 0;
-        tx_device d = tx_device_from_name(dev);
-        if (h != c->model_hash || strcmp(r, renderer) != 0 ||
+        double g = rec.a, cp = rec.b;
+        tx_device d = tx_device_from_name(rec.what);
+        if (rec.hash != c->model_hash || strcmp(rec.renderer, renderer) != 0 ||
             (d != TX_DEVICE_GPU && d != TX_DEVICE_CPU))
             continue;
         c->current = d;

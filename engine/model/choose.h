@@ -65,5 +65,13 @@ void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why);
 void tx_choice_default_file(char *out, size_t n);
 /* mkdir -p of path's directory. */
 void tx_choice_make_parent(const char *path);
+/* One line of that file, parsed in place: false when it is not one. */
+typedef struct tx_choice_rec {
+    unsigned long long hash;
+    char what[32]; /* a device name, or a kernel variant */
+    double a, b;
+    char *renderer; /* points into the line */
+} tx_choice_rec;
+bool tx_choice_line(char *line, tx_choice_rec *out);
 
 #endif
