@@ -53,7 +53,7 @@ static int usage_run(const char *why) {
                     "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
                     "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
                     "[--no-fusion]\n"
-                    "         [--device auto|gpu|cpu]\n");
+                    "         [--device auto|gpu|cpu] [--precision f32|f16]\n");
     return 2;
 }
 
@@ -137,6 +137,12 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->device = tx_device_from_name(v), i++;
             if (o->device == TX_DEVICE_COUNT_)
                 return usage_run("--device is auto, gpu or cpu");
+        } else if (strcmp(a, "--precision") == 0) {
+            /* f16: tensors stored as RGBA16F (EXT_color_buffer_half_float) */
+            if (strcmp(v, "f16") != 0 && strcmp(v, "f32") != 0)
+                return usage_run("--precision is f32 or f16");
+            o->cd.float16_storage = strcmp(v, "f16") == 0;
+            i++;
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
             o->cd.specialize_after =

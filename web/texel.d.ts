@@ -28,6 +28,10 @@ export interface CreateOptions {
   canvas?: HTMLCanvasElement | OffscreenCanvas;
   /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2. */
   specializeAfter?: number | 'always' | 'never';
+  /** 'f16': tensors stored as RGBA16F (EXT_color_buffer_half_float), half the
+   *  texture memory, ~3 significant digits per stored value (caps.float16Storage);
+   *  'f32' (default): RGBA32F. */
+  precision?: 'f32' | 'f16';
   /** Bytes of live + pooled textures (default 1 GiB). */
   memoryBudget?: number;
   /** Clamp the device's MAX_TEXTURE_SIZE (tests). */
@@ -80,6 +84,8 @@ export interface SessionStats {
   runsCpu: number;
   gpuMs: number;
   cpuMs: number;
+  /** A GPU session with static input shapes issues its generic programs at load: how long that took. */
+  loadCompileMs: number;
 }
 
 export interface Caps {
@@ -90,6 +96,8 @@ export interface Caps {
   maxDrawBuffers: number;
   float32Render: boolean;
   float16Render: boolean;
+  /** Tensors are stored as RGBA16F (precision: 'f16', or no RGBA32F rendering). */
+  float16Storage: boolean;
   parallelCompile: boolean;
   specializeAfter: number;
 }

@@ -819,8 +819,8 @@ function camelKeys(o) {
 }
 
 /**
- * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?,
- *         device?, cpuThreads?, threads?, simd?, env?, wasmUrl?, wasmUrlThreads?,
+ * create({canvas?, specializeAfter?, precision?, memoryBudget?, maxTextureSize?, logShaders?,
+ *         debug?, device?, cpuThreads?, threads?, simd?, env?, wasmUrl?, wasmUrlThreads?,
  *         wasmUrlScalar?})
  * Loads the engine (once per page and build) and makes a context on `canvas`
  * (default: a canvas of its own that is never shown). debug: check for GL
@@ -855,8 +855,11 @@ export async function create(opts = {}) {
   // specializeAfter: k identical calls; 0 or 'always'; 'never'; default 2.
   const k = opts.specializeAfter;
   const code = k === undefined ? 0 : k === 0 || k === 'always' ? -1 : k === 'never' || k < 0 ? -2 : k;
+  const precision = opts.precision ?? 'f32';
+  if (precision !== 'f32' && precision !== 'f16')
+    throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: precision is 'f32' or 'f16', not ${JSON.stringify(precision)}`);
   const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
-    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0);
+    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0, precision === 'f16' ? 1 : 0);
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
   return new Context(core, w, canvas);
 }

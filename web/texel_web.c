@@ -46,7 +46,7 @@ static tx_ctx *use(txw *w) {
 /* ---- context ---- */
 
 EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
-                       int log_shaders, int debug, int device, int cpu_threads) {
+                       int log_shaders, int debug, int device, int cpu_threads, int float16) {
     g_create_error[0] = 0;
     txw *w = calloc(1, sizeof *w);
     if (!w) {
@@ -69,6 +69,7 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
         .log_shaders = log_shaders != 0,
         .device = (tx_device)device,
         .cpu_threads = cpu_threads,
+        .float16_storage = float16 != 0,
     };
     tx_status s = tx_ctx_create(&d, &w->ctx);
     if (s) {
@@ -214,10 +215,11 @@ EXPORT const char *txw_caps_json(txw *w) {
     snprintf(w->json, sizeof w->json,
              "{\"renderer\":\"%s\",\"version\":\"%s\",\"glsl_version\":\"%s\","
              "\"max_texture_size\":%d,\"max_draw_buffers\":%d,\"float32_render\":%s,"
-             "\"float16_render\":%s,\"parallel_compile\":%s,\"specialize_after\":%d}",
+             "\"float16_render\":%s,\"float16_storage\":%s,\"parallel_compile\":%s,"
+             "\"specialize_after\":%d}",
              r, v, g, c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
-             c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
-             tx_ctx_specialize_after(w->ctx));
+             c.float16_render ? "true" : "false", c.float16_storage ? "true" : "false",
+             c.parallel_compile ? "true" : "false", tx_ctx_specialize_after(w->ctx));
     return w->json;
 }
 
@@ -549,11 +551,11 @@ EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
     snprintf(w->json, sizeof w->json,
              "{\"nodes\":%d,\"steps\":%d,\"folded\":%d,\"fused\":%d,\"weight_bytes\":%llu,"
              "\"device\":\"%s\",\"decided\":%s,\"reason\":\"%s\",\"runs_gpu\":%llu,"
-             "\"runs_cpu\":%llu,\"gpu_ms\":%.3f,\"cpu_ms\":%.3f}",
+             "\"runs_cpu\":%llu,\"gpu_ms\":%.3f,\"cpu_ms\":%.3f,\"load_compile_ms\":%.3f}",
              st.nodes, st.steps, st.folded, st.fused, (unsigned long long)st.weight_bytes,
              tx_device_name(st.device), st.decided ? "true" : "false", reason,
-             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms,
-             st.cpu_ms);
+             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
+             st.load_compile_ms);
     return w->json;
 }
 
