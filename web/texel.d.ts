@@ -227,7 +227,8 @@ export declare function create(options?: CreateOptions): Promise<Context>;
 export declare function threadsAvailable(): boolean;
 /** True where the browser runs wasm SIMD. */
 export declare function simdAvailable(): boolean;
-/** Forgets the 'auto' device decisions this origin remembered (localStorage). */
+/** Forgets the 'auto' device decisions and the measured kernel choices
+ *  (env TEXEL_TUNE) this origin remembered (localStorage). */
 export declare function forgetDeviceChoices(): void;
 
 declare const texel: {

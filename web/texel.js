@@ -127,13 +127,32 @@ function rememberChoice(key, st) {
   } catch { /* quota or privacy mode: remembering is an optimisation */ }
 }
 
-/** Forgets every remembered auto decision of this origin. */
+// Kernel variants measured per renderer (env TEXEL_TUNE=1: matmul's tile
+// rows per size class), handed to every later context on that renderer.
+const KERNEL_PREFIX = 'texel-kernels:';
+const TUNE_CLASSES = 32;
+
+function recallKernels(core, w, key) {
+  try {
+    const v = JSON.parse(storage()?.getItem(key) ?? 'null');
+    if (!Array.isArray(v)) return;
+    v.slice(0, TUNE_CLASSES).forEach((x, cls) => { if (x) core._txw_set_kernel_choice(w, cls, x | 0); });
+  } catch { /* a damaged entry: measure again */ }
+}
+
+function rememberKernels(core, w, key) {
+  const v = Array.from({ length: TUNE_CLASSES }, (_, cls) => core._txw_kernel_choice(w, cls));
+  if (!v.some((x) => x)) return;
+  try { storage()?.setItem(key, JSON.stringify(v)); } catch { /* an optimisation */ }
+}
+
+/** Forgets every remembered auto decision and kernel choice of this origin. */
 export function forgetDeviceChoices() {
   const s = storage();
   if (!s) return;
   for (let i = s.length - 1; i >= 0; i--) {
     const k = s.key(i);
-    if (k?.startsWith(CHOICE_PREFIX)) s.removeItem(k);
+    if (k?.startsWith(CHOICE_PREFIX) || k?.startsWith(KERNEL_PREFIX)) s.removeItem(k);
   }
 }
 
@@ -248,6 +267,11 @@ class Context {
     this.threads = core.txwThreads;
     /** False when it runs the build without wasm SIMD (texel-scalar.wasm). */
     this.simd = core.txwSimd;
+    this._kernelKey = `${KERNEL_PREFIX}${this.caps.renderer}`;
+    recallKernels(core, w, this._kernelKey);
+    // measured kernel choices outlive the page (and this context)
+    this._onPageHide = () => { if (this._w) rememberKernels(core, this._w, this._kernelKey); };
+    globalThis.addEventListener?.('pagehide', this._onPageHide);
   }
 
   // ---- plumbing ----
@@ -675,6 +699,8 @@ class Context {
     }
     this._pending.clear();
     for (const sess of this._sessions) sess.dispose();
+    this._onPageHide();
+    globalThis.removeEventListener?.('pagehide', this._onPageHide);
     this._core._txw_destroy(this._w);
     this._core._free(this._scratch);
     this._w = 0;

@@ -86,6 +86,15 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
     return w;
 }
 
+/* Kernel variants chosen by measurement (TEXEL_TUNE): the page keeps them in
+ * localStorage per renderer (texel.js), since the engine has no file here. */
+EXPORT int txw_kernel_choice(txw *w, int size_class) {
+    return tx_ctx_kernel_choice(w->ctx, "matmul-tm", size_class);
+}
+EXPORT int txw_set_kernel_choice(txw *w, int size_class, int variant) {
+    return tx_ctx_set_kernel_choice(w->ctx, "matmul-tm", size_class, variant);
+}
+
 EXPORT const char *txw_create_error(void) {
     return g_create_error;
 }

@@ -106,7 +106,7 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
 static int size_class(const tx_matmul_call *c) {
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
     int cls = (int)(log2(macs > 1 ? macs : 1) / 3);
-    return cls < 0 ? 0 : cls > 31 ? 31 : cls;
+    return cls < 0 ? 0 : cls >= TX_TUNE_CLASSES ? TX_TUNE_CLASSES - 1 : cls;
 }
 
 /* TEXEL_TUNE: each variant once to compile, once timed; the output of the

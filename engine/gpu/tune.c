@@ -13,6 +13,32 @@
 #include "../model/choose.h"
 #include "tune.h"
 
+/* The context's slot for kernel's choice in class cls, or NULL. */
+static signed char *slot(tx_ctx *ctx, const char *kernel, int cls) {
+    if (!ctx || !kernel || cls < 0 || cls >= TX_TUNE_CLASSES)
+        return NULL;
+    if (strcmp(kernel, "matmul-tm") == 0)
+        return &ctx->matmul_tm[cls];
+    return NULL;
+}
+
+int tx_ctx_kernel_choice(const tx_ctx *ctx, const char *kernel, int size_class) {
+    signed char *s = slot((tx_ctx *)ctx, kernel, size_class);
+    return s ? *s : 0;
+}
+
+tx_status tx_ctx_set_kernel_choice(tx_ctx *ctx, const char *kernel, int size_class, int variant) {
+    signed char *s = slot(ctx, kernel, size_class);
+    if (!s || (variant != 0 && variant != 1 && variant != 4 && variant != 8))
+        return ctx ? tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                             "tx_ctx_set_kernel_choice: no kernel \"%s\" with class %d and "
+                             "variant %d (matmul-tm: classes 0..%d, variants 0, 1, 4, 8)",
+                             kernel ? kernel : "(null)", size_class, variant, TX_TUNE_CLASSES - 1)
+                   : TX_STATUS_INVALID_ARGUMENT;
+    *s = (signed char)variant;
+    return TX_STATUS_OK;
+}
+
 static uint64_t key_hash(const char *kernel, int cls) {
     char k[64];
     int n = snprintf(k, sizeof k, "tune/%s/%d", kernel, cls);

@@ -108,6 +108,27 @@ test("precision 'f16': RGBA16F storage, half the texture bytes, ~3 digits; compi
     threw.message.includes('precision'), `precision 'f64': ${threw}`);
 });
 
+test('TEXEL_TUNE: matmul tilings measured once per renderer and size class, remembered in localStorage', async () => {
+  texel.forgetDeviceChoices();
+  const m = 64, k = 48, n = 32;
+  const a = rand(m * k, 5), b = rand(k * n, 6), want = refMatmul(a, b, m, k, n);
+  const compiles = [];
+  for (let round = 0; round < 2; round++) {
+    const t = await texel.create({ specializeAfter: 'never', env: { TEXEL_TUNE: '1' } });
+    for (let call = 0; call < 2; call++)
+      t.scope(() => close(t.tensor(a, [m, k]).matmul(t.tensor(b, [k, n])).dataSync(), want, 1e-5, `round ${round}`));
+    compiles.push(t.stats().genericCompiles);
+    t.dispose(); // remembers the choice
+    const kept = JSON.parse(localStorage.getItem(`texel-kernels:${t.caps.renderer}`) ?? 'null');
+    check(Array.isArray(kept) && kept.some((x) => [1, 4, 8].includes(x)), `stored ${JSON.stringify(kept)}`);
+    if (round === 0) console.log(`  measured on this renderer: matmul tile rows per size class ${JSON.stringify(kept)}`);
+  }
+  check(compiles[0] >= 3 && compiles[1] <= 2, `generic programs: measured ${compiles[0]}, remembered ${compiles[1]}`);
+  texel.forgetDeviceChoices();
+  const t = await texel.create({ env: { TEXEL_TUNE: null } });
+  t.dispose();
+});
+
 test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => {
   const x = tx.tensor(rand(4099, 7), [4099]);
   const y = x.neg();
