@@ -237,6 +237,10 @@ static void drop_gl_objects(tx_ctx *ctx) {
         ctx->stats.live_texture_bytes -= st->tex.bytes;
         st->tex.bytes = 0;
         st->tex.gl = 0;
+        if (st->packed.gl) {
+            tx_gl_tex_delete(&ctx->gl, st->packed.gl);
+            tx_pool_forget(ctx, &st->packed);
+        }
     }
     gl_forget(ctx);
     ctx->generation++;

@@ -71,6 +71,12 @@ typedef struct tx_storage {
     uint32_t generation; /* ctx->generation when made; older: lost with the context */
     int refs;
     int64_t numel;
+    uint32_t version; /* bumped by every write of the contents */
+    /* GPU: a derived layout kept with the storage (conv's packed weights,
+     * engine/gpu/conv.c), valid while packed_key and packed_version match */
+    tx_texture packed;
+    uint64_t packed_key;
+    uint32_t packed_version;
 } tx_storage;
 
 typedef struct tx_slot {
