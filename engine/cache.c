@@ -25,6 +25,7 @@ typedef struct prog_info {
     int loc[TX_MAX_PARAMS];
     uint32_t last[TX_MAX_PARAMS]; /* last uniform bits set, to skip redundant calls */
     bool have_last;
+    bool drawn; /* its first draw was timed (drivers that JIT at first draw) */
 } prog_info;
 
 typedef struct entry {
@@ -57,8 +58,36 @@ struct tx_cache {
     /* the signature to specialize after the current draw */
     int todo_sig;
     tx_program_req todo_req;
+    /* what the last bind chose, for the draw that follows it */
+    prog_info *bound;
+    tx_compile_family *bound_fam;
+    /* compile cost per program family (template) */
+    tx_compile_family fams[TX_MAX_COMPILE_FAMILIES];
+    int n_fams;
     char keybuf[8192];
 };
+
+/* The family of r's programs; families past the table's size share its last
+ * slot, renamed "other". */
+static tx_compile_family *family(tx_cache *c, const tx_program_req *r) {
+    for (int i = 0; i < c->n_fams; i++)
+        if (strcmp(c->fams[i].name, r->template_name) == 0)
+            return &c->fams[i];
+    if (c->n_fams == TX_MAX_COMPILE_FAMILIES) {
+        c->fams[c->n_fams - 1].name = "other";
+        return &c->fams[c->n_fams - 1];
+    }
+    tx_compile_family *f = &c->fams[c->n_fams++];
+    memset(f, 0, sizeof *f);
+    f->name = r->template_name;
+    return f;
+}
+
+/* Synchronous compile time: the context's total and r's family. */
+static void account(tx_ctx *ctx, const tx_program_req *r, double ms) {
+    ctx->stats.compile_ms += ms;
+    family(ctx->cache, r)->compile_ms += ms;
+}
 
 static void table_reindex(table *t) {
     int cap = 64;
@@ -199,7 +228,7 @@ static tx_gl_prog compile_issue(tx_ctx *ctx, const char *op, const tx_program_re
                 src);
     double t0 = tx_now_ms();
     tx_gl_prog p = tx_gl_program_begin(&ctx->gl, src);
-    ctx->stats.compile_ms += tx_now_ms() - t0;
+    account(ctx, r, tx_now_ms() - t0);
     free(src);
     return p;
 }
@@ -216,7 +245,7 @@ static tx_gl_prog compile_finish(tx_ctx *ctx, const char *op, const tx_program_r
         snprintf(log, sizeof log, "injected fault: link failure simulated by the test hook");
         ok = false;
     }
-    ctx->stats.compile_ms += tx_now_ms() - t0;
+    account(ctx, r, tx_now_ms() - t0);
     if (ok)
         return p;
     /* A lost context fails every link: that is no shader bug to log. */
@@ -347,6 +376,7 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
     double t0 = tx_now_ms();
     e->spec.prog = tx_gl_program_begin(&ctx->gl, src);
     ctx->stats.specialized_compiles++;
+    family(c, r)->specialized++;
     ctx->stats.specialized_programs++;
     e->state = SPEC_PENDING;
     if (wait || !ctx->gl.has_parallel) {
@@ -365,8 +395,8 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
             ctx->stats.specialized_programs--;
             e->state = SPEC_FAILED;
         }
-        ctx->stats.compile_ms += tx_now_ms() - t0;
     }
+    account(ctx, r, tx_now_ms() - t0);
     free(src);
     evict_specialized(ctx);
 }
@@ -399,6 +429,7 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     tx_cache *c = ctx->cache;
     c->tick++;
     c->todo_sig = -1;
+    c->bound = NULL;
     bool compiled = false;
 
     /* Which specialized program, if any, serves this call. */
@@ -430,6 +461,8 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         }
         if (sig->state == SPEC_READY) {
             prepare(ctx, &sig->spec, r, true);
+            c->bound = &sig->spec;
+            c->bound_fam = family(c, r);
             ctx->stats.specialized_runs++;
             if (!compiled)
                 ctx->stats.cache_hits++;
@@ -451,6 +484,7 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         compiled = true;
         if (p) {
             ctx->stats.generic_compiles++;
+            family(c, r)->generic++;
             if (gi < 0) {
                 len = make_key(c, r, false);
                 gi = table_add(&c->generic, h, c->keybuf, len);
@@ -469,6 +503,8 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     entry *g = &c->generic.e[gi];
     prepare(ctx, &g->gen, r, false);
     set_params(&g->gen, r);
+    c->bound = &g->gen;
+    c->bound_fam = family(c, r);
     ctx->stats.generic_runs++;
     if (!compiled)
         ctx->stats.cache_hits++;
@@ -489,6 +525,7 @@ tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     c->generic.e[gi].gen.prog = p;
     c->generic.e[gi].gen_pending = true;
     ctx->stats.generic_compiles++;
+    family(c, r)->generic++;
     return TX_STATUS_OK;
 }
 
@@ -534,7 +571,18 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
         out_gl[i] = outs[i]->gl;
         TX_ASSERT(outs[i]->w == outs[0]->w && outs[i]->h == outs[0]->h);
     }
+    /* A program's first draw is timed into its family: drivers that compile
+     * the machine code at the first draw (llvmpipe) pay their compile here. */
+    tx_cache *c = ctx->cache;
+    prog_info *first = c && c->bound && !c->bound->drawn ? c->bound : NULL;
+    double t0 = first ? tx_now_ms() : 0;
     tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);
+    if (first) {
+        first->drawn = true;
+        c->bound_fam->first_draw_ms += tx_now_ms() - t0;
+    }
+    if (c)
+        c->bound = NULL;
     ctx->stats.draws++;
     if (ctx->fault_draw_error) {
         ctx->fault_draw_error = false;
@@ -548,4 +596,13 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
     }
     cache_after_draw(ctx, op);
     return TX_STATUS_OK;
+}
+
+int tx_ctx_compile_families(const tx_ctx *ctx, tx_compile_family *out, int max) {
+    if (!ctx || !ctx->cache)
+        return 0;
+    const tx_cache *c = ctx->cache;
+    for (int i = 0; i < c->n_fams && i < max && out; i++)
+        out[i] = c->fams[i];
+    return c->n_fams;
 }

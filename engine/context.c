@@ -115,6 +115,10 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     ctx->budget = d.memory_budget ? d.memory_budget : TX_DEFAULT_BUDGET;
     ctx->pool.limit = d.pool_limit ? d.pool_limit : ctx->budget / 4;
     ctx->log_shaders = d.log_shaders || (getenv("TEXEL_LOG_SHADERS") != NULL);
+    {
+        const char *tune = getenv("TEXEL_TUNE");
+        ctx->tune_kernels = tune && *tune && *tune != '0';
+    }
     ctx->no_parallel_compile = d.no_parallel_compile;
     ctx->max_texture_size_req = d.max_texture_size;
     ctx->float16_storage_req = d.float16_storage;
@@ -233,6 +237,10 @@ static void drop_gl_objects(tx_ctx *ctx) {
         ctx->stats.live_texture_bytes -= st->tex.bytes;
         st->tex.bytes = 0;
         st->tex.gl = 0;
+        if (st->packed.gl) {
+            tx_gl_tex_delete(&ctx->gl, st->packed.gl);
+            tx_pool_forget(ctx, &st->packed);
+        }
     }
     gl_forget(ctx);
     ctx->generation++;

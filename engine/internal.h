@@ -75,6 +75,12 @@ typedef struct tx_storage {
      * holding consecutive ranges of the elements; tex is unused. */
     int n_parts;
     tx_tensor *parts;
+    uint32_t version; /* bumped by every write of the contents */
+    /* GPU: a derived layout kept with the storage (conv's packed weights,
+     * engine/gpu/conv.c), valid while packed_key and packed_version match */
+    tx_texture packed;
+    uint64_t packed_key;
+    uint32_t packed_version;
 } tx_storage;
 
 typedef struct tx_slot {
@@ -163,6 +169,8 @@ struct tx_ctx {
     struct tx_threadpool *cpu_pool; /* the CPU device's threads, made on first use */
     bool compile_only;              /* GPU kernels warm their programs, draw nothing */
     double probe_gflops;            /* auto's software-rasterizer probe (0: not made) */
+    bool tune_kernels;              /* env TEXEL_TUNE=1: kernel variants timed on first use */
+    signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */
     bool fault_generic;     /* the next generic link "fails" */

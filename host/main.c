@@ -12,7 +12,7 @@
  *            [--to float32|int32] [--bool]
  *   texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--device gpu|cpu|all]
  *   texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
- *             [--device auto|gpu|cpu]
+ *             [--device auto|gpu|cpu] [--precision f32|f16]
  *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--device D]
  */
 #include <math.h>
@@ -48,6 +48,7 @@ static int usage(void) {
         "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
         "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
         "           [--max-texture-size N]\n"
+        "           [--precision f32|f16]\n"
         "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
         "           [--device auto|gpu|cpu]\n"
         "ops:");

@@ -34,6 +34,30 @@ void tx_print_stats_text(const tx_stats *s) {
            s->compile_ms);
 }
 
+void tx_print_families_json(const tx_ctx *ctx) {
+    tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
+    int n = tx_ctx_compile_families(ctx, f, TX_MAX_COMPILE_FAMILIES);
+    printf("\"compile_families\": {");
+    for (int i = 0; i < n; i++)
+        printf("%s\"%s\": {\"generic\": %u, \"specialized\": %u, \"compile_ms\": %.3f, "
+               "\"first_draw_ms\": %.3f}",
+               i ? ", " : "", f[i].name, f[i].generic, f[i].specialized, f[i].compile_ms,
+               f[i].first_draw_ms);
+    printf("}");
+}
+
+void tx_print_families_text(const tx_ctx *ctx) {
+    tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
+    int n = tx_ctx_compile_families(ctx, f, TX_MAX_COMPILE_FAMILIES);
+    if (n == 0)
+        return;
+    printf("compile per family (programs generic + specialized, compile ms + first-draw ms):");
+    for (int i = 0; i < n; i++)
+        printf("%s %s %u+%u %.1f+%.1f", i ? ";" : "", f[i].name, f[i].generic, f[i].specialized,
+               f[i].compile_ms, f[i].first_draw_ms);
+    printf("\n");
+}
+
 void tx_json_str(const char *s) {
     putchar('"');
     for (; *s; s++) {

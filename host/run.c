@@ -60,7 +60,7 @@ static int usage_run(const char *why) {
             "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
             "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
             "[--no-fusion]\n"
-            "         [--device auto|gpu|cpu] [--max-texture-size N]\n");
+            "         [--device auto|gpu|cpu] [--max-texture-size N] [--precision f32|f16]\n");
     return 2;
 }
 
@@ -156,6 +156,12 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->cd.max_texture_size = atoi(v), i++;
             if (o->cd.max_texture_size < 1)
                 return usage_run("--max-texture-size wants N >= 1");
+        } else if (strcmp(a, "--precision") == 0) {
+            /* f16: tensors stored as RGBA16F (EXT_color_buffer_half_float) */
+            if (strcmp(v, "f16") != 0 && strcmp(v, "f32") != 0)
+                return usage_run("--precision is f32 or f16");
+            o->cd.float16_storage = strcmp(v, "f16") == 0;
+            i++;
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
             o->cd.specialize_after =
@@ -591,6 +597,8 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
         tx_json_str(ss.reason);
         printf(", ");
         tx_print_stats_json(&cs);
+        printf(", ");
+        tx_print_families_json(ctx);
         printf("}\n");
     } else {
         printf("session: %d nodes -> %d ops (%d folded at plan time, %d fused); weights %llu B; "
@@ -609,6 +617,7 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
                    "%llu B\n",
                    (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_print_stats_text(&cs);
+        tx_print_families_text(ctx);
     }
 out:
     for (int i = 0; i < n_out; i++)

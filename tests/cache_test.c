@@ -1,5 +1,8 @@
 /* Program cache behaviour, asserted on the context's counters. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "internal.h"
@@ -312,6 +315,125 @@ int main(int argc, char **argv) {
               (unsigned long long)s.specialized_runs);
         tx_tensor_destroy(ctx, a);
         tx_host_close(h, ctx);
+        tx_test_end();
+    }
+    if (tx_test_begin("compile cost per family: programs counted per template, ms sum to total")) {
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 2, .no_parallel_compile = true});
+        CHECK(tx_ctx_compile_families(ctx, NULL, 0) == 0, "families before any op");
+        tx_tensor a = make(ctx, 2, (int64_t[]){16, 16}, 0),
+                  b = make(ctx, 2, (int64_t[]){16, 16}, 1);
+        for (int i = 0; i < 3; i++) {
+            tx_tensor c;
+            CHECK(tx_binary(ctx, TX_OP_ADD, a, b, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, c);
+        }
+        CHECK(relu_ok(ctx, a), "relu wrong");
+        tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
+        int n = tx_ctx_compile_families(ctx, f, TX_MAX_COMPILE_FAMILIES);
+        CHECK(n == 2, "%d families", n);
+        tx_stats s = stats(ctx);
+        double sum = 0;
+        uint32_t gen = 0, spec = 0;
+        for (int i = 0; i < n; i++) {
+            sum += f[i].compile_ms;
+            gen += f[i].generic;
+            spec += f[i].specialized;
+            bool bin = strcmp(f[i].name, "binary") == 0, un = strcmp(f[i].name, "unary") == 0;
+            CHECK(bin || un, "family %s", f[i].name);
+            /* add: generic + one specialized after k = 2 calls; relu once: generic only */
+            CHECK(f[i].generic == 1 && f[i].specialized == (bin ? 1u : 0u), "%s: %u + %u",
+                  f[i].name, f[i].generic, f[i].specialized);
+            CHECK(f[i].compile_ms > 0 && f[i].first_draw_ms >= 0, "%s: %.3f ms", f[i].name,
+                  f[i].compile_ms);
+        }
+        CHECK(gen == s.generic_compiles && spec == s.specialized_compiles, "%u/%u vs stats", gen,
+              spec);
+        CHECK(fabs(sum - s.compile_ms) < 1e-6 * (1 + s.compile_ms), "%.6f vs %.6f", sum,
+              s.compile_ms);
+        CHECK(tx_ctx_compile_families(ctx, f, 1) == 2, "count with a short array");
+        tx_tensor_destroy(ctx, a);
+        tx_tensor_destroy(ctx, b);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
+    if (tx_test_begin("TEXEL_TUNE: matmul tilings measured once per size class, remembered")) {
+        char dir[] = "/tmp/texel-tune-XXXXXX";
+        CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+        setenv("TEXEL_CACHE_DIR", dir, 1);
+        setenv("TEXEL_TUNE", "1", 1);
+        uint64_t compiles[2] = {0};
+        for (int round = 0; round < 2; round++) { /* round 1: a fresh context */
+            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
+            tx_tensor a = make(ctx, 2, (int64_t[]){64, 48}, 0),
+                      b = make(ctx, 2, (int64_t[]){48, 32}, 1);
+            float av[64 * 48], bv[48 * 32], y[64 * 32];
+            tx_tensor_read(ctx, a, av, sizeof av);
+            tx_tensor_read(ctx, b, bv, sizeof bv);
+            for (int call = 0; call < 2; call++) {
+                tx_tensor c;
+                CHECK(tx_matmul(ctx, a, b, NULL, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+                CHECK(tx_tensor_read(ctx, c, y, sizeof y) == TX_STATUS_OK, "read");
+                double err = 0;
+                for (int i = 0; i < 64; i++)
+                    for (int j = 0; j < 32; j++) {
+                        double acc = 0;
+                        for (int k = 0; k < 48; k++)
+                            acc += (double)av[i * 48 + k] * bv[k * 32 + j];
+                        err = fmax(err, fabs(acc - y[i * 32 + j]) / (1 + fabs(acc)));
+                    }
+                CHECK(err < 1e-5, "round %d call %d: error %g", round, call, err);
+                tx_tensor_destroy(ctx, c);
+                tx_stats st = stats(ctx);
+                if (call == 0)
+                    compiles[round] = st.generic_compiles;
+                else /* the second call of the class measures nothing */
+                    CHECK(st.generic_compiles == compiles[round], "round %d: %llu -> %llu", round,
+                          (unsigned long long)compiles[round],
+                          (unsigned long long)st.generic_compiles);
+            }
+            tx_tensor_destroy(ctx, a);
+            tx_tensor_destroy(ctx, b);
+            tx_host_close(h, ctx);
+        }
+        /* round 0 compiled every tiling (>= 2 tile passes + an interleave);
+         * round 1 took the remembered one: at most its two passes */
+        CHECK(compiles[0] >= 3 && compiles[1] <= 2 && compiles[1] < compiles[0],
+              "generic programs: measured %llu, remembered %llu", (unsigned long long)compiles[0],
+              (unsigned long long)compiles[1]);
+        char path[600], line[512] = "";
+        snprintf(path, sizeof path, "%s/device-choices", dir);
+        FILE *f = fopen(path, "r");
+        CHECK(f && fgets(line, sizeof line, f) && strstr(line, " matmul-tm"), "file: %s", line);
+        if (f)
+            fclose(f);
+        remove(path);
+        /* a host without the file hands the choice over itself (the browser) */
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
+        CHECK(tx_ctx_set_kernel_choice(ctx, "matmul-tm", 40, 4) == TX_STATUS_INVALID_ARGUMENT &&
+                  tx_ctx_set_kernel_choice(ctx, "matmul-tm", 5, 3) == TX_STATUS_INVALID_ARGUMENT &&
+                  tx_ctx_set_kernel_choice(ctx, "conv-x", 5, 4) == TX_STATUS_INVALID_ARGUMENT &&
+                  strstr(tx_last_error(ctx), "conv-x"),
+              "bad kernel choices: %s", tx_last_error(ctx));
+        for (int cls = 0; cls < TX_TUNE_CLASSES; cls++)
+            CHECK(tx_ctx_set_kernel_choice(ctx, "matmul-tm", cls, 4) == TX_STATUS_OK, "set %d",
+                  cls);
+        {
+            tx_tensor a = make(ctx, 2, (int64_t[]){64, 48}, 0),
+                      b = make(ctx, 2, (int64_t[]){48, 32}, 1), c;
+            CHECK(tx_matmul(ctx, a, b, NULL, &c) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+            tx_stats st = stats(ctx);
+            CHECK(st.generic_compiles == 2, "given 4-row tiles: %llu generic programs",
+                  (unsigned long long)st.generic_compiles);
+            f = fopen(path, "r");
+            CHECK(!f, "a given choice is not measured nor written");
+            if (f)
+                fclose(f);
+            TX_DESTROY(ctx, a, b, c);
+        }
+        tx_host_close(h, ctx);
+        rmdir(dir);
+        unsetenv("TEXEL_TUNE");
+        unsetenv("TEXEL_CACHE_DIR");
         tx_test_end();
     }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {

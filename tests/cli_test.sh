@@ -60,6 +60,11 @@ for c in j['cases']:
         assert r['status'] == 'TX_STATUS_OK' and r['median_ms'] > 0 and r['first_ms'] > 0, (c['name'], m)
     assert c['modes']['generic']['specialized_compiles'] == 0
     assert c['modes']['specialized']['specialized_compiles'] >= 1
+    # adaptive's timed runs start after its transition: served exactly as always-specialized
+    a, sp = c['modes']['adaptive'], c['modes']['specialized']
+    assert a['steady_specialized_runs'] == sp['steady_specialized_runs'] > 0, (c['name'], a, sp)
+    assert a['steady_generic_runs'] == sp['steady_generic_runs'], c['name']
+    assert a['warmup_calls'] > j['default_k'] >= 1 and sp['warmup_calls'] == 1, c['name']
 " "$bench_json" && python3 bench/report.py "$(mktemp -d)" "$bench_json" >/dev/null; then
     pass=$((pass + 1))
 else
@@ -67,6 +72,34 @@ else
     echo "FAIL bench runner smoke run"
 fi
 rm -f "$bench_json"
+# texel run --precision f16: half the texture bytes, outputs within float16's
+# rounding of float32's, compile cost per program family in the JSON
+gemm=/usr/share/libonnx-testdata/data/node/test_gemm_default_vector_bias/model.onnx
+if [[ -f $gemm ]]; then
+    prec=$(mktemp -d)
+    if xvfb-run -a "$TEXEL" run "$gemm" --device gpu --json --save "$prec/f32" >"$prec/f32.json" 2>&1 &&
+        xvfb-run -a "$TEXEL" run "$gemm" --device gpu --precision f16 --json --save "$prec/f16" \
+            >"$prec/f16.json" 2>&1 &&
+        python3 - "$prec" "$(dirname "$0")/../bench/precision.py" <<'PY'
+import json, subprocess, sys
+d, precision_py = sys.argv[1], sys.argv[2]
+a, b = (json.load(open("%s/%s.json" % (d, p))) for p in ("f32", "f16"))
+assert b["peak_texture_bytes"] * 2 == a["peak_texture_bytes"] > 0, (a["peak_texture_bytes"], b["peak_texture_bytes"])
+fam = a["compile_families"]
+assert fam and all(f["generic"] >= 1 for f in fam.values()), fam
+cmp = json.loads(subprocess.check_output(["python3", precision_py, d + "/f32", d + "/f16"]))
+for name, r in cmp.items():
+    assert 0 < r["max_abs_diff"] <= 2e-3 * max(1, r["max_abs_f32"]), (name, r)
+PY
+    then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL texel run --precision f16: $(tail -c 400 "$prec/f16.json")"
+    fi
+    rm -rf "$prec"
+fi
+check_rc "bad --precision is a usage error" 2 "$TEXEL" run "${gemm:-x.onnx}" --precision f8
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus

@@ -137,6 +137,60 @@ int main(int argc, char **argv) {
         TX_DESTROY(g_ctx, xin, w1, w2, a, b, c);
         tx_test_end();
     }
+    if (tx_test_begin("packed weights: packed once per weights, again after a write; freed "
+                      "with them")) {
+        static float xv[1 * 4 * 6 * 6], wv[8 * 4 * 3 * 3];
+        for (size_t i = 0; i < sizeof xv / sizeof xv[0]; i++)
+            xv[i] = (float)(i % 7) - 3;
+        for (size_t i = 0; i < sizeof wv / sizeof wv[0]; i++)
+            wv[i] = 1;
+        tx_stats s0, s1, s2, s3, s4;
+        tx_ctx_stats(g_ctx, &s0);
+        tx_tensor xin = tensor4(1, 4, 6, 6, xv), wt = tensor4(8, 4, 3, 3, wv), y;
+        const tx_conv_desc d = {.pads = {1, 1, 1, 1}};
+        /* every output: the sum of x over the 3x3 window and the 4 channels,
+         * times the weight value */
+        float want[8 * 36], got[8 * 36];
+        for (int o = 0; o < 36; o++) {
+            int oy = o / 6, ox = o % 6;
+            float acc = 0;
+            for (int c = 0; c < 4; c++)
+                for (int ky = -1; ky <= 1; ky++)
+                    for (int kx = -1; kx <= 1; kx++)
+                        if (oy + ky >= 0 && oy + ky < 6 && ox + kx >= 0 && ox + kx < 6)
+                            acc += xv[c * 36 + (oy + ky) * 6 + ox + kx];
+            for (int m = 0; m < 8; m++)
+                want[m * 36 + o] = acc;
+        }
+        uint64_t draws[4];
+        for (int call = 0; call < 4; call++) {
+            if (call == 2) { /* new weight values: the packed copy is stale */
+                for (size_t i = 0; i < sizeof wv / sizeof wv[0]; i++)
+                    wv[i] = 2;
+                CHECK(!tx_tensor_write(g_ctx, wt, wv, sizeof wv), "%s", tx_last_error(g_ctx));
+            }
+            tx_ctx_stats(g_ctx, &s1);
+            CHECK(!tx_conv(g_ctx, xin, wt, &d, &y), "%s", tx_last_error(g_ctx));
+            tx_ctx_stats(g_ctx, &s2);
+            draws[call] = s2.draws - s1.draws;
+            CHECK(!tx_tensor_read(g_ctx, y, got, sizeof got), "read");
+            for (int i = 0; i < 8 * 36 && !tx_t.cur_failed; i++)
+                CHECK(got[i] == want[i] * (call >= 2 ? 2 : 1), "call %d [%d] = %g, want %g", call,
+                      i, (double)got[i], (double)(want[i] * (call >= 2 ? 2 : 1)));
+            tx_tensor_destroy(g_ctx, y);
+        }
+        CHECK(draws[0] == 4 && draws[1] == 3 && draws[2] == 4 && draws[3] == 3,
+              "draws per call %llu %llu %llu %llu", (unsigned long long)draws[0],
+              (unsigned long long)draws[1], (unsigned long long)draws[2],
+              (unsigned long long)draws[3]);
+        tx_ctx_stats(g_ctx, &s3);
+        TX_DESTROY(g_ctx, xin, wt);
+        tx_ctx_stats(g_ctx, &s4);
+        CHECK(s4.live_texture_bytes == s0.live_texture_bytes, "live texture bytes %llu, were %llu",
+              (unsigned long long)s4.live_texture_bytes, (unsigned long long)s0.live_texture_bytes);
+        CHECK(s3.live_texture_bytes > s4.live_texture_bytes, "no texture held");
+        tx_test_end();
+    }
     TX_DESTROY(g_ctx, x, w);
     tx_stats st;
     tx_ctx_stats(g_ctx, &st);

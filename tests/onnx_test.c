@@ -1136,6 +1136,73 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("session: a GPU session issues its generic programs at load")) {
+        /* a fresh context on the same GL context: no program of an earlier
+         * test is cached (last: the shared context's cached GL state is stale
+         * after another context has drawn) */
+        tx_ctx *fc = NULL;
+        CHECK(tx_host_new_ctx(g_host, &(tx_ctx_desc){0}, &fc) == TX_STATUS_OK, "context");
+        const tx_session_desc gpu = {.device = TX_DEVICE_GPU};
+        buf st_m = one_node_model("Relu", (int64_t[]){2, 3, 4}, 3, (const char *[]){"x"}, 1, 1,
+                                  NULL, 0, 13);
+        buf dyn_m = mlp_model(-1, 4, 5, (float[20]){0}, (float[5]){0});
+        tx_session *s = NULL;
+        tx_stats a, b, c;
+        for (int no_load = 0; fc && no_load < 2; no_load++) {
+            setenv("TEXEL_NO_LOAD_COMPILE", no_load ? "1" : "0", 1);
+            tx_ctx_stats(fc, &a);
+            CHECK(tx_session_create(fc, st_m.d, st_m.n, &gpu, &s) == TX_STATUS_OK, "%s",
+                  tx_last_error(fc));
+            if (!s)
+                break;
+            tx_ctx_stats(fc, &b);
+            tx_session_stats ss;
+            tx_session_stats_get(s, &ss);
+            float x[24], y[24];
+            for (int i = 0; i < 24; i++)
+                x[i] = (float)i - 11.5f;
+            tx_tensor tx = mk(fc, 3, (int64_t[]){2, 3, 4}, x), out;
+            CHECK(tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 1, &out) == TX_STATUS_OK, "%s",
+                  tx_last_error(fc));
+            tx_ctx_stats(fc, &c);
+            if (no_load == 0) {
+                CHECK(b.generic_compiles == a.generic_compiles + 1 && b.draws == a.draws &&
+                          ss.load_compile_ms > 0,
+                      "at load: %llu generic programs, %llu draws, %.3f ms",
+                      (unsigned long long)(b.generic_compiles - a.generic_compiles),
+                      (unsigned long long)(b.draws - a.draws), ss.load_compile_ms);
+                CHECK(c.generic_compiles == b.generic_compiles,
+                      "the first run compiled %llu generic programs",
+                      (unsigned long long)(c.generic_compiles - b.generic_compiles));
+            } else { /* the program is cached by now; nothing is issued at load */
+                CHECK(ss.load_compile_ms == 0 && b.generic_compiles == a.generic_compiles,
+                      "TEXEL_NO_LOAD_COMPILE=1: %.3f ms", ss.load_compile_ms);
+            }
+            CHECK(tx_tensor_read(fc, out, y, sizeof y) == TX_STATUS_OK, "read");
+            for (int i = 0; i < 24; i++)
+                CHECK(y[i] == (x[i] < 0 ? 0 : x[i]), "y[%d] = %g", i, y[i]);
+            TX_DESTROY(fc, tx, out);
+            tx_session_destroy(s);
+            s = NULL;
+        }
+        unsetenv("TEXEL_NO_LOAD_COMPILE");
+        /* a dynamic input shape: nothing to compile for yet */
+        if (fc) {
+            tx_ctx_stats(fc, &a);
+            CHECK(tx_session_create(fc, dyn_m.d, dyn_m.n, &gpu, &s) == TX_STATUS_OK, "%s",
+                  tx_last_error(fc));
+            tx_ctx_stats(fc, &b);
+            tx_session_stats ss = {0};
+            tx_session_stats_get(s, &ss);
+            CHECK(ss.load_compile_ms == 0 && b.generic_compiles == a.generic_compiles,
+                  "dynamic input: %.3f ms at load", ss.load_compile_ms);
+            tx_session_destroy(s);
+            tx_ctx_destroy(fc);
+        }
+        free(st_m.d);
+        free(dyn_m.d);
+        tx_test_end();
+    }
     tx_host_close(g_host, ctx);
     return tx_test_finish();
 }

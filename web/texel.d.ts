@@ -28,6 +28,10 @@ export interface CreateOptions {
   canvas?: HTMLCanvasElement | OffscreenCanvas;
   /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2. */
   specializeAfter?: number | 'always' | 'never';
+  /** 'f16': tensors stored as RGBA16F (EXT_color_buffer_half_float), half the
+   *  texture memory, ~3 significant digits per stored value (caps.float16Storage);
+   *  'f32' (default): RGBA32F. */
+  precision?: 'f32' | 'f16';
   /** Bytes of live + pooled textures (default 1 GiB). */
   memoryBudget?: number;
   /** Clamp the device's MAX_TEXTURE_SIZE (tests). */
@@ -83,6 +87,8 @@ export interface SessionStats {
   /** device values read back mid-run for host paths (data-dependent ops, run-time shapes), over all runs */
   readbacks: number;
   readbackBytes: number;
+  /** A GPU session with static input shapes issues its generic programs at load: how long that took. */
+  loadCompileMs: number;
 }
 
 export interface Caps {
@@ -93,6 +99,8 @@ export interface Caps {
   maxDrawBuffers: number;
   float32Render: boolean;
   float16Render: boolean;
+  /** Tensors are stored as RGBA16F (precision: 'f16', or no RGBA32F rendering). */
+  float16Storage: boolean;
   parallelCompile: boolean;
   specializeAfter: number;
 }
@@ -125,6 +133,9 @@ export interface Stats {
   liveHostBytes: number;
   peakHostBytes: number;
   compileMs: number;
+  /** Compile cost per program family (GLSL template: "matmul", "conv" ...):
+   *  programs issued, synchronous compile ms, and the programs' first draws. */
+  compileFamilies: Record<string, { generic: number; specialized: number; compileMs: number; firstDrawMs: number }>;
   /** Times the WebGL context was restored after a loss. */
   generation: number;
   /** Tensor objects created and not yet disposed or finalized. */
@@ -219,7 +230,8 @@ export declare function create(options?: CreateOptions): Promise<Context>;
 export declare function threadsAvailable(): boolean;
 /** True where the browser runs wasm SIMD. */
 export declare function simdAvailable(): boolean;
-/** Forgets the 'auto' device decisions this origin remembered (localStorage). */
+/** Forgets the 'auto' device decisions and the measured kernel choices
+ *  (env TEXEL_TUNE) this origin remembered (localStorage). */
 export declare function forgetDeviceChoices(): void;
 
 declare const texel: {

@@ -127,13 +127,32 @@ function rememberChoice(key, st) {
   } catch { /* quota or privacy mode: remembering is an optimisation */ }
 }
 
-/** Forgets every remembered auto decision of this origin. */
+// Kernel variants measured per renderer (env TEXEL_TUNE=1: matmul's tile
+// rows per size class), handed to every later context on that renderer.
+const KERNEL_PREFIX = 'texel-kernels:';
+const TUNE_CLASSES = 32;
+
+function recallKernels(core, w, key) {
+  try {
+    const v = JSON.parse(storage()?.getItem(key) ?? 'null');
+    if (!Array.isArray(v)) return;
+    v.slice(0, TUNE_CLASSES).forEach((x, cls) => { if (x) core._txw_set_kernel_choice(w, cls, x | 0); });
+  } catch { /* a damaged entry: measure again */ }
+}
+
+function rememberKernels(core, w, key) {
+  const v = Array.from({ length: TUNE_CLASSES }, (_, cls) => core._txw_kernel_choice(w, cls));
+  if (!v.some((x) => x)) return;
+  try { storage()?.setItem(key, JSON.stringify(v)); } catch { /* an optimisation */ }
+}
+
+/** Forgets every remembered auto decision and kernel choice of this origin. */
 export function forgetDeviceChoices() {
   const s = storage();
   if (!s) return;
   for (let i = s.length - 1; i >= 0; i--) {
     const k = s.key(i);
-    if (k?.startsWith(CHOICE_PREFIX)) s.removeItem(k);
+    if (k?.startsWith(CHOICE_PREFIX) || k?.startsWith(KERNEL_PREFIX)) s.removeItem(k);
   }
 }
 
@@ -248,6 +267,11 @@ class Context {
     this.threads = core.txwThreads;
     /** False when it runs the build without wasm SIMD (texel-scalar.wasm). */
     this.simd = core.txwSimd;
+    this._kernelKey = `${KERNEL_PREFIX}${this.caps.renderer}`;
+    recallKernels(core, w, this._kernelKey);
+    // measured kernel choices outlive the page (and this context)
+    this._onPageHide = () => { if (this._w) rememberKernels(core, this._w, this._kernelKey); };
+    globalThis.addEventListener?.('pagehide', this._onPageHide);
   }
 
   // ---- plumbing ----
@@ -610,6 +634,7 @@ class Context {
    *  liveHostBytes count the CPU device's work and memory. */
   stats() {
     const s = camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_stats_json(this._ctx()))));
+    for (const k of Object.keys(s.compileFamilies)) s.compileFamilies[k] = camelKeys(s.compileFamilies[k]);
     s.jsLiveTensors = this._live;
     s.jsFinalized = this._finalized;
     s.pendingReads = this._pending.size;
@@ -674,6 +699,8 @@ class Context {
     }
     this._pending.clear();
     for (const sess of this._sessions) sess.dispose();
+    this._onPageHide();
+    globalThis.removeEventListener?.('pagehide', this._onPageHide);
     this._core._txw_destroy(this._w);
     this._core._free(this._scratch);
     this._w = 0;
@@ -818,8 +845,8 @@ function camelKeys(o) {
 }
 
 /**
- * create({canvas?, specializeAfter?, memoryBudget?, maxTextureSize?, logShaders?, debug?,
- *         device?, cpuThreads?, threads?, simd?, env?, wasmUrl?, wasmUrlThreads?,
+ * create({canvas?, specializeAfter?, precision?, memoryBudget?, maxTextureSize?, logShaders?,
+ *         debug?, device?, cpuThreads?, threads?, simd?, env?, wasmUrl?, wasmUrlThreads?,
  *         wasmUrlScalar?})
  * Loads the engine (once per page and build) and makes a context on `canvas`
  * (default: a canvas of its own that is never shown). debug: check for GL
@@ -854,8 +881,11 @@ export async function create(opts = {}) {
   // specializeAfter: k identical calls; 0 or 'always'; 'never'; default 2.
   const k = opts.specializeAfter;
   const code = k === undefined ? 0 : k === 0 || k === 'always' ? -1 : k === 'never' || k < 0 ? -2 : k;
+  const precision = opts.precision ?? 'f32';
+  if (precision !== 'f32' && precision !== 'f16')
+    throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: precision is 'f32' or 'f16', not ${JSON.stringify(precision)}`);
   const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
-    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0);
+    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0, precision === 'f16' ? 1 : 0);
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
   return new Context(core, w, canvas);
 }

@@ -29,7 +29,7 @@ extern void txw_js_context_destroy(int handle);
 typedef struct txw {
     tx_ctx *ctx;
     int gl;
-    char json[2048];
+    char json[8192];
 } txw;
 
 static txw *g_current;
@@ -46,7 +46,7 @@ static tx_ctx *use(txw *w) {
 /* ---- context ---- */
 
 EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
-                       int log_shaders, int debug, int device, int cpu_threads) {
+                       int log_shaders, int debug, int device, int cpu_threads, int float16) {
     g_create_error[0] = 0;
     txw *w = calloc(1, sizeof *w);
     if (!w) {
@@ -69,6 +69,7 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
         .log_shaders = log_shaders != 0,
         .device = (tx_device)device,
         .cpu_threads = cpu_threads,
+        .float16_storage = float16 != 0,
     };
     tx_status s = tx_ctx_create(&d, &w->ctx);
     if (s) {
@@ -83,6 +84,15 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
      * `debug` keeps it (errors then name the op that caused them). */
     w->ctx->gl.defer_errors = !debug;
     return w;
+}
+
+/* Kernel variants chosen by measurement (TEXEL_TUNE): the page keeps them in
+ * localStorage per renderer (texel.js), since the engine has no file here. */
+EXPORT int txw_kernel_choice(txw *w, int size_class) {
+    return tx_ctx_kernel_choice(w->ctx, "matmul-tm", size_class);
+}
+EXPORT int txw_set_kernel_choice(txw *w, int size_class, int variant) {
+    return tx_ctx_set_kernel_choice(w->ctx, "matmul-tm", size_class, variant);
 }
 
 EXPORT const char *txw_create_error(void) {
@@ -177,8 +187,20 @@ EXPORT const char *txw_stats_json(txw *w) {
     n += (size_t)snprintf(w->json + n, cap - n, "\"" #f "\":%llu,", (unsigned long long)s.f);
     TXW_STATS(X)
 #undef X
-    snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d}", s.compile_ms,
-             tx_ctx_generation(w->ctx));
+    n += (size_t)snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d,",
+                          s.compile_ms, tx_ctx_generation(w->ctx));
+    /* compile cost per program family (tx_ctx_compile_families) */
+    tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
+    int nf = tx_ctx_compile_families(w->ctx, f, TX_MAX_COMPILE_FAMILIES);
+    n += (size_t)snprintf(w->json + n, cap - n, "\"compile_families\":{");
+    for (int i = 0; i < nf && n < cap; i++)
+        n += (size_t)snprintf(w->json + n, cap - n,
+                              "%s\"%s\":{\"generic\":%u,\"specialized\":%u,\"compile_ms\":%.3f,"
+                              "\"first_draw_ms\":%.3f}",
+                              i ? "," : "", f[i].name, f[i].generic, f[i].specialized,
+                              f[i].compile_ms, f[i].first_draw_ms);
+    if (n < cap)
+        snprintf(w->json + n, cap - n, "}}");
     return w->json;
 }
 
@@ -202,10 +224,11 @@ EXPORT const char *txw_caps_json(txw *w) {
     snprintf(w->json, sizeof w->json,
              "{\"renderer\":\"%s\",\"version\":\"%s\",\"glsl_version\":\"%s\","
              "\"max_texture_size\":%d,\"max_draw_buffers\":%d,\"float32_render\":%s,"
-             "\"float16_render\":%s,\"parallel_compile\":%s,\"specialize_after\":%d}",
+             "\"float16_render\":%s,\"float16_storage\":%s,\"parallel_compile\":%s,"
+             "\"specialize_after\":%d}",
              r, v, g, c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
-             c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
-             tx_ctx_specialize_after(w->ctx));
+             c.float16_render ? "true" : "false", c.float16_storage ? "true" : "false",
+             c.parallel_compile ? "true" : "false", tx_ctx_specialize_after(w->ctx));
     return w->json;
 }
 
@@ -538,11 +561,12 @@ EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
              "{\"nodes\":%d,\"steps\":%d,\"folded\":%d,\"fused\":%d,\"weight_bytes\":%llu,"
              "\"device\":\"%s\",\"decided\":%s,\"reason\":\"%s\",\"runs_gpu\":%llu,"
              "\"runs_cpu\":%llu,\"gpu_ms\":%.3f,\"cpu_ms\":%.3f,\"readbacks\":%llu,"
-             "\"readback_bytes\":%llu}",
+             "\"readback_bytes\":%llu,\"load_compile_ms\":%.3f}",
              st.nodes, st.steps, st.folded, st.fused, (unsigned long long)st.weight_bytes,
              tx_device_name(st.device), st.decided ? "true" : "false", reason,
              (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
-             (unsigned long long)st.readbacks, (unsigned long long)st.readback_bytes);
+             (unsigned long long)st.readbacks, (unsigned long long)st.readback_bytes,
+             st.load_compile_ms);
     return w->json;
 }
 

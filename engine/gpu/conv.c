@@ -6,7 +6,10 @@
  * 4-channels-per-texel copy, pack the weights into mat4 blocks, compute
  * 4 output channels × 4 positions per fragment into four render targets, and
  * unpack the tiles into NCHW. The packs cost one pass over the input and the
- * weights; the compute pass reads each of them many times.
+ * weights; the compute pass reads each of them many times. The packed weights
+ * stay with the weights' storage (tx_storage.packed) until the weights are
+ * written or destroyed, so a conv over the same weights again (every layer of
+ * a session after its first run) is three draws.
  *
  * ConvTranspose runs through the same passes as a stride-1 conv over the
  * input upsampled by the stride (the pack pass inserts the zeros), with
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "../device.h"
+#include "../hash.h"
 
 static int64_t max64(int64_t a, int64_t b) {
     return a > b ? a : b;
@@ -89,6 +93,13 @@ static void plan_make(const tx_conv_call *cc, int max_targets, conv_plan *p) {
     p->nobt = p->tc == 8 ? (p->nob + 1) / 2 : p->nob;
 }
 
+/* What the packed weights depend on: equal keys, equal packed texels. */
+static uint64_t weights_key(const conv_plan *p, int64_t w_tex) {
+    const int64_t k[] = {p->transpose, p->depthwise, p->kh, p->kw,     p->m,  p->mg,   p->cg,
+                         p->ib,        p->ob,        p->nb, p->groups, p->tc, p->nobt, w_tex};
+    return tx_fnv1a((const char *)k, sizeof k);
+}
+
 /* Sets what every pass shares: the structural defines and the shapes. */
 static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in, int n_out) {
     tx_req_init(r, p->transpose ? TX_FAMILY_CONV_TRANSPOSE : TX_FAMILY_CONV, "conv", n_in, n_out);
@@ -111,20 +122,30 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
     int64_t t_tex = p.n * p.nobt * p.ho * p.xt;
     /* tex[0]: packed input, tex[1]: packed weights, then one tile texture per
      * render target of the compute pass */
-    tx_texture tex[10];
+    /* tex[0]: packed input, tex[1]: unused (the packed weights live with the
+     * weights' storage), then one tile texture per render target */
+    tx_texture tex[10] = {{0}};
     int n_tex = 2 + p.tp * p.tc / 4, have = 0;
-    while (have < n_tex && !(st = tx_pool_acquire(ctx, op,
-                                                  have == 0   ? max64(x_tex, 1)
-                                                  : have == 1 ? max64(w_tex, 1)
-                                                              : t_tex,
-                                                  &tex[have])))
+    tx_storage *wst = ws->st;
+    uint64_t wkey = weights_key(&p, w_tex);
+    bool packed = wst->packed.gl && wst->packed_key == wkey && wst->packed_version == wst->version;
+    if (!packed && wst->packed.gl)
+        tx_pool_release(ctx, &wst->packed);
+    if (!packed)
+        st = tx_pool_acquire(ctx, op, max64(w_tex, 1), &wst->packed);
+    while (!st && have < n_tex &&
+           (have == 1 ||
+            !(st = tx_pool_acquire(ctx, op, have == 0 ? max64(x_tex, 1) : t_tex, &tex[have]))))
         have++;
     if (st) {
         while (have > 0)
-            tx_pool_release(ctx, &tex[--have]);
+            if (--have != 1)
+                tx_pool_release(ctx, &tex[have]);
+        if (!packed && wst->packed.gl)
+            tx_pool_release(ctx, &wst->packed);
         return st;
     }
-    tx_texture *xp = &tex[0], *wp = &tex[1], *tiles = &tex[2];
+    tx_texture *xp = &tex[0], *wp = &wst->packed, *tiles = &tex[2];
     tx_program_req r;
 
     /* pass 0: pack the input */
@@ -137,8 +158,8 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
     st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
                     (const tx_texture *[]){xp}, 1);
 
-    /* pass 1: pack the weights */
-    if (!st) {
+    /* pass 1: pack the weights (unless they are packed already) */
+    if (!st && !packed) {
         req_common(&r, &p, 1, 1, 1);
         /* A gather over a few KB of weights: folding constants buys nothing
          * measurable, and every layer's shape would cost one more compile. */
@@ -151,6 +172,9 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
                     {"p_IB", (int)p.ib}, {"p_OB", (int)p.ob}, {"p_G", (int)p.groups});
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
                         (const tx_texture *[]){wp}, 1);
+        /* the warm-up pass (compile_only) drew nothing: nothing is packed */
+        wst->packed_key = st || ctx->compile_only ? 0 : wkey;
+        wst->packed_version = wst->version;
     }
 
     /* pass 2: compute the tiles */
@@ -191,6 +215,7 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
         st = tx_gpu_run(ctx, op, &r, ins, n_tex - 2, (const tx_texture *[]){&ys->st->tex}, 1);
     }
     for (int i = 0; i < n_tex; i++)
-        tx_pool_release(ctx, &tex[i]);
+        if (i != 1)
+            tx_pool_release(ctx, &tex[i]);
     return st;
 }

@@ -13,6 +13,8 @@ static tx_status gpu_alloc(tx_ctx *ctx, const char *op, int64_t numel, tx_storag
 
 static void gpu_release(tx_ctx *ctx, tx_storage *st) {
     tx_pool_release(ctx, &st->tex);
+    if (st->packed.gl)
+        tx_pool_release(ctx, &st->packed);
 }
 
 static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
@@ -21,6 +23,7 @@ static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const fl
     int64_t used = (numel + 3) / 4;
     if (used < 1)
         used = 1;
+    st->version++; /* what was derived from the old contents is stale */
     /* Values that fill whole texels go to GL as they are; a ragged last texel
      * or no data (zeros) need a staging copy. */
     bool direct = vals && numel == used * 4;

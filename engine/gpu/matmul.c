@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "../device.h"
+#include "tune.h"
 
 /* Below this many rows the 4-row tile's second draw costs more than it saves. */
 #define TX_MATMUL_TILE_MIN_M 8
@@ -36,7 +37,9 @@ static void matmul_vary(const tx_matmul_call *c, bool *m, bool *n, bool *k) {
     *n = rb == 1 ? false : (tb ? b_prev : b_last);
 }
 
-tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
+/* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
+ * target per row phase, then the interleaving pass). */
+static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
     const char *name = "matmul";
     const tx_slot *as = c->a, *bs = c->b, *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N, K = c->K;
@@ -45,11 +48,6 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     bool vary_m, vary_n, vary_k;
     matmul_vary(c, &vary_m, &vary_n, &vary_k);
     bool vec = N % 4 == 0 && !vary_n;
-    int tm = vec && (M >= TX_MATMUL_TILE_MIN_M || vary_m) ? 4 : 1;
-    /* Eight row phases where the device has 8 draw buffers: 12 fetches per
-     * 128 FMAs instead of 8 per 64 (llvmpipe, 1024²: 16.9 vs 12.9 GFLOP/s). */
-    if (tm == 4 && (M >= 2 * TX_MATMUL_TILE_MIN_M || vary_m) && ctx->caps.max_draw_buffers >= 8)
-        tm = 8;
     int64_t mt = (M + tm - 1) / tm;
     tx_program_req r;
     tx_req_init(&r, TX_FAMILY_MATMUL, "matmul", cs ? 3 : 2, tm);
@@ -122,5 +120,63 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     }
     for (int i = 0; i < n_tiles; i++)
         tx_pool_release(ctx, &tiles[i]);
+    return st;
+}
+
+/* The size class of a matmul: log2 of its multiply-adds, in steps of 3 (a
+ * doubling of each side). */
+static int size_class(const tx_matmul_call *c) {
+    double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
+    int cls = (int)(log2(macs > 1 ? macs : 1) / 3);
+    return cls < 0 ? 0 : cls >= TX_TUNE_CLASSES ? TX_TUNE_CLASSES - 1 : cls;
+}
+
+/* TEXEL_TUNE: each variant once to compile, once timed; the output of the
+ * last run stands (every variant writes the whole result). */
+static tx_status measure(tx_ctx *ctx, const tx_matmul_call *c, const int *cand, int n, int *best) {
+    double best_ms = 0;
+    for (int i = 0; i < n; i++) {
+        tx_status st = run_tm(ctx, c, cand[i]);
+        if (st)
+            return st;
+        tx_gl_finish();
+        double t0 = tx_now_ms();
+        st = run_tm(ctx, c, cand[i]);
+        if (st)
+            return st;
+        tx_gl_finish();
+        double ms = tx_now_ms() - t0;
+        if (i == 0 || ms < best_ms) {
+            best_ms = ms;
+            *best = cand[i];
+        }
+    }
+    tx_tune_store(ctx, "matmul-tm", size_class(c), *best, best_ms);
+    return run_tm(ctx, c, *best);
+}
+
+tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
+    bool vary_m, vary_n, vary_k;
+    matmul_vary(c, &vary_m, &vary_n, &vary_k);
+    bool vec = c->N % 4 == 0 && !vary_n;
+    int tm = vec && (c->M >= TX_MATMUL_TILE_MIN_M || vary_m) ? 4 : 1;
+    /* Eight row phases where the device has 8 draw buffers: 12 fetches per
+     * 128 FMAs instead of 8 per 64 (llvmpipe, 1024²: 16.9 vs 12.9 GFLOP/s). */
+    bool can8 = (c->M >= 2 * TX_MATMUL_TILE_MIN_M || vary_m) && ctx->caps.max_draw_buffers >= 8;
+    if (tm == 4 && can8)
+        tm = 8;
+    if (tm == 1 || !ctx->tune_kernels || ctx->compile_only)
+        return run_tm(ctx, c, tm);
+    /* measured per device: the 8-target tile that wins on llvmpipe loses on
+     * SwiftShader */
+    int cls = size_class(c);
+    signed char *known = &ctx->matmul_tm[cls];
+    if (!*known)
+        *known = (signed char)tx_tune_lookup(ctx, "matmul-tm", cls);
+    if (*known == 1 || *known == 4 || (*known == 8 && can8))
+        return run_tm(ctx, c, *known);
+    int cand[3] = {1, 4, 8}, best = tm;
+    tx_status st = measure(ctx, c, cand, can8 ? 3 : 2, &best);
+    *known = (signed char)best;
     return st;
 }

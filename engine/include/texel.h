@@ -252,6 +252,31 @@ void tx_ctx_trim(tx_ctx *ctx);
 /* The k actually in force (after defaults and env); -1 = never. */
 int tx_ctx_specialize_after(const tx_ctx *ctx);
 
+/* Compile cost per program family (a GLSL template: "matmul", "conv",
+ * "unary" ...), so a first call's cost can be traced to its ops. compile_ms
+ * is the wall time of the synchronous compile calls (tx_stats.compile_ms is
+ * their sum over families); first_draw_ms is the time of each program's
+ * first draw, where drivers that generate the machine code at the first draw
+ * (llvmpipe) really compile. Counts and times start again after a context
+ * loss. */
+#define TX_MAX_COMPILE_FAMILIES 32
+typedef struct tx_compile_family {
+    const char *name;              /* static string */
+    uint32_t generic, specialized; /* programs issued */
+    double compile_ms, first_draw_ms;
+} tx_compile_family;
+/* Writes up to max families into out (may be NULL); returns how many there are. */
+int tx_ctx_compile_families(const tx_ctx *ctx, tx_compile_family *out, int max);
+
+/* Kernel variants chosen by measurement (env TEXEL_TUNE=1; README). Natively
+ * the choices are remembered in the device-choices file; a host without files
+ * (the browser) reads them here after a context's work and hands them to the
+ * next context on the same renderer. Kernels: "matmul-tm" (tile rows 1, 4 or
+ * 8), size classes 0..TX_TUNE_CLASSES-1. 0: not measured. */
+#define TX_TUNE_CLASSES 32
+int tx_ctx_kernel_choice(const tx_ctx *ctx, const char *kernel, int size_class);
+tx_status tx_ctx_set_kernel_choice(tx_ctx *ctx, const char *kernel, int size_class, int variant);
+
 /* ---- tensors ---- */
 
 typedef struct tx_tensor_desc {
@@ -741,6 +766,9 @@ typedef struct tx_session_stats {
      * inputs fed at run time, and the data-dependent ops (NonZero,
      * NonMaxSuppression, Unique, Compress, TopK, the Scatter indices) */
     uint64_t readbacks, readback_bytes;
+    double load_compile_ms;      /* a GPU session with static input shapes issues every
+                                    generic program at creation: the time that took
+                                    (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 

@@ -64,7 +64,7 @@ static double probe_gflops(tx_ctx *ctx) {
 }
 
 /* mkdir -p of path's directory. */
-static void make_parent(const char *path) {
+void tx_choice_make_parent(const char *path) {
     char d[512];
     snprintf(d, sizeof d, "%s", path);
     for (char *p = d + 1; *p; p++) {
@@ -78,15 +78,21 @@ static void make_parent(const char *path) {
 }
 
 static void cache_path(const tx_session_desc *desc, char *out, size_t n) {
-    out[0] = 0;
-#ifdef __EMSCRIPTEN__
-    (void)desc; /* the page remembers (web/texel.js: localStorage) */
-    (void)n;
-#else
     if (desc && desc->choice_cache) {
+        out[0] = 0;
+#ifndef __EMSCRIPTEN__
         snprintf(out, n, "%s", desc->choice_cache);
+#endif
         return;
     }
+    tx_choice_default_file(out, n);
+}
+
+void tx_choice_default_file(char *out, size_t n) {
+    out[0] = 0;
+#ifdef __EMSCRIPTEN__
+    (void)n; /* the page remembers (web/texel.js: localStorage) */
+#else
     const char *dir = getenv("TEXEL_CACHE_DIR");
     if (dir) {
         if (*dir)
@@ -99,6 +105,16 @@ static void cache_path(const tx_session_desc *desc, char *out, size_t n) {
 #endif
 }
 
+bool tx_choice_line(char *line, tx_choice_rec *out) {
+    int used = 0;
+    if (sscanf(line, "%llx %31s %lf %lf %n", &out->hash, out->what, &out->a, &out->b, &used) != 4 ||
+        !used)
+        return false;
+    out->renderer = line + used;
+    out->renderer[strcspn(out->renderer, "\n")] = 0;
+    return true;
+}
+
 /* One line per decision: hash, device, gpu ms, cpu ms, renderer. The last
  * line for a model + renderer wins. */
 static bool cache_lookup(tx_session_choice *c, const char *renderer) {
@@ -107,17 +123,13 @@ static bool cache_lookup(tx_session_choice *c, const char *renderer) {
         return false;
     char line[512];
     bool found = false;
+    tx_choice_rec rec;
     while (fgets(line, sizeof line, f)) {
-        unsigned long long h;
-        char dev[8];
-        double g, cp;
-        int used = 0;
-        if (sscanf(line, "%llx %7s %lf %lf %n", &h, dev, &g, &cp, &used) != 4 || !used)
+        if (!tx_choice_line(line, &rec))
             continue;
-        char *r = line + used;
-        r[strcspn(r, "\n")] = 0;
-        tx_device d = tx_device_from_name(dev);
-        if (h != c->model_hash || strcmp(r, renderer) != 0 ||
+        double g = rec.a, cp = rec.b;
+        tx_device d = tx_device_from_name(rec.what);
+        if (rec.hash != c->model_hash || strcmp(rec.renderer, renderer) != 0 ||
             (d != TX_DEVICE_GPU && d != TX_DEVICE_CPU))
             continue;
         c->current = d;
@@ -135,7 +147,7 @@ static bool cache_lookup(tx_session_choice *c, const char *renderer) {
 static void cache_store(const tx_session_choice *c, const char *renderer) {
     if (!c->cache_path[0])
         return;
-    make_parent(c->cache_path);
+    tx_choice_make_parent(c->cache_path);
     FILE *f = fopen(c->cache_path, "a");
     if (!f)
         return; /* remembering is an optimisation: a read-only home is fine */

@@ -57,4 +57,21 @@ void tx_choice_poll(tx_session_choice *c, int compiling);
  * it failed: the GPU trial then compiles as it runs). */
 void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why);
 
+/* The file of remembered choices when no desc names one ("" in the browser
+ * and when TEXEL_CACHE_DIR is ""). Besides the device choices (hash, device,
+ * ms, ms, renderer) it holds per-device kernel choices in the same line
+ * format, their second field naming the variant (engine/gpu/tune.c); each
+ * reader skips the other's lines. */
+void tx_choice_default_file(char *out, size_t n);
+/* mkdir -p of path's directory. */
+void tx_choice_make_parent(const char *path);
+/* One line of that file, parsed in place: false when it is not one. */
+typedef struct tx_choice_rec {
+    unsigned long long hash;
+    char what[32]; /* a device name, or a kernel variant */
+    double a, b;
+    char *renderer; /* points into the line */
+} tx_choice_rec;
+bool tx_choice_line(char *line, tx_choice_rec *out);
+
 #endif

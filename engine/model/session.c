@@ -260,6 +260,7 @@ typedef struct tx_session_full {
     bool hooked;              /* restore_weights is registered as a restore hook */
     tx_session_choice choice; /* which device runs, and why (choose.c) */
     tx_device last_device;    /* the device of the last run (0: none yet) */
+    double load_compile_ms;   /* the load's compile_only walk (compile_at_load) */
 } tx_session_full;
 
 /* Ops put their outputs, and tx_x_dev the weights, on the context's default
@@ -336,6 +337,8 @@ static void restore_weights(tx_ctx *ctx, void *user) {
     reupload_weights(user);
 }
 
+static void compile_at_load(tx_session_full *f);
+
 tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx_session_desc *desc,
                             tx_session **out) {
     if (!ctx)
@@ -378,6 +381,8 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
         st = upload_weights(s, &f->weight_bytes);
         use_device(ctx, was);
     }
+    if (!st)
+        compile_at_load(f);
     /* With all hook slots taken the session still recovers: tx_session_run
      * compares generations and re-uploads then. */
     if (!st)
@@ -459,6 +464,7 @@ tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {
     out->readback_bytes = s->readback_bytes;
     const tx_session_full *f = (const tx_session_full *)s;
     out->weight_bytes = f->weight_bytes;
+    out->load_compile_ms = f->load_compile_ms;
     out->device = f->last_device ? f->last_device : f->choice.current;
     out->decided = f->choice.decided;
     snprintf(out->reason, sizeof out->reason, "%s", f->choice.reason);
@@ -662,6 +668,61 @@ static void warm_up(tx_session_full *f, const tx_feed *feeds, int n_feeds) {
     ctx->compile_only = false;
     use_device(ctx, was);
     tx_choice_warmed(&f->choice, st == TX_STATUS_OK, ctx->err);
+    snprintf(ctx->err, sizeof ctx->err, "%s", keep);
+}
+
+/* First result: a session that runs on the GPU issues every generic program
+ * at load, by walking its plan once with ctx->compile_only on zero feeds of
+ * the declared input shapes (only when every input's shape is static: the
+ * programs depend on shapes). With KHR_parallel_shader_compile the driver
+ * compiles them in the background while the caller prepares its inputs; the
+ * first run only reads their link status. Otherwise the compiles happen here
+ * instead of inside the first run. Nothing is drawn; a failure here is left
+ * for the first run to report (the caller's last error is kept). Env
+ * TEXEL_NO_LOAD_COMPILE=1 turns it off. */
+static void compile_at_load(tx_session_full *f) {
+    tx_session *s = &f->s;
+    tx_ctx *ctx = s->ctx;
+    const char *env = getenv("TEXEL_NO_LOAD_COMPILE");
+    if (f->choice.current != TX_DEVICE_GPU || ctx->lost || (env && *env && *env != '0'))
+        return;
+    tx_feed *feeds = calloc((size_t)s->n_inputs + 1, sizeof *feeds);
+    if (!feeds)
+        return;
+    char keep[sizeof ctx->err];
+    snprintf(keep, sizeof keep, "%s", ctx->err);
+    tx_device was = use_device(ctx, TX_DEVICE_GPU);
+    bool ok = true;
+    int n = 0;
+    for (; n < s->n_inputs && ok; n++) {
+        tx_value_info vi;
+        value_info(s, s->inputs[n], &vi);
+        tx_tensor_desc d = {.rank = vi.rank, .dtype = vi.dtype};
+        int64_t numel = 1;
+        for (int i = 0; i < vi.rank; i++) {
+            ok &= vi.shape[i] >= 0;
+            d.shape[i] = vi.shape[i];
+            numel *= vi.shape[i] > 0 ? vi.shape[i] : 1;
+        }
+        void *zeros = ok && vi.rank >= 0 ? calloc((size_t)numel, 4) : NULL;
+        d.data = zeros;
+        feeds[n].name = vi.name;
+        ok = zeros && tx_tensor_create(ctx, &d, &feeds[n].tensor) == TX_STATUS_OK;
+        free(zeros);
+    }
+    if (ok) {
+        double t0 = tx_now_ms();
+        ctx->compile_only = true;
+        static const char *const no_fetch[1] = {NULL};
+        run_on(s, TX_DEVICE_GPU, feeds, n, no_fetch, 0, NULL);
+        ctx->compile_only = false;
+        f->load_compile_ms = tx_now_ms() - t0;
+    }
+    for (int i = 0; i < n; i++)
+        if (feeds[i].tensor.id)
+            tx_tensor_destroy(ctx, feeds[i].tensor);
+    free(feeds);
+    use_device(ctx, was);
     snprintf(ctx->err, sizeof ctx->err, "%s", keep);
 }
 

@@ -86,6 +86,49 @@ test('matmul with transposeB, bias, activation against a JS reference', async ()
   });
 });
 
+test("precision 'f16': RGBA16F storage, half the texture bytes, ~3 digits; compile cost per family in stats()", async () => {
+  const m = 64, k = 32, n = 48;
+  const a = rand(m * k, 3), b = rand(k * n, 4), want = refMatmul(a, b, m, k, n);
+  const bytes = {};
+  for (const precision of ['f32', 'f16']) {
+    const t = await texel.create({ precision });
+    check(t.caps.float16Storage === (precision === 'f16'), `${precision}: caps ${JSON.stringify(t.caps)}`);
+    const y = t.tensor(a, [m, k]).matmul(t.tensor(b, [k, n]));
+    close(y.dataSync(), want, precision === 'f16' ? 2e-2 : 1e-5, `matmul ${precision}`);
+    bytes[precision] = t.stats().liveTextureBytes;
+    const fam = t.stats().compileFamilies;
+    check(fam.matmul && fam.matmul.generic >= 1 && fam.matmul.compileMs >= 0 && 'firstDrawMs' in fam.matmul,
+      `compileFamilies ${JSON.stringify(fam)}`);
+    t.dispose();
+  }
+  check(bytes.f16 * 2 === bytes.f32, `live texture bytes f16 ${bytes.f16}, f32 ${bytes.f32}`);
+  let threw = null;
+  try { await texel.create({ precision: 'f64' }); } catch (e) { threw = e; }
+  check(threw instanceof texel.TexelError && threw.status === texel.Status.INVALID_ARGUMENT &&
+    threw.message.includes('precision'), `precision 'f64': ${threw}`);
+});
+
+test('TEXEL_TUNE: matmul tilings measured once per renderer and size class, remembered in localStorage', async () => {
+  texel.forgetDeviceChoices();
+  const m = 64, k = 48, n = 32;
+  const a = rand(m * k, 5), b = rand(k * n, 6), want = refMatmul(a, b, m, k, n);
+  const compiles = [];
+  for (let round = 0; round < 2; round++) {
+    const t = await texel.create({ specializeAfter: 'never', env: { TEXEL_TUNE: '1' } });
+    for (let call = 0; call < 2; call++)
+      t.scope(() => close(t.tensor(a, [m, k]).matmul(t.tensor(b, [k, n])).dataSync(), want, 1e-5, `round ${round}`));
+    compiles.push(t.stats().genericCompiles);
+    t.dispose(); // remembers the choice
+    const kept = JSON.parse(localStorage.getItem(`texel-kernels:${t.caps.renderer}`) ?? 'null');
+    check(Array.isArray(kept) && kept.some((x) => [1, 4, 8].includes(x)), `stored ${JSON.stringify(kept)}`);
+    if (round === 0) console.log(`  measured on this renderer: matmul tile rows per size class ${JSON.stringify(kept)}`);
+  }
+  check(compiles[0] >= 3 && compiles[1] <= 2, `generic programs: measured ${compiles[0]}, remembered ${compiles[1]}`);
+  texel.forgetDeviceChoices();
+  const t = await texel.create({ env: { TEXEL_TUNE: null } });
+  t.dispose();
+});
+
 test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => {
   const x = tx.tensor(rand(4099, 7), [4099]);
   const y = x.neg();
