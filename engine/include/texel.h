@@ -243,6 +243,14 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
 void tx_ctx_destroy(tx_ctx *ctx);
 const char *tx_last_error(const tx_ctx *ctx);
 const char *tx_status_name(tx_status s);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (meson.build's project version;
+ * changes in CHANGELOG.md), and the same as MAJOR * 10000 + MINOR * 100 +
+ * PATCH. Before 1.0 every minor release may change the ABI (the soname is
+ * libtexel.so.0.MINOR). */
+const char *tx_version(void);
+int tx_version_number(void);
+
 tx_status tx_ctx_caps(const tx_ctx *ctx, tx_caps *out);
 tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out);
 /* Finishes all queued GL work (for timing). */
