@@ -748,6 +748,19 @@ typedef struct tx_session_stats {
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 
+/* Compiling ahead, for a progress bar before the first GPU run: walks the
+ * session's GPU plan for feeds of these shapes without drawing, so every
+ * generic program it needs starts compiling (and the GPU weights are
+ * uploaded); *programs (may be NULL) gets how many were issued. With
+ * KHR_parallel_shader_compile (tx_caps.parallel_compile) they compile in the
+ * background and tx_session_compiling says how many programs of the context
+ * are still compiling (programs - that = compiled); without it the call
+ * returns when all have compiled. Meant for sessions that run on the GPU
+ * (tx_session_stats.device); the first run then only waits for what is still
+ * compiling. */
+tx_status tx_session_compile(tx_session *sess, const tx_feed *feeds, int n_feeds, int *programs);
+int tx_session_compiling(const tx_session *sess);
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,6 +90,15 @@ static void test_session(tx_ctx *ctx, const char *path) {
     tx_tensor tx_in, tx_out = {0};
     s = tx_tensor_create(ctx, &d, &tx_in);
     tx_feed feed = {in.name, tx_in};
+    /* compiled ahead (what a progress bar counts), then run */
+    int programs = 0;
+    tx_status cs = s ? s : tx_session_compile(sess, &feed, 1, &programs);
+    int left = cs ? -1 : tx_session_compiling(sess);
+    for (int i = 0; i < 500 && left > 0; i++) {
+        glfwWaitEventsTimeout(0.01);
+        left = tx_session_compiling(sess);
+    }
+    check(cs == TX_STATUS_OK && programs >= 1 && left == 0, "tx_session_compile");
     s = s ? s : tx_session_run(sess, &feed, 1, NULL, 1, &tx_out);
     s = s ? s : tx_tensor_read(ctx, tx_out, y, n * sizeof *y);
     if (s)
