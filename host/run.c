@@ -6,8 +6,8 @@
  * batch of 1. Inputs without --input get seeded random data (uniform [0, 1);
  * ints 0..9) of the input's shape, dynamic dims 1 or --dim NAME=V.
  *
- * Exit status: 0 ok, 1 error, 2 usage, 4 the model needs what texel lacks
- * (TX_STATUS_UNSUPPORTED: the message names the op types), 77 no GL context. */
+ * --save DIR is created with its parents. Exit status: 0 ok, 1 error, 2 usage, 4 the model needs
+ * what texel lacks (TX_STATUS_UNSUPPORTED: the message names the op types), 77 no GL context. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,10 +15,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <stb_image.h>
 
 #include "check.h"
+#include "cli.h"
 #include "cmds.h"
 #include "glctx.h"
 #include "npy.h"
@@ -35,7 +37,7 @@ typedef struct run_opts {
     const char *dim_name[MAX_ARGS];
     int64_t dim_val[MAX_ARGS];
     int n_dims;
-    bool json, no_fusion;
+    bool json, no_fusion, quiet;
     const char *save;
     int resize_w, resize_h;
     float mean[3], std[3];
@@ -46,15 +48,14 @@ typedef struct run_opts {
     tx_ctx_desc cd;
 } run_opts;
 
+const char tx_usage_run[] =
+    "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output NAME]...\n"
+    "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
+    "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
+    "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu] [--quiet]\n";
+
 static int usage_run(const char *why) {
-    fprintf(stderr, "texel run: %s\n", why);
-    fprintf(stderr, "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE]... [--output "
-                    "NAME]... [--json] [--save DIR]\n"
-                    "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
-                    "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
-                    "[--no-fusion]\n"
-                    "         [--device auto|gpu|cpu]\n");
-    return 2;
+    return tx_cli_usage_error("run", tx_usage_run, "%s", why);
 }
 
 static bool parse_floats3(const char *s, float v[3]) {
@@ -77,18 +78,27 @@ static int parse_args(int argc, char **argv, run_opts *o) {
     memset(o, 0, sizeof *o);
     o->std[0] = o->std[1] = o->std[2] = 1;
     o->seed = 42;
+    static const char *const value_opts[] = {
+        "--input",  "--dim",  "--output", "--save",   "--resize",           "--mean", "--std",
+        "--layout", "--seed", "--repeat", "--device", "--specialize-after", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--no-fusion") == 0) {
             o->no_fusion = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else if (tx_cli_is_help(a)) {
+            return -1;
         } else if (a[0] != '-' || !a[1]) {
             if (o->model)
                 return usage_run("more than one model given");
             o->model = a;
+        } else if (!tx_cli_in(a, value_opts)) {
+            return tx_cli_unknown("run", tx_usage_run, a);
         } else if (!v) {
-            return usage_run("an option lacks its value");
+            return tx_cli_no_value("run", tx_usage_run, a);
         } else if (strcmp(a, "--input") == 0 || strcmp(a, "--dim") == 0) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v || !eq[1])
@@ -143,7 +153,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
                 k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
             i++;
         } else {
-            return usage_run("unknown option");
+            return tx_cli_unknown("run", tx_usage_run, a);
         }
     }
     for (int i = 0; i < 3; i++)
@@ -340,7 +350,17 @@ static void summarize(const float *v, int64_t n, summary *s) {
     s->mean = cnt ? sum / (double)cnt : 0;
 }
 
+/* The progress line of a load over a second (stderr on a terminal, not
+ * --quiet): stopped before anything else is printed. */
+static tx_ticker *g_ticker;
+
+static void load_done(void) {
+    tx_ticker_stop(g_ticker);
+    g_ticker = NULL;
+}
+
 static int fail_run(const run_opts *o, tx_status st, const char *msg) {
+    load_done();
     if (o->json) {
         printf("{\"model\": ");
         tx_json_str(o->model);
@@ -353,24 +373,58 @@ static int fail_run(const run_opts *o, tx_status st, const char *msg) {
     return st == TX_STATUS_UNSUPPORTED ? 4 : 1;
 }
 
+/* With the progress line on and the session on the GPU: its programs compiled
+ * before the first run, counted on the line (the first run's time includes
+ * this). Returns the ms it took. */
+static double compile_ahead(tx_session *sess, const tx_feed *feeds, int n, const char *base) {
+    tx_session_stats st;
+    tx_session_stats_get(sess, &st);
+    if (st.device != TX_DEVICE_GPU)
+        return 0;
+    tx_ticker_set(g_ticker, "texel run: %s: compiling GPU programs", base);
+    double t0 = tx_host_ms();
+    int programs = 0;
+    if (tx_session_compile(sess, feeds, n, &programs) == TX_STATUS_OK) {
+        for (int left; (left = tx_session_compiling(sess)) > 0;) {
+            tx_ticker_set(g_ticker, "texel run: %s: compiling GPU programs %d/%d", base,
+                          programs - left, programs);
+            nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+        }
+    }
+    return tx_host_ms() - t0;
+}
+
 int tx_cmd_run(int argc, char **argv) {
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
-        return rc;
+        return rc < 0 ? tx_cli_help(tx_usage_run) : rc;
+    if (o.save && !tx_mkdirs(o.save)) {
+        fprintf(stderr, "texel run: cannot create --save directory %s: %s\n", o.save,
+                strerror(errno));
+        return 1;
+    }
+    const char *base = strrchr(o.model, '/') ? strrchr(o.model, '/') + 1 : o.model;
+    g_ticker = tx_ticker_start(o.quiet, 1000);
+    tx_ticker_set(g_ticker, "texel run: %s: reading", base);
     size_t len;
     void *bytes = tx_read_file(o.model, &len);
     if (!bytes) {
+        load_done();
         fprintf(stderr, "texel run: cannot read %s: %s\n", o.model, strerror(errno));
         return 1;
     }
+    tx_ticker_set(g_ticker, "texel run: %s: opening a GL context", base);
     tx_host *h;
     tx_ctx *ctx;
     rc = tx_host_open(&o.cd, &h, &ctx);
     if (rc) {
+        load_done();
         free(bytes);
         return rc;
     }
+    tx_ticker_set(g_ticker, "texel run: %s: planning, uploading weights (%.1f MB)", base,
+                  (double)len / 1e6);
     char err[1024];
     tx_session *sess = NULL;
     int n_in = 0, n_out = 0;
@@ -409,6 +463,7 @@ int tx_cmd_run(int argc, char **argv) {
             goto done;
         }
     }
+    tx_ticker_set(g_ticker, "texel run: %s: making the inputs", base);
     uint64_t rng = o.seed * 0x9E3779B97F4A7C15ull + 1;
     const char *source[MAX_ARGS];
     for (int i = 0; i < n_in; i++) {
@@ -463,6 +518,8 @@ int tx_cmd_run(int argc, char **argv) {
     double *ms = calloc((size_t)o.repeat + 1, sizeof *ms);
     double first_ms = 0;
     tx_device first_dev = TX_DEVICE_DEFAULT;
+    double compile_ms = g_ticker ? compile_ahead(sess, feeds, n_in, base) : 0;
+    tx_ticker_set(g_ticker, "texel run: %s: first run", base);
     for (int r = 0; r <= o.repeat && !st; r++) {
         if (r > 0)
             for (int i = 0; i < n_out; i++)
@@ -471,7 +528,9 @@ int tx_cmd_run(int argc, char **argv) {
         st = tx_session_run(sess, feeds, n_in, fetch, n_out, outs);
         if (!st) /* wait for the GPU so the time includes its work */
             tx_ctx_finish(ctx);
-        double dt = tx_host_ms() - t0;
+        double dt = tx_host_ms() - t0 + (r == 0 ? compile_ms : 0);
+        if (r == 0)
+            load_done();
         if (r == 0) {
             first_ms = dt;
             tx_session_stats rs;
@@ -488,8 +547,6 @@ int tx_cmd_run(int argc, char **argv) {
     }
     double steady = o.repeat ? tx_median(ms, o.repeat) : 0;
     free(ms);
-    if (o.save)
-        mkdir(o.save, 0777);
     if (o.json) {
         printf("{\"model\": ");
         tx_json_str(o.model);
@@ -605,6 +662,7 @@ int tx_cmd_run(int argc, char **argv) {
         tx_print_stats_text(&cs);
     }
 done:
+    load_done();
     for (int i = 0; i < n_out; i++)
         if (outs[i].id)
             tx_tensor_destroy(ctx, outs[i]);
