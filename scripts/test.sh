@@ -156,6 +156,8 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
         # the same tests cross-origin isolated: texel.js loads texel-mt.wasm (threads)
         run_suite "web:api-threads" node web/test/run.mjs page coi/web/test/api.html
         run_suite "web:types" bash web/test/types.sh
+        # Node >= 18 without a browser: the package loads, create() says UNSUPPORTED
+        run_suite "web:node" node web/test/node_test.mjs
         mkdir -p web/results
         # the demo's model and photos (pinned, checked; not in git)
         if bash scripts/demo-assets.sh >/dev/null; then
@@ -165,6 +167,9 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
             unset TEXEL_SCREENSHOT
             run_suite "web:demo-gpu" node web/test/run.mjs page web/demo/index.html \
                 "autorun=1&device=gpu"
+            # the npm tarball in a fresh project, bundled by esbuild and by Vite,
+            # running BlazeFace in Chromium (and imported by Node)
+            run_suite "web:bundle" bash web/test/bundle_test.sh
         else
             echo "web:demo: scripts/demo-assets.sh failed"
             failed=$((failed + 1))
