@@ -61,7 +61,7 @@ const isNode = () => typeof process === 'object' && typeof process.versions?.nod
 async function readPackageFile(name) {
   const fsName = 'node:fs/promises';
   const fs = await import(/* @vite-ignore */ fsName);
-  return new Uint8Array(await fs.readFile(new URL(`./${name}`, import.meta.url)));
+  return new Uint8Array(await fs.readFile(new URL("./" + name, import.meta.url)));
 }
 
 function loadCore(opts) {

@@ -102,5 +102,15 @@ else
     cat "$tmp/vite.log"
 fi
 
+# ---- Vite's dev server, with the config web/README.md gives for it ----
+echo "export default { optimizeDeps: { exclude: ['texel-gpu'] } };" >"$app/vite.config.js"
+out=$(timeout 300 node web/test/vite_dev.mjs "$app" 2>&1)
+rc=$?
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -1)
+if [[ $rc -eq 0 && $line == *", 0 failed" ]]; then ok "Vite dev server in Chromium: $line"; else
+    bad "Vite dev server in Chromium (exit $rc)"
+    echo "$out" | tail -15
+fi
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

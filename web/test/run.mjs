@@ -45,14 +45,20 @@ async function main() {
     process.exit(2);
   }
   const server = await serve(0, mode === 'dir' ? { root: resolve(name) } : {});
-  const base = `http://127.0.0.1:${server.address().port}`;
+  const status = await runPage(`http://127.0.0.1:${server.address().port}${path}`);
+  server.close();
+  process.exit(status);
+}
+
+/** Opens url in headless Chromium, streams its console, returns window.__result.status (1 on a timeout). */
+export async function runPage(url) {
   const browser = await launch();
   let status = 1;
   try {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     page.on('console', (m) => console.log(m.text()));
     page.on('pageerror', (e) => console.log(`page error: ${e.stack || e}`));
-    await page.goto(base + path);
+    await page.goto(url);
     const timeout = Number(process.env.TEXEL_WEB_TIMEOUT_MS || 1200000);
     await page.waitForFunction(() => window.__result, null, { timeout, polling: 500 });
     status = await page.evaluate(() => window.__result.status);
@@ -64,9 +70,8 @@ async function main() {
     console.log(`run.mjs: ${e.stack || e}`);
   } finally {
     await browser.close();
-    server.close();
   }
-  process.exit(status);
+  return status;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();
