@@ -3,7 +3,8 @@
 # ONNX session under Xvfb), built four ways:
 #   installed: `meson install --destdir` of BUILD into a temp dir, then the
 #     consumer compiled by hand against it through pkg-config, linked to
-#     libtexel.so (its soname checked) and to libtexel.a (pkg-config --static);
+#     libtexel.so (its soname and exported symbols checked) and to libtexel.a
+#     (pkg-config --static);
 #   cmake: tests/consumer/CMakeLists.txt (pkg_check_modules) against the same;
 #   subproject: tests/consumer/meson.build with subprojects/texel linked to
 #     this repository and --force-fallback-for=texel.
@@ -55,6 +56,13 @@ done
 if [[ $(pkg-config --modversion texel 2>/dev/null) == "$version" ]]; then ok; else bad "pkg-config --modversion is not $version"; fi
 soname=$(readelf -d "$libdir/libtexel.so" 2>/dev/null | sed -nE 's/.*SONAME.*\[(.*)\]/\1/p')
 if [[ $soname == libtexel.so.* && -e $libdir/$soname ]]; then ok; else bad "libtexel.so soname '$soname'"; fi
+# libtexel.so exports what texel.h declares, and nothing else (no internals, no glad)
+exported=$(nm -D --defined-only "$libdir/libtexel.so" 2>/dev/null | awk '{print $3}' | sort)
+declared=$(python3 "$root/tools/gen_symbols.py" --list "$root/engine/include/texel.h")
+if [[ -n $declared && $exported == "$declared" ]]; then ok; else
+    bad "libtexel.so exports other symbols than texel.h declares:"
+    diff <(echo "$declared") <(echo "$exported") | head -10
+fi
 
 # shared
 # shellcheck disable=SC2046
