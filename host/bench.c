@@ -25,6 +25,7 @@
 
 #include "../bench/cases.h"
 #include "check.h"
+#include "cli.h"
 #include "cmds.h"
 #include "glctx.h"
 
@@ -194,13 +195,22 @@ static bool selected(const char *list, const char *name) {
     return false;
 }
 
+const char tx_usage_bench[] =
+    "usage: texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
+    "           [--no-reference] [--device gpu|cpu|all]\n";
+
 int tx_cmd_bench(int argc, char **argv) {
     const char *cases = NULL, *json_path = NULL;
     int runs = 15;
     bool smoke = false, list = false, no_ref = false;
     tx_device only = TX_DEVICE_DEFAULT; /* --device: gpu or cpu modes only */
+    static const char *const value_opts[] = {"--cases", "--json", "--runs", "--device", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (tx_cli_is_help(a))
+            return tx_cli_help(tx_usage_bench);
+        if (tx_cli_in(a, value_opts) && !v)
+            return tx_cli_no_value("bench", tx_usage_bench, a);
         if (strcmp(a, "--smoke") == 0)
             smoke = true;
         else if (strcmp(a, "--list") == 0)
@@ -218,11 +228,10 @@ int tx_cmd_bench(int argc, char **argv) {
             only = tx_device_from_name(v) == TX_DEVICE_COUNT_ ? TX_DEVICE_DEFAULT
                                                               : tx_device_from_name(v),
             i++;
-        else {
-            fprintf(stderr, "usage: texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] "
-                            "[--no-reference] [--list] [--device gpu|cpu|all]\n");
-            return 2;
-        }
+        else if (strcmp(a, "--device") == 0)
+            return tx_cli_usage_error("bench", tx_usage_bench, "--device is gpu, cpu or all");
+        else
+            return tx_cli_unknown("bench", tx_usage_bench, a);
     }
     if (runs < 1)
         runs = 1;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "glctx.h"
 #include "model/model.h"
@@ -32,7 +33,8 @@
 typedef enum { R_PASS, R_FAIL, R_UNSUP } result;
 
 typedef struct conf {
-    bool json, verbose;
+    bool json, verbose, quiet;
+    tx_progress progress; /* stderr, on a terminal unless --quiet */
     const char *filter;
     char **must;
     int n_must;
@@ -328,6 +330,7 @@ static void report(conf *c, const char *name, result r, const char *why) {
         }
         printf("}");
     } else if (r != R_PASS || c->verbose || !c->must) {
+        tx_progress_clear(&c->progress);
         /* in --must-pass mode only what goes wrong is worth a line */
         printf("%-11s %s%s%s\n", k_word[r], name, r == R_PASS ? "" : ": ", r == R_PASS ? "" : why);
     }
@@ -365,6 +368,9 @@ static void run_dir(conf *c, tx_ctx *ctx, const char *dir) {
         bool skip = stat(model, &sb) != 0 || (c->filter && !strstr(test, c->filter)) ||
                     (c->must && !must_listed(c, test));
         if (!skip) {
+            tx_progress_update(&c->progress,
+                               "conformance %s %d/%d: %d passed, %d failed, %d unsupported", suite,
+                               i + 1, n, c->passed, c->failed, c->unsup);
             char why[2048] = "";
             result r = run_test(ctx, full, why, sizeof why);
             if (c->must && r == R_UNSUP) /* a must-pass test may not become unsupported */
@@ -406,14 +412,25 @@ static int load_must(conf *c, const char *path) {
     return 0;
 }
 
+const char tx_usage_conformance[] =
+    "usage: texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
+    "           [--device auto|gpu|cpu] [--quiet]\n";
+
 int tx_cmd_conformance(int argc, char **argv) {
     conf c = {.first_json = true};
     const char *dirs[64];
     int n_dirs = 0;
+    static const char *const value_opts[] = {"--filter", "--device", "--must-pass", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (tx_cli_is_help(a))
+            return tx_cli_help(tx_usage_conformance);
+        if (tx_cli_in(a, value_opts) && !v)
+            return tx_cli_no_value("conformance", tx_usage_conformance, a);
         if (strcmp(a, "--json") == 0)
             c.json = true;
+        else if (strcmp(a, "--quiet") == 0)
+            c.quiet = true;
         else if (strcmp(a, "--verbose") == 0)
             c.verbose = true;
         else if (strcmp(a, "--filter") == 0 && v)
@@ -426,11 +443,13 @@ int tx_cmd_conformance(int argc, char **argv) {
             i++;
         } else if (a[0] != '-' && n_dirs < 64)
             dirs[n_dirs++] = a;
-        else {
-            fprintf(stderr, "usage: texel conformance [DIR]... [--filter S] [--must-pass FILE] "
-                            "[--json] [--verbose] [--device auto|gpu|cpu]\n");
-            return 2;
-        }
+        else if (strcmp(a, "--device") == 0)
+            return tx_cli_usage_error("conformance", tx_usage_conformance,
+                                      "--device is auto, gpu or cpu");
+        else if (a[0] != '-')
+            return tx_cli_usage_error("conformance", tx_usage_conformance, "more than 64 DIRs");
+        else
+            return tx_cli_unknown("conformance", tx_usage_conformance, a);
     }
     char *owned[64];
     int n_owned = 0;
@@ -464,8 +483,10 @@ int tx_cmd_conformance(int argc, char **argv) {
         return rc;
     if (c.json)
         printf("{\"tests\": [");
+    tx_progress_begin(&c.progress, c.quiet, 0);
     for (int i = 0; i < n_dirs; i++)
         run_dir(&c, ctx, dirs[i]);
+    tx_progress_end(&c.progress);
     for (int i = 0; i < c.n_must; i++)
         if (!c.must_seen[i])
             report(&c, c.must[i], R_FAIL, "listed in the must-pass file but not found");

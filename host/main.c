@@ -14,6 +14,8 @@
  *   texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
  *             [--device auto|gpu|cpu] [--precision f32|f16]
  *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--device D]
+ *   texel --version
+ * `texel CMD --help` prints CMD's usage; exit statuses in host/cli.h.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,41 +23,46 @@
 #include <string.h>
 
 #include "check.h"
+#include "cli.h"
 #include "cmds.h"
 #include "glctx.h"
 #include "report.h"
 
-static int usage(void) {
-    fprintf(
-        stderr,
-        "usage:\n"
-        "  texel info [--json]\n"
-        "  texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
-        "           [--no-reference] [--device gpu|cpu|all]\n"
-        "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
-        "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
-        "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
-        "  conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D] [--group G]\n"
-        "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
-        "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
-        "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
-        "           reductions: [--axes A,B] [--drop-dims] [--noop-empty-axes]\n"
-        "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
-        "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
-        "           cast: [--to float32|int32] [--bool]\n"
-        "  texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE[,FILE...]]... [--output NAME]...\n"
-        "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
-        "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
-        "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
-        "           [--max-texture-size N]\n"
-        "           [--precision f32|f16]\n"
-        "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
-        "           [--device auto|gpu|cpu]\n"
-        "ops:");
+static const char usage_info[] = "usage: texel info [--json]\n";
+static const char usage_op[] =
+    "usage: texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
+    "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
+    "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"
+    "  conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D] [--group G]\n"
+    "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
+    "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
+    "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
+    "           reductions: [--axes A,B] [--drop-dims] [--noop-empty-axes]\n"
+    "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
+    "           [--epsilon E]; activations: [--alpha V] [--beta V];\n"
+    "           cast: [--to float32|int32] [--bool]\n";
+
+static void print_ops(FILE *f) {
+    fprintf(f, "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
-        fprintf(stderr, " %s", tx_op_name((tx_op)i));
-    fprintf(stderr, "\n");
+        fprintf(f, " %s", tx_op_name((tx_op)i));
+    fprintf(f, "\n");
+}
+
+/* Every command's usage, the op names and the exit statuses. */
+static int usage_all(FILE *f) {
+    fprintf(f, "texel %s: tensors on GL ES 3.0 fragment shaders and a SIMD CPU device\n%s%s%s%s%s",
+            tx_version(), usage_info, usage_op, tx_usage_bench, tx_usage_run, tx_usage_conformance);
+    fprintf(f, "  texel --version\n"
+               "exit status: 0 ok, 1 error (conformance: a test failed), 2 usage, 3 texel op's\n"
+               "  results differ from the reference, 4 the model needs what texel lacks (run),\n"
+               "  77 no GL context\n");
+    print_ops(f);
     return 2;
+}
+
+static int usage(void) {
+    return usage_all(stderr);
 }
 
 static int cmd_info(int argc, char **argv) {
@@ -63,8 +70,10 @@ static int cmd_info(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (tx_cli_is_help(argv[i]))
+            return tx_cli_help(usage_info);
         else
-            return usage();
+            return tx_cli_unknown("info", usage_info, argv[i]);
     }
     tx_host *h;
     tx_ctx *ctx;
@@ -139,13 +148,43 @@ static bool spread(const spatial_arg *a, int want, int *dst) {
 
 static int cmd_op(int argc, char **argv) {
     if (argc < 1)
-        return usage();
+        return tx_cli_usage_error("op", usage_op, "no op given");
+    for (int i = 0; i < argc; i++)
+        if (tx_cli_is_help(argv[i])) {
+            tx_cli_help(usage_op);
+            print_ops(stdout);
+            return 0;
+        }
     tx_check_desc d = {.seed = 42};
     d.op = tx_op_from_name(argv[0]);
     if (d.op == TX_OP_NONE) {
         fprintf(stderr, "texel op: unknown op \"%s\"\n", argv[0]);
-        return usage();
+        print_ops(stderr);
+        return 2;
     }
+    static const char *const value_opts[] = {"--shape",
+                                             "--repeat",
+                                             "--seed",
+                                             "--lo",
+                                             "--hi",
+                                             "--max-texture-size",
+                                             "--group",
+                                             "--stride",
+                                             "--pad",
+                                             "--dilation",
+                                             "--kernel",
+                                             "--output-padding",
+                                             "--output-shape",
+                                             "--auto-pad",
+                                             "--axis",
+                                             "--epsilon",
+                                             "--alpha",
+                                             "--beta",
+                                             "--to",
+                                             "--axes",
+                                             "--activation",
+                                             "--specialize-after",
+                                             NULL};
     const char *shapes = NULL;
     bool json = false, bias = false;
     int repeat = 5;
@@ -194,8 +233,10 @@ static int cmd_op(int argc, char **argv) {
             sw++;
         if (sw < n_switches)
             *switches[sw].on = true;
+        else if (!tx_cli_in(a, value_opts))
+            return tx_cli_unknown("op", usage_op, a);
         else if (!v)
-            return usage();
+            return tx_cli_no_value("op", usage_op, a);
         else if (strcmp(a, "--shape") == 0)
             shapes = v, i++;
         else if (strcmp(a, "--repeat") == 0)
@@ -277,7 +318,7 @@ static int cmd_op(int argc, char **argv) {
             cd.specialize_after = k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
             i++;
         } else
-            return usage();
+            return tx_cli_unknown("op", usage_op, a);
     }
     if (!shapes) {
         fprintf(stderr, "texel op: --shape is required\n");
@@ -446,8 +487,12 @@ int main(int argc, char **argv) {
         return tx_cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "conformance") == 0)
         return tx_cmd_conformance(argc - 2, argv + 2);
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
-        usage();
+    if (tx_cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        usage_all(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("texel %s\n", tx_version());
         return 0;
     }
     fprintf(stderr, "texel: unknown command \"%s\"\n", argv[1]);

@@ -11,8 +11,8 @@
  * batch of 1. Inputs without --input get seeded random data (uniform [0, 1);
  * ints 0..9) of the input's shape, dynamic dims 1 or --dim NAME=V.
  *
- * Exit status: 0 ok, 1 error, 2 usage, 4 the model needs what texel lacks
- * (TX_STATUS_UNSUPPORTED: the message names the op types), 77 no GL context. */
+ * --save DIR is created with its parents. Exit status: 0 ok, 1 error, 2 usage, 4 the model needs
+ * what texel lacks (TX_STATUS_UNSUPPORTED: the message names the op types), 77 no GL context. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,10 +20,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <stb_image.h>
 
 #include "check.h"
+#include "cli.h"
 #include "cmds.h"
 #include "glctx.h"
 #include "npy.h"
@@ -41,7 +43,7 @@ typedef struct run_opts {
     int64_t dim_val[MAX_ARGS];
     int n_dims;
     int n_sets; /* file sets: the most files an --input names */
-    bool json, no_fusion;
+    bool json, no_fusion, quiet;
     const char *save;
     int resize_w, resize_h;
     float mean[3], std[3];
@@ -52,16 +54,15 @@ typedef struct run_opts {
     tx_ctx_desc cd;
 } run_opts;
 
+const char tx_usage_run[] =
+    "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE[,FILE...]]... [--output NAME]...\n"
+    "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
+    "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
+    "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
+    "           [--max-texture-size N] [--precision f32|f16] [--quiet]\n";
+
 static int usage_run(const char *why) {
-    fprintf(stderr, "texel run: %s\n", why);
-    fprintf(stderr,
-            "usage: texel run MODEL.onnx [--input NAME=FILE.npy|IMAGE[,FILE...]]... [--output "
-            "NAME]... [--json] [--save DIR]\n"
-            "         [--resize WxH] [--mean a,b,c] [--std a,b,c] [--layout nchw|nhwc]\n"
-            "         [--dim NAME=V] [--seed S] [--repeat N] [--specialize-after K] "
-            "[--no-fusion]\n"
-            "         [--device auto|gpu|cpu] [--max-texture-size N] [--precision f32|f16]\n");
-    return 2;
+    return tx_cli_usage_error("run", tx_usage_run, "%s", why);
 }
 
 static bool parse_floats3(const char *s, float v[3]) {
@@ -85,18 +86,28 @@ static int parse_args(int argc, char **argv, run_opts *o) {
     o->std[0] = o->std[1] = o->std[2] = 1;
     o->seed = 42;
     o->n_sets = 1;
+    static const char *const value_opts[] = {
+        "--input",  "--dim",  "--output", "--save",   "--resize",           "--mean", "--std",
+        "--layout", "--seed", "--repeat", "--device", "--specialize-after", "--max-texture-size",
+        "--precision", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--no-fusion") == 0) {
             o->no_fusion = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else if (tx_cli_is_help(a)) {
+            return -1;
         } else if (a[0] != '-' || !a[1]) {
             if (o->model)
                 return usage_run("more than one model given");
             o->model = a;
+        } else if (!tx_cli_in(a, value_opts)) {
+            return tx_cli_unknown("run", tx_usage_run, a);
         } else if (!v) {
-            return usage_run("an option lacks its value");
+            return tx_cli_no_value("run", tx_usage_run, a);
         } else if (strcmp(a, "--input") == 0 || strcmp(a, "--dim") == 0) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v || !eq[1])
@@ -168,7 +179,7 @@ static int parse_args(int argc, char **argv, run_opts *o) {
                 k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
             i++;
         } else {
-            return usage_run("unknown option");
+            return tx_cli_unknown("run", tx_usage_run, a);
         }
     }
     for (int i = 0; i < 3; i++)
@@ -377,7 +388,17 @@ static void summarize(const float *v, int64_t n, summary *s) {
     s->mean = cnt ? sum / (double)cnt : 0;
 }
 
+/* The progress line of a load over a second (stderr on a terminal, not
+ * --quiet): stopped before anything else is printed. */
+static tx_ticker *g_ticker;
+
+static void load_done(void) {
+    tx_ticker_stop(g_ticker);
+    g_ticker = NULL;
+}
+
 static int fail_run(const run_opts *o, tx_status st, const char *msg) {
+    load_done();
     if (o->json) {
         printf("{\"model\": ");
         tx_json_str(o->model);
@@ -390,6 +411,27 @@ static int fail_run(const run_opts *o, tx_status st, const char *msg) {
     return st == TX_STATUS_UNSUPPORTED ? 4 : 1;
 }
 
+/* With the progress line on and the session on the GPU: its programs compiled
+ * before the first run, counted on the line (the first run's time includes
+ * this). Returns the ms it took. */
+static double compile_ahead(tx_session *sess, const tx_feed *feeds, int n, const char *base) {
+    tx_session_stats st;
+    tx_session_stats_get(sess, &st);
+    if (st.device != TX_DEVICE_GPU)
+        return 0;
+    tx_ticker_set(g_ticker, "texel run: %s: compiling GPU programs", base);
+    double t0 = tx_host_ms();
+    int programs = 0;
+    if (tx_session_compile(sess, feeds, n, &programs) == TX_STATUS_OK) {
+        for (int left; (left = tx_session_compiling(sess)) > 0;) {
+            tx_ticker_set(g_ticker, "texel run: %s: compiling GPU programs %d/%d", base,
+                          programs - left, programs);
+            nanosleep(&(struct timespec){.tv_nsec = 20 * 1000 * 1000}, NULL);
+        }
+    }
+    return tx_host_ms() - t0;
+}
+
 /* One file set through the session: feeds, the first and --repeat runs, the
  * report, --save. */
 static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double create_ms, int set,
@@ -397,6 +439,7 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
     char err[1024], fbuf[1024], save_dir[640];
     int rc = 0, n_out = 0;
     int n_in = tx_session_input_count(sess);
+    const char *base = strrchr(o->model, '/') ? strrchr(o->model, '/') + 1 : o->model;
     tx_feed feeds[MAX_ARGS];
     tx_npy data[MAX_ARGS];
     tx_tensor outs[MAX_ARGS];
@@ -413,6 +456,7 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
         snprintf(save_dir, sizeof save_dir, "%s/%d", save, set);
         save = save_dir;
     }
+    tx_ticker_set(g_ticker, "texel run: %s: making the inputs", base);
     for (int i = 0; i < n_in; i++) {
         tx_value_info info;
         tx_session_input_info(sess, i, &info);
@@ -465,6 +509,8 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
     double *ms = calloc((size_t)o->repeat + 1, sizeof *ms);
     double first_ms = 0;
     tx_device first_dev = TX_DEVICE_DEFAULT;
+    double compile_ms = g_ticker && set == 0 ? compile_ahead(sess, feeds, n_in, base) : 0;
+    tx_ticker_set(g_ticker, "texel run: %s: first run", base);
     for (int r = 0; r <= o->repeat && !st; r++) {
         if (r > 0)
             for (int i = 0; i < n_out; i++)
@@ -473,7 +519,9 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
         st = tx_session_run(sess, feeds, n_in, fetch, n_out, outs);
         if (!st) /* wait for the GPU so the time includes its work */
             tx_ctx_finish(ctx);
-        double dt = tx_host_ms() - t0;
+        double dt = tx_host_ms() - t0 + (r == 0 ? compile_ms : 0);
+        if (r == 0)
+            load_done();
         if (r == 0) {
             first_ms = dt;
             tx_session_stats rs;
@@ -620,6 +668,7 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
         tx_print_families_text(ctx);
     }
 out:
+    load_done();
     for (int i = 0; i < n_out; i++)
         if (outs[i].id)
             tx_tensor_destroy(ctx, outs[i]);
@@ -636,20 +685,33 @@ int tx_cmd_run(int argc, char **argv) {
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
-        return rc;
+        return rc < 0 ? tx_cli_help(tx_usage_run) : rc;
+    if (o.save && !tx_mkdirs(o.save)) {
+        fprintf(stderr, "texel run: cannot create --save directory %s: %s\n", o.save,
+                strerror(errno));
+        return 1;
+    }
+    const char *base = strrchr(o.model, '/') ? strrchr(o.model, '/') + 1 : o.model;
+    g_ticker = tx_ticker_start(o.quiet, 1000);
+    tx_ticker_set(g_ticker, "texel run: %s: reading", base);
     size_t len;
     void *bytes = tx_read_file(o.model, &len);
     if (!bytes) {
+        load_done();
         fprintf(stderr, "texel run: cannot read %s: %s\n", o.model, strerror(errno));
         return 1;
     }
+    tx_ticker_set(g_ticker, "texel run: %s: opening a GL context", base);
     tx_host *h;
     tx_ctx *ctx;
     rc = tx_host_open(&o.cd, &h, &ctx);
     if (rc) {
+        load_done();
         free(bytes);
         return rc;
     }
+    tx_ticker_set(g_ticker, "texel run: %s: planning, uploading weights (%.1f MB)", base,
+                  (double)len / 1e6);
     char err[1024];
     tx_session *sess = NULL;
     double t0 = tx_host_ms();
@@ -683,6 +745,7 @@ int tx_cmd_run(int argc, char **argv) {
     for (int set = 0; set < o.n_sets && !rc; set++)
         rc = run_set(&o, ctx, sess, create_ms, set, &rng);
 done:
+    load_done();
     for (int k = 0; k < o.n_in; k++)
         free((char *)o.in_name[k]);
     for (int k = 0; k < o.n_dims; k++)

@@ -28,5 +28,14 @@ ninja -C "$BUILD"
 # texel.* : SIMD, one thread; texel-mt.* (+ its pthread worker): SIMD + threads
 cp "$BUILD/web/texel.mjs" "$BUILD/web/texel.wasm" web/
 cp "$BUILD/web/texel-mt.mjs" "$BUILD/web/texel-mt.wasm" "$BUILD/web/texel-mt.worker.js" web/
+# Bundlers: Vite bundles `new Worker(new URL("x.js", import.meta.url))` as a
+# classic worker, which fails the app's whole build here (the pthread worker
+# imports texel-mt.mjs: code splitting in an iife). With the name in a
+# variable bundlers leave the worker alone; the threaded build then finds it
+# next to the module (web/README.md, "Bundlers").
+worker_new='new Worker(new URL("texel-mt.worker.js",import.meta.url))'
+grep -qF "$worker_new" web/texel-mt.mjs || { echo "build-web: texel-mt.mjs lacks $worker_new (another emscripten?)" >&2; exit 1; }
+sed -i 's|new Worker(new URL("texel-mt.worker.js",import.meta.url))|new Worker(new URL(txwWorker,import.meta.url))|' web/texel-mt.mjs
+sed -i '1i var txwWorker="texel-mt.worker.js";' web/texel-mt.mjs
 cp "$BUILD/web/texel-scalar.mjs" "$BUILD/web/texel-scalar.wasm" web/
 node web/tools/gen-dts.mjs > web/texel-ops.d.ts

@@ -130,6 +130,10 @@ run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
 # Quantization cases the backend tests miss (exact integer chunks, blocked
 # scales, the QDQ fold, malformed nodes), on both devices.
 run_suite "quant" bash tests/quant_test.sh "$BUILD/texel"
+# texel from another project: installed (DESTDIR) and used through pkg-config
+# (shared, static, CMake) and as a meson subproject (tests/consumer/run.sh).
+# Not under --sanitize: the consumer is not built with the sanitizers.
+$sanitize || run_suite "consumer" bash tests/consumer/run.sh "$BUILD"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 run_suite "cpu:models" env TEXEL_DEVICE=cpu bash tests/models_test.sh "$BUILD/texel"
@@ -159,6 +163,8 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
         # the same tests cross-origin isolated: texel.js loads texel-mt.wasm (threads)
         run_suite "web:api-threads" node web/test/run.mjs page coi/web/test/api.html
         run_suite "web:types" bash web/test/types.sh
+        # Node >= 18 without a browser: the package loads, create() says UNSUPPORTED
+        run_suite "web:node" node web/test/node_test.mjs
         mkdir -p web/results
         # the demo's model and photos (pinned, checked; not in git)
         if bash scripts/demo-assets.sh >/dev/null; then
@@ -168,6 +174,9 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
             unset TEXEL_SCREENSHOT
             run_suite "web:demo-gpu" node web/test/run.mjs page web/demo/index.html \
                 "autorun=1&device=gpu"
+            # the npm tarball in a fresh project, bundled by esbuild and by Vite,
+            # running BlazeFace in Chromium (and imported by Node)
+            run_suite "web:bundle" bash web/test/bundle_test.sh
         else
             echo "web:demo: scripts/demo-assets.sh failed"
             failed=$((failed + 1))

@@ -104,5 +104,96 @@ check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
 check_rc "unknown command is a usage error" 2 "$TEXEL" bogus
 
+# Every command's --help: usage on stdout, exit 0, its options listed.
+help_has() { # name, command words, options the usage must name...
+    local name=$1 cmd=$2 out
+    shift 2
+    # shellcheck disable=SC2086 # word-split on purpose: "op matmul"
+    out=$("$TEXEL" $cmd --help 2>/dev/null)
+    local rc=$? missing=()
+    for o in "$@"; do [[ $out == *"$o"* ]] || missing+=("$o"); done
+    if [[ $rc -eq 0 && ${#missing[@]} -eq 0 ]]; then pass=$((pass + 1)); else
+        fail=$((fail + 1))
+        echo "FAIL $name: exit $rc, missing ${missing[*]}"
+    fi
+}
+help_has "texel --help" "" "texel run" "texel conformance" "texel bench" "texel op" "exit status" "relu"
+help_has "info --help" info --json
+help_has "op --help" "op matmul" --shape --repeat --activation --stride --axes --to "ops:"
+help_has "bench --help" bench --cases --smoke --runs --json --list --no-reference --device
+help_has "run --help" run --input --output --json --save --resize --mean --std --layout --dim \
+    --seed --repeat --specialize-after --no-fusion --device --quiet
+help_has "conformance --help" conformance --filter --must-pass --json --verbose --device --quiet
+if [[ $("$TEXEL" --version) == "texel $(meson introspect --projectinfo "$(dirname "$TEXEL")" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')" ]]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "FAIL texel --version is not meson's project version"
+fi
+# An unknown option names itself (exit 2), an option without its value too.
+names_itself() { # name, wanted text, command...
+    local name=$1 want=$2 err
+    shift 2
+    err=$("$@" 2>&1 >/dev/null)
+    local rc=$?
+    if [[ $rc -eq 2 && $err == *"$want"* ]]; then pass=$((pass + 1)); else
+        fail=$((fail + 1))
+        echo "FAIL $name: exit $rc, stderr lacks '$want': $(head -1 <<<"$err")"
+    fi
+}
+names_itself "info unknown option" 'unknown option "--frob"' "$TEXEL" info --frob
+names_itself "op unknown option" 'unknown option "--frob"' "$TEXEL" op relu --shape 4 --frob
+names_itself "op trailing unknown option" 'unknown option "--frob"' "$TEXEL" op relu --frob
+names_itself "op option without value" '--shape needs a value' "$TEXEL" op relu --shape
+names_itself "bench unknown option" 'unknown option "--frob"' "$TEXEL" bench --frob 1
+names_itself "run unknown option" 'unknown option "--frob"' "$TEXEL" run m.onnx --frob
+names_itself "run option without value" '--save needs a value' "$TEXEL" run m.onnx --save
+names_itself "conformance unknown option" 'unknown option "--frob"' "$TEXEL" conformance --frob
+
+# texel run --save makes the directory and its parents.
+tmp=$(mktemp -d)
+relu=/usr/share/libonnx-testdata/data/node/test_relu/model.onnx
+if xrun "$TEXEL" run "$relu" --save "$tmp/new/dir" >/dev/null 2>&1 && [[ -f $tmp/new/dir/y.npy && -f $tmp/new/dir/input.x.npy ]]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "FAIL run --save new/dir"
+fi
+touch "$tmp/file"
+check_rc "run --save under a file is an error" 1 "$TEXEL" run "$relu" --save "$tmp/file/sub"
+# The progress line: on stderr when it is a terminal (script(1) gives one),
+# never with --quiet or when stderr is not a terminal.
+progress() { # --quiet or nothing; prints stderr of a conformance run under a pty
+    script -qec "xvfb-run -a '$TEXEL' conformance /usr/share/libonnx-testdata/data/node --filter test_relu $* >/dev/null" /dev/null
+}
+if [[ $(progress) == *$'\r'"conformance node"* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL conformance shows a progress line on a terminal"
+fi
+if [[ $(progress --quiet) != *"conformance node"* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL conformance --quiet shows no progress line"
+fi
+if [[ $(xrun "$TEXEL" conformance /usr/share/libonnx-testdata/data/node --filter test_relu 2>&1 >/dev/null) != *"conformance node"* ]]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1))
+    echo "FAIL conformance shows no progress line when stderr is not a terminal"
+fi
+# texel run's load line (shown after 1 s; here at once)
+runline() { # options; prints stderr of a run under a pty
+    script -qec "TEXEL_PROGRESS_AFTER_MS=0 xvfb-run -a '$TEXEL' run '$relu' --device gpu $* >/dev/null" /dev/null
+}
+if [[ $(runline) == *$'\r'"texel run: model.onnx: "*" s)"* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL run shows a progress line on a terminal"
+fi
+if [[ $(runline --quiet) != *"texel run: model.onnx"* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL run --quiet shows no progress line"
+fi
+rm -rf "$tmp"
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -68,7 +68,14 @@ export interface TensorOptions {
 export interface LoadModelOptions {
   /** 'auto' (default): the CPU on a software rasterizer, else measured over the first runs and remembered in localStorage. */
   device?: Device | 'auto';
+  /** Download bytes as they arrive (total 0: unknown), then GPU programs compiled of those to compile (total 0 on the CPU). */
+  onProgress?: (event: LoadProgress) => void;
 }
+
+/** loadModel's onProgress events, in order: 'download' (zero or more), then 'compile'. */
+export type LoadProgress =
+  | { phase: 'download'; loaded: number; total: number }
+  | { phase: 'compile'; done: number; total: number };
 
 /** tx_session_stats: the plan and the device choice. */
 export interface SessionStats {
@@ -188,6 +195,8 @@ export declare class Session {
   readonly outputs: readonly ValueInfo[];
   readonly disposed: boolean;
   /** The device the next run uses (after 'auto' decided: its choice). */
+  /** Compiles the GPU programs the session needs before its first run (loadModel with onProgress calls it). */
+  compile(options?: { onProgress?: (event: LoadProgress) => void }): Promise<{ programs: number }>;
   readonly device: Device;
   /** Why that device: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial: ..." (while auto measures). */
   readonly deviceReason: string;

@@ -53,6 +53,17 @@ export function simdAvailable() {
     3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]));
 }
 
+const isNode = () => typeof process === 'object' && typeof process.versions?.node === 'string' &&
+  typeof window === 'undefined';
+
+// A file of this package, in Node. The module name is not a literal, so that
+// bundlers (which never take this path: there is a window) leave it alone.
+async function readPackageFile(name) {
+  const fsName = 'node:fs/promises';
+  const fs = await import(/* @vite-ignore */ fsName);
+  return new Uint8Array(await fs.readFile(new URL("./" + name, import.meta.url)));
+}
+
 function loadCore(opts) {
   const simd = opts.simd === undefined || opts.simd === 'auto' ? simdAvailable() : !!opts.simd;
   const threads = opts.threads === undefined || opts.threads === 'auto' ? simd && threadsAvailable() : !!opts.threads;
@@ -67,7 +78,12 @@ function loadCore(opts) {
     const wasmUrl = threads ? opts.wasmUrlThreads : simd ? opts.wasmUrl : opts.wasmUrlScalar;
     if (wasmUrl) moduleOpts.locateFile = (f) => (f.endsWith('.wasm') ? wasmUrl : new URL(f, import.meta.url).href);
     p = (threads ? import('./texel-mt.mjs') : simd ? import('./texel.mjs') : import('./texel-scalar.mjs'))
-      .then((m) => m.default(moduleOpts))
+      .then(async (m) => {
+        // Node: no fetch of file: URLs; the bytes are read from the package
+        if (isNode() && !wasmUrl)
+          moduleOpts.wasmBinary = await readPackageFile(threads ? 'texel-mt.wasm' : simd ? 'texel.wasm' : 'texel-scalar.wasm');
+        return m.default(moduleOpts);
+      })
       .then((core) => {
         for (let i = 0; i < core._txw_status_count(); i++) {
           const name = core.UTF8ToString(core._txw_status_name(i));
@@ -156,6 +172,16 @@ export function forgetDeviceChoices() {
   }
 }
 
+// Copies strings into the wasm heap (NUL-terminated); the caller frees each pointer.
+function heapStrings(c, list) {
+  return list.map((n) => {
+    const len = c.lengthBytesUTF8(n) + 1;
+    const sp = c._malloc(len);
+    c.stringToUTF8(n, sp, len);
+    return sp;
+  });
+}
+
 const camelToSnake = (k) => k.replace(/[A-Z]/g, (m) => `_${m.toLowerCase()}`);
 const snakeToCamel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 const numel = (shape) => shape.reduce((a, b) => a * b, 1);
@@ -184,6 +210,33 @@ function installOps(core) {
       });
     }
   }
+}
+
+// A fetch response's bytes, read as a stream so onProgress({phase: 'download',
+// loaded, total}) sees them arrive (total: Content-Length, 0 when the server
+// sends none or the body is compressed).
+async function readBody(res, onProgress) {
+  if (!onProgress || !res.body?.getReader) return new Uint8Array(await res.arrayBuffer());
+  const enc = res.headers.get('content-encoding');
+  const total = enc && enc !== 'identity' ? 0 : Number(res.headers.get('content-length')) || 0;
+  const reader = res.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  onProgress({ phase: 'download', loaded, total });
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    onProgress({ phase: 'download', loaded, total });
+  }
+  const bytes = new Uint8Array(loaded);
+  let off = 0;
+  for (const ch of chunks) {
+    bytes.set(ch, off);
+    off += ch.length;
+  }
+  return bytes;
 }
 
 // Frees the GPU memory of tensors the app forgot to dispose. A safety net, not
@@ -542,19 +595,27 @@ class Context {
   // ---- models ----
 
   /**
-   * loadModel(ArrayBuffer | Uint8Array | URL string, {device?}): an ONNX model
+   * loadModel(ArrayBuffer | Uint8Array | URL string, {device?, onProgress?}): an ONNX model
    * as a Session. Its graph is planned and its weights uploaded once; after a
    * context loss the engine re-uploads them when the context is restored.
    * device: 'auto' (default), 'gpu' or 'cpu'. 'auto' runs a software
    * rasterizer's sessions on the CPU; elsewhere it measures both devices over
    * the first runs and keeps the faster, remembered in localStorage per model
    * bytes + renderer so the next load of the model decides at once.
+   * onProgress(event): {phase: 'download', loaded, total} as the bytes arrive
+   * (total 0: unknown), then {phase: 'compile', done, total} as the GPU
+   * programs compile (session.compile; total 0 on the CPU): the promise
+   * resolves once they have, so the first run does not wait for them.
    */
   async loadModel(source, options = {}) {
     const want = options?.device ?? 'auto';
     const code = deviceCode(want, 'loadModel', true);
+    const onProgress = options?.onProgress;
+    if (onProgress !== undefined && typeof onProgress !== 'function')
+      throw new TexelError(Status.INVALID_ARGUMENT, 'loadModel: onProgress must be a function');
     let bytes;
-    if (typeof source === 'string' || (typeof URL === 'function' && source instanceof URL)) {
+    const isUrl = typeof source === 'string' || (typeof URL === 'function' && source instanceof URL);
+    if (isUrl) {
       let res;
       try {
         res = await fetch(source);
@@ -562,7 +623,7 @@ class Context {
         throw new TexelError(Status.INVALID_ARGUMENT, `loadModel: fetching ${source} failed: ${e.message}`);
       }
       if (!res.ok) throw new TexelError(Status.INVALID_ARGUMENT, `loadModel: fetching ${source}: HTTP ${res.status}`);
-      bytes = new Uint8Array(await res.arrayBuffer());
+      bytes = await readBody(res, onProgress);
     } else if (source instanceof ArrayBuffer) {
       bytes = new Uint8Array(source);
     } else if (ArrayBuffer.isView(source)) {
@@ -585,6 +646,8 @@ class Context {
     } finally {
       c._free(ptr);
     }
+    if (!isUrl)
+      onProgress?.({ phase: 'download', loaded: bytes.length, total: bytes.length });
     const session = new Session(this, this._u32());
     if (remembered) {
       const f = (v) => (typeof v === 'number' ? v.toFixed(2) : '?');
@@ -593,6 +656,14 @@ class Context {
       session._choiceKey = choiceKey; // stored once auto has measured
     }
     this._sessions.add(session);
+    if (onProgress) {
+      try {
+        await session.compile({ onProgress });
+      } catch (e) {
+        session.dispose();
+        throw e;
+      }
+    }
     return session;
   }
 
@@ -776,12 +847,7 @@ export class Session {
     if (!Array.isArray(fetches) || fetches.some((f) => typeof f !== 'string'))
       throw new TexelError(Status.INVALID_ARGUMENT, 'session.run: fetches must be an array of output names');
     const c = tx._core;
-    const strs = [...names, ...fetches].map((n) => {
-      const len = c.lengthBytesUTF8(n) + 1;
-      const sp = c._malloc(len);
-      c.stringToUTF8(n, sp, len);
-      return sp;
-    });
+    const strs = heapStrings(c, [...names, ...fetches]);
     const n = names.length, m = fetches.length;
     const arr = c._malloc(4 * (2 * n + 2 * m) + 4);
     try {
@@ -806,6 +872,53 @@ export class Session {
       for (const sp of strs) c._free(sp);
       c._free(arr);
     }
+  }
+
+  /**
+   * compile({onProgress?}) → Promise<{programs}>: compiles the GPU programs the
+   * session needs before its first run (tx_session_compile: the plan walked
+   * for zero inputs of the declared shapes, dynamic dims 1, drawing nothing),
+   * reporting onProgress({phase: 'compile', done, total}) as they finish
+   * (the browser compiles in the background with KHR_parallel_shader_compile;
+   * without it they are done when the walk returns). A session that runs on
+   * the CPU has nothing to compile: one event with total 0.
+   * loadModel(url, {onProgress}) calls it.
+   */
+  async compile(options = {}) {
+    const tx = this._tx;
+    const onProgress = options?.onProgress;
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.compile: this session was disposed');
+    if (this.device !== 'gpu') {
+      onProgress?.({ phase: 'compile', done: 0, total: 0 });
+      return { programs: 0 };
+    }
+    const c = tx._core;
+    const feeds = this.inputs.map((v) => {
+      const shape = v.shape ? v.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : 1)) : [1];
+      const data = v.dtype === 'int32' ? new Int32Array(numel(shape)) : new Float32Array(numel(shape));
+      return tx.tensor(data, shape, { dtype: v.dtype, device: 'gpu' });
+    });
+    const strs = heapStrings(c, this.inputs.map((v) => v.name));
+    const n = strs.length;
+    const arr = c._malloc(4 * (2 * n + 1));
+    let programs = 0;
+    try {
+      c.HEAPU32.set(strs, arr >> 2);
+      c.HEAPU32.set(feeds.map((t) => t._id), (arr >> 2) + n);
+      tx._check(c._txw_session_compile(tx._ctx(), this._ptr, n, arr, arr + 4 * n, arr + 8 * n));
+      programs = c.HEAP32[(arr >> 2) + 2 * n];
+    } finally {
+      for (const sp of strs) c._free(sp);
+      c._free(arr);
+      for (const t of feeds) t.dispose();
+    }
+    for (;;) {
+      const left = this._ptr && tx._w ? c._txw_session_compiling(tx._w, this._ptr) : 0;
+      onProgress?.({ phase: 'compile', done: programs - left, total: programs });
+      if (left <= 0) break;
+      await new Promise((r) => setTimeout(r, 16));
+    }
+    return { programs };
   }
 
   /** Frees the session's weights and graph. */
@@ -862,6 +975,14 @@ export async function create(opts = {}) {
   const core = await loadCore(opts);
   let canvas = opts.canvas;
   if (!canvas) {
+    if (typeof document === 'undefined' && typeof OffscreenCanvas === 'undefined') {
+      // Node (or a worklet): the engine loads, but nothing here makes a
+      // WebGL2 context, and even the CPU device needs one for now.
+      throw new TexelError(Status.UNSUPPORTED, 'texel.create: no WebGL2 here (no document, no ' +
+        'OffscreenCanvas' + (isNode() ? ': Node.js has no WebGL2, and headless-gl is WebGL1 only' : '') +
+        '). texel needs a WebGL2 context, also for device: \'cpu\' (its contexts are made on one); ' +
+        'pass create({canvas}) with a canvas whose getContext(\'webgl2\') works, or run in a browser or a worker.');
+    }
     canvas = typeof document !== 'undefined' ? document.createElement('canvas') : new OffscreenCanvas(1, 1);
     canvas.width = canvas.height = 1;
   }

@@ -608,15 +608,39 @@ EXPORT const char *txw_session_name(tx_session *s, int is_output, int i, int d) 
 }
 
 /* fetches NULL: all outputs in order (n_fetches must be the output count). */
+/* feeds[] from names[] + ids[] (JS arrays in the heap); false: too many */
+static bool make_feeds(tx_ctx *ctx, const char *op, int n_feeds, const char *const *names,
+                       const uint32_t *ids, tx_feed feeds[64]) {
+    if (n_feeds < 0 || n_feeds > 64) {
+        tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: %d feeds (at most 64)", op, n_feeds);
+        return false;
+    }
+    for (int i = 0; i < n_feeds; i++)
+        feeds[i] = (tx_feed){names[i], (tx_tensor){ids[i]}};
+    return true;
+}
+
 EXPORT int txw_session_run(txw *w, tx_session *s, int n_feeds, const char *const *names,
                            const uint32_t *ids, int n_fetches, const char *const *fetches,
                            uint32_t *outs) {
     tx_ctx *ctx = use(w);
     tx_feed feeds[64];
-    if (n_feeds < 0 || n_feeds > (int)TX_COUNTOF(feeds))
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "session.run: %d feeds (at most %d)",
-                       n_feeds, (int)TX_COUNTOF(feeds));
-    for (int i = 0; i < n_feeds; i++)
-        feeds[i] = (tx_feed){names[i], (tx_tensor){ids[i]}};
+    if (!make_feeds(ctx, "session.run", n_feeds, names, ids, feeds))
+        return TX_STATUS_INVALID_ARGUMENT;
     return tx_session_run(s, feeds, n_feeds, fetches, n_fetches, (tx_tensor *)outs);
+}
+
+/* Session.compile: tx_session_compile, then tx_session_compiling polled. */
+EXPORT int txw_session_compile(txw *w, tx_session *s, int n_feeds, const char *const *names,
+                               const uint32_t *ids, int *programs) {
+    tx_ctx *ctx = use(w);
+    tx_feed feeds[64];
+    if (!make_feeds(ctx, "session.compile", n_feeds, names, ids, feeds))
+        return TX_STATUS_INVALID_ARGUMENT;
+    return tx_session_compile(s, feeds, n_feeds, programs);
+}
+
+EXPORT int txw_session_compiling(txw *w, tx_session *s) {
+    use(w);
+    return tx_session_compiling(s);
 }

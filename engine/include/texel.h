@@ -243,6 +243,14 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
 void tx_ctx_destroy(tx_ctx *ctx);
 const char *tx_last_error(const tx_ctx *ctx);
 const char *tx_status_name(tx_status s);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (meson.build's project version;
+ * changes in CHANGELOG.md), and the same as MAJOR * 10000 + MINOR * 100 +
+ * PATCH. Before 1.0 every minor release may change the ABI (the soname is
+ * libtexel.so.0.MINOR). */
+const char *tx_version(void);
+int tx_version_number(void);
+
 tx_status tx_ctx_caps(const tx_ctx *ctx, tx_caps *out);
 tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out);
 /* Finishes all queued GL work (for timing). */
@@ -771,6 +779,19 @@ typedef struct tx_session_stats {
                                     (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
+
+/* Compiling ahead, for a progress bar before the first GPU run: walks the
+ * session's GPU plan for feeds of these shapes without drawing, so every
+ * generic program it needs starts compiling (and the GPU weights are
+ * uploaded); *programs (may be NULL) gets how many were issued. With
+ * KHR_parallel_shader_compile (tx_caps.parallel_compile) they compile in the
+ * background and tx_session_compiling says how many programs of the context
+ * are still compiling (programs - that = compiled); without it the call
+ * returns when all have compiled. Meant for sessions that run on the GPU
+ * (tx_session_stats.device); the first run then only waits for what is still
+ * compiling. */
+tx_status tx_session_compile(tx_session *sess, const tx_feed *feeds, int n_feeds, int *programs);
+int tx_session_compiling(const tx_session *sess);
 
 #ifdef __cplusplus
 }

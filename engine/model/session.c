@@ -646,11 +646,35 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
     return st;
 }
 
-/* auto's warm-up pass, before the second run: the GPU plan walked once
- * with ctx->compile_only, drawing nothing, so every generic program starts
- * compiling in the background (and the GPU weights are uploaded) while the
- * CPU serves the next runs. Only where the driver compiles in the
- * background: elsewhere the pass would block as long as a first GPU run. */
+tx_status tx_session_compile(tx_session *s, const tx_feed *feeds, int n_feeds, int *programs) {
+    if (programs)
+        *programs = 0;
+    if (!s || n_feeds < 0 || (n_feeds > 0 && !feeds))
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_ctx *ctx = s->ctx;
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_session_compile: the GL context is lost");
+    uint64_t before = ctx->stats.generic_compiles;
+    tx_device was = use_device(ctx, TX_DEVICE_GPU);
+    ctx->compile_only = true;
+    static const char *const no_fetch[1] = {NULL};
+    tx_status st = run_on(s, TX_DEVICE_GPU, feeds, n_feeds, no_fetch, 0, NULL);
+    ctx->compile_only = false;
+    use_device(ctx, was);
+    if (programs)
+        *programs = (int)(ctx->stats.generic_compiles - before);
+    return st;
+}
+
+int tx_session_compiling(const tx_session *s) {
+    return s ? tx_cache_compiling(s->ctx) : 0;
+}
+
+/* auto's warm-up pass, before the second run: tx_session_compile, so every
+ * generic program starts compiling in the background (and the GPU weights are
+ * uploaded) while the CPU serves the next runs. Only where the driver
+ * compiles in the background: elsewhere the pass would block as long as a
+ * first GPU run. */
 static void warm_up(tx_session_full *f, const tx_feed *feeds, int n_feeds) {
     tx_ctx *ctx = f->s.ctx;
     tx_caps caps;
@@ -661,12 +685,7 @@ static void warm_up(tx_session_full *f, const tx_feed *feeds, int n_feeds) {
     }
     char keep[sizeof ctx->err]; /* the caller's last error stays theirs */
     snprintf(keep, sizeof keep, "%s", ctx->err);
-    tx_device was = use_device(ctx, TX_DEVICE_GPU);
-    ctx->compile_only = true;
-    static const char *const no_fetch[1] = {NULL};
-    tx_status st = run_on(&f->s, TX_DEVICE_GPU, feeds, n_feeds, no_fetch, 0, NULL);
-    ctx->compile_only = false;
-    use_device(ctx, was);
+    tx_status st = tx_session_compile(&f->s, feeds, n_feeds, NULL);
     tx_choice_warmed(&f->choice, st == TX_STATUS_OK, ctx->err);
     snprintf(ctx->err, sizeof ctx->err, "%s", keep);
 }

@@ -171,12 +171,28 @@ async function loadModel(name) {
   model = MODELS[name];
   session?.dispose();
   const t0 = now();
-  session = await tx.loadModel(`./assets/${model.file}`, { device: $('device-select').value });
+  session = await tx.loadModel(`./assets/${model.file}`,
+    { device: $('device-select').value, onProgress: showLoadProgress });
+  $('load').hidden = true;
   const ms = now() - t0;
   const fmt = (v) => `${v.name} [${v.shape?.join(', ')}] ${v.dtype}`;
   $('model').textContent = `${model.file}: loaded and planned in ${ms.toFixed(0)} ms · ` +
     `input ${session.inputs.map(fmt).join(', ')} · outputs ${session.outputs.map(fmt).join(', ')}`;
   showDevice();
+}
+
+/** loadModel's progress: the download (bytes), then the GPU programs compiling. */
+let loadEvents = 0;
+function showLoadProgress(e) {
+  loadEvents++;
+  $('load').hidden = false;
+  const bar = $('load-bar');
+  const total = e.total || 0, done = e.phase === 'download' ? e.loaded : e.done;
+  // a download of unknown size: an indeterminate bar (no value)
+  if (total) bar.value = done / total; else if (e.phase === 'download') bar.removeAttribute('value'); else bar.value = 1;
+  $('load-text').textContent = e.phase === 'download'
+    ? `downloading ${(done / 1e6).toFixed(2)}${total ? ` of ${(total / 1e6).toFixed(2)}` : ''} MB`
+    : total ? `compiling GPU programs: ${done} of ${total}` : 'runs on the CPU: nothing to compile';
 }
 
 /** Which device the session runs on and why (auto's choice may change after the first runs). */
@@ -250,6 +266,7 @@ async function autorun(runs) {
   let maxDiff = 0;
   for (let i = 0; i < first.raw.length; i++) maxDiff = Math.max(maxDiff, Math.abs(first.raw[i] - last.raw[i]));
   ok(maxDiff < 1e-3, `first and warm runs give the same scores (max diff ${maxDiff.toExponential(2)})`);
+  ok(loadEvents >= 2 && $('load').hidden, `the model load showed its progress (${loadEvents} events), then hid the bar`);
   const s = showStats();
   showDevice();
   console.log(`  session on ${session.device}: ${session.deviceReason}`);

@@ -400,6 +400,36 @@ test('loadModel: inputs/outputs, run against a JS reference, fetches, from a URL
     `tensors: before ${before.liveTensors}/${before.jsLiveTensors}, after ${after.liveTensors}/${after.jsLiveTensors}`);
 });
 
+test('loadModel onProgress: download bytes, then GPU programs compiled of those to compile', async () => {
+  const bytes = mlpBytes();
+  const url = URL.createObjectURL(new Blob([bytes]));
+  const before = tx.stats();
+  for (const device of ['gpu', 'cpu']) {
+    const ev = [];
+    const s = await tx.loadModel(url, { device, onProgress: (e) => ev.push({ ...e }) });
+    const dl = ev.filter((e) => e.phase === 'download'), cp = ev.filter((e) => e.phase === 'compile');
+    check(dl.length >= 2 && ev.indexOf(cp[0]) === dl.length, `${device}: events in order ${JSON.stringify(ev)}`);
+    check(dl.every((e, i) => i === 0 || e.loaded >= dl[i - 1].loaded) && dl.at(-1).loaded === bytes.length &&
+      (dl.at(-1).total === 0 || dl.at(-1).total === bytes.length), `${device}: download ${JSON.stringify(dl)}`);
+    const last = cp.at(-1);
+    check(last && last.done === last.total && (device === 'gpu' ? last.total >= 1 : last.total === 0),
+      `${device}: compile ${JSON.stringify(cp)}`);
+    // the programs are there: the first run compiles nothing more
+    const x = tx.tensor(rand(MK, 3), [1, MK]); // the shapes compile() planned for
+    const g0 = tx.stats().genericCompiles;
+    const out = await s.run({ x });
+    check(device === 'cpu' || tx.stats().genericCompiles === g0, `${device}: first run compiled ${tx.stats().genericCompiles - g0} more`);
+    for (const t of [x, out.y, out.z]) t.dispose();
+    s.dispose();
+  }
+  URL.revokeObjectURL(url);
+  let err = null;
+  try { await tx.loadModel(mlpBytes(), { onProgress: 3 }); } catch (e) { err = e; }
+  check(err?.status === texel.Status.INVALID_ARGUMENT && /onProgress/.test(err.message), `onProgress: 3: ${err}`);
+  const after = tx.stats();
+  check(after.liveTensors === before.liveTensors, `tensors: ${before.liveTensors} → ${after.liveTensors}`);
+});
+
 test('loadModel/run errors: malformed model, unknown feed, wrong shape, bad arguments', async () => {
   const S = texel.Status;
   const rejects = async (p, status, ...needles) => {

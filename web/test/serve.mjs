@@ -6,7 +6,8 @@
 //   Cross-Origin-Opener-Policy: same-origin
 //   Cross-Origin-Embedder-Policy: require-corp
 // (/coi/web/test/api.html is the API test page isolated; relative URLs stay
-// under /coi/). serve(port, {isolate: true}) sends them for every path.
+// under /coi/). serve(port, {isolate: true}) sends them for every path;
+// serve(port, {root}) serves another directory (a bundled app).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
@@ -25,7 +26,7 @@ export const ISOLATION_HEADERS = {
   'cross-origin-embedder-policy': 'require-corp',
 };
 
-export function serve(port = 0, { isolate = false } = {}) {
+export function serve(port = 0, { isolate = false, root = ROOT } = {}) {
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     let path = normalize(decodeURIComponent(url.pathname));
@@ -35,8 +36,8 @@ export function serve(port = 0, { isolate = false } = {}) {
       coi = true;
     }
     if (path.endsWith('/')) path += 'index.html';
-    const file = join(ROOT, path);
-    if (!file.startsWith(ROOT + '/')) { res.writeHead(403).end(); return; }
+    const file = join(root, path);
+    if (!file.startsWith(root + '/')) { res.writeHead(403).end(); return; }
     try {
       if (!(await stat(file)).isFile()) throw new Error('not a file');
       const body = await readFile(file);

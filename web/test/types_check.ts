@@ -1,7 +1,7 @@
 // Compiled (never run) by `tsc -p web/test/tsconfig.json` in scripts/test.sh:
 // texel.d.ts and the generated texel-ops.d.ts must describe the API as used.
 import * as texel from '../texel.js';
-import type { Context, Session, Stats, Tensor, ValueInfo } from '../texel.js';
+import type { Context, LoadProgress, Session, Stats, Tensor, ValueInfo } from '../texel.js';
 
 export async function use(): Promise<number> {
   const tx: Context = await texel.create({ specializeAfter: 'never', debug: true });
@@ -28,6 +28,14 @@ export async function use(): Promise<number> {
   session.dispose();
   await tx.loadModel('/model.onnx');
   const cpu: Session = await tx.loadModel(new ArrayBuffer(8), { device: 'auto' });
+  await tx.loadModel('/model.onnx', {
+    onProgress: (e: LoadProgress) => {
+      const f: number = e.phase === 'download' ? e.loaded / (e.total || 1) : e.done / (e.total || 1);
+      void f;
+    },
+  });
+  const compiled: { programs: number } = await cpu.compile({ onProgress: (e) => void e.phase });
+  void compiled;
   const why: string = cpu.deviceReason;
   const dev: 'gpu' | 'cpu' = cpu.device;
   const onCpu: Tensor = tx.tensor([1, 2], [2], { device: 'cpu' }).to('gpu');
