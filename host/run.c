@@ -86,10 +86,21 @@ static int parse_args(int argc, char **argv, run_opts *o) {
     o->std[0] = o->std[1] = o->std[2] = 1;
     o->seed = 42;
     o->n_sets = 1;
-    static const char *const value_opts[] = {
-        "--input",  "--dim",  "--output", "--save",   "--resize",           "--mean", "--std",
-        "--layout", "--seed", "--repeat", "--device", "--specialize-after", "--max-texture-size",
-        "--precision", NULL};
+    static const char *const value_opts[] = {"--input",
+                                             "--dim",
+                                             "--output",
+                                             "--save",
+                                             "--resize",
+                                             "--mean",
+                                             "--std",
+                                             "--layout",
+                                             "--seed",
+                                             "--repeat",
+                                             "--device",
+                                             "--specialize-after",
+                                             "--max-texture-size",
+                                             "--precision",
+                                             NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) {
