@@ -95,6 +95,12 @@ tx_status tx_x_host(tx_xnode *x, int i, const tx_hval **out) {
     }
     if (v->kind != TX_VAL_DEVICE)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input \"%s\" has no value", v->name);
+    /* The load's compile-only walk (compile_at_load) draws nothing, so a
+     * device value holds nothing to read: the walk stops here, and the
+     * programs past this op compile in the first run. */
+    if (x->ctx->compile_only)
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED,
+                         "the compile-only walk stops at a read-back of \"%s\"", v->name);
     /* A device value an op needs on the host (a Reshape's shape fed by the
      * caller): read it back once. Counted in bytes_downloaded. */
     tx_status st = tx_hval_download(x->ctx, v->t, v->elem, &v->h);
