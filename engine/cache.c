@@ -515,6 +515,7 @@ tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     if (ctx->lost || !ctx->cache)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_cache *c = ctx->cache;
+    ctx->warm_requests++;
     size_t len = make_key(c, r, false);
     uint64_t h = tx_fnv1a(c->keybuf, len);
     if (table_find(&c->generic, h, c->keybuf, len) >= 0)

@@ -168,8 +168,9 @@ struct tx_ctx {
     int cpu_threads;                /* as asked (desc / env); 0: one per core */
     struct tx_threadpool *cpu_pool; /* the CPU device's threads, made on first use */
     bool compile_only;              /* GPU kernels warm their programs, draw nothing */
-    double probe_gflops;            /* auto's software-rasterizer probe (0: not made) */
-    bool tune_kernels;              /* env TEXEL_TUNE=1: kernel variants timed on first use */
+    uint64_t warm_requests; /* tx_cache_warm calls: programs a compile-only walk asked for */
+    double probe_gflops;    /* auto's software-rasterizer probe (0: not made) */
+    bool tune_kernels;      /* env TEXEL_TUNE=1: kernel variants timed on first use */
     signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */

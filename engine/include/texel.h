@@ -774,16 +774,18 @@ typedef struct tx_session_stats {
      * inputs fed at run time, and the data-dependent ops (NonZero,
      * NonMaxSuppression, Unique, Compress, TopK, the Scatter indices) */
     uint64_t readbacks, readback_bytes;
-    double load_compile_ms;      /* a GPU session with static input shapes issues every
-                                    generic program at creation: the time that took
-                                    (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
+    double load_compile_ms; /* a GPU session with static input shapes issues every
+                               generic program at creation: the time that took
+                               (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 
 /* Compiling ahead, for a progress bar before the first GPU run: walks the
  * session's GPU plan for feeds of these shapes without drawing, so every
  * generic program it needs starts compiling (and the GPU weights are
- * uploaded); *programs (may be NULL) gets how many were issued. With
+ * uploaded); *programs (may be NULL) gets how many programs the plan uses,
+ * those issued before (at the session's load, or by an earlier walk)
+ * included. With
  * KHR_parallel_shader_compile (tx_caps.parallel_compile) they compile in the
  * background and tx_session_compiling says how many programs of the context
  * are still compiling (programs - that = compiled); without it the call

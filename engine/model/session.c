@@ -660,7 +660,9 @@ tx_status tx_session_compile(tx_session *s, const tx_feed *feeds, int n_feeds, i
     tx_ctx *ctx = s->ctx;
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_session_compile: the GL context is lost");
-    uint64_t before = ctx->stats.generic_compiles;
+    /* programs the walk asks for: new ones and those already issued (the
+     * load issues them too, compile_at_load) */
+    uint64_t before = ctx->warm_requests;
     tx_device was = use_device(ctx, TX_DEVICE_GPU);
     ctx->compile_only = true;
     static const char *const no_fetch[1] = {NULL};
@@ -668,7 +670,7 @@ tx_status tx_session_compile(tx_session *s, const tx_feed *feeds, int n_feeds, i
     ctx->compile_only = false;
     use_device(ctx, was);
     if (programs)
-        *programs = (int)(ctx->stats.generic_compiles - before);
+        *programs = (int)(ctx->warm_requests - before);
     return st;
 }
 
