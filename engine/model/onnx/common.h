@@ -19,7 +19,8 @@
  *   resize.c       Resize, Upsample
  *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (after
  *                  a counted read-back)
- *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
+ *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool,
+ *                  ReverseSequence
  *   sample.c       GridSample, RoiAlign
  *   bits.c         BitShift, MeanVarianceNormalization
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices

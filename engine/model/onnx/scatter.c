@@ -1,5 +1,5 @@
 /* ONNX scatters: ScatterND, ScatterElements, Scatter (ScatterElements before
- * opset 11), MaxUnpool.
+ * opset 11), MaxUnpool; and ReverseSequence, a Gather by a host-built map.
  *
  * Composed from engine ops, the data and updates staying on the device: the
  * indices are read back (one tx_tensor_read when they are a device value,
@@ -334,6 +334,64 @@ static tx_status exec_max_unpool(tx_xnode *x) {
     return st;
 }
 
+/* ---- ReverseSequence ---- */
+
+/* ReverseSequence(input, sequence_lens): per batch b, the first
+ * sequence_lens[b] steps along time_axis reversed, the rest kept. The lengths
+ * are read back (B values); the map of every element's source is built here
+ * and applied as one Gather of the flattened input. */
+static tx_status exec_reverse_sequence(tx_xnode *x) {
+    int rx;
+    int64_t sx[TX_MAX_RANK];
+    tx_status st = tx_x_shape(x, 0, &rx, sx);
+    if (st)
+        return st;
+    int64_t ta = tx_attr_int(x->node, "time_axis", 0), ba = tx_attr_int(x->node, "batch_axis", 1);
+    if (rx < 2 || (ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "time_axis %lld and batch_axis %lld must be 0 and 1 in some order "
+                         "(rank %d)",
+                         (long long)ta, (long long)ba, rx);
+    const tx_hval *lh;
+    if ((st = tx_x_host(x, 1, &lh)))
+        return st;
+    int64_t nt = sx[ta], nb = sx[ba], n = tx_numel_of(rx, sx);
+    if (lh->rank != 1 || lh->numel != nb)
+        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "sequence_lens must be [%lld]",
+                         (long long)nb);
+    if (n > (1 << 24))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%lld elements (flat indices are exact to 2^24)",
+                         (long long)n);
+    int64_t *map = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!map)
+        return oom(x);
+    int64_t inner = n ? n / (sx[0] * sx[1]) : 1, st_t = ta == 0 ? nb * inner : inner;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i0 = k / (sx[1] * inner), i1 = (k / inner) % sx[1];
+        int64_t t = ta == 0 ? i0 : i1, b = ta == 0 ? i1 : i0;
+        int64_t len = (int64_t)tx_hval_get(lh, b);
+        if (len < 0 || len > nt) {
+            free(map);
+            return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                             "sequence_lens[%lld] = %lld is outside 0..%lld", (long long)b,
+                             (long long)len, (long long)nt);
+        }
+        map[k] = t < len ? k + (len - 1 - 2 * t) * st_t : k;
+    }
+    tx_tmp_list l = {0};
+    tx_tensor in, flat, ix, g, y = {0};
+    st = tx_x_dev(x, 0, &in);
+    if (!st && !(st = tx_tensor_reshape(x->ctx, in, 1, &n, &flat)))
+        l.t[l.n++] = flat;
+    if (!st)
+        st = tx_x_upload_ints(x, rx, sx, map, &l, &ix);
+    free(map);
+    if (!st && !(st = tx_gather(x->ctx, flat, ix, 0, &g)))
+        y = g;
+    tx_tmps_free(x, &l);
+    return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
 /* ---- rows ---- */
 
 static const tx_onnx_op k_ops[] = {
@@ -341,6 +399,7 @@ static const tx_onnx_op k_ops[] = {
     {"Scatter", exec_scatter_elements, tx_x_infer_same, 0, 3, 3, 2},
     {"ScatterND", exec_scatter_nd, tx_x_infer_same, 0, 3, 3, 2},
     {"MaxUnpool", exec_max_unpool, NULL, 0, 2, 3, 6},
+    {"ReverseSequence", exec_reverse_sequence, tx_x_infer_same, 0, 2, 2, 2},
 };
 
 const tx_onnx_family tx_onnx_ops_scatter = {k_ops, TX_COUNTOF(k_ops)};
