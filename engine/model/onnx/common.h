@@ -23,7 +23,8 @@
  *                  ReverseSequence
  *   sample.c       GridSample, RoiAlign
  *   bits.c         BitShift, MeanVarianceNormalization
- *   window.c       HannWindow, HammingWindow, BlackmanWindow (host)
+ *   window.c       HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
+ *                  (host)
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
  *                  (reached through conv.c's rows)
  *   chain.c        sticky-status chains of engine ops for the compositions
