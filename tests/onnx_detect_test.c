@@ -627,6 +627,63 @@ static void test_bit_shift(void) {
     tx_test_end();
 }
 
+/* ---- DFT ---- */
+
+static void test_dft(void) {
+    if (!tx_test_begin("DFT onesided with dft_length past the signal (zero-padded) and cropped, "
+                       "and the inverse of a complex signal, against a direct sum"))
+        return;
+    enum { B = 2, N = 6, C = 3 };
+    float *xr = fill(B * N * C, 13), *xc = fill(B * N * C * 2, 14);
+    for (int cs = 0; cs < 3; cs++) {
+        int64_t len = cs == 0 ? 9 : cs == 1 ? 4 : N;
+        bool inverse = cs == 2, onesided = cs < 2;
+        int64_t k = onesided ? len / 2 + 1 : len;
+        int comps = inverse ? 2 : 1;
+        const float *x = inverse ? xc : xr;
+        float *want = calloc((size_t)(B * k * C * 2), 4);
+        for (int b = 0; b < B; b++)
+            for (int64_t f = 0; f < k; f++)
+                for (int ch = 0; ch < C; ch++) {
+                    double re = 0, im = 0;
+                    for (int64_t j = 0; j < len && j < N; j++) {
+                        double a =
+                            (inverse ? 2 : -2) * 3.141592653589793 * (double)(f * j) / (double)len;
+                        double vr = x[((b * N + j) * C + ch) * comps];
+                        double vi = comps == 2 ? x[((b * N + j) * C + ch) * comps + 1] : 0;
+                        re += vr * cos(a) - vi * sin(a);
+                        im += vr * sin(a) + vi * cos(a);
+                    }
+                    if (inverse)
+                        re /= (double)len, im /= (double)len;
+                    want[((b * k + f) * C + ch) * 2] = (float)re;
+                    want[((b * k + f) * C + ch) * 2 + 1] = (float)im;
+                }
+        buf g = {0},
+            a[3] = {attr_i("axis", 1), attr_i("onesided", onesided), attr_i("inverse", inverse)};
+        init_i64(&g, "L", NULL, 0, &len);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){B, N, C, comps}, 4);
+        node(&g, "DFT", "d", (const char *[]){"x", "L"}, 2, (const char *[]){"y"}, 1, a, 3);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+        buf m = model(&g, 17);
+        float *got[1];
+        int64_t n[1];
+        tx_status st =
+            run_model(&m, &(feed){"x", 4, {B, N, C, comps}, x, false}, 1, 1, got, n, NULL);
+        CHECK(st == TX_STATUS_OK, "case %d: %s", cs, tx_last_error(g_ctx));
+        if (!st)
+            expect_close(cs == 0   ? "padded"
+                         : cs == 1 ? "cropped"
+                                   : "inverse",
+                         got[0], n[0], want, B * k * C * 2, 1e-4f);
+        free(got[0]);
+        free(want);
+    }
+    free(xr);
+    free(xc);
+    tx_test_end();
+}
+
 /* ---- GridSample ---- */
 
 /* onnxruntime's GsReflect. */
@@ -735,6 +792,7 @@ int main(int argc, char **argv) {
     test_runtime_shapes();
     test_roi_align_max();
     test_bit_shift();
+    test_dft();
     test_grid_sample();
     tx_stats cs;
     tx_ctx_stats(g_ctx, &cs);
