@@ -719,32 +719,33 @@ static float pixel(const float *x, int64_t h, int64_t w, int64_t yy, int64_t xx,
 }
 
 static void test_grid_sample(void) {
-    if (!tx_test_begin("GridSample bilinear/nearest: border and reflection padding far outside "
-                       "the image, both align_corners"))
+    if (!tx_test_begin("GridSample bilinear/nearest, 2 images: border and reflection padding "
+                       "far outside the image, both align_corners"))
         return;
-    enum { H = 3, W = 4, HO = 5, WO = 6 };
-    float *x = fill(2 * H * W, 10), grid[HO * WO * 2];
-    for (int i = 0; i < HO * WO * 2; i++)
+    enum { N = 2, H = 3, W = 4, HO = 5, WO = 6 };
+    float *x = fill(N * 2 * H * W, 10), grid[N * HO * WO * 2];
+    for (int i = 0; i < N * HO * WO * 2; i++)
         grid[i] = val(i, 11) * 4.5f; /* up to 4.5 widths outside: several reflections */
     const char *pads[] = {"zeros", "border", "reflection"};
     for (int c = 0; c < 12; c++) {
         int pad = c % 3;
         bool align = (c / 3) % 2, nearest = c >= 6;
-        float want[2 * HO * WO];
-        for (int ch = 0; ch < 2; ch++)
+        float want[N * 2 * HO * WO];
+        for (int nc = 0; nc < N * 2; nc++)
             for (int o = 0; o < HO * WO; o++) {
-                float gx = grid[o * 2], gy = grid[o * 2 + 1];
+                const float *gp = grid + ((nc / 2) * HO * WO + o) * 2;
+                float gx = gp[0], gy = gp[1];
                 float ux = align ? (gx + 1) / 2 * (W - 1) : ((gx + 1) * W - 1) / 2;
                 float uy = align ? (gy + 1) / 2 * (H - 1) : ((gy + 1) * H - 1) / 2;
-                const float *img = x + ch * H * W;
+                const float *img = x + nc * H * W;
                 if (nearest) {
-                    want[ch * HO * WO + o] = pixel(img, H, W, (int64_t)nearbyintf(uy),
+                    want[nc * HO * WO + o] = pixel(img, H, W, (int64_t)nearbyintf(uy),
                                                    (int64_t)nearbyintf(ux), pad, align);
                     continue;
                 }
                 int64_t x1 = (int64_t)floorf(ux), y1 = (int64_t)floorf(uy);
                 float dx = ux - (float)x1, dy = uy - (float)y1;
-                want[ch * HO * WO + o] =
+                want[nc * HO * WO + o] =
                     (1 - dy) * ((1 - dx) * pixel(img, H, W, y1, x1, pad, align) +
                                 dx * pixel(img, H, W, y1, x1 + 1, pad, align)) +
                     dy * ((1 - dx) * pixel(img, H, W, y1 + 1, x1, pad, align) +
@@ -752,22 +753,22 @@ static void test_grid_sample(void) {
             }
         buf g = {0}, a[3] = {attr_s("mode", nearest ? "nearest" : "bilinear"),
                              attr_s("padding_mode", pads[pad]), attr_i("align_corners", align)};
-        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 2, H, W}, 4);
-        vinfo(&g, 11, "g", TX_ONNX_FLOAT, (int64_t[]){1, HO, WO, 2}, 4);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){N, 2, H, W}, 4);
+        vinfo(&g, 11, "g", TX_ONNX_FLOAT, (int64_t[]){N, HO, WO, 2}, 4);
         node(&g, "GridSample", "s", (const char *[]){"x", "g"}, 2, (const char *[]){"y"}, 1, a, 3);
         vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
         buf m = model(&g, 16);
         float *got[1];
         int64_t n[1];
         tx_status st = run_model(
-            &m, (feed[]){{"x", 4, {1, 2, H, W}, x, false}, {"g", 4, {1, HO, WO, 2}, grid, false}},
+            &m, (feed[]){{"x", 4, {N, 2, H, W}, x, false}, {"g", 4, {N, HO, WO, 2}, grid, false}},
             2, 1, got, n, NULL);
         CHECK(st == TX_STATUS_OK, "case %d: %s", c, tx_last_error(g_ctx));
         char what[64];
         snprintf(what, sizeof what, "%s %s align %d", nearest ? "nearest" : "bilinear", pads[pad],
                  align);
         if (!st)
-            expect_close(what, got[0], n[0], want, 2 * HO * WO, 1e-4f);
+            expect_close(what, got[0], n[0], want, N * 2 * HO * WO, 1e-4f);
         free(got[0]);
     }
     free(x);
