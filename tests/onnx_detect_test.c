@@ -684,6 +684,70 @@ static void test_dft(void) {
     tx_test_end();
 }
 
+/* ---- Det ---- */
+
+/* The determinant of the m x m matrix a by elimination in double. */
+static double det_ref(const float *a, int m) {
+    double t[36], d = 1;
+    for (int i = 0; i < m * m; i++)
+        t[i] = a[i];
+    for (int k = 0; k < m; k++) {
+        int p = k;
+        for (int r = k + 1; r < m; r++)
+            if (fabs(t[r * m + k]) > fabs(t[p * m + k]))
+                p = r;
+        if (t[p * m + k] == 0)
+            return 0;
+        if (p != k) {
+            d = -d;
+            for (int j = 0; j < m; j++) {
+                double v = t[k * m + j];
+                t[k * m + j] = t[p * m + j];
+                t[p * m + j] = v;
+            }
+        }
+        d *= t[k * m + k];
+        for (int r = k + 1; r < m; r++) {
+            double f = t[r * m + k] / t[k * m + k];
+            for (int j = 0; j < m; j++)
+                t[r * m + j] -= f * t[k * m + j];
+        }
+    }
+    return d;
+}
+
+static void test_det(void) {
+    if (!tx_test_begin(
+            "Det: 5x5 matrices needing pivots, a permutation (-1) and a singular one (0)"))
+        return;
+    enum { B = 4, M = 5 };
+    float *x = fill(B * M * M, 15), want[B];
+    /* matrix 2: a row permutation with a zero leading pivot; matrix 3: two equal rows */
+    memset(x + 2 * M * M, 0, sizeof(float) * M * M);
+    for (int r = 0; r < M; r++)
+        x[2 * M * M + r * M + (r + 1) % M] = 1;
+    memcpy(x + 3 * M * M + M, x + 3 * M * M, sizeof(float) * M);
+    for (int b = 0; b < B; b++)
+        want[b] = (float)det_ref(x + b * M * M, M);
+    buf g = {0};
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 2, M, M}, 4);
+    node(&g, "Det", "d", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, 11);
+    float *got[1];
+    int64_t n[1];
+    tx_status st = run_model(&m, &(feed){"x", 4, {2, 2, M, M}, x, false}, 1, 1, got, n, NULL);
+    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
+    if (!st) {
+        expect_close("det", got[0], n[0], want, B, 1e-4f);
+        CHECK(got[0][2] == 1 && got[0][3] == 0, "permutation %g (want 1: a 5-cycle), singular %g",
+              got[0][2], got[0][3]);
+    }
+    free(got[0]);
+    free(x);
+    tx_test_end();
+}
+
 /* ---- GridSample ---- */
 
 /* onnxruntime's GsReflect. */
@@ -794,6 +858,7 @@ int main(int argc, char **argv) {
     test_roi_align_max();
     test_bit_shift();
     test_dft();
+    test_det();
     test_grid_sample();
     tx_stats cs;
     tx_ctx_stats(g_ctx, &cs);

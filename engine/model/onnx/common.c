@@ -236,7 +236,7 @@ static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
     /* detection and indexing */
     &tx_onnx_ops_detect, &tx_onnx_ops_scatter, &tx_onnx_ops_sample, &tx_onnx_ops_bits,
-    &tx_onnx_ops_window, &tx_onnx_ops_spectral,
+    &tx_onnx_ops_window, &tx_onnx_ops_spectral, &tx_onnx_ops_linalg,
 };
 /* clang-format on */
 

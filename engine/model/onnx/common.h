@@ -25,6 +25,7 @@
  *   bits.c         BitShift, MeanVarianceNormalization
  *   window.c       HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
  *                  (host)
+ *   linalg.c       Det (elimination with partial pivoting)
  *   spectral.c     DFT, STFT (MatMuls by host-built cos/sin matrices)
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
  *                  (reached through conv.c's rows)
@@ -71,7 +72,7 @@ extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx
     tx_onnx_ops_gather, tx_onnx_ops_resize;
 /* detection and indexing, and the other compositions of issue 14's item 3 */
 extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample,
-    tx_onnx_ops_bits, tx_onnx_ops_window, tx_onnx_ops_spectral;
+    tx_onnx_ops_bits, tx_onnx_ops_window, tx_onnx_ops_spectral, tx_onnx_ops_linalg;
 /* volume.c: 3-D Conv/ConvTranspose/pools and MaxPool's Indices, for conv.c */
 tx_status tx_onnx_conv_volume(tx_xnode *x, bool transpose);
 tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op);
