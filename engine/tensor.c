@@ -175,6 +175,12 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
     tx_status st = check_shape(ctx, op, rank, shape, &numel);
     if (st)
         return st;
+    /* shape may point into the slot table (an op's output shaped like its
+     * input), which slot_new below may move: keep a copy */
+    int64_t dims[TX_MAX_RANK];
+    if (rank > 0)
+        memcpy(dims, shape, sizeof(int64_t) * (size_t)rank);
+    shape = dims;
     if ((unsigned)dtype >= TX_DTYPE_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", op, (int)dtype);
     if (dev == TX_DEVICE_DEFAULT)
