@@ -11,7 +11,7 @@
 
 #include "glctx.h"
 #include "harness.h"
-#include "onnx_build.h"
+#include "onnx_writer.h"
 
 static tx_ctx *g_ctx;
 
@@ -49,15 +49,20 @@ typedef struct feed {
 } feed;
 
 static tx_tensor feed_tensor(const feed *f) {
-    if (!f->i32)
-        return mk(g_ctx, f->rank, f->shape, f->data);
     int64_t n = numel_of(f->rank, f->shape);
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = f->rank};
+    memcpy(d.shape, f->shape, sizeof d.shape);
+    if (!f->i32) {
+        d.data = f->data;
+        tx_tensor_create(g_ctx, &d, &t);
+        return t;
+    }
     int32_t *v = malloc(sizeof(int32_t) * (size_t)(n + 1));
     for (int64_t k = 0; k < n; k++)
         v[k] = (int32_t)f->data[k];
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = f->rank, .dtype = TX_DTYPE_INT32, .data = v};
-    memcpy(d.shape, f->shape, sizeof d.shape);
+    d.dtype = TX_DTYPE_INT32;
+    d.data = v;
     tx_tensor_create(g_ctx, &d, &t);
     free(v);
     return t;
@@ -494,7 +499,8 @@ static void test_runtime_shapes(void) {
     }
     float xv[3] = {1, 2, 3}, lim = 5;
     int32_t shp[2] = {4, 3}, rep[2] = {2, 2};
-    tx_tensor in[4] = {mk(g_ctx, 2, (int64_t[]){1, 3}, xv), mk(g_ctx, 0, (int64_t[]){1}, &lim)},
+    tx_tensor in[4] = {feed_tensor(&(feed){"x", 2, {1, 3}, xv, false}),
+                       feed_tensor(&(feed){"limit", 0, {0}, &lim, false})},
               out[4];
     tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, shp, 0}, &in[2]);
     tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, rep, 0}, &in[3]);

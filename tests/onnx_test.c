@@ -11,12 +11,21 @@
 #include "internal.h"
 #include "model/model.h"
 #include "npy.h"
-#include "onnx_build.h"
+#include "onnx_writer.h"
 #include "tensors.h"
 
 /* ---- helpers ---- */
 
 static tx_host *g_host;
+
+static tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = rank, .data = data};
+    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
+    if (tx_tensor_create(ctx, &d, &t))
+        printf("  create failed: %s\n", tx_last_error(ctx));
+    return t;
+}
 
 /* y = relu(x @ W + B), then Shape(y) → Gather(1) → Unsqueeze → Concat with
  * [-1] → Reshape(y) into z: a shape subgraph that must fold at plan time. */

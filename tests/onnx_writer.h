@@ -1,7 +1,7 @@
-/* A small protobuf writer for the ONNX models the tests build (onnx_test.c,
- * onnx_detect_test.c), and a tensor maker. */
-#ifndef TX_TEST_ONNX_BUILD_H
-#define TX_TEST_ONNX_BUILD_H
+/* A protobuf writer for the ONNX models tests build in C (ModelProto,
+ * GraphProto, NodeProto, AttributeProto, TensorProto, ValueInfoProto). */
+#ifndef TX_TEST_ONNX_WRITER_H
+#define TX_TEST_ONNX_WRITER_H
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,6 +104,26 @@ static inline buf attr_is(const char *name, const int64_t *v, int n) {
     return a;
 }
 
+static inline buf attr_fs(const char *name, const float *v, int n) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    for (int i = 0; i < n; i++) {
+        key(&a, 7, 5);
+        put(&a, &v[i], 4);
+    }
+    int_field(&a, 20, TX_ATTR_FLOATS);
+    return a;
+}
+
+static inline buf attr_ss(const char *name, const char *const *v, int n) {
+    buf a = {0};
+    str_field(&a, 1, name);
+    for (int i = 0; i < n; i++)
+        str_field(&a, 9, v[i]);
+    int_field(&a, 20, TX_ATTR_STRINGS);
+    return a;
+}
+
 static inline void tensor_msg(buf *t, const char *name, const int64_t *dims, int rank, int elem,
                               const void *raw, size_t raw_len) {
     for (int i = 0; i < rank; i++)
@@ -162,16 +182,6 @@ static inline buf model(buf *g, int opset) {
     msg_field(&m, 8, &os);
     msg_field(&m, 7, g);
     return m;
-}
-
-/* A float32 tensor of rank/shape from data (NULL: zeros). */
-static inline tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = rank, .data = data};
-    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
 }
 
 #endif
