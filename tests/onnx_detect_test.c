@@ -49,15 +49,20 @@ typedef struct feed {
 } feed;
 
 static tx_tensor feed_tensor(const feed *f) {
-    if (!f->i32)
-        return mk(g_ctx, f->rank, f->shape, f->data);
     int64_t n = numel_of(f->rank, f->shape);
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = f->rank};
+    memcpy(d.shape, f->shape, sizeof d.shape);
+    if (!f->i32) {
+        d.data = f->data;
+        tx_tensor_create(g_ctx, &d, &t);
+        return t;
+    }
     int32_t *v = malloc(sizeof(int32_t) * (size_t)(n + 1));
     for (int64_t k = 0; k < n; k++)
         v[k] = (int32_t)f->data[k];
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = f->rank, .dtype = TX_DTYPE_INT32, .data = v};
-    memcpy(d.shape, f->shape, sizeof d.shape);
+    d.dtype = TX_DTYPE_INT32;
+    d.data = v;
     tx_tensor_create(g_ctx, &d, &t);
     free(v);
     return t;
@@ -494,7 +499,8 @@ static void test_runtime_shapes(void) {
     }
     float xv[3] = {1, 2, 3}, lim = 5;
     int32_t shp[2] = {4, 3}, rep[2] = {2, 2};
-    tx_tensor in[4] = {mk(g_ctx, 2, (int64_t[]){1, 3}, xv), mk(g_ctx, 0, (int64_t[]){1}, &lim)},
+    tx_tensor in[4] = {feed_tensor(&(feed){"x", 2, {1, 3}, xv, false}),
+                       feed_tensor(&(feed){"limit", 0, {0}, &lim, false})},
               out[4];
     tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, shp, 0}, &in[2]);
     tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, rep, 0}, &in[3]);
@@ -627,6 +633,127 @@ static void test_bit_shift(void) {
     tx_test_end();
 }
 
+/* ---- DFT ---- */
+
+static void test_dft(void) {
+    if (!tx_test_begin("DFT onesided with dft_length past the signal (zero-padded) and cropped, "
+                       "and the inverse of a complex signal, against a direct sum"))
+        return;
+    enum { B = 2, N = 6, C = 3 };
+    float *xr = fill(B * N * C, 13), *xc = fill(B * N * C * 2, 14);
+    for (int cs = 0; cs < 3; cs++) {
+        int64_t len = cs == 0 ? 9 : cs == 1 ? 4 : N;
+        bool inverse = cs == 2, onesided = cs < 2;
+        int64_t k = onesided ? len / 2 + 1 : len;
+        int comps = inverse ? 2 : 1;
+        const float *x = inverse ? xc : xr;
+        float *want = calloc((size_t)(B * k * C * 2), 4);
+        for (int b = 0; b < B; b++)
+            for (int64_t f = 0; f < k; f++)
+                for (int ch = 0; ch < C; ch++) {
+                    double re = 0, im = 0;
+                    for (int64_t j = 0; j < len && j < N; j++) {
+                        double a =
+                            (inverse ? 2 : -2) * 3.141592653589793 * (double)(f * j) / (double)len;
+                        double vr = x[((b * N + j) * C + ch) * comps];
+                        double vi = comps == 2 ? x[((b * N + j) * C + ch) * comps + 1] : 0;
+                        re += vr * cos(a) - vi * sin(a);
+                        im += vr * sin(a) + vi * cos(a);
+                    }
+                    if (inverse)
+                        re /= (double)len, im /= (double)len;
+                    want[((b * k + f) * C + ch) * 2] = (float)re;
+                    want[((b * k + f) * C + ch) * 2 + 1] = (float)im;
+                }
+        buf g = {0},
+            a[3] = {attr_i("axis", 1), attr_i("onesided", onesided), attr_i("inverse", inverse)};
+        init_i64(&g, "L", NULL, 0, &len);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){B, N, C, comps}, 4);
+        node(&g, "DFT", "d", (const char *[]){"x", "L"}, 2, (const char *[]){"y"}, 1, a, 3);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+        buf m = model(&g, 17);
+        float *got[1];
+        int64_t n[1];
+        tx_status st =
+            run_model(&m, &(feed){"x", 4, {B, N, C, comps}, x, false}, 1, 1, got, n, NULL);
+        CHECK(st == TX_STATUS_OK, "case %d: %s", cs, tx_last_error(g_ctx));
+        if (!st)
+            expect_close(cs == 0   ? "padded"
+                         : cs == 1 ? "cropped"
+                                   : "inverse",
+                         got[0], n[0], want, B * k * C * 2, 1e-4f);
+        free(got[0]);
+        free(want);
+    }
+    free(xr);
+    free(xc);
+    tx_test_end();
+}
+
+/* ---- Det ---- */
+
+/* The determinant of the m x m matrix a by elimination in double. */
+static double det_ref(const float *a, int m) {
+    double t[36], d = 1;
+    for (int i = 0; i < m * m; i++)
+        t[i] = a[i];
+    for (int k = 0; k < m; k++) {
+        int p = k;
+        for (int r = k + 1; r < m; r++)
+            if (fabs(t[r * m + k]) > fabs(t[p * m + k]))
+                p = r;
+        if (t[p * m + k] == 0)
+            return 0;
+        if (p != k) {
+            d = -d;
+            for (int j = 0; j < m; j++) {
+                double v = t[k * m + j];
+                t[k * m + j] = t[p * m + j];
+                t[p * m + j] = v;
+            }
+        }
+        d *= t[k * m + k];
+        for (int r = k + 1; r < m; r++) {
+            double f = t[r * m + k] / t[k * m + k];
+            for (int j = 0; j < m; j++)
+                t[r * m + j] -= f * t[k * m + j];
+        }
+    }
+    return d;
+}
+
+static void test_det(void) {
+    if (!tx_test_begin(
+            "Det: 5x5 matrices needing pivots, a permutation (-1) and a singular one (0)"))
+        return;
+    enum { B = 4, M = 5 };
+    float *x = fill(B * M * M, 15), want[B];
+    /* matrix 2: a row permutation with a zero leading pivot; matrix 3: two equal rows */
+    memset(x + 2 * M * M, 0, sizeof(float) * M * M);
+    for (int r = 0; r < M; r++)
+        x[2 * M * M + r * M + (r + 1) % M] = 1;
+    memcpy(x + 3 * M * M + M, x + 3 * M * M, sizeof(float) * M);
+    for (int b = 0; b < B; b++)
+        want[b] = (float)det_ref(x + b * M * M, M);
+    buf g = {0};
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 2, M, M}, 4);
+    node(&g, "Det", "d", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, 11);
+    float *got[1];
+    int64_t n[1];
+    tx_status st = run_model(&m, &(feed){"x", 4, {2, 2, M, M}, x, false}, 1, 1, got, n, NULL);
+    CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));
+    if (!st) {
+        expect_close("det", got[0], n[0], want, B, 1e-4f);
+        CHECK(got[0][2] == 1 && got[0][3] == 0, "permutation %g (want 1: a 5-cycle), singular %g",
+              got[0][2], got[0][3]);
+    }
+    free(got[0]);
+    free(x);
+    tx_test_end();
+}
+
 /* ---- GridSample ---- */
 
 /* onnxruntime's GsReflect. */
@@ -662,32 +789,33 @@ static float pixel(const float *x, int64_t h, int64_t w, int64_t yy, int64_t xx,
 }
 
 static void test_grid_sample(void) {
-    if (!tx_test_begin("GridSample bilinear/nearest: border and reflection padding far outside "
-                       "the image, both align_corners"))
+    if (!tx_test_begin("GridSample bilinear/nearest, 2 images: border and reflection padding "
+                       "far outside the image, both align_corners"))
         return;
-    enum { H = 3, W = 4, HO = 5, WO = 6 };
-    float *x = fill(2 * H * W, 10), grid[HO * WO * 2];
-    for (int i = 0; i < HO * WO * 2; i++)
+    enum { N = 2, H = 3, W = 4, HO = 5, WO = 6 };
+    float *x = fill(N * 2 * H * W, 10), grid[N * HO * WO * 2];
+    for (int i = 0; i < N * HO * WO * 2; i++)
         grid[i] = val(i, 11) * 4.5f; /* up to 4.5 widths outside: several reflections */
     const char *pads[] = {"zeros", "border", "reflection"};
     for (int c = 0; c < 12; c++) {
         int pad = c % 3;
         bool align = (c / 3) % 2, nearest = c >= 6;
-        float want[2 * HO * WO];
-        for (int ch = 0; ch < 2; ch++)
+        float want[N * 2 * HO * WO];
+        for (int nc = 0; nc < N * 2; nc++)
             for (int o = 0; o < HO * WO; o++) {
-                float gx = grid[o * 2], gy = grid[o * 2 + 1];
+                const float *gp = grid + ((nc / 2) * HO * WO + o) * 2;
+                float gx = gp[0], gy = gp[1];
                 float ux = align ? (gx + 1) / 2 * (W - 1) : ((gx + 1) * W - 1) / 2;
                 float uy = align ? (gy + 1) / 2 * (H - 1) : ((gy + 1) * H - 1) / 2;
-                const float *img = x + ch * H * W;
+                const float *img = x + nc * H * W;
                 if (nearest) {
-                    want[ch * HO * WO + o] = pixel(img, H, W, (int64_t)nearbyintf(uy),
+                    want[nc * HO * WO + o] = pixel(img, H, W, (int64_t)nearbyintf(uy),
                                                    (int64_t)nearbyintf(ux), pad, align);
                     continue;
                 }
                 int64_t x1 = (int64_t)floorf(ux), y1 = (int64_t)floorf(uy);
                 float dx = ux - (float)x1, dy = uy - (float)y1;
-                want[ch * HO * WO + o] =
+                want[nc * HO * WO + o] =
                     (1 - dy) * ((1 - dx) * pixel(img, H, W, y1, x1, pad, align) +
                                 dx * pixel(img, H, W, y1, x1 + 1, pad, align)) +
                     dy * ((1 - dx) * pixel(img, H, W, y1 + 1, x1, pad, align) +
@@ -695,22 +823,22 @@ static void test_grid_sample(void) {
             }
         buf g = {0}, a[3] = {attr_s("mode", nearest ? "nearest" : "bilinear"),
                              attr_s("padding_mode", pads[pad]), attr_i("align_corners", align)};
-        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 2, H, W}, 4);
-        vinfo(&g, 11, "g", TX_ONNX_FLOAT, (int64_t[]){1, HO, WO, 2}, 4);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){N, 2, H, W}, 4);
+        vinfo(&g, 11, "g", TX_ONNX_FLOAT, (int64_t[]){N, HO, WO, 2}, 4);
         node(&g, "GridSample", "s", (const char *[]){"x", "g"}, 2, (const char *[]){"y"}, 1, a, 3);
         vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
         buf m = model(&g, 16);
         float *got[1];
         int64_t n[1];
         tx_status st = run_model(
-            &m, (feed[]){{"x", 4, {1, 2, H, W}, x, false}, {"g", 4, {1, HO, WO, 2}, grid, false}},
+            &m, (feed[]){{"x", 4, {N, 2, H, W}, x, false}, {"g", 4, {N, HO, WO, 2}, grid, false}},
             2, 1, got, n, NULL);
         CHECK(st == TX_STATUS_OK, "case %d: %s", c, tx_last_error(g_ctx));
         char what[64];
         snprintf(what, sizeof what, "%s %s align %d", nearest ? "nearest" : "bilinear", pads[pad],
                  align);
         if (!st)
-            expect_close(what, got[0], n[0], want, 2 * HO * WO, 1e-4f);
+            expect_close(what, got[0], n[0], want, N * 2 * HO * WO, 1e-4f);
         free(got[0]);
     }
     free(x);
@@ -735,6 +863,8 @@ int main(int argc, char **argv) {
     test_runtime_shapes();
     test_roi_align_max();
     test_bit_shift();
+    test_dft();
+    test_det();
     test_grid_sample();
     tx_stats cs;
     tx_ctx_stats(g_ctx, &cs);

@@ -18,6 +18,15 @@
 
 static tx_host *g_host;
 
+static tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
+    tx_tensor t = {0};
+    tx_tensor_desc d = {.rank = rank, .data = data};
+    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
+    if (tx_tensor_create(ctx, &d, &t))
+        printf("  create failed: %s\n", tx_last_error(ctx));
+    return t;
+}
+
 /* y = relu(x @ W + B), then Shape(y) → Gather(1) → Unsqueeze → Concat with
  * [-1] → Reshape(y) into z: a shape subgraph that must fold at plan time. */
 static buf mlp_model(int64_t m, int64_t k, int64_t n, const float *w, const float *bias) {

@@ -184,14 +184,4 @@ static inline buf model(buf *g, int opset) {
     return m;
 }
 
-/* A float32 tensor of rank/shape from data (NULL: zeros). */
-static inline tx_tensor mk(tx_ctx *ctx, int rank, const int64_t *shape, const float *data) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = rank, .data = data};
-    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
-    if (tx_tensor_create(ctx, &d, &t))
-        printf("  create failed: %s\n", tx_last_error(ctx));
-    return t;
-}
-
 #endif

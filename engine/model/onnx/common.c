@@ -239,7 +239,7 @@ static const tx_onnx_family *const k_families[] = {
     /* sequence models and their companions */
     &tx_onnx_ops_rnn, &tx_onnx_ops_seq, &tx_onnx_ops_einsum, &tx_onnx_ops_dft,
     /* detection and indexing */
-    &tx_onnx_ops_detect, &tx_onnx_ops_scatter, &tx_onnx_ops_sample,
+    &tx_onnx_ops_detect, &tx_onnx_ops_scatter, &tx_onnx_ops_sample, &tx_onnx_ops_linalg,
 };
 /* clang-format on */
 

@@ -24,8 +24,10 @@
  *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix)
  *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (after
  *                  a counted read-back)
- *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
+ *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool,
+ *                  ReverseSequence
  *   sample.c       GridSample, RoiAlign
+ *   linalg.c       Det (elimination with partial pivoting)
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
  *                  (reached through conv.c's rows)
  *   chain.c        sticky-status chains of engine ops for the compositions
@@ -76,7 +78,8 @@ extern const tx_onnx_family tx_onnx_ops_rnn, tx_onnx_ops_seq, tx_onnx_ops_einsum
  * running mean / variance outputs. */
 tx_status tx_onnx_batch_norm_training(tx_xnode *x);
 /* detection and indexing (detect.c, scatter.c, sample.c) */
-extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample;
+extern const tx_onnx_family tx_onnx_ops_detect, tx_onnx_ops_scatter, tx_onnx_ops_sample,
+    tx_onnx_ops_linalg;
 /* volume.c: 3-D Conv/ConvTranspose/pools and MaxPool's Indices, for conv.c */
 tx_status tx_onnx_conv_volume(tx_xnode *x, bool transpose);
 tx_status tx_onnx_pool_volume(tx_xnode *x, tx_op op);

@@ -1,6 +1,7 @@
-/* ONNX sampling at computed positions: GridSample, RoiAlign.
+/* ONNX sampling at computed positions: GridSample, RoiAlign, and Resize's
+ * tf_crop_and_resize (for resize.c; described at tx_onnx_resize_crop).
  *
- * Both are compositions of engine ops around one row Gather: X [N, C, H, W]
+ * GridSample and RoiAlign are compositions of engine ops around one row Gather: X [N, C, H, W]
  * is viewed as rows Xr [N*H*W, C] (one Transpose), each tap is a Gather of
  * rows by a flat index n*H*W + y*W + x, times its weight, summed.
  *
@@ -11,7 +12,8 @@
  * pair. RoiAlign reads back its rois and batch indices (R x 5 values; one
  * counted read each when they are device values) and builds the taps on the
  * host (as onnxruntime's pre-calculation does): the image stays on the
- * device and the op is one Gather, one Mul and one ReduceSum. */
+ * device and the op is one Gather, one Mul and one ReduceSum (ReduceMax for
+ * mode max). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* ONNX scatters: ScatterND, ScatterElements, Scatter (ScatterElements before
- * opset 11), MaxUnpool.
+ * opset 11), MaxUnpool; and ReverseSequence, a Gather by a host-built map.
  *
  * Composed from engine ops, the data and updates staying on the device: the
  * indices are read back (one tx_tensor_read when they are a device value,

@@ -257,48 +257,6 @@ static tx_status exec_bitshift(tx_xnode *x) {
     return finish(&b, y, elem);
 }
 
-/* ---- Det: cofactor expansion along the first row (n <= 4) ---- */
-
-/* det of a [batch, n, n] tensor whose columns are cols[0..n) ([batch, n, 1] each). */
-static tx_tensor det_of(tx_xb *b, const tx_tensor *cols, int n) {
-    if (n == 1)
-        return tx_xb_slice(b, cols[0], 1, 0, 1, 1);
-    tx_tensor sum = {0};
-    for (int j = 0; j < n; j++) {
-        tx_tensor minor[4];
-        for (int k = 0, m = 0; k < n; k++)
-            if (k != j)
-                minor[m++] = tx_xb_slice(b, cols[k], 1, 1, n, 1);
-        tx_tensor term = tx_xb_binary(b, TX_OP_MUL, tx_xb_slice(b, cols[j], 1, 0, 1, 1),
-                                      det_of(b, minor, n - 1));
-        sum = !sum.id ? term : tx_xb_binary(b, j % 2 ? TX_OP_SUB : TX_OP_ADD, sum, term);
-    }
-    return sum;
-}
-
-static tx_status exec_det(tx_xnode *x) {
-    tx_xb b = {.x = x};
-    int64_t s[TX_MAX_RANK];
-    int rank = in_shape(&b, 0, s);
-    if (b.st)
-        return b.st;
-    if (rank < 2 || s[rank - 1] != s[rank - 2])
-        return tx_x_fail(x, TX_STATUS_SHAPE_MISMATCH, "input must be [..., n, n]");
-    int64_t n = s[rank - 1];
-    if (n < 1 || n > 4)
-        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "%lld x %lld matrices (at most 4 x 4)",
-                         (long long)n, (long long)n);
-    if (x->fold)
-        return TX_STATUS_DEFER;
-    int64_t batch = tx_numel_of(rank - 2, s);
-    tx_tensor m = tx_xb_reshape(&b, tx_xb_in(&b, 0), 3, (int64_t[]){batch, n, n});
-    tx_tensor cols[4];
-    for (int j = 0; j < n; j++)
-        cols[j] = tx_xb_slice(&b, m, 2, j, j + 1, 1);
-    tx_tensor y = tx_xb_reshape(&b, det_of(&b, cols, (int)n), rank - 2, s);
-    return finish(&b, y, TX_ONNX_FLOAT);
-}
-
 /* ---- HannWindow, HammingWindow, BlackmanWindow (host values) ---- */
 
 static tx_status exec_window(tx_xnode *x) {
@@ -403,7 +361,6 @@ static const tx_onnx_op k_ops[] = {
     {"LRN", exec_lrn, tx_x_infer_same, 0, 1, 1, 0},
     {"MeanVarianceNormalization", exec_mvn, tx_x_infer_same, 0, 1, 1, 0},
     {"BitShift", exec_bitshift, tx_x_infer_bcast, 0, 2, 2, 0},
-    {"Det", exec_det, NULL, 0, 1, 1, 0},
     {"HannWindow", exec_window, NULL, TX_OPF_HOST, 1, 1, 1},
     {"HammingWindow", exec_window, NULL, TX_OPF_HOST, 1, 1, 1},
     {"BlackmanWindow", exec_window, NULL, TX_OPF_HOST, 1, 1, 1},
