@@ -288,7 +288,17 @@ tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t
 }
 
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {
-    return conv_run(ctx, false, x, w, desc, out);
+    tx_status st = conv_run(ctx, false, x, w, desc, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs at = {0};
+        if (desc)
+            at.conv = *desc;
+        tx_tensor bias = at.conv.bias;
+        at.conv.bias = (tx_tensor){0};
+        tx_tape_note(ctx, TX_OP_CONV, (tx_tensor[]){x, w, bias}, bias.id ? 3 : 2, &at, NULL, *out,
+                     (tx_tensor){0});
+    }
+    return st;
 }
 
 tx_status tx_conv_transpose(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,

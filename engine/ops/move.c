@@ -225,7 +225,7 @@ static tx_status transpose_view(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, co
     return map_run(ctx, op, x, orank, oshape, &m, out);
 }
 
-tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
+static tx_status transpose_run(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
     const char *name = "transpose";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -667,4 +667,16 @@ tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *in, int n_in,
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: %s is not a move op",
                    tx_op_name(op));
+}
+
+tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
+    tx_status st = transpose_run(ctx, x, perm, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs at = {0};
+        const tx_slot *ys = tx_slot_get(ctx, *out);
+        for (int i = 0; perm && i < ys->rank; i++)
+            at.move.perm[at.move.n_perm++] = perm[i];
+        tx_tape_note(ctx, TX_OP_TRANSPOSE, &x, 1, &at, NULL, *out, (tx_tensor){0});
+    }
+    return st;
 }

@@ -218,7 +218,7 @@ tx_status tx_x_float_input_only(tx_xnode *x, int i) {
 static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_elementwise, &tx_onnx_ops_matmul, &tx_onnx_ops_shape, &tx_onnx_ops_constant,
     &tx_onnx_ops_move,        &tx_onnx_ops_gather, &tx_onnx_ops_conv,  &tx_onnx_ops_norm,
-    &tx_onnx_ops_reduce,      &tx_onnx_ops_resize,
+    &tx_onnx_ops_reduce,      &tx_onnx_ops_resize, &tx_onnx_ops_loss,
 };
 
 tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type) {
