@@ -108,7 +108,7 @@ run_suite "include_graph" python3 tools/include_graph.py
 # Native suites. The sanitizer build runs them all too (times measured in
 # README, "Reliability tooling").
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
-    reliability_test badinput_test numerics_test device_test; do
+    reliability_test badinput_test numerics_test device_test grad_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # The CPU device's SGEMM against a plain loop, with the kernel this machine

@@ -163,13 +163,14 @@ tx_status tx_softmax_cross_entropy(tx_ctx *ctx, tx_tensor scores, tx_tensor labe
     tx_loss_desc d = desc ? *desc : (tx_loss_desc){0};
     gx_tmps l = {0};
     tx_tensor lp = {0}, lp_aux = {0};
+    bool recording = tx_tape_recording(ctx);
     tx_tape_pause(ctx);
     st = tx_check_input(ctx, "softmax_cross_entropy", "scores", scores, true, &(tx_slot *){0});
     if (!st)
         st = tx_softmax(ctx, TX_OP_LOG_SOFTMAX, scores, &(tx_softmax_desc){.axis = 1}, &lp);
     if (!st)
         st = nll(ctx, "softmax_cross_entropy", lp, labels, &d, &l, out);
-    if (!st && tx_tape_recording(ctx))
+    if (!st && recording)
         st = tx_identity(ctx, lp, &lp_aux);
     tx_tape_resume(ctx);
     gx_free(ctx, &l);
