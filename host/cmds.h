@@ -5,5 +5,6 @@
 int tx_cmd_bench(int argc, char **argv);       /* host/bench.c */
 int tx_cmd_run(int argc, char **argv);         /* host/run.c */
 int tx_cmd_conformance(int argc, char **argv); /* host/conformance.c */
+int tx_cmd_train(int argc, char **argv);       /* host/train.c */
 
 #endif

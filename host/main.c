@@ -49,6 +49,10 @@ static int usage(void) {
         "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
         "  texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--verbose]\n"
         "           [--device auto|gpu|cpu]\n"
+        "  texel train [--model mlp|cnn] [--epochs N] [--batch B] [--lr LR]\n"
+        "           [--optim sgd|momentum|adam|adamw] [--hidden H] [--seed S]\n"
+        "           [--device gpu|cpu] [--data FILE] [--test N] [--smoke]\n"
+        "           [--min-accuracy A] [--check-reference] [--json]\n"
         "ops:");
     for (int i = 1; i < TX_OP_COUNT_; i++)
         fprintf(stderr, " %s", tx_op_name((tx_op)i));
@@ -444,6 +448,8 @@ int main(int argc, char **argv) {
         return tx_cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "conformance") == 0)
         return tx_cmd_conformance(argc - 2, argv + 2);
+    if (strcmp(argv[1], "train") == 0)
+        return tx_cmd_train(argc - 2, argv + 2);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
         usage();
         return 0;

@@ -123,6 +123,7 @@ run_suite "cpu:conformance" xvfb "$BUILD/texel" conformance --device cpu \
     --must-pass tests/conformance_must_pass.txt
 run_suite "cli" bash tests/cli_test.sh "$BUILD/texel"
 run_suite "run_cli" bash tests/run_cli_test.sh "$BUILD/texel"
+run_suite "train" bash tests/train_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 run_suite "cpu:models" env TEXEL_DEVICE=cpu bash tests/models_test.sh "$BUILD/texel"
