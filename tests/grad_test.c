@@ -357,9 +357,92 @@ static void run_edges(tx_ctx *ctx, const char *mode) {
     float zg[3] = {1, 1, 1};
     CHECK(!tx_tensor_read(ctx, gs[1], zg, sizeof zg) && zg[0] == 0 && zg[2] == 0, "zeros");
     tx_tape_end(ctx, tape);
-    TX_DESTROY(ctx, x, s, z, gs[0], gs[1]);
+    /* bad input to the losses and optimizers is a status naming it */
+    tx_optim *o;
+    CHECK(tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_ADAM, .lr = -1}, &o) ==
+              TX_STATUS_INVALID_ARGUMENT,
+          "negative lr");
+    CHECK(tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_COUNT_}, &o) ==
+              TX_STATUS_INVALID_ARGUMENT,
+          "unknown kind");
+    tx_tensor lab = tx_test_tensor(ctx, 1, (int64_t[]){3}, TX_DTYPE_INT32, (int32_t[]){0, 1, 2}), l;
+    CHECK(tx_softmax_cross_entropy(ctx, x, lab, NULL, &l, NULL) == TX_STATUS_SHAPE_MISMATCH &&
+              strstr(tx_last_error(ctx), "labels") != NULL,
+          "labels [3] for x [2, 2, 5, 5]: %s", tx_last_error(ctx));
+    CHECK(tx_nll_loss(ctx, x, z, NULL, &l) == TX_STATUS_DTYPE_MISMATCH, "float labels: %s",
+          tx_last_error(ctx));
+    CHECK(tx_mse_loss(ctx, x, z, TX_LOSS_MEAN, &l) == TX_STATUS_SHAPE_MISMATCH, "no broadcast");
+    TX_DESTROY(ctx, x, s, z, gs[0], gs[1], lab);
     tx_test_expect_clean(ctx);
     tx_test_end();
+}
+
+/* The optimizers against their formulas in plain C: three steps of each on
+ * a 7-element parameter with fixed gradients. */
+static void run_optimizers(tx_ctx *ctx, const char *mode) {
+    static const struct {
+        const char *name;
+        tx_optim_desc d;
+    } k[] = {
+        {"sgd", {.kind = TX_OPTIM_SGD, .lr = 0.1f}},
+        {"sgd/decay", {.kind = TX_OPTIM_SGD, .lr = 0.1f, .weight_decay = 0.01f}},
+        {"momentum", {.kind = TX_OPTIM_MOMENTUM, .lr = 0.1f, .momentum = 0.8f}},
+        {"nesterov", {.kind = TX_OPTIM_MOMENTUM, .lr = 0.1f, .nesterov = true}},
+        {"adam", {.kind = TX_OPTIM_ADAM, .lr = 0.01f}},
+        {"adam/decay", {.kind = TX_OPTIM_ADAM, .lr = 0.01f, .weight_decay = 0.1f}},
+        {"adamw", {.kind = TX_OPTIM_ADAMW, .lr = 0.01f, .weight_decay = 0.1f, .beta2 = 0.99f}},
+    };
+    for (size_t c = 0; c < TX_COUNTOF(k); c++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/optim/%s", mode, k[c].name);
+        if (!tx_test_begin(name))
+            continue;
+        tx_optim_desc d = k[c].d;
+        double p[7], v[7] = {0}, m[7] = {0};
+        float pf[7], g[3][7];
+        for (int i = 0; i < 7; i++) {
+            p[i] = pf[i] = 0.3f * (float)i - 1;
+            for (int s = 0; s < 3; s++)
+                g[s][i] = (float)((i * 5 + s * 3) % 7) / 7.0f - 0.4f;
+        }
+        tx_tensor pt = tx_test_tensor(ctx, 1, (int64_t[]){7}, TX_DTYPE_FLOAT32, pf);
+        tx_optim *opt;
+        CHECK(!tx_optim_create(ctx, &d, &opt), "%s", tx_last_error(ctx));
+        double mu = d.momentum ? d.momentum : 0.9, b1 = 0.9, b2 = d.beta2 ? d.beta2 : 0.999;
+        for (int s = 0; s < 3 && !tx_t.cur_failed; s++) {
+            tx_tensor gt = tx_test_tensor(ctx, 1, (int64_t[]){7}, TX_DTYPE_FLOAT32, g[s]);
+            CHECK(!tx_optim_step(ctx, opt, &pt, &gt, 1), "%s", tx_last_error(ctx));
+            tx_tensor_destroy(ctx, gt);
+            for (int i = 0; i < 7; i++) {
+                double gi = g[s][i];
+                if (d.kind != TX_OPTIM_ADAMW)
+                    gi += d.weight_decay * p[i];
+                if (d.kind == TX_OPTIM_SGD) {
+                    p[i] -= d.lr * gi;
+                } else if (d.kind == TX_OPTIM_MOMENTUM) {
+                    v[i] = s ? mu * v[i] + gi : gi;
+                    p[i] -= d.lr * (d.nesterov ? gi + mu * v[i] : v[i]);
+                } else {
+                    m[i] = b1 * m[i] + (1 - b1) * gi;
+                    v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+                    double mh = m[i] / (1 - pow(b1, s + 1)), vh = v[i] / (1 - pow(b2, s + 1));
+                    if (d.kind == TX_OPTIM_ADAMW)
+                        p[i] -= d.lr * d.weight_decay * p[i];
+                    p[i] -= d.lr * mh / (sqrt(vh) + 1e-8);
+                }
+            }
+        }
+        CHECK(!tx_tensor_read(ctx, pt, pf, sizeof pf), "%s", tx_last_error(ctx));
+        for (int i = 0; i < 7; i++)
+            CHECK(fabs(pf[i] - p[i]) <= 1e-5 + 1e-5 * fabs(p[i]), "p[%d] = %.7g, want %.7g", i,
+                  (double)pf[i], p[i]);
+        CHECK(tx_optim_step(ctx, opt, (tx_tensor[]){pt, pt}, (tx_tensor[]){pt, pt}, 2) ==
+                  TX_STATUS_INVALID_ARGUMENT,
+              "another parameter count");
+        tx_optim_destroy(ctx, opt);
+        tx_tensor_destroy(ctx, pt);
+        tx_test_end();
+    }
 }
 
 int main(int argc, char **argv) {
@@ -378,6 +461,7 @@ int main(int argc, char **argv) {
         tx_ctx *ctx = tx_test_open_ctx(modes[m].desc, &host);
         for (size_t i = 0; i < TX_COUNTOF(k_cases); i++)
             run_case(ctx, modes[m].name, &k_cases[i]);
+        run_optimizers(ctx, modes[m].name);
         run_edges(ctx, modes[m].name);
         tx_host_close(host, ctx);
     }
