@@ -18,6 +18,7 @@
  *   gather.c       Gather, GatherElements, GatherND, OneHot
  *   resize.c       Resize, Upsample
  *   loss.c         SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss
+ *   training.c     Adagrad, Momentum, Adam (domain ai.onnx.preview.training)
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -57,7 +58,7 @@ typedef struct tx_onnx_family {
 
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
-    tx_onnx_ops_gather, tx_onnx_ops_resize, tx_onnx_ops_loss;
+    tx_onnx_ops_gather, tx_onnx_ops_resize, tx_onnx_ops_loss, tx_onnx_ops_training;
 
 /* ---- static shapes ---- */
 
