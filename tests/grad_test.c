@@ -445,6 +445,97 @@ static void run_optimizers(tx_ctx *ctx, const char *mode) {
     }
 }
 
+/* Fine-tuning an ONNX model: pytorch-converted/test_Linear is a Gemm
+ * y = x W^T + b with W [8, 10] and b [8] initializers. Under a tape the
+ * session's run is recorded like any op, so d sum(y R) / dW = R^T x and
+ * d / db = sum_n R; one SGD step later the session computes with the new
+ * weights. */
+static void run_finetune(tx_ctx *ctx, const char *mode, tx_device dev) {
+    char name[128];
+    snprintf(name, sizeof name, "%s/onnx_finetune", mode);
+    if (!tx_test_begin(name))
+        return;
+    FILE *f =
+        fopen("/usr/share/libonnx-testdata/data/pytorch-converted/test_Linear/model.onnx", "rb");
+    static unsigned char bytes[4096];
+    size_t len = f ? fread(bytes, 1, sizeof bytes, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(len > 0 && len < sizeof bytes, "read test_Linear/model.onnx (libonnx-testdata)");
+    tx_session *sess = NULL;
+    if (!tx_t.cur_failed)
+        CHECK(!tx_session_create(ctx, bytes, len, &(tx_session_desc){.device = dev}, &sess), "%s",
+              tx_last_error(ctx));
+    if (tx_t.cur_failed) {
+        tx_test_end();
+        return;
+    }
+    float x[40], r[32], w[80], b[8], w2[80], b2[8], y[32];
+    for (int i = 0; i < 40; i++)
+        x[i] = (float)((i * 7) % 11) / 5.0f - 1;
+    for (int i = 0; i < 32; i++)
+        r[i] = (float)((i * 5) % 9) / 4.0f - 1;
+    tx_tensor wt = {0}, bt = {0},
+              in = tx_test_tensor(ctx, 2, (int64_t[]){4, 10}, TX_DTYPE_FLOAT32, x);
+    tx_tensor rt = tx_test_tensor(ctx, 2, (int64_t[]){4, 8}, TX_DTYPE_FLOAT32, r), out, p, l;
+    CHECK(tx_session_weight(sess, "0", &wt) == TX_STATUS_INVALID_ARGUMENT, "an input");
+    CHECK(!tx_session_weight(sess, "1", &wt) && !tx_session_weight(sess, "2", &bt), "%s",
+          tx_last_error(ctx));
+    CHECK(!tx_tensor_read(ctx, wt, w, sizeof w) && !tx_tensor_read(ctx, bt, b, sizeof b), "read");
+    tx_tape *tape;
+    tx_tensor g[2] = {{0}};
+    CHECK(!tx_tape_begin(ctx, &tape), "%s", tx_last_error(ctx));
+    tx_status st = tx_session_run(sess, &(tx_feed){"0", in}, 1, NULL, 1, &out);
+    if (!st)
+        st = tx_binary(ctx, TX_OP_MUL, out, rt, &p);
+    if (!st)
+        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, p, NULL, &l);
+    if (!st)
+        st = tx_tape_grad(ctx, tape, l, (tx_tensor[]){wt, bt}, 2, g);
+    tx_tape_end(ctx, tape);
+    CHECK(!st, "%s", tx_last_error(ctx));
+    if (!st) {
+        CHECK(!tx_tensor_read(ctx, g[0], w2, sizeof w2) &&
+                  !tx_tensor_read(ctx, g[1], b2, sizeof b2),
+              "read grads");
+        for (int j = 0; j < 8; j++) {
+            double db = 0;
+            for (int n = 0; n < 4; n++)
+                db += r[n * 8 + j];
+            CHECK(fabs(b2[j] - db) < 1e-4, "db[%d] = %g, want %g", j, (double)b2[j], db);
+            for (int i = 0; i < 10; i++) {
+                double dw = 0;
+                for (int n = 0; n < 4; n++)
+                    dw += (double)r[n * 8 + j] * x[n * 10 + i];
+                CHECK(fabs(w2[j * 10 + i] - dw) < 1e-4, "dW[%d, %d] = %g, want %g", j, i,
+                      (double)w2[j * 10 + i], dw);
+            }
+        }
+        tx_optim *opt;
+        CHECK(!tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_SGD, .lr = 0.1f}, &opt),
+              "optim");
+        CHECK(!tx_optim_step(ctx, opt, (tx_tensor[]){wt, bt}, g, 2), "%s", tx_last_error(ctx));
+        tx_optim_destroy(ctx, opt);
+        TX_DESTROY(ctx, out, p, l, g[0], g[1]);
+        CHECK(!tx_session_run(sess, &(tx_feed){"0", in}, 1, NULL, 1, &out), "%s",
+              tx_last_error(ctx));
+        CHECK(!tx_tensor_read(ctx, out, y, sizeof y), "read");
+        for (int n = 0; n < 4; n++)
+            for (int j = 0; j < 8; j++) {
+                double want = b[j] - 0.1 * b2[j];
+                for (int i = 0; i < 10; i++)
+                    want += (double)x[n * 10 + i] * (w[j * 10 + i] - 0.1 * w2[j * 10 + i]);
+                CHECK(fabs(y[n * 8 + j] - want) < 1e-4, "y[%d, %d] = %g after a step, want %g", n,
+                      j, (double)y[n * 8 + j], want);
+            }
+        tx_tensor_destroy(ctx, out);
+    }
+    TX_DESTROY(ctx, in, rt);
+    tx_session_destroy(sess);
+    tx_test_expect_clean(ctx);
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -462,6 +553,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < TX_COUNTOF(k_cases); i++)
             run_case(ctx, modes[m].name, &k_cases[i]);
         run_optimizers(ctx, modes[m].name);
+        run_finetune(ctx, modes[m].name, m == 2 ? TX_DEVICE_CPU : TX_DEVICE_GPU);
         run_edges(ctx, modes[m].name);
         tx_host_close(host, ctx);
     }
