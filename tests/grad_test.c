@@ -32,8 +32,11 @@ typedef struct gcase {
     float lo, hi;      /* input range (0, 0: [-2, 2]) */
     float kink;        /* inputs kept 0.05 away from kink and -kink (NAN: none) */
     int n_kinks;
-    bool grid; /* ops that pick one of several values (max, pools): inputs on a
-                  0.1 grid plus distinct offsets, so no two are within 2h */
+    bool grid;        /* ops that pick one of several values (max, pools): inputs on a
+                         0.1 grid plus distinct offsets, so no two are within 2h */
+    unsigned int_in;  /* bit i: input i is int32 indices in [-dim, dim) of input 0's axis */
+    unsigned bool_in; /* bit i: input i holds 0/1 (float), not differentiated */
+    unsigned pos_in;  /* bit i: input i in [0.5, 2] (variances) */
 } gcase;
 
 #define MM(...)       .a = {.matmul = {__VA_ARGS__}}
@@ -41,6 +44,8 @@ typedef struct gcase {
 #define POOL(...)     .a = {.pool = {__VA_ARGS__}}
 #define RED(...)      .a = {.reduce = {__VA_ARGS__}}
 #define G(n, k, o, s) .name = n, .kind = k, .op = o, .shapes = s
+#define MOVE(...)     .a = {.move = {__VA_ARGS__}}
+#define NORM(...)     .a = {.norm = {__VA_ARGS__}}
 #define KINK(v)       .kink = (v), .n_kinks = 1
 
 /* clang-format off */
@@ -100,6 +105,23 @@ static const gcase k_cases[] = {
     {G("softmax", K_OP, TX_OP_SOFTMAX, "3x5"), .a = {.softmax = {.axis = -1}}},
     {G("log_softmax", K_OP, TX_OP_LOG_SOFTMAX, "2x4x3"), .a = {.softmax = {.axis = 1}}},
     {G("transpose", K_OP, TX_OP_TRANSPOSE, "2x3x4"), .a = {.move = {.n_perm = 3, .perm = {2, 0, 1}}}},
+    {G("slice", K_OP, TX_OP_SLICE, "4x6"), MOVE(.slice = {.n = 2, .starts = {1, -4}, .ends = {3, 100}})},
+    {G("slice/axes", K_OP, TX_OP_SLICE, "2x5x3"), MOVE(.slice = {.n = 1, .starts = {1}, .ends = {4}, .axes = {1}, .has_axes = true})},
+    {G("pad", K_OP, TX_OP_PAD, "3x4"), MOVE(.pad = {.begin = {1, 0}, .end = {2, 3}, .value = 0.5f})},
+    {G("pad/crop", K_OP, TX_OP_PAD, "3x5"), MOVE(.pad = {.begin = {0, -2}, .end = {1, 1}})},
+    {G("expand", K_OP, TX_OP_EXPAND, "3x1"), MOVE(.rank = 3, .shape = {2, 3, 4})},
+    {G("tile", K_OP, TX_OP_TILE, "2x3"), MOVE(.repeats = {2, 3})},
+    {G("concat", K_OP, TX_OP_CONCAT, "2x3,2x1,2x4"), MOVE(.axis = 1)},
+    {G("gather", K_OP, TX_OP_GATHER, "5x3,4"), .int_in = 2},
+    {G("gather/axis1", K_OP, TX_OP_GATHER, "2x5x3,2x2"), MOVE(.axis = 1), .int_in = 2},
+    {G("where", K_OP, TX_OP_WHERE, "3x4,3x4,4"), .bool_in = 1},
+    {G("sum", K_OP, TX_OP_SUM, "3x4,4,3x1")},
+    {G("mean", K_OP, TX_OP_MEAN, "3x4,3x4")},
+    {G("max_n", K_OP, TX_OP_MAX_N, "3x4,3x4,4"), .grid = true},
+    {G("batch_norm", K_OP, TX_OP_BATCH_NORM, "2x3x4x4,3,3,3,3"), .pos_in = 16},
+    {G("layer_norm", K_OP, TX_OP_LAYER_NORM, "3x4x5,5,5"), NORM(.axis = -1)},
+    {G("layer_norm/axis1", K_OP, TX_OP_LAYER_NORM, "2x3x4,3x4"), NORM(.axis = 1)},
+    {G("instance_norm", K_OP, TX_OP_INSTANCE_NORM, "2x3x4x5,3,3")},
     {G("reshape", K_RESHAPE, TX_OP_NONE, "2x3x4")},
     {G("sce/mean", K_SCE, TX_OP_NONE, "4x5,4")},
     {G("sce/none_weight_ii", K_SCE, TX_OP_NONE, "3x4x2,3x2,4"), .loss = {.reduction = TX_LOSS_NONE, .has_ignore_index = true, .ignore_index = 1}},
@@ -221,7 +243,7 @@ static tx_status engine_grads(tx_ctx *ctx, const gcase *c, const tx_ref_tensor *
     tx_tensor t[5] = {{0}}, y = {0}, rt = {0}, p = {0}, l = {0};
     bool is_loss = c->kind >= K_SCE;
     for (int i = 0; i < n; i++)
-        t[i] = make(ctx, &in[i], is_loss && c->kind != K_MSE && i == 1);
+        t[i] = make(ctx, &in[i], (is_loss && c->kind != K_MSE && i == 1) || ((c->int_in >> i) & 1));
     tx_tape *tape;
     tx_status st = tx_tape_begin(ctx, &tape);
     if (st)
@@ -278,12 +300,22 @@ static void run_case(tx_ctx *ctx, const char *mode, const gcase *c) {
                 v = (float)(int)frand(0, (float)in[0].shape[1] - 0.01f);
             else if (is_loss && i == 2)
                 v = frand(0.5f, 2);
-            for (int k = 0; k < c->n_kinks; k++)
+            for (int k = 0; k < c->n_kinks && !((c->int_in >> i) & 1); k++)
                 for (float s = -1; s <= 1; s += 2)
                     if (fabsf(v - s * c->kink) < 0.05f)
                         v += 0.1f;
             if (c->grid)
                 v = roundf(v * 10) / 10 + 0.0045f * (float)i + 0.011f * (float)(j % 7);
+            if ((c->pos_in >> i) & 1)
+                v = frand(0.5f, 2);
+            if ((c->bool_in >> i) & 1)
+                v = v > 0 ? 1.0f : 0.0f;
+            if ((c->int_in >> i) & 1) {
+                int ax = c->a.move.axis < 0 ? c->a.move.axis + in[0].rank : c->a.move.axis;
+                float dim = (float)in[0].shape[ax];
+                v = floorf(frand(-dim, dim - 0.01f));
+                in[i].dtype = TX_DTYPE_INT32;
+            }
             in[i].data[j] = v;
         }
     }
@@ -296,6 +328,8 @@ static void run_case(tx_ctx *ctx, const char *mode, const gcase *c) {
     CHECK(st == TX_STATUS_OK, "%s: %s", tx_status_name(st), tx_last_error(ctx));
     const float h = c->grid ? 1e-3f : 5e-3f;
     for (int i = 0; i < n_diff && !st; i++) {
+        if (((c->int_in | c->bool_in) >> i) & 1)
+            continue;
         int64_t m = tx_ref_numel(&in[i]);
         float *got = malloc(sizeof(float) * (size_t)m);
         CHECK(!tx_tensor_read(ctx, grads[i], got, sizeof(float) * (size_t)m), "read grad %d: %s", i,

@@ -53,7 +53,7 @@ const tx_slot *gx_slot(tx_ctx *ctx, tx_tensor t);
 /* One recorded op. Inputs and output are kept alive by views the tape owns
  * (in[i].keep, out.keep); ids are the caller's handles, what gradients are
  * keyed by. */
-#define GX_MAX_IN 5
+#define GX_MAX_IN 8
 typedef struct gx_node {
     int op; /* a tx_op, or one of the GX_OP_ extras (internal.h) */
     tx_op_attrs a;
@@ -81,6 +81,10 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
 tx_status gx_backward_reduce(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                              tx_tensor gin[GX_MAX_IN]);
 tx_status gx_backward_move(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
+                           tx_tensor gin[GX_MAX_IN]);
+tx_status gx_backward_nary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
+                           tx_tensor gin[GX_MAX_IN]);
+tx_status gx_backward_norm(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                            tx_tensor gin[GX_MAX_IN]);
 tx_status gx_backward_loss(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                            tx_tensor gin[GX_MAX_IN]);

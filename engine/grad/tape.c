@@ -63,7 +63,12 @@ void tx_tape_note(tx_ctx *ctx, int op, const tx_tensor *ins, int n, const tx_op_
         return;
     }
     tx_tape *t = ctx->tape;
-    TX_ASSERT(n <= GX_MAX_IN);
+    if (n > GX_MAX_IN) { /* a concat of many: its gradient would need them all */
+        t->broken = TX_STATUS_UNSUPPORTED;
+        if (aux.id)
+            tx_tensor_destroy(ctx, aux);
+        return;
+    }
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 64;
         gx_node *p = realloc(t->nodes, sizeof *p * (size_t)cap);
@@ -170,7 +175,7 @@ static tx_status accumulate(tx_ctx *ctx, gx_table *t, uint32_t id, tx_tensor g) 
 }
 
 static gx_backward_fn backward_of(int op) {
-    if (op == GX_OP_RESHAPE || op == TX_OP_TRANSPOSE)
+    if (op == GX_OP_RESHAPE)
         return gx_backward_move;
     if (op == GX_OP_SCE || op == GX_OP_NLL || op == GX_OP_MSE)
         return gx_backward_loss;
@@ -184,6 +189,9 @@ static gx_backward_fn backward_of(int op) {
     case TX_FAMILY_POOL: return gx_backward_pool;
     case TX_FAMILY_REDUCE:
     case TX_FAMILY_SOFTMAX: return gx_backward_reduce;
+    case TX_FAMILY_MOVE: return gx_backward_move;
+    case TX_FAMILY_NARY: return gx_backward_nary;
+    case TX_FAMILY_NORM: return gx_backward_norm;
     default: return NULL;
     }
 }
@@ -253,8 +261,10 @@ tx_status tx_tape_grad(tx_ctx *ctx, tx_tape *tape, tx_tensor y, const tx_tensor 
     if (st)
         return st;
     if (tape->broken)
-        return tx_fail(ctx, tape->broken, "tx_tape_grad: the tape failed to record an op (%s)",
-                       tx_status_name(tape->broken));
+        return tx_fail(ctx, tape->broken,
+                       "tx_tape_grad: the tape failed to record an op (%s: out of memory, or an "
+                       "op with more than %d inputs)",
+                       tx_status_name(tape->broken), GX_MAX_IN);
     tape->recording = false;
     tx_slot *ys;
     st = tx_check_tensor(ctx, "tx_tape_grad", "y", y, &ys);

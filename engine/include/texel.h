@@ -761,13 +761,18 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  *     tx_optim_step(ctx, opt, (tx_tensor[]){w, b}, grads, 2);        // w, b updated in place
  *
  * Ops with a gradient: unary math and activations (relu, sigmoid, tanh, exp,
- * log, sqrt, abs, neg, softplus, gelu, clip, leaky_relu, elu ...), add, sub,
- * mul, div, min, max, pow (broadcasting summed back), matmul (transposes,
- * bias, fused activation; batch dims too), conv (stride, pads, dilation,
- * groups, bias, fused activation), max/average pools whose windows do not
- * overlap, global pools, reduce_sum / reduce_mean / reduce_sum_square,
- * softmax, log_softmax, reshape and the other views, transpose, and the
- * losses. tx_tape_grad on a graph with another op returns UNSUPPORTED naming it. */
+ * log, sqrt, abs, neg, softplus, gelu, sin, cos, reciprocal, clip, relu6,
+ * leaky_relu, elu), add, sub, mul, div, min, max, pow (broadcasting summed
+ * back), matmul (transposes, bias, fused activation, batch dims), conv (2-D
+ * and 1-D: stride, pads, auto_pad, dilation, groups, bias, fused activation),
+ * max/average pools whose windows tile the input (stride = kernel, no pads),
+ * global pools, reduce_sum / mean / sum_square / max / min, softmax,
+ * log_softmax, batch_norm (inference), layer_norm, instance_norm, where, sum,
+ * mean, max_n, min_n, transpose, slice (step 1), pad (constant), expand, tile,
+ * concat (up to 8 inputs), gather, reshape and the other views, and the
+ * losses. Ops without one (conv_transpose, resize, split, cast, argmax ...)
+ * are recorded too: tx_tape_grad through them returns UNSUPPORTED naming the
+ * op, never a silent zero. */
 
 typedef enum tx_loss_reduction {
     TX_LOSS_MEAN = 0, /* sum of the losses / sum of their weights (ONNX "mean") */
