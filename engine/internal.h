@@ -44,6 +44,7 @@ typedef enum tx_family {
     TX_FAMILY_NARY,
     TX_FAMILY_MOVE,   /* data movement: ops/move.c, glsl-templates/move.glsl */
     TX_FAMILY_RESIZE, /* nearest / n-linear resampling: ops/resize.c */
+    TX_FAMILY_OPTIM,  /* fused optimizer steps (no op of texel_ops.def): grad/optim.c */
     TX_FAMILY_COUNT_
 } tx_family;
 

@@ -445,7 +445,16 @@ static void run_optimizers(tx_ctx *ctx, const char *mode) {
         double mu = d.momentum ? d.momentum : 0.9, b1 = 0.9, b2 = d.beta2 ? d.beta2 : 0.999;
         for (int s = 0; s < 3 && !tx_t.cur_failed; s++) {
             tx_tensor gt = tx_test_tensor(ctx, 1, (int64_t[]){7}, TX_DTYPE_FLOAT32, g[s]);
+            tx_stats a, b;
+            tx_device dev;
+            tx_tensor_device(ctx, pt, &dev);
+            tx_ctx_stats(ctx, &a);
             CHECK(!tx_optim_step(ctx, opt, &pt, &gt, 1), "%s", tx_last_error(ctx));
+            tx_ctx_stats(ctx, &b);
+            /* one fused kernel a parameter: one draw, or one CPU op */
+            CHECK(dev == TX_DEVICE_GPU ? b.draws - a.draws == 1 : b.cpu_ops - a.cpu_ops == 1,
+                  "step %d: %llu draws, %llu CPU ops", s, (unsigned long long)(b.draws - a.draws),
+                  (unsigned long long)(b.cpu_ops - a.cpu_ops));
             tx_tensor_destroy(ctx, gt);
             for (int i = 0; i < 7; i++) {
                 double gi = g[s][i];

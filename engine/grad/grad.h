@@ -72,24 +72,17 @@ typedef struct gx_node {
  * op's integer inputs). Results go into l; the tape copies what it keeps. */
 typedef tx_status (*gx_backward_fn)(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                                     tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_elementwise(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                                  tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_linear(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                             tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                           tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_reduce(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                             tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_move(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                           tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_nary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                           tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_norm(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                           tx_tensor gin[GX_MAX_IN]);
-tx_status gx_backward_loss(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
-                           tx_tensor gin[GX_MAX_IN]);
-/* The gradient of an activation fused into matmul/conv: g · act'(y) from
- * the op's output y, kept in l (g itself for TX_OP_NONE). */
+#define GX_BACKWARD(family)                                                                        \
+    tx_status gx_backward_##family(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,        \
+                                   tx_tensor gin[GX_MAX_IN])
+GX_BACKWARD(elementwise); /* grad_elementwise.c: UNARY, CLIP, ACT, BINARY */
+GX_BACKWARD(linear);      /* grad_linear.c: matmul, conv */
+GX_BACKWARD(pool);        /* grad_pool.c */
+GX_BACKWARD(reduce);      /* grad_reduce.c: REDUCE, SOFTMAX */
+GX_BACKWARD(move);        /* grad_move.c: views and MOVE */
+GX_BACKWARD(nary);        /* grad_nary.c */
+GX_BACKWARD(norm);        /* grad_norm.c */
+GX_BACKWARD(loss);        /* loss.c */
 /* Whether gx_activation_grad can work from the output alone (else the
  * pre-activation value is recomputed and gx_unary_grad used). */
 bool gx_activation_from_output(tx_op act);

@@ -1,13 +1,17 @@
 /* Optimizers: SGD, momentum (and Nesterov), Adam, AdamW.
  *
- * Each update is a short chain of elementwise engine ops on the parameter's
- * device (not yet one fused draw per parameter); the new values then replace
- * the parameter's storage under its handle (swap_storage), so the caller's
- * tensor is updated in place and the optimizer's state tensors (velocity,
+ * Each parameter's update is one fused kernel (tx_optim_call in device.h:
+ * one draw on the GPU writing the new values and the new state to up to 3
+ * render targets, glsl-templates/optim.glsl; one pass on the CPU). Its
+ * coefficients, bias corrections included, are a small tensor read as data,
+ * so the program stays the same from step to step. The new values then
+ * replace the parameter's storage under its handle (swap_storage), so the
+ * caller's tensor is updated in place, and the state tensors (velocity,
  * Adam's moments) stay on the device between steps. */
 #include <math.h>
 #include <stdlib.h>
 
+#include "../device.h"
 #include "grad.h"
 
 struct tx_optim {
@@ -75,95 +79,73 @@ void tx_optim_destroy(tx_ctx *ctx, tx_optim *opt) {
     free(opt);
 }
 
-/* a · s + b · t (t may be {0}: a · s), kept in l. */
-static tx_status axpby(tx_ctx *ctx, tx_tensor s, float a, tx_tensor t, float b, gx_tmps *l,
-                       tx_tensor *out) {
-    tx_tensor u, v;
-    tx_status st = a == 1.0f ? (*out = s, TX_STATUS_OK) : gx_bin_s(ctx, TX_OP_MUL, s, a, l, out);
-    if (st || !t.id)
-        return st;
-    u = *out;
-    st = b == 1.0f ? (v = t, TX_STATUS_OK) : gx_bin_s(ctx, TX_OP_MUL, t, b, l, &v);
-    return st ? st : gx_bin(ctx, TX_OP_ADD, u, v, l, out);
-}
-
-/* Makes `keep` (in l) the new value of the state slot *s (the old one freed). */
-static void set_state(tx_ctx *ctx, gx_tmps *l, tx_tensor keep, tx_tensor *s) {
-    for (int i = 0; i < l->n; i++)
-        if (l->t[i].id == keep.id)
-            l->t[i] = l->t[--l->n];
-    if (s->id)
-        tx_tensor_destroy(ctx, *s);
-    *s = keep;
-}
-
-/* The new value of one parameter, in *np (kept in l). */
-static tx_status update(tx_ctx *ctx, tx_optim *o, int i, tx_tensor p, tx_tensor g, gx_tmps *l,
-                        tx_tensor *np) {
+/* One fused step of parameter i (one kernel: tx_optim_call in device.h). */
+static tx_status step_one(tx_ctx *ctx, tx_optim *o, int i, tx_tensor p, tx_tensor g,
+                          tx_tensor coefs, const float coef[8]) {
     const tx_optim_desc *d = &o->d;
-    tx_status st = TX_STATUS_OK;
-    bool decoupled = d->kind == TX_OPTIM_ADAMW;
-    if (d->weight_decay > 0 && !decoupled)
-        st = axpby(ctx, g, 1.0f, p, d->weight_decay, l, &g);
+    int kind = d->kind == TX_OPTIM_SGD ? 0 : d->kind == TX_OPTIM_MOMENTUM ? 1 : 2;
+    const tx_slot *ps = gx_slot(ctx, p);
+    tx_device dev;
+    tx_status st =
+        tx_op_device(ctx, "tx_optim_step",
+                     (const tx_slot *[]){ps, gx_slot(ctx, g), gx_slot(ctx, coefs)}, 3, &dev);
     if (st)
         return st;
-    tx_tensor step;
-    if (d->kind == TX_OPTIM_SGD) {
-        step = g;
-    } else if (d->kind == TX_OPTIM_MOMENTUM) {
-        tx_tensor v;
-        st = o->s1[i].id ? axpby(ctx, o->s1[i], d->momentum, g, 1.0f, l, &v)
-                         : tx_identity(ctx, g, &v);
-        if (!st && !o->s1[i].id)
-            gx_keep(l, v);
-        if (st)
+    gx_tmps l = {0};
+    if (kind == 2 && !o->s1[i].id) { /* Adam's moments start at zero */
+        st = gx_fill(ctx, dev, ps->rank, ps->shape, 0.0f, &l, &o->s1[i]);
+        if (!st)
+            st = gx_fill(ctx, dev, ps->rank, ps->shape, 0.0f, &l, &o->s2[i]);
+        if (st) {
+            gx_free(ctx, &l);
+            o->s1[i] = o->s2[i] = (tx_tensor){0};
             return st;
-        set_state(ctx, l, v, &o->s1[i]);
-        step = v;
-        if (d->nesterov)
-            st = axpby(ctx, g, 1.0f, v, d->momentum, l, &step);
-    } else {
-        tx_tensor m, v, g2, den, mh;
-        if (!o->s1[i].id) {
-            const tx_slot *ps = gx_slot(ctx, p);
-            gx_tmps z = {0};
-            st = gx_fill(ctx, ps->st->dev, ps->rank, ps->shape, 0.0f, &z, &o->s1[i]);
-            if (!st)
-                st = gx_fill(ctx, ps->st->dev, ps->rank, ps->shape, 0.0f, &z, &o->s2[i]);
-            if (st) {
-                gx_free(ctx, &z);
-                o->s1[i] = o->s2[i] = (tx_tensor){0};
-                return st;
-            }
         }
-        double t = (double)o->t;
-        float c1 = (float)(1.0 - pow(d->beta1, t)), c2 = (float)(1.0 - pow(d->beta2, t));
-        st = axpby(ctx, o->s1[i], d->beta1, g, 1.0f - d->beta1, l, &m);
-        if (!st)
-            st = gx_bin(ctx, TX_OP_MUL, g, g, l, &g2);
-        if (!st)
-            st = axpby(ctx, o->s2[i], d->beta2, g2, 1.0f - d->beta2, l, &v);
-        if (st)
-            return st;
-        set_state(ctx, l, m, &o->s1[i]);
-        set_state(ctx, l, v, &o->s2[i]);
-        /* step = (m / c1) / (sqrt(v / c2) + eps) */
-        st = gx_bin_s(ctx, TX_OP_MUL, v, 1.0f / c2, l, &den);
-        if (!st)
-            st = tx_unary(ctx, TX_OP_SQRT, den, &den);
-        if (!st)
-            gx_keep(l, den);
-        if (!st)
-            st = gx_bin_s(ctx, TX_OP_ADD, den, d->epsilon, l, &den);
-        if (!st)
-            st = gx_bin_s(ctx, TX_OP_MUL, m, 1.0f / c1, l, &mh);
-        if (!st)
-            st = gx_bin(ctx, TX_OP_DIV, mh, den, l, &step);
+        l.n = 0; /* the optimizer's now */
     }
-    if (st)
+    int64_t shape[TX_MAX_RANK];
+    int rank = ps->rank;
+    for (int k = 0; k < rank; k++)
+        shape[k] = ps->shape[k];
+    tx_tensor y = {0}, s1 = {0}, s2 = {0};
+    st = tx_tensor_alloc(ctx, "tx_optim_step", dev, rank, shape, TX_DTYPE_FLOAT32, &y);
+    if (!st && kind >= 1)
+        st = tx_tensor_alloc(ctx, "tx_optim_step", dev, rank, shape, TX_DTYPE_FLOAT32, &s1);
+    if (!st && kind == 2)
+        st = tx_tensor_alloc(ctx, "tx_optim_step", dev, rank, shape, TX_DTYPE_FLOAT32, &s2);
+    if (!st) { /* slots after the allocations (they may move the table) */
+        tx_optim_call c = {.kind = kind,
+                           .nesterov = d->nesterov,
+                           .first = kind == 1 && !o->s1[i].id,
+                           .p = tx_slot_get(ctx, p),
+                           .g = tx_slot_get(ctx, g),
+                           .s1 = o->s1[i].id ? tx_slot_get(ctx, o->s1[i]) : NULL,
+                           .s2 = o->s2[i].id ? tx_slot_get(ctx, o->s2[i]) : NULL,
+                           .coefs = tx_slot_get(ctx, coefs),
+                           .y = tx_slot_get(ctx, y),
+                           .s1_out = s1.id ? tx_slot_get(ctx, s1) : NULL,
+                           .s2_out = s2.id ? tx_slot_get(ctx, s2) : NULL};
+        for (int k = 0; k < 8; k++)
+            c.coef[k] = coef[k];
+        st = TX_OP_KERNEL(ctx, dev, optim, c);
+    }
+    if (st) {
+        tx_tensor made[3] = {y, s1, s2};
+        for (int k = 0; k < 3; k++)
+            if (made[k].id)
+                tx_tensor_destroy(ctx, made[k]);
         return st;
-    float keep = decoupled ? 1.0f - d->lr * d->weight_decay : 1.0f;
-    return axpby(ctx, p, keep, step, -d->lr, l, np);
+    }
+    tx_tensor_swap_storage(ctx, p, y); /* p's handle gets the new values */
+    tx_tensor_destroy(ctx, y);
+    tx_tensor *state[2] = {&o->s1[i], &o->s2[i]}, made[2] = {s1, s2};
+    for (int k = 0; k < 2; k++)
+        if (made[k].id) {
+            if (state[k]->id)
+                tx_tensor_destroy(ctx, *state[k]);
+            *state[k] = made[k];
+        }
+    return TX_STATUS_OK;
 }
 
 tx_status tx_optim_step(tx_ctx *ctx, tx_optim *opt, const tx_tensor *params, const tx_tensor *grads,
@@ -198,15 +180,33 @@ tx_status tx_optim_step(tx_ctx *ctx, tx_optim *opt, const tx_tensor *params, con
         opt->n = n;
     }
     opt->t++;
+    const tx_optim_desc *d = &opt->d;
+    bool adam = d->kind == TX_OPTIM_ADAM || d->kind == TX_OPTIM_ADAMW;
+    bool decoupled = d->kind == TX_OPTIM_ADAMW;
+    double t = (double)opt->t;
+    float coef[8] = {d->lr,
+                     decoupled ? 0.0f : d->weight_decay,
+                     adam ? d->beta1 : d->momentum,
+                     d->beta2,
+                     d->epsilon,
+                     (float)(1.0 / (1.0 - pow(d->beta1, t))),
+                     (float)(1.0 / (1.0 - pow(d->beta2, t))),
+                     decoupled ? 1.0f - d->lr * d->weight_decay : 1.0f};
     tx_tape_pause(ctx);
+    /* the coefficients: one small tensor per step and device, shared by the params */
+    tx_tensor coefs[TX_DEVICE_COUNT_] = {{0}};
     for (int i = 0; i < n && !st; i++) {
-        gx_tmps l = {0};
-        tx_tensor np;
-        st = update(ctx, opt, i, params[i], grads[i], &l, &np);
+        tx_device dev = gx_slot(ctx, params[i])->st->dev;
+        if (!coefs[dev].id)
+            st = tx_tensor_create(
+                ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = coef, .device = dev},
+                &coefs[dev]);
         if (!st)
-            tx_tensor_swap_storage(ctx, params[i], np);
-        gx_free(ctx, &l);
+            st = step_one(ctx, opt, i, params[i], grads[i], coefs[dev], coef);
     }
+    for (int k = 0; k < TX_DEVICE_COUNT_; k++)
+        if (coefs[k].id)
+            tx_tensor_destroy(ctx, coefs[k]);
     tx_tape_resume(ctx);
     return st;
 }
