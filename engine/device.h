@@ -274,7 +274,7 @@ typedef struct tx_optim_call {
     bool nesterov, first;
     float coef[8];
     const tx_slot *p, *g, *s1, *s2, *coefs; /* s1, s2: NULL where the kind has none */
-    tx_slot *y, *s1_out, *s2_out;          /* y: p' */
+    tx_slot *y, *s1_out, *s2_out;           /* y: p' */
 } tx_optim_call;
 
 /* ---- the device table ---- */
