@@ -162,8 +162,8 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
             unset TEXEL_SCREENSHOT
             run_suite "web:demo-gpu" node web/test/run.mjs page web/demo/index.html \
                 "autorun=1&device=gpu"
-            # the training demo: the digits MLP on WebGL2 and the CNN on the
-            # wasm CPU device to >= 95% held-out accuracy
+            # the training demo: the digits MLP on WebGL2 and the CNN on WebGL2
+            # and on the wasm CPU device to >= 95% held-out accuracy
             TEXEL_SCREENSHOT=web/results/train.png run_suite "web:train-demo" \
                 node web/test/run.mjs page web/demo/train.html autorun=1
         else

@@ -1,7 +1,8 @@
 // The training demo: an MLP or a small CNN trained on the sklearn digits with
 // texel's tape and Adam, a live loss / held-out accuracy chart.
-// ?autorun=1 trains the MLP on the GPU and the CNN on the CPU device
-// (?epochs=N, default 15), checks >= 95% held-out accuracy and sets
+// ?autorun=1 trains the MLP on the GPU and the CNN on the GPU and the CPU device
+// (?runs=mlp:gpu,cnn:gpu,... picks others; ?epochs=N, default 15), checks >= 95%
+// held-out accuracy and sets
 // window.__result (web/test/run.mjs page mode).
 import * as texel from '../texel.js';
 
@@ -130,7 +131,8 @@ async function main() {
   if (!params.get('autorun')) return;
   const epochs = Number(params.get('epochs') || 15);
   let passed = 0, failed = 0;
-  for (const [kind, device] of [['mlp', 'gpu'], ['cnn', 'cpu']]) {
+  const plan = (params.get('runs') || 'mlp:gpu,cnn:gpu,cnn:cpu').split(',').map((r) => r.split(':'));
+  for (const [kind, device] of plan) {
     const before = tx.stats().jsLiveTensors;
     const r = await train(tx, data, kind, device, epochs);
     const ok = r.acc >= 0.95 && r.last < r.first && tx.stats().jsLiveTensors === before;
