@@ -11,6 +11,8 @@
  *        batch and channels swapped, strides and dilations swapped, so that
  *        out[c, m, i, j] = sum_{n, oh, ow} x[n, c, i d + oh s, ...] gz[n, m, oh, ow];
  *        cut to the kernel and transposed back to [M, C, kH, kW].
+ * conv_transpose: dx = conv(g, w), dw = conv's weight gradient with g as the
+ *   input and x as the output gradient.
  * gz is g through the fused activation: from y where its derivative allows
  * (relu, clip, sigmoid, tanh), else from the pre-activation recomputed. */
 #include <string.h>
@@ -29,7 +31,7 @@ static tx_status mm(tx_ctx *ctx, tx_tensor a, tx_tensor b, bool ta, bool tb, gx_
 /* g through the node's fused activation. */
 static tx_status through_act(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                              tx_tensor *gz) {
-    bool conv = nd->op == TX_OP_CONV;
+    bool conv = nd->op == TX_OP_CONV || nd->op == TX_OP_CONV_TRANSPOSE;
     tx_op act = conv ? nd->a.conv.activation : nd->a.matmul.activation;
     float lo = conv ? nd->a.conv.lo : 0, hi = conv ? nd->a.conv.hi : 0;
     if (gx_activation_from_output(act))
@@ -40,7 +42,8 @@ static tx_status through_act(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmp
         tx_conv_desc d = nd->a.conv;
         d.activation = TX_OP_NONE;
         d.bias = nd->n_in > 2 ? nd->in[2] : (tx_tensor){0};
-        st = tx_conv(ctx, nd->in[0], nd->in[1], &d, &z);
+        st = nd->op == TX_OP_CONV ? tx_conv(ctx, nd->in[0], nd->in[1], &d, &z)
+                                  : tx_conv_transpose(ctx, nd->in[0], nd->in[1], &d, &z);
     } else {
         tx_matmul_desc d = nd->a.matmul;
         d.activation = TX_OP_NONE;
@@ -124,6 +127,45 @@ static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_
     return transpose01(ctx, r, l, out);
 }
 
+/* The weight gradient of a grouped conv: x4 [N, C, H, W], g4 [N, M, Ho, Wo]
+ * → [M, C / group, kh, kw], one conv per group, concatenated. */
+static tx_status grouped_weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor g4, int group,
+                                     const tx_window *w, gx_tmps *l, tx_tensor *dw) {
+    tx_tensor parts[64];
+    if (group > (int)TX_COUNTOF(parts))
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: a conv with %d groups: the weight gradient takes at most %d",
+                       group, (int)TX_COUNTOF(parts));
+    int64_t cg = gx_slot(ctx, x4)->shape[1] / group, mg = gx_slot(ctx, g4)->shape[1] / group;
+    tx_status st = TX_STATUS_OK;
+    for (int gi = 0; gi < group && !st; gi++) {
+        tx_tensor xg, gg;
+        st = channels(ctx, x4, gi * cg, (gi + 1) * cg, l, &xg);
+        if (!st)
+            st = channels(ctx, g4, gi * mg, (gi + 1) * mg, l, &gg);
+        if (!st)
+            st = weight_grad(ctx, xg, gg, w, l, &parts[gi]);
+    }
+    if (st || group == 1) {
+        *dw = parts[0];
+        return st;
+    }
+    st = tx_concat(ctx, parts, group, 0, dw);
+    if (!st)
+        gx_keep(l, *dw);
+    return st;
+}
+
+/* sum of g4 [N, M, Ho, Wo] over all but M: the bias gradient [M]. */
+static tx_status bias_grad(tx_ctx *ctx, tx_tensor g4, gx_tmps *l, tx_tensor *db) {
+    tx_status st =
+        tx_reduce(ctx, TX_OP_REDUCE_SUM, g4,
+                  &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, db);
+    if (!st)
+        gx_keep(l, *db);
+    return st;
+}
+
 static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
                                tx_tensor gin[GX_MAX_IN]) {
     const tx_conv_desc *cd = &nd->a.conv;
@@ -136,7 +178,7 @@ static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_
     if (st)
         return st;
     int group = cd->group ? cd->group : 1;
-    int64_t m = ws->shape[0], cg = ws->shape[1], mg = m / group;
+    int64_t m = ws->shape[0], cg = ws->shape[1];
     tx_tensor x4, w4, g4, dx4, dw;
     st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);
     if (!st)
@@ -158,37 +200,66 @@ static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_
         return st;
     gx_keep(l, dx4);
     st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
-    /* dw, one group at a time */
-    tx_tensor parts[64];
-    if (!st && group > (int)TX_COUNTOF(parts))
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: conv with %d groups: the weight gradient takes at most %d",
-                       group, (int)TX_COUNTOF(parts));
-    for (int gi = 0; gi < group && !st; gi++) {
-        tx_tensor xg, gg;
-        st = channels(ctx, x4, gi * cg, (gi + 1) * cg, l, &xg);
-        if (!st)
-            st = channels(ctx, g4, gi * mg, (gi + 1) * mg, l, &gg);
-        if (!st)
-            st = weight_grad(ctx, xg, gg, &w, l, &parts[gi]);
-    }
+    if (!st)
+        st = grouped_weight_grad(ctx, x4, g4, group, &w, l, &dw);
     if (st)
         return st;
-    dw = parts[0];
-    if (group > 1) {
-        st = tx_concat(ctx, parts, group, 0, &dw);
-        if (st)
-            return st;
-        gx_keep(l, dw);
-    }
     st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
-    if (!st && nd->n_in > 2) {
-        tx_tensor db;
-        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, g4,
-                       &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, &db);
-        if (!st)
-            gin[2] = gx_keep(l, db);
-    }
+    if (!st && nd->n_in > 2)
+        st = bias_grad(ctx, g4, l, &gin[2]);
+    return st;
+}
+
+/* conv_transpose y = convT(x, w), w [C, M / group, kh, kw]: its input gradient
+ * is the conv of g with w (same strides, dilations, pads, groups), its weight
+ * gradient the conv's weight gradient with the roles of input and output
+ * swapped (g plays the input, x the output gradient). */
+static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
+                                         tx_tensor gin[GX_MAX_IN]) {
+    const tx_conv_desc *cd = &nd->a.conv;
+    const tx_slot *xs = gx_slot(ctx, nd->in[0]), *ws = gx_slot(ctx, nd->in[1]);
+    if (cd->auto_pad != TX_AUTO_PAD_NOTSET || cd->output_shape[0] || cd->output_shape[1])
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: conv_transpose with auto_pad or output_shape has no "
+                       "gradient yet (give pads)");
+    const tx_slot *ys = gx_slot(ctx, nd->out);
+    int nsp = xs->rank - 2;
+    int k[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
+    tx_window w; /* the conv geometry seen from y's side: its output is x's size */
+    tx_status st = tx_window_geom(ctx, "conv_transpose", ys, k, cd->strides, cd->dilations,
+                                  cd->pads, TX_AUTO_PAD_NOTSET, false, &w);
+    if (st)
+        return st;
+    int group = cd->group ? cd->group : 1;
+    int64_t c = xs->shape[1], h = nsp == 2 ? xs->shape[2] : 1, wd = xs->shape[xs->rank - 1];
+    if (w.ho != h || w.wo != wd)
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: conv_transpose whose output the matching conv does not map "
+                       "back to its input size has no gradient yet");
+    tx_tensor x4, w4, g4, dx4, dw;
+    st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, c, h, wd}, l, &x4);
+    if (!st)
+        st = gx_view(ctx, nd->in[1], 4, (int64_t[]){c, ws->shape[1], w.kh, w.kw}, l, &w4);
+    if (!st)
+        st = gx_view(ctx, gz, 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &g4);
+    if (st)
+        return st;
+    st = tx_conv(ctx, g4, w4,
+                 &(tx_conv_desc){.strides = {w.sh, w.sw},
+                                 .dilations = {w.dh, w.dw},
+                                 .pads = {w.pt, w.pl, w.pb, w.pr},
+                                 .group = group},
+                 &dx4);
+    if (st)
+        return st;
+    gx_keep(l, dx4);
+    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    if (!st)
+        st = grouped_weight_grad(ctx, g4, x4, group, &w, l, &dw);
+    if (!st)
+        st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
+    if (!st && nd->n_in > 2)
+        st = bias_grad(ctx, g4, l, &gin[2]);
     return st;
 }
 
@@ -198,6 +269,8 @@ tx_status gx_backward_linear(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmp
     tx_status st = through_act(ctx, nd, g, l, &gz);
     if (st)
         return st;
+    if (nd->op == TX_OP_CONV_TRANSPOSE)
+        return conv_transpose_backward(ctx, nd, gz, l, gin);
     return nd->op == TX_OP_CONV ? conv_backward(ctx, nd, gz, l, gin)
                                 : matmul_backward(ctx, nd, gz, l, gin);
 }

@@ -185,7 +185,8 @@ static gx_backward_fn backward_of(int op) {
     case TX_FAMILY_ACT:
     case TX_FAMILY_BINARY: return gx_backward_elementwise;
     case TX_FAMILY_MATMUL:
-    case TX_FAMILY_CONV: return gx_backward_linear;
+    case TX_FAMILY_CONV:
+    case TX_FAMILY_CONV_TRANSPOSE: return gx_backward_linear;
     case TX_FAMILY_POOL: return gx_backward_pool;
     case TX_FAMILY_REDUCE:
     case TX_FAMILY_SOFTMAX: return gx_backward_reduce;
