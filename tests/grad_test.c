@@ -20,7 +20,7 @@
 
 #define TX_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
 
-enum { K_OP = 0, K_RESHAPE, K_SCE, K_NLL, K_MSE };
+enum { K_OP = 0, K_RESHAPE, K_SPLIT, K_SCE, K_NLL, K_MSE };
 
 typedef struct gcase {
     const char *name;
@@ -125,6 +125,7 @@ static const gcase k_cases[] = {
     {G("layer_norm", K_OP, TX_OP_LAYER_NORM, "3x4x5,5,5"), NORM(.axis = -1)},
     {G("layer_norm/axis1", K_OP, TX_OP_LAYER_NORM, "2x3x4,3x4"), NORM(.axis = 1)},
     {G("instance_norm", K_OP, TX_OP_INSTANCE_NORM, "2x3x4x5,3,3")},
+    {G("split", K_SPLIT, TX_OP_NONE, "3x6")},
     {G("reshape", K_RESHAPE, TX_OP_NONE, "2x3x4")},
     {G("sce/mean", K_SCE, TX_OP_NONE, "4x5,4")},
     {G("sce/none_weight_ii", K_SCE, TX_OP_NONE, "3x4x2,3x2,4"), .loss = {.reduction = TX_LOSS_NONE, .has_ignore_index = true, .ignore_index = 1}},
@@ -211,6 +212,13 @@ static double host_objective(const gcase *c, tx_ref_tensor *in, int n, const flo
     if (c->kind == K_SCE || c->kind == K_NLL || c->kind == K_MSE)
         return ref_loss(c->kind, in, n, &c->loss, r);
     tx_ref_tensor out = {0};
+    if (c->kind == K_SPLIT) { /* concat(split(x, 2 halves on axis 1) reversed) */
+        double s = 0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 6; j++)
+                s += (double)in[0].data[i * 6 + (j + 3) % 6] * r[i * 6 + j];
+        return s;
+    }
     if (c->kind == K_RESHAPE) {
         out = in[0];
         double s = 0;
@@ -257,6 +265,15 @@ static tx_status engine_grads(tx_ctx *ctx, const gcase *c, const tx_ref_tensor *
     switch (c->kind) {
     case K_OP: st = tx_op_run(ctx, c->op, t, n, &c->a, &y); break;
     case K_RESHAPE: st = tx_tensor_reshape(ctx, t[0], 2, (int64_t[]){4, -1}, &y); break;
+    case K_SPLIT: {
+        tx_tensor h[2];
+        st = tx_split(ctx, t[0], 1, NULL, 2, h);
+        if (!st) {
+            st = tx_concat(ctx, (tx_tensor[]){h[1], h[0]}, 2, 1, &y);
+            TX_DESTROY(ctx, h[0], h[1]);
+        }
+        break;
+    }
     case K_SCE: st = tx_softmax_cross_entropy(ctx, t[0], t[1], &d, &y, NULL); break;
     case K_NLL: st = tx_nll_loss(ctx, t[0], t[1], &d, &y); break;
     default: st = tx_mse_loss(ctx, t[0], t[1], d.reduction, &y); break;

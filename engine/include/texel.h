@@ -769,9 +769,9 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  * max/average pools whose windows tile the input (stride = kernel, no pads),
  * global pools, reduce_sum / mean / sum_square / max / min, softmax,
  * log_softmax, batch_norm (inference), layer_norm, instance_norm, where, sum,
- * mean, max_n, min_n, transpose, slice (step 1), pad (constant), expand, tile,
+ * mean, max_n, min_n, transpose, slice (step 1), split, pad (constant), expand, tile,
  * concat (up to 8 inputs), gather, reshape and the other views, and the
- * losses. Ops without one (resize, split, cast, argmax ...)
+ * losses. Ops without one (resize, cast, argmax ...)
  * are recorded too: tx_tape_grad through them returns UNSUPPORTED naming the
  * op, never a silent zero. */
 

@@ -749,12 +749,23 @@ tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_te
     return st;
 }
 
-/* Split's outputs are recorded without a gradient yet: a path through them
- * is UNSUPPORTED at tx_tape_grad, never silently zero. */
+/* Each output of a split is recorded as the slice it is, so its gradient is
+ * the slice's (zeros around it) and the outputs' gradients add up in x's. */
 tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
                    tx_tensor *outs) {
     tx_status st = split_run(ctx, x, axis, split, n, outs);
-    for (int i = 0; !st && i < n; i++)
-        note(ctx, st, TX_OP_SPLIT, &x, 1, NULL, &outs[i]);
+    if (st || !tx_tape_recording(ctx))
+        return st;
+    const tx_slot *xs = tx_slot_get(ctx, x);
+    int a = axis < 0 ? axis + xs->rank : axis;
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t len = tx_slot_get(ctx, outs[i])->shape[a];
+        tx_op_attrs at_i = {0};
+        at_i.move.slice = (tx_slice_desc){
+            .n = 1, .starts = {at}, .ends = {at + len}, .axes = {a}, .has_axes = true};
+        note(ctx, st, TX_OP_SLICE, &x, 1, &at_i, &outs[i]);
+        at += len;
+    }
     return st;
 }
