@@ -5,7 +5,8 @@
  * padding (stride = kernel, dilation 1, no pads: the usual 2x2/2) upsample y
  * and g to the covered region by a broadcast, take the mask x == y there (max)
  * or g / (kh kw) (average), and pad the uncovered rest with zeros. Ties in a
- * max window share g. Overlapping windows need a scatter the engine lacks:
+ * max window share g. Other average pools run as a depthwise conv_transpose
+ * (below); overlapping max windows need a scatter the engine lacks:
  * UNSUPPORTED. */
 #include "grad.h"
 
@@ -40,6 +41,51 @@ static tx_status global_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmp
     return st ? st : gx_bin(ctx, TX_OP_MUL, t, g, l, dx);
 }
 
+/* Average pools of any windows (overlapping, padded, dilated): the pool is a
+ * depthwise conv with a kernel of ones divided by each window's count (kh kw,
+ * or the cells inside x without count_include_pad: a conv of ones with ones),
+ * so dx is the conv_transpose of g / count with the ones kernel. */
+static tx_status average_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *w, tx_tensor g,
+                              gx_tmps *l, tx_tensor *dx) {
+    const tx_slot *xs = gx_slot(ctx, nd->in[0]);
+    tx_device dev = xs->st->dev;
+    tx_tensor ones_k, g4, div, gs, d4;
+    tx_conv_desc cd = {.strides = {w->sh, w->sw},
+                       .dilations = {w->dh, w->dw},
+                       .pads = {w->pt, w->pl, w->pb, w->pr},
+                       .group = (int)w->c};
+    tx_status st = gx_fill(ctx, dev, 4, (int64_t[]){w->c, 1, w->kh, w->kw}, 1.0f, l, &ones_k);
+    if (!st)
+        st = gx_view(ctx, g, 4, (int64_t[]){w->n, w->c, w->ho, w->wo}, l, &g4);
+    if (st)
+        return st;
+    if (nd->a.pool.count_include_pad) {
+        st = gx_bin_s(ctx, TX_OP_MUL, g4, 1.0f / (float)(w->kh * w->kw), l, &gs);
+    } else {
+        tx_tensor ones_x;
+        st = gx_fill(ctx, dev, 4, (int64_t[]){1, w->c, w->h, w->w}, 1.0f, l, &ones_x);
+        if (!st)
+            st = tx_conv(ctx, ones_x, ones_k, &cd, &div);
+        if (st)
+            return st;
+        gx_keep(l, div);
+        st = gx_bin(ctx, TX_OP_DIV, g4, div, l, &gs);
+    }
+    if (st)
+        return st;
+    int64_t full_h =
+        (int64_t)w->sh * (w->ho - 1) + (int64_t)(w->kh - 1) * w->dh + 1 - w->pt - w->pb;
+    int64_t full_w =
+        (int64_t)w->sw * (w->wo - 1) + (int64_t)(w->kw - 1) * w->dw + 1 - w->pl - w->pr;
+    cd.output_padding[0] = (int)(w->h - full_h);
+    cd.output_padding[1] = (int)(w->w - full_w);
+    st = tx_conv_transpose(ctx, gs, ones_k, &cd, &d4);
+    if (st)
+        return st;
+    gx_keep(l, d4);
+    return gx_view(ctx, d4, xs->rank, xs->shape, l, dx);
+}
+
 tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                            tx_tensor gin[GX_MAX_IN]) {
     if (nd->op == TX_OP_GLOBALAVERAGEPOOL || nd->op == TX_OP_GLOBALMAXPOOL)
@@ -51,11 +97,19 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
                                   pd->dilations, pd->pads, pd->auto_pad, pd->ceil_mode, &w);
     if (st)
         return st;
-    if (w.sh != w.kh || w.sw != w.kw || w.dh != 1 || w.dw != 1 || w.pt || w.pl || w.pb || w.pr ||
-        w.ho * w.kh > w.h || w.wo * w.kw > w.w)
+    bool tiles = w.sh == w.kh && w.sw == w.kw && w.dh == 1 && w.dw == 1 && !w.pt && !w.pl &&
+                 !w.pb && !w.pr && w.ho * w.kh <= w.h && w.wo * w.kw <= w.w;
+    int64_t full_h = (int64_t)w.sh * (w.ho - 1) + (int64_t)(w.kh - 1) * w.dh + 1 - w.pt - w.pb;
+    int64_t full_w = (int64_t)w.sw * (w.wo - 1) + (int64_t)(w.kw - 1) * w.dw + 1 - w.pl - w.pr;
+    bool fits = w.h - full_h >= 0 && w.h - full_h < (w.sh > w.dh ? w.sh : w.dh) &&
+                w.w - full_w >= 0 &&
+                w.w - full_w < (w.sw > w.dw ? w.sw : w.dw); /* no ceil_mode window past the end */
+    if (nd->op == TX_OP_AVERAGEPOOL && !tiles && fits)
+        return average_pool(ctx, nd, &w, g, l, &gin[0]);
+    if (!tiles)
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: %s with overlapping, dilated or padded windows has no "
-                       "gradient yet (stride must equal the kernel, no pads)",
+                       "tx_tape_grad: %s with overlapping, dilated or padded windows (or a "
+                       "ceil_mode window past the end) has no gradient yet",
                        tx_op_name((tx_op)nd->op));
     tx_tensor x4, y4, g4, ug, dxc;
     st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);

@@ -766,7 +766,8 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  * back), matmul (transposes, bias, fused activation, batch dims), conv (2-D
  * and 1-D: stride, pads, auto_pad, dilation, groups, bias, fused activation),
  * conv_transpose (pads given: no auto_pad / output_shape),
- * max/average pools whose windows tile the input (stride = kernel, no pads),
+ * average pools (any windows), max pools whose windows tile the input
+ * (stride = kernel, no pads),
  * global pools, reduce_sum / mean / sum_square / max / min, softmax,
  * log_softmax, batch_norm (inference), layer_norm, instance_norm, where, sum,
  * mean, max_n, min_n, transpose, slice (step 1), split, pad (constant), expand, tile,
