@@ -45,6 +45,9 @@ tx_status gx_view(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape, gx_t
  * (g itself when nothing is summed). */
 tx_status gx_unbroadcast(tx_ctx *ctx, tx_tensor g, int rank, const int64_t *shape, gx_tmps *l,
                          tx_tensor *out);
+/* The output_padding that makes a conv_transpose with window w's strides,
+ * dilations and pads map w's output size back to exactly its input size. */
+void gx_output_padding(const tx_window *w, int out[2]);
 /* The slot of t (live, checked by the caller before). */
 const tx_slot *gx_slot(tx_ctx *ctx, tx_tensor t);
 

@@ -188,13 +188,11 @@ static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_
     if (st)
         return st;
     /* dx: conv_transpose back to exactly H x W */
-    int64_t full_h = (int64_t)w.sh * (w.ho - 1) + (int64_t)(w.kh - 1) * w.dh + 1 - w.pt - w.pb;
-    int64_t full_w = (int64_t)w.sw * (w.wo - 1) + (int64_t)(w.kw - 1) * w.dw + 1 - w.pl - w.pr;
     tx_conv_desc td = {.strides = {w.sh, w.sw},
                        .dilations = {w.dh, w.dw},
                        .pads = {w.pt, w.pl, w.pb, w.pr},
-                       .group = group,
-                       .output_padding = {(int)(w.h - full_h), (int)(w.w - full_w)}};
+                       .group = group};
+    gx_output_padding(&w, td.output_padding);
     st = tx_conv_transpose(ctx, g4, w4, &td, &dx4);
     if (st)
         return st;

@@ -73,12 +73,7 @@ static tx_status average_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *w
     }
     if (st)
         return st;
-    int64_t full_h =
-        (int64_t)w->sh * (w->ho - 1) + (int64_t)(w->kh - 1) * w->dh + 1 - w->pt - w->pb;
-    int64_t full_w =
-        (int64_t)w->sw * (w->wo - 1) + (int64_t)(w->kw - 1) * w->dw + 1 - w->pl - w->pr;
-    cd.output_padding[0] = (int)(w->h - full_h);
-    cd.output_padding[1] = (int)(w->w - full_w);
+    gx_output_padding(w, cd.output_padding);
     st = tx_conv_transpose(ctx, gs, ones_k, &cd, &d4);
     if (st)
         return st;
@@ -99,11 +94,10 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
         return st;
     bool tiles = w.sh == w.kh && w.sw == w.kw && w.dh == 1 && w.dw == 1 && !w.pt && !w.pl &&
                  !w.pb && !w.pr && w.ho * w.kh <= w.h && w.wo * w.kw <= w.w;
-    int64_t full_h = (int64_t)w.sh * (w.ho - 1) + (int64_t)(w.kh - 1) * w.dh + 1 - w.pt - w.pb;
-    int64_t full_w = (int64_t)w.sw * (w.wo - 1) + (int64_t)(w.kw - 1) * w.dw + 1 - w.pl - w.pr;
-    bool fits = w.h - full_h >= 0 && w.h - full_h < (w.sh > w.dh ? w.sh : w.dh) &&
-                w.w - full_w >= 0 &&
-                w.w - full_w < (w.sw > w.dw ? w.sw : w.dw); /* no ceil_mode window past the end */
+    int op[2]; /* fits: no ceil_mode window past the end */
+    gx_output_padding(&w, op);
+    bool fits = op[0] >= 0 && op[0] < (w.sh > w.dh ? w.sh : w.dh) && op[1] >= 0 &&
+                op[1] < (w.sw > w.dw ? w.sw : w.dw);
     if (nd->op == TX_OP_AVERAGEPOOL && !tiles && fits)
         return average_pool(ctx, nd, &w, g, l, &gin[0]);
     if (!tiles)

@@ -93,3 +93,12 @@ tx_status gx_unbroadcast(tx_ctx *ctx, tx_tensor g, int rank, const int64_t *shap
     }
     return gx_view(ctx, s, rank, shape, l, out);
 }
+
+void gx_output_padding(const tx_window *w, int out[2]) {
+    int64_t full_h =
+        (int64_t)w->sh * (w->ho - 1) + (int64_t)(w->kh - 1) * w->dh + 1 - w->pt - w->pb;
+    int64_t full_w =
+        (int64_t)w->sw * (w->wo - 1) + (int64_t)(w->kw - 1) * w->dw + 1 - w->pl - w->pr;
+    out[0] = (int)(w->h - full_h);
+    out[1] = (int)(w->w - full_w);
+}
