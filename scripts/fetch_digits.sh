@@ -19,8 +19,13 @@ tmp=$(mktemp -d "$CACHE/.digits.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 # apt-get download drops privileges to _apt where it can: give it a directory it may write
 chmod 755 "$tmp"
-(cd "$tmp" && apt-get download -q "python3-sklearn=$VER" >/dev/null 2>&1) || {
-    echo "fetch_digits: apt-get download python3-sklearn=$VER failed (apt-get update?)" >&2
+# apt-get download needs the package lists: refresh them once if it fails
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO="sudo"
+(cd "$tmp" && { apt-get download -q "python3-sklearn=$VER" >/dev/null 2>&1 ||
+    { $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null &&
+        apt-get download -q "python3-sklearn=$VER" >/dev/null 2>&1; }; }) || {
+    echo "fetch_digits: apt-get download python3-sklearn=$VER failed" >&2
     exit 1
 }
 dpkg -x "$tmp"/python3-sklearn_*.deb "$tmp/x"
