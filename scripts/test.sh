@@ -146,7 +146,7 @@ done
 if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
     export TEXEL_WEB_BUILD=${TEXEL_WEB_BUILD:-build-web-test}
     if bash scripts/build-web.sh; then
-        for t in ops_sweep cache_test errors_test restore_test; do
+        for t in ops_sweep cache_test errors_test restore_test grad_test; do
             run_suite "web:$t" node web/test/run.mjs ctest "$t"
         done
         run_suite "web:api" node web/test/run.mjs page web/test/api.html
