@@ -125,6 +125,88 @@ static int ref_mobilenet(const tx_ref_tensor *in, tx_ref_tensor *out) {
         .run = run_matmul, .ref = ref_matmul, .smoke = SMOKE                                       \
     }
 
+/* One training step of a digits-sized MLP (64 -> 64 relu -> 10, batch 32):
+ * forward, mean squared error against the targets, the tape's backward, an
+ * SGD update of the 4 parameters in place; the output is the loss. The
+ * reference does the same in plain C on copies of the weights. */
+static tx_status run_train_mlp(tx_ctx *ctx, const tx_tensor *in, tx_tensor *out) {
+    tx_tape *tape;
+    tx_optim *opt;
+    tx_tensor h = {0}, y = {0}, g[4] = {{0}};
+    tx_status st = tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_SGD, .lr = 1e-3f}, &opt);
+    if (st)
+        return st;
+    st = tx_tape_begin(ctx, &tape);
+    if (!st)
+        st = tx_matmul(ctx, in[0], in[1],
+                       &(tx_matmul_desc){.bias = in[2], .activation = TX_OP_RELU}, &h);
+    if (!st)
+        st = tx_matmul(ctx, h, in[3], &(tx_matmul_desc){.bias = in[4]}, &y);
+    if (!st)
+        st = tx_mse_loss(ctx, y, in[5], TX_LOSS_MEAN, out);
+    if (!st)
+        st = tx_tape_grad(ctx, tape, *out, in + 1, 4, g);
+    if (!st || tape)
+        tx_tape_end(ctx, tape);
+    if (!st)
+        st = tx_optim_step(ctx, opt, in + 1, g, 4);
+    tx_optim_destroy(ctx, opt);
+    tx_tensor tmp[6] = {h, y, g[0], g[1], g[2], g[3]};
+    for (int i = 0; i < 6; i++)
+        if (tmp[i].id)
+            tx_tensor_destroy(ctx, tmp[i]);
+    return st;
+}
+
+static int ref_train_mlp(const tx_ref_tensor *in, tx_ref_tensor *out) {
+    enum { B = 32, I = 64, H = 64, O = 10 };
+    static float h[B * H], dy[B * O], dh[B * H], w1[I * H], w2[H * O];
+    const float *x = in[0].data, *t = in[5].data;
+    double loss = 0;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < H; j++) {
+            double a = in[2].data[j];
+            for (int i = 0; i < I; i++)
+                a += (double)x[b * I + i] * in[1].data[i * H + j];
+            h[b * H + j] = a > 0 ? (float)a : 0;
+        }
+    for (int b = 0; b < B; b++)
+        for (int o = 0; o < O; o++) {
+            double a = in[4].data[o];
+            for (int j = 0; j < H; j++)
+                a += (double)h[b * H + j] * in[3].data[j * O + o];
+            loss += (a - t[b * O + o]) * (a - t[b * O + o]);
+            dy[b * O + o] = (float)(2 * (a - t[b * O + o]) / (B * O));
+        }
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < H; j++) {
+            double a = 0;
+            for (int o = 0; o < O; o++)
+                a += (double)dy[b * O + o] * in[3].data[j * O + o];
+            dh[b * H + j] = h[b * H + j] > 0 ? (float)a : 0;
+        }
+    for (int j = 0; j < H; j++)
+        for (int o = 0; o < O; o++) {
+            double a = 0;
+            for (int b = 0; b < B; b++)
+                a += (double)h[b * H + j] * dy[b * O + o];
+            w2[j * O + o] = in[3].data[j * O + o] - 1e-3f * (float)a;
+        }
+    for (int i = 0; i < I; i++)
+        for (int j = 0; j < H; j++) {
+            double a = 0;
+            for (int b = 0; b < B; b++)
+                a += (double)x[b * I + i] * dh[b * H + j];
+            w1[i * H + j] = in[1].data[i * H + j] - 1e-3f * (float)a;
+        }
+    *out = (tx_ref_tensor){.rank = 0, .data = malloc(sizeof(float))};
+    if (!out->data)
+        return -1;
+    /* 0 * (updated weights): keeps the update from being optimized away (no fast-math) */
+    out->data[0] = (float)(loss / (B * O)) + 0.0f * (w1[0] + w2[0]);
+    return 0;
+}
+
 const tx_bench_case tx_bench_cases[] = {
     MATMUL(128, true),
     MATMUL(256, false),
@@ -199,6 +281,15 @@ const tx_bench_case tx_bench_cases[] = {
                {128}},
      .run = run_mobilenet,
      .ref = ref_mobilenet},
+    {.name = "train_mlp_step",
+     .what = "one training step: MLP 64-64(relu)-10 on a batch of 32, MSE, backward, SGD update",
+     .flops = 3.0 * 2 * 32 * (64 * 64 + 64 * 10),
+     .n_inputs = 6,
+     .rank = {2, 2, 1, 2, 1, 2},
+     .shape = {{32, 64}, {64, 64}, {64}, {64, 10}, {10}, {32, 10}},
+     .run = run_train_mlp,
+     .ref = ref_train_mlp,
+     .smoke = true},
     {.name = "relu_1m",
      .what = "relu, 1M elements",
      .flops = 1048576,

@@ -147,6 +147,8 @@ void tx_ctx_destroy(tx_ctx *ctx) {
     if (!ctx)
         return;
     tx_readbacks_drop(ctx, true);
+    if (ctx->tape) /* a tape the caller did not end: its views go with it */
+        tx_tape_end(ctx, ctx->tape);
     tx_tensors_release_all(ctx);
     tx_pool_trim(ctx, 0);
     tx_cache_destroy(ctx);

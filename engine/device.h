@@ -262,6 +262,24 @@ typedef struct tx_resize_call {
     tx_slot *y;
 } tx_resize_call;
 
+/* One fused optimizer step on one parameter (engine/grad/optim.c): p' and the
+ * new state from p, its gradient g and the old state, in one kernel.
+ *   g' = g + coef[1] p (L2; coef[1] = 0 for AdamW)
+ *   sgd:      p' = p - lr g'
+ *   momentum: v' = first ? g' : mu v + g'; p' = p - lr (nesterov ? g' + mu v' : v')
+ *   adam:     m' = b1 m + (1 - b1) g'; v' = b2 v + (1 - b2) g'^2;
+ *             p' = keep p - lr (m' inv_c1) / (sqrt(v' inv_c2) + eps)
+ * coef = {lr, l2, mu or b1, b2, eps, inv_c1, inv_c2, keep}; on the GPU also
+ * in the 2-texel tensor `coefs`, read as data, so that a step count changing
+ * every step does not make every step a new program. */
+typedef struct tx_optim_call {
+    int kind; /* 0 sgd, 1 momentum, 2 adam */
+    bool nesterov, first;
+    float coef[8];
+    const tx_slot *p, *g, *s1, *s2, *coefs; /* s1, s2: NULL where the kind has none */
+    tx_slot *y, *s1_out, *s2_out;           /* y: p' */
+} tx_optim_call;
+
 /* ---- the device table ---- */
 
 typedef struct tx_device_i {
@@ -288,6 +306,7 @@ typedef struct tx_device_i {
     tx_status (*nary)(tx_ctx *ctx, const tx_nary_call *c);
     tx_status (*move)(tx_ctx *ctx, const tx_move_call *c);
     tx_status (*resize)(tx_ctx *ctx, const tx_resize_call *c);
+    tx_status (*optim)(tx_ctx *ctx, const tx_optim_call *c);
 } tx_device_i;
 
 extern const tx_device_i tx_gpu_device; /* engine/gpu/device.c */

@@ -44,6 +44,7 @@ typedef enum tx_family {
     TX_FAMILY_NARY,
     TX_FAMILY_MOVE,   /* data movement: ops/move.c, glsl-templates/move.glsl */
     TX_FAMILY_RESIZE, /* nearest / n-linear resampling: ops/resize.c */
+    TX_FAMILY_OPTIM,  /* fused optimizer steps (no op of texel_ops.def): grad/optim.c */
     TX_FAMILY_COUNT_
 } tx_family;
 
@@ -190,6 +191,8 @@ struct tx_ctx {
     tx_cache *cache;
 
     struct tx_readbacks *reads; /* asynchronous reads (readback.c) */
+    struct tx_tape *tape;       /* the recording gradient tape (engine/grad/tape.c) */
+    int tape_paused;            /* > 0: ops run unrecorded (composites, backward) */
 };
 
 /* ---- status and error reporting (error.c) ----
@@ -232,6 +235,29 @@ tx_status tx_tensor_wrap(tx_ctx *ctx, const char *op, tx_storage *stg, int rank,
                          const int64_t *shape, tx_dtype dtype, tx_tensor *out);
 /* Sets t's slot's vary mask (tx_slot.vary); a stale handle is ignored. */
 void tx_tensor_set_vary(tx_ctx *ctx, tx_tensor t, unsigned mask);
+/* a takes b's storage and b a's (same element count; optimizers update a
+ * parameter in place under its handle). */
+void tx_tensor_swap_storage(tx_ctx *ctx, tx_tensor a, tx_tensor b);
+
+/* grad/tape.c: the recording gradient tape. The fronts of differentiable ops
+ * call tx_tape_note after they succeeded (a no-op unless a tape records). */
+enum {
+    GX_OP_RESHAPE = TX_OP_COUNT_ + 1, /* views: reshape, flatten, squeeze, unsqueeze */
+    GX_OP_SCE,                        /* softmax cross-entropy: scores, labels[, weight] */
+    GX_OP_NLL,                        /* negative log-likelihood: log_prob, labels[, weight] */
+    GX_OP_MSE,                        /* mean squared error: a, b */
+};
+bool tx_tape_recording(const tx_ctx *ctx);
+/* Records op (inputs ins[0..n), attributes a (or NULL), loss desc (or NULL),
+ * output out) on the recording tape; aux (or {0}) is a value the backward
+ * needs, which the tape takes over (destroyed when nothing records). A
+ * failure to record (out of memory) marks the tape broken: tx_tape_grad
+ * then says so. */
+void tx_tape_note(tx_ctx *ctx, int op, const tx_tensor *ins, int n, const tx_op_attrs *a,
+                  const tx_loss_desc *loss, tx_tensor out, tx_tensor aux);
+/* Pauses / resumes recording (composite ops run their parts unrecorded). */
+void tx_tape_pause(tx_ctx *ctx);
+void tx_tape_resume(tx_ctx *ctx);
 /* double → int64 as a cast would, saturating where the cast is undefined
  * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
 int64_t tx_sat_i64(double v);

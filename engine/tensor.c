@@ -602,8 +602,8 @@ tx_status tx_tensor_shape(tx_ctx *ctx, tx_tensor t, int *rank, int64_t shape[TX_
     return TX_STATUS_OK;
 }
 
-tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape,
-                            tx_tensor *out) {
+static tx_status reshape_view(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape,
+                              tx_tensor *out) {
     const char *op = "tx_tensor_reshape";
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
@@ -683,9 +683,24 @@ tx_status tx_tensor_retype(tx_ctx *ctx, tx_tensor t, tx_dtype dtype, tx_tensor *
     int64_t shape[TX_MAX_RANK];
     tx_status st = tx_tensor_shape(ctx, t, &rank, shape, NULL);
     if (!st)
-        st = tx_tensor_reshape(ctx, t, rank, shape, out);
+        st = reshape_view(ctx, t, rank, shape, out); /* not on a tape: a view */
     tx_slot *s;
     if (!st && !(st = tx_check_tensor(ctx, "tx_tensor_retype", "tensor", *out, &s)))
         s->dtype = dtype;
     return st;
+}
+tx_status tx_tensor_reshape(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape,
+                            tx_tensor *out) {
+    tx_status st = reshape_view(ctx, t, rank, shape, out);
+    if (!st)
+        tx_tape_note(ctx, GX_OP_RESHAPE, &t, 1, NULL, NULL, *out, (tx_tensor){0});
+    return st;
+}
+
+void tx_tensor_swap_storage(tx_ctx *ctx, tx_tensor a, tx_tensor b) {
+    tx_slot *sa = tx_slot_get(ctx, a), *sb = tx_slot_get(ctx, b);
+    TX_ASSERT(sa && sb && sa->numel == sb->numel);
+    tx_storage *t = sa->st;
+    sa->st = sb->st;
+    sb->st = t;
 }

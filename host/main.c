@@ -51,8 +51,9 @@ static void print_ops(FILE *f) {
 
 /* Every command's usage, the op names and the exit statuses. */
 static int usage_all(FILE *f) {
-    fprintf(f, "texel %s: tensors on GL ES 3.0 fragment shaders and a SIMD CPU device\n%s%s%s%s%s",
-            tx_version(), usage_info, usage_op, tx_usage_bench, tx_usage_run, tx_usage_conformance);
+    fprintf(f, "texel %s: tensors on GL ES 3.0 fragment shaders and a SIMD CPU device\n%s%s%s%s%s%s",
+            tx_version(), usage_info, usage_op, tx_usage_bench, tx_usage_run, tx_usage_conformance,
+            tx_usage_train);
     fprintf(f, "  texel --version\n"
                "exit status: 0 ok, 1 error (conformance: a test failed), 2 usage, 3 texel op's\n"
                "  results differ from the reference, 4 the model needs what texel lacks (run),\n"
@@ -487,6 +488,8 @@ int main(int argc, char **argv) {
         return tx_cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "conformance") == 0)
         return tx_cmd_conformance(argc - 2, argv + 2);
+    if (strcmp(argv[1], "train") == 0)
+        return tx_cmd_train(argc - 2, argv + 2);
     if (tx_cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         usage_all(stdout);
         return 0;

@@ -4,7 +4,8 @@
 # sha512-checked against tests/models/models.lock, cached in ~/.cache/texel)
 # and photos: the default one has a face, scikit-image's astronaut.png (taken
 # from Debian's python3-skimage package with `apt-get download`, unpacked
-# without installing it), plus Debian darknet's sample photos.
+# without installing it), plus Debian darknet's sample photos; and the sklearn
+# digits for the training demo (scripts/fetch_digits.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=$(bash scripts/fetch_models.sh)
@@ -29,4 +30,6 @@ cp -f "$tmp/$png" "$dst/astronaut.png"
 for photo in person scream dog horses; do
     cp -f "/usr/share/darknet/data/$photo.jpg" "$dst/$photo.jpg"
 done
+# the training demo's data (web/demo/train.html): the sklearn digits
+cp -f "$(bash scripts/fetch_digits.sh)" "$dst/digits.csv"
 echo "$dst"

@@ -45,3 +45,7 @@ if [[ "${TEXEL_SETUP_WEB:-}" == "1" ]]; then
         (cd web && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
     fi
 fi
+
+# The digits data `texel train` and its smoke test use (from Debian's
+# python3-sklearn, sha256-pinned, into the cache).
+bash scripts/fetch_digits.sh >/dev/null

@@ -109,7 +109,7 @@ run_suite "include_graph" python3 tools/include_graph.py
 # README, "Reliability tooling").
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
     reliability_test badinput_test numerics_test device_test rnn_test seq_ops_test \
-    onnx_detect_test split_test; do
+    onnx_detect_test split_test grad_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # The CPU device's SGEMM against a plain loop, with the kernel this machine
@@ -134,6 +134,7 @@ run_suite "quant" bash tests/quant_test.sh "$BUILD/texel"
 # (shared, static, CMake) and as a meson subproject (tests/consumer/run.sh).
 # Not under --sanitize: the consumer is not built with the sanitizers.
 $sanitize || run_suite "consumer" bash tests/consumer/run.sh "$BUILD"
+run_suite "train" bash tests/train_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 run_suite "cpu:models" env TEXEL_DEVICE=cpu bash tests/models_test.sh "$BUILD/texel"
@@ -156,7 +157,7 @@ done
 if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
     export TEXEL_WEB_BUILD=${TEXEL_WEB_BUILD:-build-web-test}
     if bash scripts/build-web.sh; then
-        for t in ops_sweep cache_test errors_test restore_test; do
+        for t in ops_sweep cache_test errors_test restore_test grad_test; do
             run_suite "web:$t" node web/test/run.mjs ctest "$t"
         done
         run_suite "web:api" node web/test/run.mjs page web/test/api.html
@@ -177,6 +178,10 @@ if [[ "${TEXEL_WEB:-1}" != "0" ]] && ! $sanitize; then
             # the npm tarball in a fresh project, bundled by esbuild and by Vite,
             # running BlazeFace in Chromium (and imported by Node)
             run_suite "web:bundle" bash web/test/bundle_test.sh
+            # the training demo: the digits MLP on WebGL2 and the CNN on WebGL2
+            # and on the wasm CPU device to >= 95% held-out accuracy
+            TEXEL_SCREENSHOT=web/results/train.png run_suite "web:train-demo" \
+                node web/test/run.mjs page web/demo/train.html autorun=1
         else
             echo "web:demo: scripts/demo-assets.sh failed"
             failed=$((failed + 1))

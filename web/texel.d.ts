@@ -203,6 +203,42 @@ export declare class Session {
   stats(): SessionStats;
   /** Runs the graph; the outputs are new tensors the caller disposes. Rejects with a TexelError. */
   run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
+  /** The device tensor of initializer `name`, owned by the session (fine-tuning: take its gradient through a run, step on it). Needs device 'gpu' or 'cpu'. */
+  weight(name: string): Tensor;
+  dispose(): void;
+}
+
+export interface LossOptions {
+  /** 'mean' (default: sum / sum of weights), 'sum' or 'none'. */
+  reduction?: 'mean' | 'sum' | 'none';
+  /** float32 [C] class weights. */
+  weight?: Tensor;
+  /** Labels equal to it weigh 0. */
+  ignoreIndex?: number;
+}
+
+export interface OptimizerOptions {
+  /** Default 0.01 (sgd, momentum), 0.001 (adam, adamw). */
+  lr?: number;
+  /** Default 0.9. */
+  momentum?: number;
+  nesterov?: boolean;
+  /** Defaults 0.9, 0.999. */
+  beta1?: number;
+  beta2?: number;
+  /** Default 1e-8. */
+  epsilon?: number;
+  /** L2 (sgd, momentum, adam) or decoupled (adamw); default 0. */
+  weightDecay?: number;
+}
+
+export declare class Optimizer {
+  readonly kind: 'sgd' | 'momentum' | 'adam' | 'adamw';
+  /** Updates each param in place from its gradient (same params in the same order each step). */
+  step(params: Tensor[], grads: Tensor[]): void;
+  /** value = f() under a tape, one step on d sum(value) / d params; returns the value. */
+  minimize(f: () => Tensor, params: Tensor[]): Tensor;
+  minimize(f: () => Promise<Tensor>, params: Tensor[]): Promise<Tensor>;
   dispose(): void;
 }
 
@@ -223,6 +259,17 @@ export declare class Context {
   scope<T>(fn: () => T): T;
   /** Lets t survive the open scopes. */
   keep<T extends Tensor>(t: T): T;
+  /** A tensor no scope disposes: a trainable parameter. */
+  variable(values: Tensor | TypedValues | number[], shape?: number[], dtype?: DType): Tensor;
+  /** (...args) => {value, grads}: the gradients of sum(f(...args)) for each Tensor argument (ops recorded on a tape). */
+  valueAndGrad<A extends unknown[]>(f: (...args: A) => Tensor): (...args: A) => { value: Tensor; grads: Tensor[] };
+  valueAndGrad<A extends unknown[]>(f: (...args: A) => Promise<Tensor>): (...args: A) => Promise<{ value: Tensor; grads: Tensor[] }>;
+  /** (...args) => the gradient (one Tensor argument) or gradients of sum(f(...args)). */
+  grad<A extends unknown[]>(f: (...args: A) => Tensor): (...args: A) => Tensor | Tensor[];
+  softmaxCrossEntropy(scores: Tensor, labels: Tensor, options?: LossOptions): Tensor;
+  nllLoss(logProb: Tensor, labels: Tensor, options?: LossOptions): Tensor;
+  mseLoss(a: Tensor, b: Tensor, options?: { reduction?: 'mean' | 'sum' | 'none' }): Tensor;
+  optimizer(kind: 'sgd' | 'momentum' | 'adam' | 'adamw', options?: OptimizerOptions): Optimizer;
   stats(): Stats;
   /** Loads an ONNX model (bytes or a URL to fetch); weights are uploaded once and again after a context restore. */
   loadModel(source: ArrayBuffer | ArrayBufferView | string | URL, options?: LoadModelOptions): Promise<Session>;
@@ -250,6 +297,7 @@ declare const texel: {
   Tensor: typeof Tensor;
   Context: typeof Context;
   Session: typeof Session;
+  Optimizer: typeof Optimizer;
   threadsAvailable: typeof threadsAvailable;
   simdAvailable: typeof simdAvailable;
   forgetDeviceChoices: typeof forgetDeviceChoices;

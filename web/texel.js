@@ -261,7 +261,8 @@ export class Tensor {
 
   dispose() {
     if (this._id === 0) return;
-    this._tx._destroy(this);
+    if (this._borrowed) this._id = 0; // a session's weight: the session frees it
+    else this._tx._destroy(this);
   }
 
   /** Blocking read: stalls the page until the GPU is done. */
@@ -667,6 +668,109 @@ class Context {
     return session;
   }
 
+  // ---- training ----
+
+  /**
+   * valueAndGrad(f) → (...args) => {value, grads}: runs f(...args) under a
+   * gradient tape (every op it runs is recorded) and returns its value (a
+   * Tensor; its sum is differentiated) and grads[i] = d sum(value) / d t for
+   * each Tensor t among args, in order. f may be async (e.g. a session.run):
+   * then the result is a Promise. The gradients are new tensors.
+   */
+  valueAndGrad(f) {
+    if (typeof f !== 'function') throw new TexelError(Status.INVALID_ARGUMENT, 'valueAndGrad: pass a function');
+    return (...args) => this._taped(() => f(...args), args.filter((a) => a instanceof Tensor), 'valueAndGrad');
+  }
+
+  /** grad(f) → (...args) => the gradient of sum(f(...args)) for each Tensor argument
+   *  (one tensor when there is one, else an array); the value is disposed. */
+  grad(f) {
+    const vg = this.valueAndGrad(f);
+    const pick = ({ value, grads }) => {
+      value.dispose();
+      return grads.length === 1 ? grads[0] : grads;
+    };
+    return (...args) => {
+      const r = vg(...args);
+      return r && typeof r.then === 'function' ? r.then(pick) : pick(r);
+    };
+  }
+
+  /** variable(values | Tensor, shape?): a tensor no tx.scope disposes (a trainable parameter). */
+  variable(values, shape, dtype) {
+    const t = values instanceof Tensor ? values : this.tensor(values, shape, dtype);
+    return this.keep(t);
+  }
+
+  // Runs fn under a tape; the gradients of its value for xs.
+  _taped(fn, xs, what) {
+    const c = this._core;
+    const w = this._ctx();
+    this._check(c._txw_tape_begin(w, this._scratch));
+    const tape = this._u32();
+    const finish = (value) => {
+      try {
+        if (!(value instanceof Tensor)) throw new TexelError(Status.INVALID_ARGUMENT, `${what}: the function must return a Tensor`);
+        const ids = xs.map((t, i) => this._own(t, `${what}: argument ${i}`));
+        const p = c._malloc(8 * xs.length + 8);
+        try {
+          c.HEAPU32.set(ids, p >> 2);
+          this._check(c._txw_tape_grad(w, tape, this._own(value, `${what}: value`), p, xs.length, p + 4 * xs.length));
+          const grads = ids.map((_, i) => this._wrap(c.HEAPU32[(p >> 2) + xs.length + i]));
+          return { value, grads };
+        } finally {
+          c._free(p);
+        }
+      } finally {
+        c._txw_tape_end(w, tape);
+      }
+    };
+    let value;
+    try {
+      value = fn();
+    } catch (e) {
+      c._txw_tape_end(w, tape);
+      throw e;
+    }
+    if (value && typeof value.then === 'function')
+      return value.then(finish, (e) => { c._txw_tape_end(w, tape); throw e; });
+    return finish(value);
+  }
+
+  _loss(kind, what, x, y, options = {}) {
+    const w = this._ctx();
+    const red = options.reduction ?? 'mean';
+    const code = ['mean', 'sum', 'none'].indexOf(red);
+    if (code < 0) throw new TexelError(Status.INVALID_ARGUMENT, `${what}: reduction "${red}" (mean, sum or none)`);
+    const weight = options.weight ? this._own(options.weight, `${what}: weight`) : 0;
+    const ii = options.ignoreIndex ?? options.ignore_index;
+    this._check(this._core._txw_loss(w, kind, this._own(x, `${what}: x`), this._own(y, `${what}: labels`), weight, code,
+      ii === undefined ? 0 : 1, ii ?? 0, this._scratch, 0));
+    return this._wrap(this._u32());
+  }
+
+  /** softmaxCrossEntropy(scores [N, C, ...], labels int32 [N, ...], {weight, ignoreIndex, reduction}) (ONNX SoftmaxCrossEntropyLoss). */
+  softmaxCrossEntropy(scores, labels, options) { return this._loss(0, 'softmaxCrossEntropy', scores, labels, options); }
+  /** nllLoss(logProb [N, C, ...], labels, {weight, ignoreIndex, reduction}) (ONNX NegativeLogLikelihoodLoss). */
+  nllLoss(logProb, labels, options) { return this._loss(1, 'nllLoss', logProb, labels, options); }
+  /** mseLoss(a, b, {reduction}): mean (or sum, none) of (a - b)^2. */
+  mseLoss(a, b, options) { return this._loss(2, 'mseLoss', a, b, options); }
+
+  /**
+   * optimizer(kind, {lr, momentum, nesterov, beta1, beta2, epsilon, weightDecay}):
+   * 'sgd' | 'momentum' | 'adam' | 'adamw'. opt.step(params, grads) updates the
+   * params in place (their state lives on the device); opt.minimize(f, params)
+   * runs f() under a tape, steps on its gradients and returns its value.
+   */
+  optimizer(kind, o = {}) {
+    const code = ['sgd', 'momentum', 'adam', 'adamw'].indexOf(kind);
+    if (code < 0) throw new TexelError(Status.INVALID_ARGUMENT, `optimizer: unknown kind "${kind}" (sgd, momentum, adam, adamw)`);
+    const c = this._core;
+    this._check(c._txw_optim_create(this._ctx(), code, o.lr ?? 0, o.momentum ?? 0, o.nesterov ? 1 : 0,
+      o.beta1 ?? 0, o.beta2 ?? 0, o.epsilon ?? 0, o.weightDecay ?? o.weight_decay ?? 0, this._scratch));
+    return new Optimizer(this, this._u32(), kind);
+  }
+
   // ---- memory ----
 
   /**
@@ -783,6 +887,54 @@ class Context {
  * values: {name, shape, dtype, onnxType}; a dynamic dimension is its symbolic
  * name (a string) or -1, an unknown rank gives shape null.
  */
+export class Optimizer {
+  constructor(tx, ptr, kind) {
+    this._tx = tx;
+    this._ptr = ptr;
+    this.kind = kind;
+  }
+
+  /** Updates each of params in place from its gradient (same order every step). */
+  step(params, grads) {
+    const tx = this._tx;
+    const w = tx._ctx();
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'optimizer.step: this optimizer was disposed');
+    if (!Array.isArray(params) || !Array.isArray(grads) || params.length !== grads.length)
+      throw new TexelError(Status.INVALID_ARGUMENT, 'optimizer.step: params and grads must be arrays of one length');
+    const c = tx._core;
+    const n = params.length;
+    const p = c._malloc(8 * n + 8);
+    try {
+      c.HEAPU32.set(params.map((t, i) => tx._own(t, `optimizer.step: param ${i}`)), p >> 2);
+      c.HEAPU32.set(grads.map((t, i) => tx._own(t, `optimizer.step: grad ${i}`)), (p >> 2) + n);
+      tx._check(c._txw_optim_step(w, this._ptr, p, p + 4 * n, n));
+    } finally {
+      c._free(p);
+    }
+  }
+
+  /** minimize(f, params): value = f() under a tape, one step on d sum(value) / d params;
+   *  returns the value (the gradients are disposed). f may be async. */
+  minimize(f, params) {
+    const apply = ({ value, grads }) => {
+      try {
+        this.step(params, grads);
+      } finally {
+        for (const g of grads) g.dispose();
+      }
+      return value;
+    };
+    const r = this._tx._taped(f, params, 'minimize');
+    return r && typeof r.then === 'function' ? r.then(apply) : apply(r);
+  }
+
+  dispose() {
+    if (!this._ptr) return;
+    if (this._tx._w) this._tx._core._txw_optim_destroy(this._tx._w, this._ptr);
+    this._ptr = 0;
+  }
+}
+
 export class Session {
   constructor(tx, ptr) {
     this._tx = tx;
@@ -919,6 +1071,32 @@ export class Session {
       await new Promise((r) => setTimeout(r, 16));
     }
     return { programs };
+   * weight(name): the device tensor of initializer `name`, owned by the session
+   * (dispose() on it only drops the handle): for fine-tuning, take gradients
+   * for it through a run (tx.valueAndGrad / optimizer.minimize with an async f)
+   * and step on it; the session's next runs use the new values. Needs a
+   * session loaded with device 'gpu' or 'cpu'.
+   */
+  weight(name) {
+    const tx = this._tx;
+    const w = tx._ctx();
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.weight: this session was disposed');
+    const c = tx._core;
+    const len = c.lengthBytesUTF8(String(name)) + 1;
+    const sp = c._malloc(len);
+    try {
+      c.stringToUTF8(String(name), sp, len);
+      tx._check(c._txw_session_weight(w, this._ptr, sp, tx._scratch));
+    } finally {
+      c._free(sp);
+    }
+    const id = tx._u32();
+    const p = tx._scratch + 64;
+    tx._check(c._txw_tensor_shape(w, id, p));
+    const h = c.HEAP32.subarray(p >> 2, (p >> 2) + 8);
+    const t = new Tensor(tx, id, Array.from(h.subarray(2, 2 + h[0])), DTYPES[h[1]]);
+    t._borrowed = true;
+    return t;
   }
 
   /** Frees the session's weights and graph. */
@@ -1012,4 +1190,4 @@ export async function create(opts = {}) {
 }
 
 export { Context };
-export default { create, Status, TexelError, Tensor, Context, Session, threadsAvailable, simdAvailable, forgetDeviceChoices };
+export default { create, Status, TexelError, Tensor, Context, Session, Optimizer, threadsAvailable, simdAvailable, forgetDeviceChoices };

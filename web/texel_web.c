@@ -643,4 +643,65 @@ EXPORT int txw_session_compile(txw *w, tx_session *s, int n_feeds, const char *c
 EXPORT int txw_session_compiling(txw *w, tx_session *s) {
     use(w);
     return tx_session_compiling(s);
+/* ---- training (engine/grad/) ----
+ * A tape and an optimizer cross as pointers; tensors as ids. kind of txw_loss:
+ * 0 softmax cross-entropy, 1 negative log-likelihood, 2 mean squared error. */
+
+EXPORT int txw_tape_begin(txw *w, tx_tape **out) {
+    return tx_tape_begin(use(w), out);
+}
+
+EXPORT int txw_tape_grad(txw *w, tx_tape *t, uint32_t y, const uint32_t *xs, int n,
+                         uint32_t *grads) {
+    return tx_tape_grad(use(w), t, (tx_tensor){y}, (const tx_tensor *)xs, n, (tx_tensor *)grads);
+}
+
+EXPORT void txw_tape_end(txw *w, tx_tape *t) {
+    tx_tape_end(use(w), t);
+}
+
+EXPORT int txw_loss(txw *w, int kind, uint32_t x, uint32_t labels, uint32_t weight, int reduction,
+                    int has_ignore_index, int ignore_index, uint32_t *out, uint32_t *log_prob) {
+    tx_ctx *ctx = use(w);
+    tx_loss_desc d = {.reduction = (tx_loss_reduction)reduction,
+                      .weight = {weight},
+                      .has_ignore_index = has_ignore_index != 0,
+                      .ignore_index = ignore_index};
+    if (kind == 0)
+        return tx_softmax_cross_entropy(ctx, (tx_tensor){x}, (tx_tensor){labels}, &d,
+                                        (tx_tensor *)out, log_prob ? (tx_tensor *)log_prob : NULL);
+    if (kind == 1)
+        return tx_nll_loss(ctx, (tx_tensor){x}, (tx_tensor){labels}, &d, (tx_tensor *)out);
+    if (kind == 2)
+        return tx_mse_loss(ctx, (tx_tensor){x}, (tx_tensor){labels}, d.reduction, (tx_tensor *)out);
+    return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "loss: unknown kind %d", kind);
+}
+
+EXPORT int txw_optim_create(txw *w, int kind, double lr, double momentum, int nesterov,
+                            double beta1, double beta2, double epsilon, double weight_decay,
+                            tx_optim **out) {
+    return tx_optim_create(use(w),
+                           &(tx_optim_desc){.kind = (tx_optim_kind)kind,
+                                            .lr = (float)lr,
+                                            .momentum = (float)momentum,
+                                            .nesterov = nesterov != 0,
+                                            .beta1 = (float)beta1,
+                                            .beta2 = (float)beta2,
+                                            .epsilon = (float)epsilon,
+                                            .weight_decay = (float)weight_decay},
+                           out);
+}
+
+EXPORT int txw_optim_step(txw *w, tx_optim *o, const uint32_t *params, const uint32_t *grads,
+                          int n) {
+    return tx_optim_step(use(w), o, (const tx_tensor *)params, (const tx_tensor *)grads, n);
+}
+
+EXPORT void txw_optim_destroy(txw *w, tx_optim *o) {
+    tx_optim_destroy(use(w), o);
+}
+
+EXPORT int txw_session_weight(txw *w, tx_session *s, const char *name, uint32_t *out) {
+    use(w);
+    return tx_session_weight(s, name, (tx_tensor *)out);
 }

@@ -52,6 +52,21 @@ const tfCases = {
     }),
   },
 };
+// train_mlp_step: the same step with tf.variable weights (made once per input
+// set) and tf.train.sgd's minimize.
+const tfTrain = new WeakMap();
+tfCases.train = {
+  run: (t) => {
+    let v = tfTrain.get(t[1]);
+    if (!v) {
+      v = { vars: [1, 2, 3, 4].map((i) => tf.variable(t[i])), opt: tf.train.sgd(1e-3) };
+      tfTrain.set(t[1], v);
+    }
+    const [w1, b1, w2, b2] = v.vars;
+    return v.opt.minimize(() => tf.losses.meanSquaredError(t[5],
+      tf.add(tf.matMul(tf.relu(tf.add(tf.matMul(t[0], w1), b1)), w2), b2)), true, v.vars);
+  },
+};
 function tfFor(name) {
   return tfCases[name.split('_')[0]];
 }

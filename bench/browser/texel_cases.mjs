@@ -19,6 +19,15 @@ export const cases = {
     t[0].conv(t[1], { group: 32, pads: [1, 1, 1, 1], bias: t[2], activation: 'relu' }),
   softmax_256x1000: (tx, t) => t[0].softmax({ axis: -1 }),
   sum_1m: (tx, t) => t[0].reduce_sum({ dropDims: true }),
+  // forward, MSE, the tape's backward and an SGD step (bench/cases.c's train_mlp_step)
+  train_mlp_step: (tx, t) => {
+    const opt = tx.optimizer('sgd', { lr: 1e-3 });
+    const loss = tx.scope(() => opt.minimize(() =>
+      tx.mseLoss(t[0].matmul(t[1], { bias: t[2], activation: 'relu' }).matmul(t[3], { bias: t[4] }), t[5]),
+    [t[1], t[2], t[3], t[4]]));
+    opt.dispose();
+    return loss;
+  },
   mobilenet_head: (tx, t) => tx.scope(() => {
     let x = t[0];
     mobilenet.forEach(([group, stride], l) => {

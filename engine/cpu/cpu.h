@@ -92,6 +92,7 @@ tx_status tx_cpu_pool(tx_ctx *ctx, const tx_pool_call *c);
 struct tx_gemm;
 bool tx_cpu_gemm_act(tx_op op, float lo, float hi, struct tx_gemm *g);
 tx_status tx_cpu_nary(tx_ctx *ctx, const tx_nary_call *c);
+tx_status tx_cpu_optim(tx_ctx *ctx, const tx_optim_call *c);
 tx_status tx_cpu_move(tx_ctx *ctx, const tx_move_call *c);
 tx_status tx_cpu_resize(tx_ctx *ctx, const tx_resize_call *c);
 

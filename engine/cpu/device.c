@@ -95,6 +95,7 @@ COUNTED(pool)
 COUNTED(nary)
 COUNTED(move)
 COUNTED(resize)
+COUNTED(optim)
 
 const tx_device_i tx_cpu_device = {
     .name = "cpu",
@@ -111,6 +112,7 @@ const tx_device_i tx_cpu_device = {
     .conv = counted_conv,
     .pool = counted_pool,
     .nary = counted_nary,
+    .optim = counted_optim,
     .move = counted_move,
     .resize = counted_resize,
 };

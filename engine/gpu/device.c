@@ -99,6 +99,7 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c);
 tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *c);
 tx_status tx_gpu_pool(tx_ctx *ctx, const tx_pool_call *c);
 tx_status tx_gpu_nary(tx_ctx *ctx, const tx_nary_call *c);
+tx_status tx_gpu_optim(tx_ctx *ctx, const tx_optim_call *c);
 tx_status tx_gpu_move(tx_ctx *ctx, const tx_move_call *c);
 tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c);
 
@@ -117,6 +118,7 @@ const tx_device_i tx_gpu_device = {
     .conv = tx_gpu_conv,
     .pool = tx_gpu_pool,
     .nary = tx_gpu_nary,
+    .optim = tx_gpu_optim,
     .move = tx_gpu_move,
     .resize = tx_gpu_resize,
 };

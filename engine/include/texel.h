@@ -779,6 +779,107 @@ typedef struct tx_session_stats {
                                (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
+/* The device tensor of initializer `name` (a weight), owned by the session:
+ * for fine-tuning, record tx_session_run and a loss on its output under a
+ * tx_tape and ask tx_tape_grad for the weights' gradients; tx_optim_step
+ * updates them in place, and the session's next runs use the new values.
+ * Needs a session with a fixed device (desc.device gpu or cpu). An
+ * initializer the planner folded or fused (BatchNormalization into a Conv)
+ * is not what the graph runs: use desc.no_fusion. A context loss restores
+ * the file's values. */
+tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
+
+/* ---- training (engine/grad/): losses, a gradient tape, optimizers ----
+ *
+ *     tx_tape *tape;
+ *     tx_tape_begin(ctx, &tape);                   // ops on ctx are recorded from here
+ *     tx_matmul(ctx, x, w, &(tx_matmul_desc){.bias = b, .activation = TX_OP_RELU}, &h);
+ *     tx_softmax_cross_entropy(ctx, h, labels, NULL, &loss, NULL);
+ *     tx_tensor grads[2];
+ *     tx_tape_grad(ctx, tape, loss, (tx_tensor[]){w, b}, 2, grads);  // d loss / d w, d b
+ *     tx_tape_end(ctx, tape);                      // frees what it kept; grads are the caller's
+ *     tx_optim_step(ctx, opt, (tx_tensor[]){w, b}, grads, 2);        // w, b updated in place
+ *
+ * Ops with a gradient: unary math and activations (relu, sigmoid, tanh, exp,
+ * log, sqrt, abs, neg, softplus, gelu, sin, cos, reciprocal, clip, relu6,
+ * leaky_relu, elu), add, sub, mul, div, min, max, pow (broadcasting summed
+ * back), matmul (transposes, bias, fused activation, batch dims), conv (2-D
+ * and 1-D: stride, pads, auto_pad, dilation, groups, bias, fused activation),
+ * conv_transpose (pads given: no auto_pad / output_shape),
+ * average pools (any windows), max pools whose windows tile the input
+ * (stride = kernel, no pads),
+ * global pools, reduce_sum / mean / sum_square / max / min, softmax,
+ * log_softmax, batch_norm (inference), layer_norm, instance_norm, where, sum,
+ * mean, max_n, min_n, transpose, slice (step 1), split, pad (constant), expand, tile,
+ * concat (up to 8 inputs), gather, reshape and the other views, and the
+ * losses. Ops without one (resize, cast, argmax ...)
+ * are recorded too: tx_tape_grad through them returns UNSUPPORTED naming the
+ * op, never a silent zero. */
+
+typedef enum tx_loss_reduction {
+    TX_LOSS_MEAN = 0, /* sum of the losses / sum of their weights (ONNX "mean") */
+    TX_LOSS_SUM,
+    TX_LOSS_NONE, /* one loss per label, shaped like the labels */
+    TX_LOSS_REDUCTION_COUNT_
+} tx_loss_reduction;
+typedef struct tx_loss_desc {
+    tx_loss_reduction reduction;
+    tx_tensor weight;      /* {0}: every class weighs 1; else float32 [C] */
+    bool has_ignore_index; /* labels equal to ignore_index weigh 0 */
+    int32_t ignore_index;
+} tx_loss_desc;
+/* ONNX NegativeLogLikelihoodLoss: x [N, C, d...] float32, labels [N, d...]
+ * int32 in [0, C) (or ignore_index): loss = -x[n, label, d...] · weight[label],
+ * reduced as desc says (NULL: mean, no weight). */
+tx_status tx_nll_loss(tx_ctx *ctx, tx_tensor x, tx_tensor labels, const tx_loss_desc *desc,
+                      tx_tensor *out);
+/* ONNX SoftmaxCrossEntropyLoss: nll_loss(log_softmax(scores, axis 1), labels).
+ * log_prob (may be NULL) receives the log_softmax, the caller's to destroy. */
+tx_status tx_softmax_cross_entropy(tx_ctx *ctx, tx_tensor scores, tx_tensor labels,
+                                   const tx_loss_desc *desc, tx_tensor *out, tx_tensor *log_prob);
+/* Mean (or sum, or none) of (a - b)^2, broadcasting. */
+tx_status tx_mse_loss(tx_ctx *ctx, tx_tensor a, tx_tensor b, tx_loss_reduction reduction,
+                      tx_tensor *out);
+
+/* A gradient tape: while one is recording (one per context), every op run on
+ * the context is recorded, keeping its inputs and output alive (views the
+ * tape owns, so the caller may destroy its handles). */
+typedef struct tx_tape tx_tape;
+tx_status tx_tape_begin(tx_ctx *ctx, tx_tape **out);
+/* Gradients of sum(y) with respect to xs[0..n) into grads[0..n) (new tensors,
+ * the caller's; zeros where y does not depend on x). Stops the recording;
+ * may be called again on the same tape for another y. */
+tx_status tx_tape_grad(tx_ctx *ctx, tx_tape *tape, tx_tensor y, const tx_tensor *xs, int n,
+                       tx_tensor *grads);
+/* Stops recording (if it still is) and frees the tape and what it kept. */
+void tx_tape_end(tx_ctx *ctx, tx_tape *tape);
+
+typedef enum tx_optim_kind {
+    TX_OPTIM_SGD = 0,  /* p -= lr (g + weight_decay p) */
+    TX_OPTIM_MOMENTUM, /* v = momentum v + g (+ weight_decay p); p -= lr v (nesterov: g + momentum
+                          v) */
+    TX_OPTIM_ADAM,     /* Adam (weight_decay added to g, L2) */
+    TX_OPTIM_ADAMW,    /* Adam with decoupled weight decay: p -= lr weight_decay p */
+    TX_OPTIM_COUNT_
+} tx_optim_kind;
+typedef struct tx_optim_desc {
+    tx_optim_kind kind;
+    float lr;       /* 0: 0.01 (SGD, momentum), 0.001 (Adam, AdamW) */
+    float momentum; /* 0: 0.9 */
+    bool nesterov;
+    float beta1, beta2; /* 0: 0.9, 0.999 */
+    float epsilon;      /* 0: 1e-8 */
+    float weight_decay; /* 0: none (AdamW too) */
+} tx_optim_desc;
+typedef struct tx_optim tx_optim;
+tx_status tx_optim_create(tx_ctx *ctx, const tx_optim_desc *desc, tx_optim **out);
+/* One step over params[0..n) with their grads: each param's values are
+ * replaced in place (its handle stays; views of it keep the old values).
+ * The state (momentum, Adam's moments) is per position in the list, made on
+ * the first step: pass the same params in the same order each step. */
+tx_status tx_optim_step(tx_ctx *ctx, tx_optim *opt, const tx_tensor *params, const tx_tensor *grads,
+                        int n);
+void tx_optim_destroy(tx_ctx *ctx, tx_optim *opt);
 
 /* Compiling ahead, for a progress bar before the first GPU run: walks the
  * session's GPU plan for feeds of these shapes without drawing, so every

@@ -363,7 +363,11 @@ static tx_status check_support(tx_session *s) {
         return tx_fail(s->ctx, TX_STATUS_UNSUPPORTED,
                        "onnx: unsupported op_type%s %s (first at node%s %s)",
                        missing > 1 ? "s" : "", list, missing > 1 ? "s" : "", nodes);
-    if (s->n_steps && s->m.opset < 1)
+    bool default_domain = false; /* ai.onnx.preview.training models import only that */
+    for (int k = 0; k < s->n_steps; k++)
+        default_domain = default_domain || !s->steps[k].node->domain[0] ||
+                         strcmp(s->steps[k].node->domain, "ai.onnx") == 0;
+    if (default_domain && s->m.opset < 1)
         return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
                        "onnx: the model imports no default-domain opset");
     for (int k = 0; k < s->n_steps; k++) {

@@ -790,3 +790,32 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
         drop_weights(s, f->choice.current == TX_DEVICE_GPU ? TX_DEVICE_CPU : TX_DEVICE_GPU);
     return TX_STATUS_OK;
 }
+
+tx_status tx_session_weight(tx_session *s, const char *name, tx_tensor *out) {
+    if (!s)
+        return TX_STATUS_INVALID_ARGUMENT;
+    tx_status st = tx_check_arg(s->ctx, "tx_session_weight", "name and out", name && out);
+    if (st)
+        return st;
+    tx_session_full *f = (tx_session_full *)s;
+    int vi = tx_graph_find(s, name);
+    if (vi < 0 || !s->vals[vi].is_const)
+        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_session_weight: \"%s\" is not an initializer of the model%s", name,
+                       vi < 0 ? "" : " (a graph input or a computed value)");
+    if (!f->choice.decided)
+        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_session_weight: the session has not settled on a device: give "
+                       "tx_session_desc.device (gpu or cpu) to fine-tune");
+    tx_session_val *v = &s->vals[vi];
+    tx_tensor *c = &v->c_dev[f->choice.current];
+    if (!c->id) {
+        tx_device was = use_device(s->ctx, f->choice.current);
+        st = tx_hval_upload(s->ctx, v->name, &v->c, c);
+        use_device(s->ctx, was);
+        if (st)
+            return st;
+    }
+    *out = *c;
+    return TX_STATUS_OK;
+}

@@ -5,7 +5,7 @@
 #include "../device.h"
 #include "../split.h"
 
-tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out) {
+static tx_status binary_run(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_BINARY, "tx_binary", "a binary op", out);
     if (st)
         return st;
@@ -48,4 +48,11 @@ tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *
     c.b = tx_slot_get(ctx, b);
     c.y = tx_slot_get(ctx, y);
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, binary, c), y, out);
+}
+
+tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *out) {
+    tx_status st = binary_run(ctx, op, a, b, out);
+    if (!st)
+        tx_tape_note(ctx, op, (tx_tensor[]){a, b}, 2, NULL, NULL, *out, (tx_tensor){0});
+    return st;
 }

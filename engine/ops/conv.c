@@ -287,11 +287,26 @@ tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t
                      bias_len >= 0 ? &bs : NULL, d, &c, &orank, oshape);
 }
 
+/* Tells a recording tape about a conv (bias as a third input). */
+static tx_status noted(tx_ctx *ctx, tx_status st, tx_op op, tx_tensor x, tx_tensor w,
+                       const tx_conv_desc *desc, const tx_tensor *out) {
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs at = {0};
+        if (desc)
+            at.conv = *desc;
+        tx_tensor bias = at.conv.bias;
+        at.conv.bias = (tx_tensor){0};
+        tx_tape_note(ctx, op, (tx_tensor[]){x, w, bias}, bias.id ? 3 : 2, &at, NULL, *out,
+                     (tx_tensor){0});
+    }
+    return st;
+}
+
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {
-    return conv_run(ctx, false, x, w, desc, out);
+    return noted(ctx, conv_run(ctx, false, x, w, desc, out), TX_OP_CONV, x, w, desc, out);
 }
 
 tx_status tx_conv_transpose(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
                             tx_tensor *out) {
-    return conv_run(ctx, true, x, w, desc, out);
+    return noted(ctx, conv_run(ctx, true, x, w, desc, out), TX_OP_CONV_TRANSPOSE, x, w, desc, out);
 }

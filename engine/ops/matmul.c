@@ -13,8 +13,8 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx
     return tx_fail(ctx, s, "matmul: %s (a %s, b %s)", why, x, y);
 }
 
-tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
-                    tx_tensor *out) {
+static tx_status matmul_run(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
+                            tx_tensor *out) {
     const char *name = "matmul";
     tx_matmul_desc d = desc ? *desc : (tx_matmul_desc){0};
     tx_slot *s[3];
@@ -90,4 +90,17 @@ tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc 
     c.bias = d.bias.id ? tx_slot_get(ctx, d.bias) : NULL;
     c.y = tx_slot_get(ctx, y);
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, matmul, c), y, out);
+}
+
+tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
+                    tx_tensor *out) {
+    tx_status st = matmul_run(ctx, a, b, desc, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs at = {.matmul = desc ? *desc : (tx_matmul_desc){0}};
+        tx_tensor bias = at.matmul.bias;
+        at.matmul.bias = (tx_tensor){0};
+        tx_tape_note(ctx, TX_OP_MATMUL, (tx_tensor[]){a, b, bias}, bias.id ? 3 : 2, &at, NULL, *out,
+                     (tx_tensor){0});
+    }
+    return st;
 }

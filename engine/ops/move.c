@@ -261,7 +261,7 @@ static tx_status transpose_view(tx_ctx *ctx, tx_op op, tx_tensor x, int rank, co
     return map_run(ctx, op, x, orank, oshape, &m, out);
 }
 
-tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
+static tx_status transpose_run(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
     const char *name = "transpose";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -284,7 +284,7 @@ tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out
     return transpose_view(ctx, TX_OP_TRANSPOSE, x, rank, xs->shape, p, rank, oshape, out);
 }
 
-tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out) {
+static tx_status slice_run(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out) {
     const char *name = "slice";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -342,7 +342,7 @@ tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tenso
     return map_run(ctx, TX_OP_SLICE, x, xs->rank, oshape, &m, out);
 }
 
-tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *out) {
+static tx_status pad_run(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *out) {
     const char *name = "pad";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -377,7 +377,8 @@ tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *o
     return map_run(ctx, TX_OP_PAD, x, xs->rank, oshape, &m, out);
 }
 
-tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx_tensor *out) {
+static tx_status expand_run(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape,
+                            tx_tensor *out) {
     const char *name = "expand";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -408,7 +409,7 @@ tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx
     return map_run(ctx, TX_OP_EXPAND, x, orank, oshape, &m, out);
 }
 
-tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *out) {
+static tx_status tile_run(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *out) {
     const char *name = "tile";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -481,17 +482,24 @@ static tx_status depth_space(tx_ctx *ctx, tx_op op, tx_tensor x, int b, bool to_
     return transpose_view(ctx, op, x, 6, v, perm, 4, o, out);
 }
 
+static void note(tx_ctx *ctx, tx_status st, tx_op op, const tx_tensor *ins, int n,
+                 const tx_op_attrs *a, const tx_tensor *out);
+
 tx_status tx_depth_to_space(tx_ctx *ctx, tx_tensor x, int blocksize, tx_depth_mode mode,
                             tx_tensor *out) {
-    return depth_space(ctx, TX_OP_DEPTH_TO_SPACE, x, blocksize, true, mode, out);
+    tx_status st = depth_space(ctx, TX_OP_DEPTH_TO_SPACE, x, blocksize, true, mode, out);
+    note(ctx, st, TX_OP_DEPTH_TO_SPACE, &x, 1, NULL, out);
+    return st;
 }
 
 tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *out) {
-    return depth_space(ctx, TX_OP_SPACE_TO_DEPTH, x, blocksize, false, TX_DEPTH_DCR, out);
+    tx_status st = depth_space(ctx, TX_OP_SPACE_TO_DEPTH, x, blocksize, false, TX_DEPTH_DCR, out);
+    note(ctx, st, TX_OP_SPACE_TO_DEPTH, &x, 1, NULL, out);
+    return st;
 }
 
-tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
-                   tx_tensor *outs) {
+static tx_status split_run(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
+                           tx_tensor *outs) {
     const char *name = "split";
     tx_slot *xs;
     tx_status st = check_args(ctx, name, x, outs, &xs);
@@ -544,7 +552,7 @@ tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int
     return TX_STATUS_OK;
 }
 
-tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_tensor *out) {
+static tx_status concat_run(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_tensor *out) {
     const char *name = "concat";
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
@@ -616,7 +624,7 @@ tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_ten
     return tx_op_finish(ctx, st, y, out);
 }
 
-tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out) {
+static tx_status gather_run(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out) {
     const char *name = "gather";
     tx_slot *xs, *is;
     tx_status st = check_args(ctx, name, x, out, &xs);
@@ -721,4 +729,97 @@ tx_status tx_move_run(tx_ctx *ctx, tx_op op, const tx_tensor *in, int n_in,
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: %s is not a move op",
                    tx_op_name(op));
+}
+
+tx_status tx_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tensor *out) {
+    tx_status st = transpose_run(ctx, x, perm, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs at = {0};
+        const tx_slot *ys = tx_slot_get(ctx, *out);
+        for (int i = 0; perm && i < ys->rank; i++)
+            at.move.perm[at.move.n_perm++] = perm[i];
+        tx_tape_note(ctx, TX_OP_TRANSPOSE, &x, 1, &at, NULL, *out, (tx_tensor){0});
+    }
+    return st;
+}
+
+/* ---- the public entries: run, then tell a recording tape (engine/grad/) ---- */
+
+static void note(tx_ctx *ctx, tx_status st, tx_op op, const tx_tensor *ins, int n,
+                 const tx_op_attrs *a, const tx_tensor *out) {
+    if (!st && tx_tape_recording(ctx))
+        tx_tape_note(ctx, op, ins, n, a, NULL, *out, (tx_tensor){0});
+}
+
+tx_status tx_slice(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out) {
+    tx_status st = slice_run(ctx, x, desc, out);
+    note(ctx, st, TX_OP_SLICE, &x, 1,
+         &(tx_op_attrs){.move = {.slice = desc ? *desc : (tx_slice_desc){0}}}, out);
+    return st;
+}
+
+tx_status tx_pad(tx_ctx *ctx, tx_tensor x, const tx_pad_desc *desc, tx_tensor *out) {
+    tx_status st = pad_run(ctx, x, desc, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs a = {0};
+        a.move.pad = *desc;
+        note(ctx, st, TX_OP_PAD, &x, 1, &a, out);
+    }
+    return st;
+}
+
+tx_status tx_expand(tx_ctx *ctx, tx_tensor x, int rank, const int64_t *shape, tx_tensor *out) {
+    tx_status st = expand_run(ctx, x, rank, shape, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs a = {0};
+        a.move.rank = rank;
+        memcpy(a.move.shape, shape, sizeof(int64_t) * (size_t)rank);
+        note(ctx, st, TX_OP_EXPAND, &x, 1, &a, out);
+    }
+    return st;
+}
+
+tx_status tx_tile(tx_ctx *ctx, tx_tensor x, const int64_t *repeats, tx_tensor *out) {
+    tx_status st = tile_run(ctx, x, repeats, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs a = {0};
+        const tx_slot *xs = tx_slot_get(ctx, x);
+        memcpy(a.move.repeats, repeats, sizeof(int64_t) * (size_t)xs->rank);
+        note(ctx, st, TX_OP_TILE, &x, 1, &a, out);
+    }
+    return st;
+}
+
+tx_status tx_concat(tx_ctx *ctx, const tx_tensor *xs_in, int n, int axis, tx_tensor *out) {
+    tx_status st = concat_run(ctx, xs_in, n, axis, out);
+    note(ctx, st, TX_OP_CONCAT, xs_in, n, &(tx_op_attrs){.move = {.axis = axis}}, out);
+    return st;
+}
+
+tx_status tx_gather(tx_ctx *ctx, tx_tensor x, tx_tensor indices, int axis, tx_tensor *out) {
+    tx_status st = gather_run(ctx, x, indices, axis, out);
+    note(ctx, st, TX_OP_GATHER, (tx_tensor[]){x, indices}, 2,
+         &(tx_op_attrs){.move = {.axis = axis}}, out);
+    return st;
+}
+
+/* Each output of a split is recorded as the slice it is, so its gradient is
+ * the slice's (zeros around it) and the outputs' gradients add up in x's. */
+tx_status tx_split(tx_ctx *ctx, tx_tensor x, int axis, const int64_t *split, int n,
+                   tx_tensor *outs) {
+    tx_status st = split_run(ctx, x, axis, split, n, outs);
+    if (st || !tx_tape_recording(ctx))
+        return st;
+    const tx_slot *xs = tx_slot_get(ctx, x);
+    int a = axis < 0 ? axis + xs->rank : axis;
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t len = tx_slot_get(ctx, outs[i])->shape[a];
+        tx_op_attrs at_i = {0};
+        at_i.move.slice = (tx_slice_desc){
+            .n = 1, .starts = {at}, .ends = {at + len}, .axes = {a}, .has_axes = true};
+        note(ctx, st, TX_OP_SLICE, &x, 1, &at_i, &outs[i]);
+        at += len;
+    }
+    return st;
 }

@@ -5,7 +5,8 @@
 
 #include "../device.h"
 
-tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, tx_tensor *out) {
+static tx_status nary_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                          tx_tensor *out) {
     tx_status st = tx_op_enter_n(ctx, op, TX_FAMILY_NARY, "tx_nary", "an n-ary op", inputs, out);
     if (st)
         return st;
@@ -65,4 +66,11 @@ tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, 
     st = TX_OP_KERNEL(ctx, dev, nary, c);
     free(slots);
     return tx_op_finish(ctx, st, y, out);
+}
+
+tx_status tx_nary(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs, tx_tensor *out) {
+    tx_status st = nary_run(ctx, op, inputs, n_inputs, out);
+    if (!st)
+        tx_tape_note(ctx, op, inputs, n_inputs, NULL, NULL, *out, (tx_tensor){0});
+    return st;
 }

@@ -32,8 +32,8 @@ static int64_t trailing_period(const tx_slot *xs, int axis, const tx_slot *ps) {
     return period;
 }
 
-tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
-                  const tx_norm_desc *desc, tx_tensor *out) {
+static tx_status norm_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                          const tx_norm_desc *desc, tx_tensor *out) {
     tx_status st =
         tx_op_enter_n(ctx, op, TX_FAMILY_NORM, "tx_norm", "a normalization", inputs, out);
     if (st)
@@ -112,4 +112,14 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
                       .var = bn ? s[4] : NULL,
                       .y = tx_slot_get(ctx, y)};
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, norm, c), y, out);
+}
+
+tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
+                  const tx_norm_desc *desc, tx_tensor *out) {
+    tx_status st = norm_run(ctx, op, inputs, n_inputs, desc, out);
+    if (!st && tx_tape_recording(ctx))
+        tx_tape_note(ctx, op, inputs, n_inputs,
+                     &(tx_op_attrs){.norm = desc ? *desc : (tx_norm_desc){0}}, NULL, *out,
+                     (tx_tensor){0});
+    return st;
 }

@@ -4,7 +4,8 @@
 
 #include "../device.h"
 
-tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out) {
+static tx_status pool_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc,
+                          tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_POOL, "tx_pooling", "a pool op", out);
     if (st)
         return st;
@@ -62,4 +63,15 @@ tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *des
                       .x = tx_slot_get(ctx, x),
                       .y = tx_slot_get(ctx, y)};
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, pool, c), y, out);
+}
+
+tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out) {
+    tx_status st = pool_run(ctx, op, x, desc, out);
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs at = {0};
+        if (desc)
+            at.pool = *desc;
+        tx_tape_note(ctx, op, &x, 1, &at, NULL, *out, (tx_tensor){0});
+    }
+    return st;
 }

@@ -84,8 +84,8 @@ tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_a
     return TX_STATUS_OK;
 }
 
-tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
-                    tx_tensor *out) {
+static tx_status reduce_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
+                            tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_REDUCE, "tx_reduce", "a reduction", out);
     if (st)
         return st;
@@ -181,4 +181,13 @@ tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *de
                         .x = tx_slot_get(ctx, x),
                         .y = tx_slot_get(ctx, y)};
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, reduce, c), y, out);
+}
+
+tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
+                    tx_tensor *out) {
+    tx_status st = reduce_run(ctx, op, x, desc, out);
+    if (!st && tx_tape_recording(ctx))
+        tx_tape_note(ctx, op, &x, 1, &(tx_op_attrs){.reduce = desc ? *desc : (tx_reduce_desc){0}},
+                     NULL, *out, (tx_tensor){0});
+    return st;
 }

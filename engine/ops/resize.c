@@ -24,7 +24,7 @@ static bool rz_identity(const tx_resize_desc *d, int64_t in, int64_t od, float s
             (d->nearest == TX_RESIZE_ROUND_PREFER_FLOOR || d->nearest == TX_RESIZE_FLOOR));
 }
 
-tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
+static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
     const char *name = "resize";
     tx_slot *xs;
     tx_status st = tx_check_arg(ctx, name, "out", out != NULL);
@@ -124,4 +124,11 @@ tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_ten
     c.x = tx_slot_get(ctx, x);
     c.y = tx_slot_get(ctx, y);
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, resize, c), y, out);
+}
+
+tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
+    tx_status st = resize_run(ctx, x, desc, out);
+    if (!st) /* no gradient yet: recorded so that a path through it is UNSUPPORTED */
+        tx_tape_note(ctx, TX_OP_RESIZE, &x, 1, NULL, NULL, *out, (tx_tensor){0});
+    return st;
 }

@@ -5,8 +5,8 @@
 
 #include "../device.h"
 
-tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *desc,
-                     tx_tensor *out) {
+static tx_status softmax_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *desc,
+                             tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_SOFTMAX, "tx_softmax", "a softmax", out);
     if (st)
         return st;
@@ -41,4 +41,14 @@ tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *
     tx_softmax_call c = {
         .op = op, .A = A, .R = R, .B = B, .x = tx_slot_get(ctx, x), .y = tx_slot_get(ctx, y)};
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, softmax, c), y, out);
+}
+
+tx_status tx_softmax(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_softmax_desc *desc,
+                     tx_tensor *out) {
+    tx_status st = softmax_run(ctx, op, x, desc, out);
+    if (!st && tx_tape_recording(ctx))
+        tx_tape_note(ctx, op, &x, 1,
+                     &(tx_op_attrs){.softmax = desc ? *desc : (tx_softmax_desc){.axis = -1}}, NULL,
+                     *out, (tx_tensor){0});
+    return st;
 }

@@ -6,8 +6,8 @@
 #include "../device.h"
 #include "../split.h"
 
-tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, tx_dtype to,
-                       tx_tensor *out) {
+static tx_status unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, tx_dtype to,
+                           tx_tensor *out) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
     tx_family fam = tx_op_family(op);
@@ -74,4 +74,14 @@ tx_status tx_activation(tx_ctx *ctx, tx_op op, tx_tensor x, float alpha, float b
 
 tx_status tx_cast(tx_ctx *ctx, tx_tensor x, tx_dtype to, bool as_bool, tx_tensor *out) {
     return tx_unary_run(ctx, TX_OP_CAST, x, 0, as_bool ? 1.0f : 0.0f, to, out);
+}
+
+tx_status tx_unary_run(tx_ctx *ctx, tx_op op, tx_tensor x, float lo, float hi, tx_dtype to,
+                       tx_tensor *out) {
+    tx_status st = unary_run(ctx, op, x, lo, hi, to, out);
+    if (!st && tx_tape_recording(ctx))
+        tx_tape_note(ctx, op, &x, 1,
+                     &(tx_op_attrs){.lo = lo, .hi = hi, .alpha = lo, .beta = hi, .cast_to = to},
+                     NULL, *out, (tx_tensor){0});
+    return st;
 }

@@ -668,6 +668,107 @@ test('auto remembers its measured decision in localStorage per model + renderer'
   }
 });
 
+// ---- training (engine/grad/) ----
+
+const S = texel.Status;
+
+function refSceGrad(xv, wv, lab, m, k, n) { // d mean sce(x W) / dW
+  const z = refMatmul(xv, wv, m, k, n);
+  const d = new Float32Array(m * n);
+  let loss = 0;
+  for (let i = 0; i < m; i++) {
+    let mx = -Infinity, se = 0;
+    for (let j = 0; j < n; j++) mx = Math.max(mx, z[i * n + j]);
+    for (let j = 0; j < n; j++) se += Math.exp(z[i * n + j] - mx);
+    loss -= z[i * n + lab[i]] - mx - Math.log(se);
+    for (let j = 0; j < n; j++) d[i * n + j] = (Math.exp(z[i * n + j] - mx) / se - (j === lab[i])) / m;
+  }
+  const gw = new Float32Array(k * n);
+  for (let p = 0; p < k; p++) for (let j = 0; j < n; j++) {
+    let s = 0;
+    for (let i = 0; i < m; i++) s += xv[i * k + p] * d[i * n + j];
+    gw[p * n + j] = s;
+  }
+  return { loss: loss / m, gw };
+}
+
+test('training: valueAndGrad / grad of matmul + softmaxCrossEntropy against the analytic gradient', async () => {
+  for (const device of ['gpu', 'cpu']) {
+    const xv = rand(12, 3), wv = rand(15, 4), lab = Int32Array.from([0, 4, 2, 1]);
+    const x = tx.tensor(xv, [4, 3], { device }), w = tx.variable(wv, [3, 5], { device });
+    const y = tx.tensor(lab, [4], { device, dtype: 'int32' });
+    const before = tx.stats().jsLiveTensors;
+    const f = (wt) => tx.scope(() => tx.softmaxCrossEntropy(x.matmul(wt), y));
+    const { value, grads } = tx.valueAndGrad(f)(w);
+    const want = refSceGrad(xv, wv, lab, 4, 3, 5);
+    close(value.dataSync(), [want.loss], 1e-5, `${device}: loss`);
+    check(grads.length === 1 && grads[0].shape.join() === '3,5', `${device}: grads ${grads}`);
+    close(grads[0].dataSync(), want.gw, 1e-5, `${device}: dW`);
+    const g2 = tx.grad(f)(w);
+    close(g2.dataSync(), want.gw, 1e-5, `${device}: grad()`);
+    for (const t of [value, grads[0], g2]) t.dispose();
+    check(tx.stats().jsLiveTensors === before, `${device}: ${tx.stats().jsLiveTensors - before} tensors left`);
+    throwsTexel(() => tx.valueAndGrad(() => 3)(w), S.INVALID_ARGUMENT, 'must return a Tensor');
+    throwsTexel(() => tx.grad((a) => a.maxpool({ kernelShape: [3, 3] }).reduce_sum())(tx.tensor(rand(16), [1, 1, 4, 4], { device })),
+      S.UNSUPPORTED, 'maxpool');
+    throwsTexel(() => tx.softmaxCrossEntropy(x, x), S.DTYPE_MISMATCH, 'labels');
+    for (const t of [x, w, y]) t.dispose();
+  }
+});
+
+test('training: optimizer.minimize (adam, momentum) fits a linear regression (sine rows: collinear, so the predictions are checked); step errors', async () => {
+  for (const kind of ['adam', 'momentum']) {
+    const xv = rand(32, 7), trueW = [1.5, -2, 0.5, 3];
+    const yv = Float32Array.from({ length: 8 }, (_, i) => trueW.reduce((s, wj, j) => s + wj * xv[i * 4 + j], 0));
+    const x = tx.tensor(xv, [8, 4]), y = tx.tensor(yv, [8, 1]);
+    const w = tx.variable(new Float32Array(4), [4, 1]);
+    const opt = tx.optimizer(kind, { lr: kind === 'adam' ? 0.1 : 0.05 });
+    let first = 0, last = 0;
+    for (let i = 0; i < 200; i++) {
+      const l = opt.minimize(() => tx.scope(() => tx.mseLoss(x.matmul(w), y)), [w]);
+      if (i === 0) first = l.dataSync()[0];
+      last = l.dataSync()[0];
+      l.dispose();
+    }
+    check(last < first * 1e-3, `${kind}: loss ${first} -> ${last}`);
+    close(refMatmul(xv, w.dataSync(), 8, 4, 1), yv, 2e-2, `${kind}: fitted predictions`);
+    throwsTexel(() => opt.step([w], [w, w]), S.INVALID_ARGUMENT, 'one length');
+    opt.dispose();
+    throwsTexel(() => opt.step([w], [w]), S.INVALID_ARGUMENT, 'disposed');
+    for (const t of [x, y, w]) t.dispose();
+  }
+  throwsTexel(() => tx.optimizer('rmsprop'), S.INVALID_ARGUMENT, 'unknown kind');
+  throwsTexel(() => tx.optimizer('sgd', { lr: -1 }), S.INVALID_ARGUMENT, 'lr');
+});
+
+test('fine-tuning: session.weight, gradients through an async run, a step the session sees', async () => {
+  const session = await tx.loadModel(mlpBytes(), { device: 'gpu' });
+  const W = session.weight('W'), B = session.weight('B');
+  throwsTexel(() => session.weight('x'), S.INVALID_ARGUMENT, 'not an initializer');
+  const xv = rand(3 * MK, 51), rv = rand(3 * MN, 52);
+  const x = tx.tensor(xv, [3, MK]), r = tx.tensor(rv, [3, MN]);
+  let y0t;
+  const { value, grads } = await tx.valueAndGrad(async (w, b) => {
+    y0t = (await session.run({ x }, { fetches: ['y'] })).y;
+    return tx.scope(() => y0t.mul(r).reduce_sum());
+  })(W, B);
+  const y0 = mlpRef(xv, 3), db = new Float32Array(MN);
+  for (let i = 0; i < 3; i++) for (let j = 0; j < MN; j++) if (y0[i * MN + j] > 0) db[j] += rv[i * MN + j];
+  close(grads[1].dataSync(), db, 1e-5, 'dB');
+  const opt = tx.optimizer('sgd', { lr: 0.5 });
+  opt.step([W, B], grads);
+  const w1 = W.dataSync(), b1 = B.dataSync();
+  close(b1, Array.from(mB, (v, j) => v - 0.5 * db[j]), 1e-5, "the session's B after a step");
+  const out = await session.run({ x }, { fetches: ['y'] });
+  close(out.y.dataSync(), refMatmul(xv, w1, 3, MK, MN, { bias: b1, relu: true }), 1e-5, 'run after the step');
+  W.dispose(); // only drops the handle: the session still runs
+  const again = await session.run({ x }, { fetches: ['y'] });
+  close(again.y.dataSync(), out.y.dataSync(), 0, 'run after disposing the borrowed handle');
+  for (const t of [value, ...grads, x, r, y0t, out.y, again.y, B]) t.dispose();
+  opt.dispose();
+  session.dispose();
+});
+
 (async () => {
   tx = await texel.create();
   console.log(`renderer: ${tx.caps.renderer}; ${tx.caps.version}`);

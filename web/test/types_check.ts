@@ -1,7 +1,7 @@
 // Compiled (never run) by `tsc -p web/test/tsconfig.json` in scripts/test.sh:
 // texel.d.ts and the generated texel-ops.d.ts must describe the API as used.
 import * as texel from '../texel.js';
-import type { Context, LoadProgress, Session, Stats, Tensor, ValueInfo } from '../texel.js';
+import type { Context, LoadProgress, Optimizer, Session, Stats, Tensor, ValueInfo } from '../texel.js';
 
 export async function use(): Promise<number> {
   const tx: Context = await texel.create({ specializeAfter: 'never', debug: true });
@@ -43,6 +43,20 @@ export async function use(): Promise<number> {
   console.log(dim);
   for (const t of [a, b, y, m, z, r]) t.dispose();
   return v.length + s.liveTextureBytes + y.shape[0];
+}
+
+export async function training(tx: Context, x: Tensor, labels: Tensor, session: Session): Promise<number> {
+  const w: Tensor = tx.variable(new Float32Array(12), [3, 4]);
+  const opt: Optimizer = tx.optimizer('adam', { lr: 0.01, weightDecay: 0.1 });
+  const loss: Tensor = opt.minimize(() => tx.softmaxCrossEntropy(x.matmul(w), labels, { reduction: 'mean' }), [w]);
+  const { value, grads } = tx.valueAndGrad((a: Tensor) => tx.mseLoss(a, x))(w);
+  const g = tx.grad((a: Tensor) => tx.nllLoss(a, labels, { ignoreIndex: -1 }))(w);
+  const W: Tensor = session.weight('W');
+  const fine = await tx.valueAndGrad(async (p: Tensor) => (await session.run({ x }))['y'].mul(p))(W);
+  opt.step([w], grads);
+  for (const t of [loss, value, ...grads, ...(Array.isArray(g) ? g : [g]), fine.value, ...fine.grads]) t.dispose();
+  opt.dispose();
+  return opt.kind.length;
 }
 
 // @ts-expect-error: relu takes no tensor argument

@@ -240,6 +240,8 @@ static const tx_onnx_family *const k_families[] = {
     &tx_onnx_ops_rnn, &tx_onnx_ops_seq, &tx_onnx_ops_einsum, &tx_onnx_ops_dft,
     /* detection and indexing */
     &tx_onnx_ops_detect, &tx_onnx_ops_scatter, &tx_onnx_ops_sample, &tx_onnx_ops_linalg,
+    /* losses */
+    &tx_onnx_ops_loss,
 };
 /* clang-format on */
 
@@ -250,7 +252,16 @@ tx_op tx_onnx_name_to_op(const tx_onnx_name_op *k, size_t n, const char *op_type
     return TX_OP_NONE;
 }
 
+static const tx_onnx_op *find_in(const tx_onnx_family *f, const char *op_type) {
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->ops[i].op_type, op_type) == 0)
+            return &f->ops[i];
+    return NULL;
+}
+
 const tx_onnx_op *tx_onnx_op_find(const char *domain, const char *op_type) {
+    if (domain && strcmp(domain, "ai.onnx.preview.training") == 0)
+        return find_in(&tx_onnx_ops_training, op_type);
     if (domain && domain[0] && strcmp(domain, "ai.onnx") != 0)
         return NULL;
     for (size_t f = 0; f < TX_COUNTOF(k_families); f++)

@@ -33,6 +33,8 @@
  *   chain.c        sticky-status chains of engine ops for the compositions
  *   quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
  *   qlinear.c      MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
+ *   loss.c         SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss
+ *   training.c     Adagrad, Momentum, Adam (domain ai.onnx.preview.training)
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
@@ -72,7 +74,8 @@ typedef struct tx_onnx_family {
 
 extern const tx_onnx_family tx_onnx_ops_elementwise, tx_onnx_ops_matmul, tx_onnx_ops_conv,
     tx_onnx_ops_norm, tx_onnx_ops_reduce, tx_onnx_ops_shape, tx_onnx_ops_constant, tx_onnx_ops_move,
-    tx_onnx_ops_gather, tx_onnx_ops_resize, tx_onnx_ops_quant, tx_onnx_ops_qlinear;
+    tx_onnx_ops_gather, tx_onnx_ops_resize, tx_onnx_ops_quant, tx_onnx_ops_qlinear,
+    tx_onnx_ops_loss, tx_onnx_ops_training;
 extern const tx_onnx_family tx_onnx_ops_rnn, tx_onnx_ops_seq, tx_onnx_ops_einsum, tx_onnx_ops_dft;
 /* BatchNormalization with training_mode = 1 (seq.c): batch statistics and the
  * running mean / variance outputs. */

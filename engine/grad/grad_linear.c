@@ -1,0 +1,274 @@
+/* Gradients of matmul and conv, written as matmuls and convs.
+ *
+ * matmul y = act(A B + bias): dA = gz B^T, dB = A^T gz (the transpose flags
+ * pick which operand is transposed, no transpose is materialised), batch dims
+ * summed back; dbias = gz summed over the rows.
+ *
+ * conv y = act(conv(x, w) + bias), 2-D (1-D runs as H = 1):
+ *   dx = conv_transpose(gz, w) with the conv's strides, dilations, pads and
+ *        groups, output_padding making it x's size exactly;
+ *   dw = conv(x^T, gz^T) per group: x [N, C, H, W] and gz [N, M, Ho, Wo] with
+ *        batch and channels swapped, strides and dilations swapped, so that
+ *        out[c, m, i, j] = sum_{n, oh, ow} x[n, c, i d + oh s, ...] gz[n, m, oh, ow];
+ *        cut to the kernel and transposed back to [M, C, kH, kW].
+ * conv_transpose: dx = conv(g, w), dw = conv's weight gradient with g as the
+ *   input and x as the output gradient.
+ * gz is g through the fused activation: from y where its derivative allows
+ * (relu, clip, sigmoid, tanh), else from the pre-activation recomputed. */
+#include <string.h>
+
+#include "grad.h"
+
+static tx_status mm(tx_ctx *ctx, tx_tensor a, tx_tensor b, bool ta, bool tb, gx_tmps *l,
+                    tx_tensor *out) {
+    tx_status st =
+        tx_matmul(ctx, a, b, &(tx_matmul_desc){.transpose_a = ta, .transpose_b = tb}, out);
+    if (!st)
+        gx_keep(l, *out);
+    return st;
+}
+
+/* g through the node's fused activation. */
+static tx_status through_act(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
+                             tx_tensor *gz) {
+    bool conv = nd->op == TX_OP_CONV || nd->op == TX_OP_CONV_TRANSPOSE;
+    tx_op act = conv ? nd->a.conv.activation : nd->a.matmul.activation;
+    float lo = conv ? nd->a.conv.lo : 0, hi = conv ? nd->a.conv.hi : 0;
+    if (gx_activation_from_output(act))
+        return gx_activation_grad(ctx, act, lo, hi, nd->out, g, l, gz);
+    tx_tensor z;
+    tx_status st;
+    if (conv) {
+        tx_conv_desc d = nd->a.conv;
+        d.activation = TX_OP_NONE;
+        d.bias = nd->n_in > 2 ? nd->in[2] : (tx_tensor){0};
+        st = nd->op == TX_OP_CONV ? tx_conv(ctx, nd->in[0], nd->in[1], &d, &z)
+                                  : tx_conv_transpose(ctx, nd->in[0], nd->in[1], &d, &z);
+    } else {
+        tx_matmul_desc d = nd->a.matmul;
+        d.activation = TX_OP_NONE;
+        d.bias = nd->n_in > 2 ? nd->in[2] : (tx_tensor){0};
+        st = tx_matmul(ctx, nd->in[0], nd->in[1], &d, &z);
+    }
+    if (st)
+        return st;
+    gx_keep(l, z);
+    return gx_unary_grad(ctx, act, lo, hi, z, nd->out, g, l, gz);
+}
+
+static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
+                                 tx_tensor gin[GX_MAX_IN]) {
+    tx_tensor a = nd->in[0], b = nd->in[1], da, db;
+    const tx_slot *as = gx_slot(ctx, a), *bs = gx_slot(ctx, b);
+    if (as->rank < 2 || bs->rank < 2)
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: matmul of a vector (rank 1) has no gradient yet");
+    bool ta = nd->a.matmul.transpose_a, tb = nd->a.matmul.transpose_b;
+    tx_status st = ta ? mm(ctx, b, gz, tb, true, l, &da) : mm(ctx, gz, b, false, !tb, l, &da);
+    if (!st)
+        st = tb ? mm(ctx, gz, a, true, ta, l, &db) : mm(ctx, a, gz, !ta, false, l, &db);
+    if (!st)
+        st = gx_unbroadcast(ctx, da, as->rank, as->shape, l, &gin[0]);
+    if (!st)
+        st = gx_unbroadcast(ctx, db, bs->rank, bs->shape, l, &gin[1]);
+    if (!st && nd->n_in > 2) {
+        const tx_slot *cs = gx_slot(ctx, nd->in[2]);
+        st = gx_unbroadcast(ctx, gz, cs->rank, cs->shape, l, &gin[2]);
+    }
+    return st;
+}
+
+static tx_status transpose01(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out) {
+    tx_status st = tx_transpose(ctx, t, (const int[]){1, 0, 2, 3}, out);
+    if (!st)
+        gx_keep(l, *out);
+    return st;
+}
+
+/* Channels [lo, hi) of a 4-D tensor (t itself when that is all of them). */
+static tx_status channels(tx_ctx *ctx, tx_tensor t, int64_t lo, int64_t hi, gx_tmps *l,
+                          tx_tensor *out) {
+    if (lo == 0 && hi == gx_slot(ctx, t)->shape[1]) {
+        *out = t;
+        return TX_STATUS_OK;
+    }
+    tx_slice_desc d = {.n = 1, .starts = {lo}, .ends = {hi}, .axes = {1}, .has_axes = true};
+    tx_status st = tx_slice(ctx, t, &d, out);
+    if (!st)
+        gx_keep(l, *out);
+    return st;
+}
+
+/* dw of one group: x4 [N, Cg, H, W], gz4 [N, Mg, Ho, Wo] → [Mg, Cg, kh, kw]. */
+static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_window *w,
+                             gx_tmps *l, tx_tensor *out) {
+    tx_tensor xt, gt, r;
+    tx_status st = transpose01(ctx, x4, l, &xt);
+    if (!st)
+        st = transpose01(ctx, gz4, l, &gt);
+    if (st)
+        return st;
+    tx_conv_desc d = {.strides = {w->dh, w->dw},
+                      .dilations = {w->sh, w->sw},
+                      .pads = {w->pt, w->pl, w->pb, w->pr}};
+    st = tx_conv(ctx, xt, gt, &d, &r);
+    if (st)
+        return st;
+    gx_keep(l, r);
+    const tx_slot *rs = gx_slot(ctx, r);
+    if (rs->shape[2] != w->kh || rs->shape[3] != w->kw) {
+        tx_slice_desc sd = {
+            .n = 2, .starts = {0, 0}, .ends = {w->kh, w->kw}, .axes = {2, 3}, .has_axes = true};
+        st = tx_slice(ctx, r, &sd, &r);
+        if (st)
+            return st;
+        gx_keep(l, r);
+    }
+    return transpose01(ctx, r, l, out);
+}
+
+/* The weight gradient of a grouped conv: x4 [N, C, H, W], g4 [N, M, Ho, Wo]
+ * → [M, C / group, kh, kw], one conv per group, concatenated. */
+static tx_status grouped_weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor g4, int group,
+                                     const tx_window *w, gx_tmps *l, tx_tensor *dw) {
+    tx_tensor parts[64];
+    if (group > (int)TX_COUNTOF(parts))
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: a conv with %d groups: the weight gradient takes at most %d",
+                       group, (int)TX_COUNTOF(parts));
+    int64_t cg = gx_slot(ctx, x4)->shape[1] / group, mg = gx_slot(ctx, g4)->shape[1] / group;
+    tx_status st = TX_STATUS_OK;
+    for (int gi = 0; gi < group && !st; gi++) {
+        tx_tensor xg, gg;
+        st = channels(ctx, x4, gi * cg, (gi + 1) * cg, l, &xg);
+        if (!st)
+            st = channels(ctx, g4, gi * mg, (gi + 1) * mg, l, &gg);
+        if (!st)
+            st = weight_grad(ctx, xg, gg, w, l, &parts[gi]);
+    }
+    if (st || group == 1) {
+        *dw = parts[0];
+        return st;
+    }
+    st = tx_concat(ctx, parts, group, 0, dw);
+    if (!st)
+        gx_keep(l, *dw);
+    return st;
+}
+
+/* sum of g4 [N, M, Ho, Wo] over all but M: the bias gradient [M]. */
+static tx_status bias_grad(tx_ctx *ctx, tx_tensor g4, gx_tmps *l, tx_tensor *db) {
+    tx_status st =
+        tx_reduce(ctx, TX_OP_REDUCE_SUM, g4,
+                  &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, db);
+    if (!st)
+        gx_keep(l, *db);
+    return st;
+}
+
+static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
+                               tx_tensor gin[GX_MAX_IN]) {
+    const tx_conv_desc *cd = &nd->a.conv;
+    const tx_slot *xs = gx_slot(ctx, nd->in[0]), *ws = gx_slot(ctx, nd->in[1]);
+    int nsp = xs->rank - 2;
+    int k[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
+    tx_window w;
+    tx_status st = tx_window_geom(ctx, "conv", xs, k, cd->strides, cd->dilations, cd->pads,
+                                  cd->auto_pad, false, &w);
+    if (st)
+        return st;
+    int group = cd->group ? cd->group : 1;
+    int64_t m = ws->shape[0], cg = ws->shape[1];
+    tx_tensor x4, w4, g4, dx4, dw;
+    st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);
+    if (!st)
+        st = gx_view(ctx, nd->in[1], 4, (int64_t[]){m, cg, w.kh, w.kw}, l, &w4);
+    if (!st)
+        st = gx_view(ctx, gz, 4, (int64_t[]){w.n, m, w.ho, w.wo}, l, &g4);
+    if (st)
+        return st;
+    /* dx: conv_transpose back to exactly H x W */
+    tx_conv_desc td = {.strides = {w.sh, w.sw},
+                       .dilations = {w.dh, w.dw},
+                       .pads = {w.pt, w.pl, w.pb, w.pr},
+                       .group = group};
+    gx_output_padding(&w, td.output_padding);
+    st = tx_conv_transpose(ctx, g4, w4, &td, &dx4);
+    if (st)
+        return st;
+    gx_keep(l, dx4);
+    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    if (!st)
+        st = grouped_weight_grad(ctx, x4, g4, group, &w, l, &dw);
+    if (st)
+        return st;
+    st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
+    if (!st && nd->n_in > 2)
+        st = bias_grad(ctx, g4, l, &gin[2]);
+    return st;
+}
+
+/* conv_transpose y = convT(x, w), w [C, M / group, kh, kw]: its input gradient
+ * is the conv of g with w (same strides, dilations, pads, groups), its weight
+ * gradient the conv's weight gradient with the roles of input and output
+ * swapped (g plays the input, x the output gradient). */
+static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
+                                         tx_tensor gin[GX_MAX_IN]) {
+    const tx_conv_desc *cd = &nd->a.conv;
+    const tx_slot *xs = gx_slot(ctx, nd->in[0]), *ws = gx_slot(ctx, nd->in[1]);
+    if (cd->auto_pad != TX_AUTO_PAD_NOTSET || cd->output_shape[0] || cd->output_shape[1])
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: conv_transpose with auto_pad or output_shape has no "
+                       "gradient yet (give pads)");
+    const tx_slot *ys = gx_slot(ctx, nd->out);
+    int nsp = xs->rank - 2;
+    int k[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
+    tx_window w; /* the conv geometry seen from y's side: its output is x's size */
+    tx_status st = tx_window_geom(ctx, "conv_transpose", ys, k, cd->strides, cd->dilations,
+                                  cd->pads, TX_AUTO_PAD_NOTSET, false, &w);
+    if (st)
+        return st;
+    int group = cd->group ? cd->group : 1;
+    int64_t c = xs->shape[1], h = nsp == 2 ? xs->shape[2] : 1, wd = xs->shape[xs->rank - 1];
+    if (w.ho != h || w.wo != wd)
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: conv_transpose whose output the matching conv does not map "
+                       "back to its input size has no gradient yet");
+    tx_tensor x4, w4, g4, dx4, dw;
+    st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, c, h, wd}, l, &x4);
+    if (!st)
+        st = gx_view(ctx, nd->in[1], 4, (int64_t[]){c, ws->shape[1], w.kh, w.kw}, l, &w4);
+    if (!st)
+        st = gx_view(ctx, gz, 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &g4);
+    if (st)
+        return st;
+    st = tx_conv(ctx, g4, w4,
+                 &(tx_conv_desc){.strides = {w.sh, w.sw},
+                                 .dilations = {w.dh, w.dw},
+                                 .pads = {w.pt, w.pl, w.pb, w.pr},
+                                 .group = group},
+                 &dx4);
+    if (st)
+        return st;
+    gx_keep(l, dx4);
+    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    if (!st)
+        st = grouped_weight_grad(ctx, g4, x4, group, &w, l, &dw);
+    if (!st)
+        st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
+    if (!st && nd->n_in > 2)
+        st = bias_grad(ctx, g4, l, &gin[2]);
+    return st;
+}
+
+tx_status gx_backward_linear(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
+                             tx_tensor gin[GX_MAX_IN]) {
+    tx_tensor gz;
+    tx_status st = through_act(ctx, nd, g, l, &gz);
+    if (st)
+        return st;
+    if (nd->op == TX_OP_CONV_TRANSPOSE)
+        return conv_transpose_backward(ctx, nd, gz, l, gin);
+    return nd->op == TX_OP_CONV ? conv_backward(ctx, nd, gz, l, gin)
+                                : matmul_backward(ctx, nd, gz, l, gin);
+}

@@ -1,0 +1,633 @@
+/* Gradients from the tape against central finite differences of the plain-C
+ * references, in three modes: GPU generic programs, GPU specialized, and the
+ * CPU device.
+ *
+ * Each case runs one op on seeded inputs under a tape, reduces its output to
+ * L = sum(y * R) with a fixed random R (losses: L is the loss, or sum(loss * R)
+ * for reduction none), and asks the tape for dL/d(input). The same L is then
+ * computed on the host with the op's reference (engine/ref/, or the plain-C
+ * losses below) at x ± h for sampled elements of each input:
+ * (L(x + h) - L(x - h)) / 2h must match within 1e-2 + 3e-2 |value|. Inputs of
+ * ops with kinks (relu, clip, abs, max) are kept 0.05 away from them. */
+#include <math.h>
+#include <stdint.h>
+
+#include "../engine/ref/ref.h"
+#include "harness.h"
+#include "open_ctx.h"
+#include "tensors.h"
+#include "texel.h"
+
+#define TX_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
+enum { K_OP = 0, K_RESHAPE, K_SPLIT, K_SCE, K_NLL, K_MSE };
+
+typedef struct gcase {
+    const char *name;
+    int kind;           /* K_OP: op below; else a view or a loss */
+    tx_op op;           /* K_OP */
+    const char *shapes; /* "AxB,C": one shape per input (losses: x, labels[, weight]) */
+    tx_op_attrs a;
+    tx_loss_desc loss; /* the losses (weight: the third shape) */
+    float lo, hi;      /* input range (0, 0: [-2, 2]) */
+    float kink;        /* inputs kept 0.05 away from kink and -kink (NAN: none) */
+    int n_kinks;
+    bool grid;        /* ops that pick one of several values (max, pools): inputs on a
+                         0.1 grid plus distinct offsets, so no two are within 2h */
+    unsigned int_in;  /* bit i: input i is int32 indices in [-dim, dim) of input 0's axis */
+    unsigned bool_in; /* bit i: input i holds 0/1 (float), not differentiated */
+    unsigned pos_in;  /* bit i: input i in [0.5, 2] (variances) */
+} gcase;
+
+#define MM(...)       .a = {.matmul = {__VA_ARGS__}}
+#define CONV(...)     .a = {.conv = {__VA_ARGS__}}
+#define POOL(...)     .a = {.pool = {__VA_ARGS__}}
+#define RED(...)      .a = {.reduce = {__VA_ARGS__}}
+#define G(n, k, o, s) .name = n, .kind = k, .op = o, .shapes = s
+#define MOVE(...)     .a = {.move = {__VA_ARGS__}}
+#define NORM(...)     .a = {.norm = {__VA_ARGS__}}
+#define KINK(v)       .kink = (v), .n_kinks = 1
+
+/* clang-format off */
+static const gcase k_cases[] = {
+    {G("relu", K_OP, TX_OP_RELU, "3x5"), KINK(0)},
+    {G("sigmoid", K_OP, TX_OP_SIGMOID, "3x5")},
+    {G("tanh", K_OP, TX_OP_TANH, "4x3")},
+    {G("exp", K_OP, TX_OP_EXP, "7")},
+    {G("log", K_OP, TX_OP_LOG, "2x5"), .lo = 0.5f, .hi = 2},
+    {G("sqrt", K_OP, TX_OP_SQRT, "2x5"), .lo = 0.5f, .hi = 2},
+    {G("abs", K_OP, TX_OP_ABS, "9"), KINK(0)},
+    {G("neg", K_OP, TX_OP_NEG, "2x3")},
+    {G("softplus", K_OP, TX_OP_SOFTPLUS, "2x3")},
+    {G("gelu", K_OP, TX_OP_GELU, "3x4")},
+    {G("sin", K_OP, TX_OP_SIN, "5")},
+    {G("cos", K_OP, TX_OP_COS, "5")},
+    {G("reciprocal", K_OP, TX_OP_RECIPROCAL, "5"), .lo = 0.5f, .hi = 2},
+    {G("clip", K_OP, TX_OP_CLIP, "4x4"), .a = {.lo = -1, .hi = 1}, KINK(1)},
+    {G("relu6", K_OP, TX_OP_RELU6, "4x4"), .lo = -1, .hi = 7, KINK(6)},
+    {G("leaky_relu", K_OP, TX_OP_LEAKY_RELU, "3x4"), .a = {.alpha = 0.1f}, KINK(0)},
+    {G("elu", K_OP, TX_OP_ELU, "3x4"), .a = {.alpha = 1}, KINK(0)},
+    {G("add/broadcast", K_OP, TX_OP_ADD, "3x4,4")},
+    {G("sub/broadcast", K_OP, TX_OP_SUB, "2x3x4,3x1")},
+    {G("mul", K_OP, TX_OP_MUL, "3x4,3x4")},
+    {G("mul/broadcast", K_OP, TX_OP_MUL, "1x4,3x1")},
+    {G("div", K_OP, TX_OP_DIV, "3x4,1x4"), .lo = 0.5f, .hi = 2},
+    {G("pow", K_OP, TX_OP_POW, "3x4,3x4"), .lo = 0.5f, .hi = 2},
+    {G("max", K_OP, TX_OP_MAX, "3x4,3x4"), .grid = true},
+    {G("min", K_OP, TX_OP_MIN, "3x4,4"), .grid = true},
+    {G("matmul", K_OP, TX_OP_MATMUL, "3x5,5x4")},
+    {G("matmul/transpose_a", K_OP, TX_OP_MATMUL, "5x3,5x4"), MM(.transpose_a = true)},
+    {G("matmul/transpose_b", K_OP, TX_OP_MATMUL, "3x5,4x5"), MM(.transpose_b = true)},
+    {G("matmul/transpose_ab", K_OP, TX_OP_MATMUL, "5x3,4x5"), MM(.transpose_a = true, .transpose_b = true)},
+    {G("matmul/bias_relu", K_OP, TX_OP_MATMUL, "6x5,5x4,4"), MM(.activation = TX_OP_RELU)},
+    {G("matmul/bias_sigmoid", K_OP, TX_OP_MATMUL, "3x5,5x4,4"), MM(.activation = TX_OP_SIGMOID)},
+    {G("matmul/gelu", K_OP, TX_OP_MATMUL, "3x5,5x4"), MM(.activation = TX_OP_GELU)},
+    {G("matmul/batched", K_OP, TX_OP_MATMUL, "2x3x5,5x4")},
+    {G("conv", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3")},
+    {G("conv/pad_bias_relu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU)},
+    {G("conv/pad_bias", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1})},
+    {G("conv/stride2", K_OP, TX_OP_CONV, "1x2x7x7,3x2x3x3"), CONV(.strides = {2, 2}, .pads = {1, 1, 0, 0})},
+    {G("conv/dilation2", K_OP, TX_OP_CONV, "1x2x7x6,3x2x2x2"), CONV(.dilations = {2, 2})},
+    {G("conv/depthwise", K_OP, TX_OP_CONV, "2x3x6x6,3x1x3x3,3"), CONV(.group = 3, .pads = {1, 1, 1, 1})},
+    {G("conv/group2", K_OP, TX_OP_CONV, "1x4x5x5,6x2x3x3"), CONV(.group = 2, .strides = {2, 1})},
+    {G("conv/1d", K_OP, TX_OP_CONV, "2x3x9,4x3x3"), CONV(.pads = {1, 1})},
+    {G("conv/same_upper", K_OP, TX_OP_CONV, "1x2x6x6,2x2x3x3"), CONV(.auto_pad = TX_AUTO_PAD_SAME_UPPER, .strides = {2, 2})},
+    {G("conv_transpose", K_OP, TX_OP_CONV_TRANSPOSE, "1x3x4x4,3x2x3x3,2"), CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 0})},
+    {G("conv_transpose/group", K_OP, TX_OP_CONV_TRANSPOSE, "2x4x3x5,4x1x2x3"), CONV(.group = 2, .dilations = {2, 1})},
+    {G("conv_transpose/1d", K_OP, TX_OP_CONV_TRANSPOSE, "1x2x6,2x3x3"), CONV(.strides = {2}, .pads = {1, 0})},
+    {G("maxpool", K_OP, TX_OP_MAXPOOL, "2x3x6x6"), POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .grid = true},
+    {G("maxpool/cut", K_OP, TX_OP_MAXPOOL, "1x2x7x5"), POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .grid = true},
+    {G("averagepool", K_OP, TX_OP_AVERAGEPOOL, "2x3x6x6"), POOL(.kernel_shape = {3, 3}, .strides = {3, 3})},
+    {G("averagepool/overlap_pad", K_OP, TX_OP_AVERAGEPOOL, "2x2x6x7"), POOL(.kernel_shape = {3, 3}, .strides = {2, 1}, .pads = {1, 1, 1, 0}, .count_include_pad = true)},
+    {G("averagepool/exclude_pad", K_OP, TX_OP_AVERAGEPOOL, "1x3x5x5"), POOL(.kernel_shape = {3, 2}, .strides = {1, 2}, .pads = {1, 0, 1, 1})},
+    {G("averagepool/dilated_1d", K_OP, TX_OP_AVERAGEPOOL, "2x2x9"), POOL(.kernel_shape = {3}, .strides = {2}, .dilations = {2})},
+    {G("globalaveragepool", K_OP, TX_OP_GLOBALAVERAGEPOOL, "2x3x4x5")},
+    {G("globalmaxpool", K_OP, TX_OP_GLOBALMAXPOOL, "2x3x4x5"), .grid = true},
+    {G("reduce_sum", K_OP, TX_OP_REDUCE_SUM, "3x4x5"), RED(.n_axes = 1, .axes = {1})},
+    {G("reduce_sum/drop", K_OP, TX_OP_REDUCE_SUM, "3x4x5"), RED(.n_axes = 2, .axes = {0, 2}, .drop_dims = true)},
+    {G("reduce_mean", K_OP, TX_OP_REDUCE_MEAN, "3x4x5")},
+    {G("reduce_sum_square", K_OP, TX_OP_REDUCE_SUM_SQUARE, "3x4"), RED(.n_axes = 1, .axes = {-1})},
+    {G("reduce_max", K_OP, TX_OP_REDUCE_MAX, "3x4x5"), RED(.n_axes = 1, .axes = {2}), .grid = true},
+    {G("softmax", K_OP, TX_OP_SOFTMAX, "3x5"), .a = {.softmax = {.axis = -1}}},
+    {G("log_softmax", K_OP, TX_OP_LOG_SOFTMAX, "2x4x3"), .a = {.softmax = {.axis = 1}}},
+    {G("transpose", K_OP, TX_OP_TRANSPOSE, "2x3x4"), .a = {.move = {.n_perm = 3, .perm = {2, 0, 1}}}},
+    {G("slice", K_OP, TX_OP_SLICE, "4x6"), MOVE(.slice = {.n = 2, .starts = {1, -4}, .ends = {3, 100}})},
+    {G("slice/axes", K_OP, TX_OP_SLICE, "2x5x3"), MOVE(.slice = {.n = 1, .starts = {1}, .ends = {4}, .axes = {1}, .has_axes = true})},
+    {G("pad", K_OP, TX_OP_PAD, "3x4"), MOVE(.pad = {.begin = {1, 0}, .end = {2, 3}, .value = 0.5f})},
+    {G("pad/crop", K_OP, TX_OP_PAD, "3x5"), MOVE(.pad = {.begin = {0, -2}, .end = {1, 1}})},
+    {G("expand", K_OP, TX_OP_EXPAND, "3x1"), MOVE(.rank = 3, .shape = {2, 3, 4})},
+    {G("tile", K_OP, TX_OP_TILE, "2x3"), MOVE(.repeats = {2, 3})},
+    {G("concat", K_OP, TX_OP_CONCAT, "2x3,2x1,2x4"), MOVE(.axis = 1)},
+    {G("gather", K_OP, TX_OP_GATHER, "5x3,4"), .int_in = 2},
+    {G("gather/axis1", K_OP, TX_OP_GATHER, "2x5x3,2x2"), MOVE(.axis = 1), .int_in = 2},
+    {G("where", K_OP, TX_OP_WHERE, "3x4,3x4,4"), .bool_in = 1},
+    {G("sum", K_OP, TX_OP_SUM, "3x4,4,3x1")},
+    {G("mean", K_OP, TX_OP_MEAN, "3x4,3x4")},
+    {G("max_n", K_OP, TX_OP_MAX_N, "3x4,3x4,4"), .grid = true},
+    {G("batch_norm", K_OP, TX_OP_BATCH_NORM, "2x3x4x4,3,3,3,3"), .pos_in = 16},
+    {G("layer_norm", K_OP, TX_OP_LAYER_NORM, "3x4x5,5,5"), NORM(.axis = -1)},
+    {G("layer_norm/axis1", K_OP, TX_OP_LAYER_NORM, "2x3x4,3x4"), NORM(.axis = 1)},
+    {G("instance_norm", K_OP, TX_OP_INSTANCE_NORM, "2x3x4x5,3,3")},
+    {G("split", K_SPLIT, TX_OP_NONE, "3x6")},
+    {G("reshape", K_RESHAPE, TX_OP_NONE, "2x3x4")},
+    {G("sce/mean", K_SCE, TX_OP_NONE, "4x5,4")},
+    {G("sce/none_weight_ii", K_SCE, TX_OP_NONE, "3x4x2,3x2,4"), .loss = {.reduction = TX_LOSS_NONE, .has_ignore_index = true, .ignore_index = 1}},
+    {G("sce/mean_weight", K_SCE, TX_OP_NONE, "5x3,5,3")},
+    {G("nll/sum", K_NLL, TX_OP_NONE, "4x5,4"), .loss = {.reduction = TX_LOSS_SUM}},
+    {G("nll/mean_weight_ii", K_NLL, TX_OP_NONE, "6x3x2,6x2,3"), .loss = {.has_ignore_index = true, .ignore_index = 2}},
+    {G("mse", K_MSE, TX_OP_NONE, "3x4,3x4")},
+    {G("mse/broadcast_sum", K_MSE, TX_OP_NONE, "3x4,4"), .loss = {.reduction = TX_LOSS_SUM}},
+};
+/* clang-format on */
+
+/* ---- host side ---- */
+
+static uint64_t g_rng;
+static float frand(float lo, float hi) {
+    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)((g_rng >> 40) & 0xffffff) / 16777216.0f;
+}
+
+static int parse_shapes(const char *s, tx_ref_tensor *t) {
+    int n = 0;
+    while (*s) {
+        tx_ref_tensor *c = &t[n++];
+        memset(c, 0, sizeof *c);
+        for (;;) {
+            c->shape[c->rank++] = strtol(s, (char **)&s, 10);
+            if (*s != 'x')
+                break;
+            s++;
+        }
+        if (*s == ',')
+            s++;
+    }
+    return n;
+}
+
+/* The plain-C losses: loss per label, reduced as the desc says. */
+static double ref_loss(int kind, const tx_ref_tensor *in, int n, const tx_loss_desc *d,
+                       const float *r) {
+    if (kind == K_MSE) {
+        int64_t dims[TX_MAX_RANK], da[TX_MAX_RANK], db[TX_MAX_RANK];
+        int rank = in[0].rank > in[1].rank ? in[0].rank : in[1].rank;
+        tx_ref_broadcast(in[0].rank, in[0].shape, in[1].rank, in[1].shape, rank, da, db, dims);
+        int64_t total = 1;
+        for (int i = 0; i < rank; i++)
+            total *= dims[i];
+        double s = 0;
+        for (int64_t i = 0; i < total; i++) {
+            int64_t ia, ib;
+            tx_ref_broadcast_at(rank, dims, da, db, i, &ia, &ib);
+            double v = (double)in[0].data[ia] - in[1].data[ib];
+            s += v * v;
+        }
+        return d->reduction == TX_LOSS_MEAN ? s / (double)total : s;
+    }
+    int64_t N = in[0].shape[0], C = in[0].shape[1], D = tx_ref_numel(&in[0]) / (N * C);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < N; i++)
+        for (int64_t k = 0; k < D; k++) {
+            int lab = (int)in[1].data[i * D + k];
+            if (d->has_ignore_index && lab == d->ignore_index)
+                continue;
+            double w = n > 2 ? in[2].data[lab] : 1.0;
+            double v;
+            if (kind == K_SCE) {
+                double mx = -INFINITY, se = 0;
+                for (int64_t c = 0; c < C; c++)
+                    mx = fmax(mx, in[0].data[(i * C + c) * D + k]);
+                for (int64_t c = 0; c < C; c++)
+                    se += exp(in[0].data[(i * C + c) * D + k] - mx);
+                v = in[0].data[(i * C + lab) * D + k] - mx - log(se);
+            } else {
+                v = in[0].data[(i * C + lab) * D + k];
+            }
+            double loss = -v * w;
+            num += d->reduction == TX_LOSS_NONE ? loss * r[i * D + k] : loss;
+            den += w;
+        }
+    return d->reduction == TX_LOSS_MEAN ? num / den : num;
+}
+
+/* L at the host inputs: sum(ref(in) * r), or the loss. */
+static double host_objective(const gcase *c, tx_ref_tensor *in, int n, const float *r) {
+    if (c->kind == K_SCE || c->kind == K_NLL || c->kind == K_MSE)
+        return ref_loss(c->kind, in, n, &c->loss, r);
+    tx_ref_tensor out = {0};
+    if (c->kind == K_SPLIT) { /* concat(split(x, 2 halves on axis 1) reversed) */
+        double s = 0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 6; j++)
+                s += (double)in[0].data[i * 6 + (j + 3) % 6] * r[i * 6 + j];
+        return s;
+    }
+    if (c->kind == K_RESHAPE) {
+        out = in[0];
+        double s = 0;
+        for (int64_t i = 0; i < tx_ref_numel(&out); i++)
+            s += (double)out.data[i] * r[i];
+        return s;
+    }
+    if (tx_ref_table[c->op](in, n, &c->a, &out) != 0)
+        return NAN;
+    double s = 0;
+    for (int64_t i = 0; i < tx_ref_numel(&out); i++)
+        s += (double)out.data[i] * r[i];
+    tx_ref_free(&out);
+    return s;
+}
+
+/* ---- engine side ---- */
+
+static tx_tensor make(tx_ctx *ctx, const tx_ref_tensor *t, bool labels) {
+    int32_t buf[256];
+    const void *data = t->data;
+    if (labels) {
+        for (int64_t i = 0; i < tx_ref_numel(t); i++)
+            buf[i] = (int32_t)t->data[i];
+        data = buf;
+    }
+    return tx_test_tensor(ctx, t->rank, t->shape, labels ? TX_DTYPE_INT32 : TX_DTYPE_FLOAT32, data);
+}
+
+/* Runs the case under a tape; grads[i] for the float inputs. */
+static tx_status engine_grads(tx_ctx *ctx, const gcase *c, const tx_ref_tensor *in, int n,
+                              const float *r, int64_t r_n, tx_tensor *grads) {
+    tx_tensor t[5] = {{0}}, y = {0}, rt = {0}, p = {0}, l = {0};
+    bool is_loss = c->kind >= K_SCE;
+    for (int i = 0; i < n; i++)
+        t[i] = make(ctx, &in[i], (is_loss && c->kind != K_MSE && i == 1) || ((c->int_in >> i) & 1));
+    tx_tape *tape;
+    tx_status st = tx_tape_begin(ctx, &tape);
+    if (st)
+        return st;
+    tx_loss_desc d = c->loss;
+    if (n > 2 && is_loss)
+        d.weight = t[2];
+    switch (c->kind) {
+    case K_OP: st = tx_op_run(ctx, c->op, t, n, &c->a, &y); break;
+    case K_RESHAPE: st = tx_tensor_reshape(ctx, t[0], 2, (int64_t[]){4, -1}, &y); break;
+    case K_SPLIT: {
+        tx_tensor h[2];
+        st = tx_split(ctx, t[0], 1, NULL, 2, h);
+        if (!st) {
+            st = tx_concat(ctx, (tx_tensor[]){h[1], h[0]}, 2, 1, &y);
+            TX_DESTROY(ctx, h[0], h[1]);
+        }
+        break;
+    }
+    case K_SCE: st = tx_softmax_cross_entropy(ctx, t[0], t[1], &d, &y, NULL); break;
+    case K_NLL: st = tx_nll_loss(ctx, t[0], t[1], &d, &y); break;
+    default: st = tx_mse_loss(ctx, t[0], t[1], d.reduction, &y); break;
+    }
+    bool weigh = !st && (!is_loss || d.reduction == TX_LOSS_NONE);
+    if (weigh) {
+        int rank;
+        int64_t shape[TX_MAX_RANK];
+        tx_tensor_shape(ctx, y, &rank, shape, NULL);
+        rt = tx_test_tensor(ctx, rank, shape, TX_DTYPE_FLOAT32, r);
+        (void)r_n;
+        st = tx_binary(ctx, TX_OP_MUL, y, rt, &p);
+        if (!st)
+            st = tx_reduce(ctx, TX_OP_REDUCE_SUM, p, NULL, &l);
+    }
+    if (!st)
+        st = tx_tape_grad(ctx, tape, weigh ? l : y, t, is_loss && c->kind != K_MSE ? 1 : n, grads);
+    tx_tape_end(ctx, tape);
+    tx_tensor all[] = {t[0], t[1], t[2], t[3], t[4], y, rt, p, l};
+    for (size_t i = 0; i < TX_COUNTOF(all); i++)
+        if (all[i].id)
+            tx_tensor_destroy(ctx, all[i]);
+    return st;
+}
+
+static void run_case(tx_ctx *ctx, const char *mode, const gcase *c) {
+    char name[128];
+    snprintf(name, sizeof name, "%s/%s", mode, c->name);
+    if (!tx_test_begin(name))
+        return;
+    tx_ref_tensor in[5];
+    int n = parse_shapes(c->shapes, in);
+    g_rng = 1469598103934665603ull; /* FNV-1a of the name: each case its own inputs */
+    for (const char *p = c->name; *p; p++)
+        g_rng = (g_rng ^ (uint8_t)*p) * 1099511628211ull;
+    float lo = c->lo != c->hi ? c->lo : -2, hi = c->lo != c->hi ? c->hi : 2;
+    bool is_loss = c->kind >= K_SCE;
+    for (int i = 0; i < n; i++) {
+        int64_t m = tx_ref_numel(&in[i]);
+        in[i].data = malloc(sizeof(float) * (size_t)m);
+        for (int64_t j = 0; j < m; j++) {
+            float v = frand(lo, hi);
+            if (is_loss && c->kind != K_MSE && i == 1) /* labels; ii sometimes */
+                v = (float)(int)frand(0, (float)in[0].shape[1] - 0.01f);
+            else if (is_loss && i == 2)
+                v = frand(0.5f, 2);
+            for (int k = 0; k < c->n_kinks && !((c->int_in >> i) & 1); k++)
+                for (float s = -1; s <= 1; s += 2)
+                    if (fabsf(v - s * c->kink) < 0.05f)
+                        v += 0.1f;
+            if (c->grid)
+                v = roundf(v * 10) / 10 + 0.0045f * (float)i + 0.011f * (float)(j % 7);
+            if ((c->pos_in >> i) & 1)
+                v = frand(0.5f, 2);
+            if ((c->bool_in >> i) & 1)
+                v = v > 0 ? 1.0f : 0.0f;
+            if ((c->int_in >> i) & 1) {
+                int ax = c->a.move.axis < 0 ? c->a.move.axis + in[0].rank : c->a.move.axis;
+                float dim = (float)in[0].shape[ax];
+                v = floorf(frand(-dim, dim - 0.01f));
+                in[i].dtype = TX_DTYPE_INT32;
+            }
+            in[i].data[j] = v;
+        }
+    }
+    float r[512];
+    for (int i = 0; i < 512; i++)
+        r[i] = frand(-1, 1);
+    tx_tensor grads[5] = {{0}};
+    int n_diff = is_loss && c->kind != K_MSE ? 1 : n;
+    tx_status st = engine_grads(ctx, c, in, n, r, 512, grads);
+    CHECK(st == TX_STATUS_OK, "%s: %s", tx_status_name(st), tx_last_error(ctx));
+    const float h = c->grid ? 1e-3f : 5e-3f;
+    for (int i = 0; i < n_diff && !st; i++) {
+        if (((c->int_in | c->bool_in) >> i) & 1)
+            continue;
+        int64_t m = tx_ref_numel(&in[i]);
+        float *got = malloc(sizeof(float) * (size_t)m);
+        CHECK(!tx_tensor_read(ctx, grads[i], got, sizeof(float) * (size_t)m), "read grad %d: %s", i,
+              tx_last_error(ctx));
+        int64_t step = m > 24 ? m / 24 : 1;
+        for (int64_t j = 0; j < m && !tx_t.cur_failed; j += step) {
+            float keep = in[i].data[j];
+            in[i].data[j] = keep + h;
+            double up = host_objective(c, in, n, r);
+            in[i].data[j] = keep - h;
+            double down = host_objective(c, in, n, r);
+            in[i].data[j] = keep;
+            double want = (up - down) / (2 * (double)h);
+            CHECK(fabs(got[j] - want) <= 1e-2 + 3e-2 * fabs(want),
+                  "d/d input %d [%lld] = %g, finite differences %g", i, (long long)j,
+                  (double)got[j], want);
+        }
+        free(got);
+    }
+    for (int i = 0; i < n_diff; i++)
+        if (grads[i].id)
+            tx_tensor_destroy(ctx, grads[i]);
+    for (int i = 0; i < n; i++)
+        free(in[i].data);
+    tx_test_end();
+}
+
+/* What the tape refuses, and what it must leave behind. */
+static void run_edges(tx_ctx *ctx, const char *mode) {
+    char name[128];
+    snprintf(name, sizeof name, "%s/edges", mode);
+    if (!tx_test_begin(name))
+        return;
+    float v[2 * 2 * 5 * 5];
+    for (int i = 0; i < 100; i++)
+        v[i] = (float)((i * 37) % 11);
+    tx_tensor x = tx_test_tensor(ctx, 4, (int64_t[]){2, 2, 5, 5}, TX_DTYPE_FLOAT32, v), y, g, s;
+    tx_tape *tape, *other;
+    CHECK(!tx_tape_begin(ctx, &tape), "%s", tx_last_error(ctx));
+    CHECK(tx_tape_begin(ctx, &other) == TX_STATUS_INVALID_ARGUMENT, "a second tape");
+    /* overlapping windows: no gradient yet, said by name */
+    CHECK(!tx_pooling(ctx, TX_OP_MAXPOOL, x,
+                      &(tx_pool_desc){.kernel_shape = {3, 3}, .strides = {1, 1}}, &y),
+          "%s", tx_last_error(ctx));
+    CHECK(!tx_reduce(ctx, TX_OP_REDUCE_SUM, y, NULL, &s), "%s", tx_last_error(ctx));
+    CHECK(tx_tape_grad(ctx, tape, s, &x, 1, &g) == TX_STATUS_UNSUPPORTED, "overlapping maxpool");
+    CHECK(strstr(tx_last_error(ctx), "maxpool") != NULL, "message: %s", tx_last_error(ctx));
+    /* the caller's handles may go before the tape's gradient: it kept views */
+    tx_tensor_destroy(ctx, y);
+    tx_tape_end(ctx, tape);
+    CHECK(!tx_tape_begin(ctx, &tape), "a new tape after the end: %s", tx_last_error(ctx));
+    CHECK(!tx_unary(ctx, TX_OP_TANH, x, &y), "%s", tx_last_error(ctx));
+    tx_tensor_destroy(ctx, s);
+    CHECK(!tx_reduce(ctx, TX_OP_REDUCE_SUM, y, NULL, &s), "%s", tx_last_error(ctx));
+    tx_tensor_destroy(ctx, y);
+    /* a value s does not depend on gets zeros */
+    tx_tensor z = tx_test_tensor(ctx, 1, (int64_t[]){3}, TX_DTYPE_FLOAT32, v), gs[2];
+    CHECK(!tx_tape_grad(ctx, tape, s, (tx_tensor[]){x, z}, 2, gs), "%s", tx_last_error(ctx));
+    float zg[3] = {1, 1, 1};
+    CHECK(!tx_tensor_read(ctx, gs[1], zg, sizeof zg) && zg[0] == 0 && zg[2] == 0, "zeros");
+    tx_tape_end(ctx, tape);
+    /* bad input to the losses and optimizers is a status naming it */
+    tx_optim *o;
+    CHECK(tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_ADAM, .lr = -1}, &o) ==
+              TX_STATUS_INVALID_ARGUMENT,
+          "negative lr");
+    CHECK(tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_COUNT_}, &o) ==
+              TX_STATUS_INVALID_ARGUMENT,
+          "unknown kind");
+    tx_tensor lab = tx_test_tensor(ctx, 1, (int64_t[]){3}, TX_DTYPE_INT32, (int32_t[]){0, 1, 2}), l;
+    CHECK(tx_softmax_cross_entropy(ctx, x, lab, NULL, &l, NULL) == TX_STATUS_SHAPE_MISMATCH &&
+              strstr(tx_last_error(ctx), "labels") != NULL,
+          "labels [3] for x [2, 2, 5, 5]: %s", tx_last_error(ctx));
+    CHECK(tx_nll_loss(ctx, x, z, NULL, &l) == TX_STATUS_DTYPE_MISMATCH, "float labels: %s",
+          tx_last_error(ctx));
+    CHECK(tx_mse_loss(ctx, x, z, TX_LOSS_MEAN, &l) == TX_STATUS_SHAPE_MISMATCH, "no broadcast");
+    TX_DESTROY(ctx, x, s, z, gs[0], gs[1], lab);
+    tx_test_expect_clean(ctx);
+    tx_test_end();
+}
+
+/* The optimizers against their formulas in plain C: three steps of each on
+ * a 7-element parameter with fixed gradients. */
+static void run_optimizers(tx_ctx *ctx, const char *mode) {
+    static const struct {
+        const char *name;
+        tx_optim_desc d;
+    } k[] = {
+        {"sgd", {.kind = TX_OPTIM_SGD, .lr = 0.1f}},
+        {"sgd/decay", {.kind = TX_OPTIM_SGD, .lr = 0.1f, .weight_decay = 0.01f}},
+        {"momentum", {.kind = TX_OPTIM_MOMENTUM, .lr = 0.1f, .momentum = 0.8f}},
+        {"nesterov", {.kind = TX_OPTIM_MOMENTUM, .lr = 0.1f, .nesterov = true}},
+        {"adam", {.kind = TX_OPTIM_ADAM, .lr = 0.01f}},
+        {"adam/decay", {.kind = TX_OPTIM_ADAM, .lr = 0.01f, .weight_decay = 0.1f}},
+        {"adamw", {.kind = TX_OPTIM_ADAMW, .lr = 0.01f, .weight_decay = 0.1f, .beta2 = 0.99f}},
+    };
+    for (size_t c = 0; c < TX_COUNTOF(k); c++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/optim/%s", mode, k[c].name);
+        if (!tx_test_begin(name))
+            continue;
+        tx_optim_desc d = k[c].d;
+        double p[7], v[7] = {0}, m[7] = {0};
+        float pf[7], g[3][7];
+        for (int i = 0; i < 7; i++) {
+            p[i] = pf[i] = 0.3f * (float)i - 1;
+            for (int s = 0; s < 3; s++)
+                g[s][i] = (float)((i * 5 + s * 3) % 7) / 7.0f - 0.4f;
+        }
+        tx_tensor pt = tx_test_tensor(ctx, 1, (int64_t[]){7}, TX_DTYPE_FLOAT32, pf);
+        tx_optim *opt;
+        CHECK(!tx_optim_create(ctx, &d, &opt), "%s", tx_last_error(ctx));
+        double mu = d.momentum ? d.momentum : 0.9, b1 = 0.9, b2 = d.beta2 ? d.beta2 : 0.999;
+        for (int s = 0; s < 3 && !tx_t.cur_failed; s++) {
+            tx_tensor gt = tx_test_tensor(ctx, 1, (int64_t[]){7}, TX_DTYPE_FLOAT32, g[s]);
+            tx_stats a, b;
+            tx_device dev;
+            tx_tensor_device(ctx, pt, &dev);
+            tx_ctx_stats(ctx, &a);
+            CHECK(!tx_optim_step(ctx, opt, &pt, &gt, 1), "%s", tx_last_error(ctx));
+            tx_ctx_stats(ctx, &b);
+            /* one fused kernel a parameter: one draw, or one CPU op */
+            CHECK(dev == TX_DEVICE_GPU ? b.draws - a.draws == 1 : b.cpu_ops - a.cpu_ops == 1,
+                  "step %d: %llu draws, %llu CPU ops", s, (unsigned long long)(b.draws - a.draws),
+                  (unsigned long long)(b.cpu_ops - a.cpu_ops));
+            tx_tensor_destroy(ctx, gt);
+            for (int i = 0; i < 7; i++) {
+                double gi = g[s][i];
+                if (d.kind != TX_OPTIM_ADAMW)
+                    gi += d.weight_decay * p[i];
+                if (d.kind == TX_OPTIM_SGD) {
+                    p[i] -= d.lr * gi;
+                } else if (d.kind == TX_OPTIM_MOMENTUM) {
+                    v[i] = s ? mu * v[i] + gi : gi;
+                    p[i] -= d.lr * (d.nesterov ? gi + mu * v[i] : v[i]);
+                } else {
+                    m[i] = b1 * m[i] + (1 - b1) * gi;
+                    v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+                    double mh = m[i] / (1 - pow(b1, s + 1)), vh = v[i] / (1 - pow(b2, s + 1));
+                    if (d.kind == TX_OPTIM_ADAMW)
+                        p[i] -= d.lr * d.weight_decay * p[i];
+                    p[i] -= d.lr * mh / (sqrt(vh) + 1e-8);
+                }
+            }
+        }
+        CHECK(!tx_tensor_read(ctx, pt, pf, sizeof pf), "%s", tx_last_error(ctx));
+        for (int i = 0; i < 7; i++)
+            CHECK(fabs(pf[i] - p[i]) <= 1e-5 + 1e-5 * fabs(p[i]), "p[%d] = %.7g, want %.7g", i,
+                  (double)pf[i], p[i]);
+        CHECK(tx_optim_step(ctx, opt, (tx_tensor[]){pt, pt}, (tx_tensor[]){pt, pt}, 2) ==
+                  TX_STATUS_INVALID_ARGUMENT,
+              "another parameter count");
+        tx_optim_destroy(ctx, opt);
+        tx_tensor_destroy(ctx, pt);
+        tx_test_end();
+    }
+}
+
+/* Fine-tuning an ONNX model: pytorch-converted/test_Linear is a Gemm
+ * y = x W^T + b with W [8, 10] and b [8] initializers. Under a tape the
+ * session's run is recorded like any op, so d sum(y R) / dW = R^T x and
+ * d / db = sum_n R; one SGD step later the session computes with the new
+ * weights. */
+static void run_finetune(tx_ctx *ctx, const char *mode, tx_device dev) {
+    char name[128];
+    snprintf(name, sizeof name, "%s/onnx_finetune", mode);
+    if (!tx_test_begin(name))
+        return;
+    FILE *f =
+        fopen("/usr/share/libonnx-testdata/data/pytorch-converted/test_Linear/model.onnx", "rb");
+#ifdef __EMSCRIPTEN__
+    if (!f) { /* no file system in the browser: web/test/api.js fine-tunes there */
+        tx_test_skip(name, "no libonnx-testdata in the browser");
+        return;
+    }
+#endif
+    static unsigned char bytes[4096];
+    size_t len = f ? fread(bytes, 1, sizeof bytes, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(len > 0 && len < sizeof bytes, "read test_Linear/model.onnx (libonnx-testdata)");
+    tx_session *sess = NULL;
+    if (!tx_t.cur_failed)
+        CHECK(!tx_session_create(ctx, bytes, len, &(tx_session_desc){.device = dev}, &sess), "%s",
+              tx_last_error(ctx));
+    if (tx_t.cur_failed) {
+        tx_test_end();
+        return;
+    }
+    float x[40], r[32], w[80], b[8], w2[80], b2[8], y[32];
+    for (int i = 0; i < 40; i++)
+        x[i] = (float)((i * 7) % 11) / 5.0f - 1;
+    for (int i = 0; i < 32; i++)
+        r[i] = (float)((i * 5) % 9) / 4.0f - 1;
+    tx_tensor wt = {0}, bt = {0},
+              in = tx_test_tensor(ctx, 2, (int64_t[]){4, 10}, TX_DTYPE_FLOAT32, x);
+    tx_tensor rt = tx_test_tensor(ctx, 2, (int64_t[]){4, 8}, TX_DTYPE_FLOAT32, r), out, p, l;
+    CHECK(tx_session_weight(sess, "0", &wt) == TX_STATUS_INVALID_ARGUMENT, "an input");
+    CHECK(!tx_session_weight(sess, "1", &wt) && !tx_session_weight(sess, "2", &bt), "%s",
+          tx_last_error(ctx));
+    CHECK(!tx_tensor_read(ctx, wt, w, sizeof w) && !tx_tensor_read(ctx, bt, b, sizeof b), "read");
+    tx_tape *tape;
+    tx_tensor g[2] = {{0}};
+    CHECK(!tx_tape_begin(ctx, &tape), "%s", tx_last_error(ctx));
+    tx_status st = tx_session_run(sess, &(tx_feed){"0", in}, 1, NULL, 1, &out);
+    if (!st)
+        st = tx_binary(ctx, TX_OP_MUL, out, rt, &p);
+    if (!st)
+        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, p, NULL, &l);
+    if (!st)
+        st = tx_tape_grad(ctx, tape, l, (tx_tensor[]){wt, bt}, 2, g);
+    tx_tape_end(ctx, tape);
+    CHECK(!st, "%s", tx_last_error(ctx));
+    if (!st) {
+        CHECK(!tx_tensor_read(ctx, g[0], w2, sizeof w2) &&
+                  !tx_tensor_read(ctx, g[1], b2, sizeof b2),
+              "read grads");
+        for (int j = 0; j < 8; j++) {
+            double db = 0;
+            for (int n = 0; n < 4; n++)
+                db += r[n * 8 + j];
+            CHECK(fabs(b2[j] - db) < 1e-4, "db[%d] = %g, want %g", j, (double)b2[j], db);
+            for (int i = 0; i < 10; i++) {
+                double dw = 0;
+                for (int n = 0; n < 4; n++)
+                    dw += (double)r[n * 8 + j] * x[n * 10 + i];
+                CHECK(fabs(w2[j * 10 + i] - dw) < 1e-4, "dW[%d, %d] = %g, want %g", j, i,
+                      (double)w2[j * 10 + i], dw);
+            }
+        }
+        tx_optim *opt;
+        CHECK(!tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_SGD, .lr = 0.1f}, &opt),
+              "optim");
+        CHECK(!tx_optim_step(ctx, opt, (tx_tensor[]){wt, bt}, g, 2), "%s", tx_last_error(ctx));
+        tx_optim_destroy(ctx, opt);
+        TX_DESTROY(ctx, out, p, l, g[0], g[1]);
+        CHECK(!tx_session_run(sess, &(tx_feed){"0", in}, 1, NULL, 1, &out), "%s",
+              tx_last_error(ctx));
+        CHECK(!tx_tensor_read(ctx, out, y, sizeof y), "read");
+        for (int n = 0; n < 4; n++)
+            for (int j = 0; j < 8; j++) {
+                double want = b[j] - 0.1 * b2[j];
+                for (int i = 0; i < 10; i++)
+                    want += (double)x[n * 10 + i] * (w[j * 10 + i] - 0.1 * w2[j * 10 + i]);
+                CHECK(fabs(y[n * 8 + j] - want) < 1e-4, "y[%d, %d] = %g after a step, want %g", n,
+                      j, (double)y[n * 8 + j], want);
+            }
+        tx_tensor_destroy(ctx, out);
+    }
+    TX_DESTROY(ctx, in, rt);
+    tx_session_destroy(sess);
+    tx_test_expect_clean(ctx);
+    tx_test_end();
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1)
+        tx_t.filter = argv[1];
+    const struct {
+        const char *name;
+        tx_ctx_desc desc;
+    } modes[] = {
+        {"generic", {.specialize_after = TX_SPECIALIZE_NEVER}},
+        {"specialized", {.specialize_after = TX_SPECIALIZE_ALWAYS}},
+        {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}},
+    };
+    for (size_t m = 0; m < TX_COUNTOF(modes); m++) {
+        tx_host *host;
+        tx_ctx *ctx = tx_test_open_ctx(modes[m].desc, &host);
+        for (size_t i = 0; i < TX_COUNTOF(k_cases); i++)
+            run_case(ctx, modes[m].name, &k_cases[i]);
+        run_optimizers(ctx, modes[m].name);
+        run_finetune(ctx, modes[m].name, m == 2 ? TX_DEVICE_CPU : TX_DEVICE_GPU);
+        run_edges(ctx, modes[m].name);
+        tx_host_close(host, ctx);
+    }
+    return tx_test_finish();
+}
