@@ -21,7 +21,8 @@
  *   seq.c          CumSum, ReverseSequence, LRN, MeanVarianceNormalization,
  *                  BitShift, Det, the window functions
  *   einsum.c       Einsum
- *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix)
+ *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix),
+ *                  MelWeightMatrix
  *   common.c       these helpers, and tx_onnx_op_find over every family
  *
  * How to add an op
