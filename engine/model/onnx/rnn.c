@@ -452,12 +452,11 @@ static tx_tensor stack_state(tx_xb *b, const rnn *r, const tx_tensor *s) {
     return r->layout ? tx_xb_transpose(b, y, (int[]){1, 0, 2}) : y;
 }
 
-static tx_status set_out(tx_xb *b, int i, tx_tensor t) {
-    if (b->st)
-        return b->st;
+/* Output i: a handle of t that the session owns (a failure stays in b->st). */
+static void set_out(tx_xb *b, int i, tx_tensor t) {
     tx_tensor y;
-    tx_status st = tx_identity(b->x->ctx, t, &y); /* a handle the session owns */
-    return st ? st : tx_x_set_dev(b->x, i, y, TX_ONNX_FLOAT);
+    if (!b->st && !(b->st = tx_identity(b->x->ctx, t, &y)))
+        b->st = tx_x_set_dev(b->x, i, y, TX_ONNX_FLOAT);
 }
 
 static tx_status exec_rnn(tx_xnode *x) {
