@@ -106,9 +106,7 @@ static tx_status exec_dft(tx_xnode *x) {
     ts[rank - 2] = K;
     ts[rank - 1] = 2;
     v = tx_xb_transpose(&b, tx_xb_reshape(&b, v, rank, ts), back);
-    tx_tensor y;
-    if (!b.st && !(b.st = tx_identity(x->ctx, v, &y)))
-        b.st = tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    tx_xb_output(&b, 0, v, TX_ONNX_FLOAT);
     return tx_xb_free(&b);
 }
 
@@ -153,9 +151,7 @@ static tx_status exec_stft(tx_xnode *x) {
     }
     tx_tensor v = tx_xb_reshape(&b, frames, 2, (int64_t[]){s[0] * F, fl * c});
     v = tx_xb_reshape(&b, dft_rows(&b, v, fl, c, fl, K, false), 4, (int64_t[]){s[0], F, K, 2});
-    tx_tensor y;
-    if (!b.st && !(b.st = tx_identity(x->ctx, v, &y)))
-        b.st = tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    tx_xb_output(&b, 0, v, TX_ONNX_FLOAT);
     return tx_xb_free(&b);
 }
 
