@@ -57,6 +57,12 @@ tx_status tx_xb_fail(tx_xb *b, tx_status st, const char *msg) {
     return b->st;
 }
 
+void tx_xb_output(tx_xb *b, int i, tx_tensor t, int elem) {
+    tx_tensor y;
+    if (!b->st && !(b->st = tx_identity(b->x->ctx, t, &y)))
+        b->st = tx_x_set_dev_typed(b->x, i, y, elem, true);
+}
+
 tx_tensor tx_xb_in(tx_xb *b, int i) {
     tx_tensor t = {0};
     if (!b->st)

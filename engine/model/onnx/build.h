@@ -49,6 +49,10 @@ tx_tensor tx_xb_cast(tx_xb *b, tx_tensor a, tx_dtype to);
 tx_tensor tx_xb_const(tx_xb *b, int rank, const int64_t *shape, tx_dtype dt, const void *data);
 /* Shape of a; rank -1 after a failure. */
 int tx_xb_shape(tx_xb *b, tx_tensor a, int64_t shape[TX_MAX_RANK]);
+/* Output i of the node: a handle of tracked t that the session owns, with
+ * element type elem (converted to its device dtype: int32 for integer types);
+ * a failure stays in b->st. Nothing happens after an earlier failure. */
+void tx_xb_output(tx_xb *b, int i, tx_tensor t, int elem);
 /* Records a failure naming the node (the first one wins); returns it. */
 tx_status tx_xb_fail(tx_xb *b, tx_status st, const char *msg);
 

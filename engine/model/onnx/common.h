@@ -21,11 +21,11 @@
  *   seq.c          CumSum, ReverseSequence, LRN, MeanVarianceNormalization,
  *                  BitShift, Det, the window functions
  *   einsum.c       Einsum
- *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix)
+ *   dft.c          DFT, STFT (matmuls with a host-built cos/sin matrix),
+ *                  MelWeightMatrix
  *   detect.c       NonZero, Compress, Unique, NonMaxSuppression, TopK (after
  *                  a counted read-back)
- *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool,
- *                  ReverseSequence
+ *   scatter.c      ScatterND, ScatterElements, Scatter, MaxUnpool
  *   sample.c       GridSample, RoiAlign
  *   linalg.c       Det (elimination with partial pivoting)
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices

@@ -1,4 +1,5 @@
-/* ONNX DFT and STFT as matmuls with a cos/sin matrix built on the host.
+/* ONNX DFT and STFT as matmuls with a cos/sin matrix built on the host, and
+ * MelWeightMatrix (host values).
  *
  * The transformed axis is moved next to the trailing real/imaginary dim, so
  * each row of [rows, L·c] (c = 1 real, 2 complex, interleaved) times the
@@ -105,9 +106,7 @@ static tx_status exec_dft(tx_xnode *x) {
     ts[rank - 2] = K;
     ts[rank - 1] = 2;
     v = tx_xb_transpose(&b, tx_xb_reshape(&b, v, rank, ts), back);
-    tx_tensor y;
-    if (!b.st && !(b.st = tx_identity(x->ctx, v, &y)))
-        b.st = tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    tx_xb_output(&b, 0, v, TX_ONNX_FLOAT);
     return tx_xb_free(&b);
 }
 
@@ -152,10 +151,68 @@ static tx_status exec_stft(tx_xnode *x) {
     }
     tx_tensor v = tx_xb_reshape(&b, frames, 2, (int64_t[]){s[0] * F, fl * c});
     v = tx_xb_reshape(&b, dft_rows(&b, v, fl, c, fl, K, false), 4, (int64_t[]){s[0], F, K, 2});
-    tx_tensor y;
-    if (!b.st && !(b.st = tx_identity(x->ctx, v, &y)))
-        b.st = tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    tx_xb_output(&b, 0, v, TX_ONNX_FLOAT);
     return tx_xb_free(&b);
+}
+
+/* MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangles between
+ * mel-spaced bins, computed on the host as the ONNX reference does (the mel
+ * range split into num_mel_bins + 2 steps, bins floored). */
+static tx_status exec_mel_weight_matrix(tx_xnode *x) {
+    int64_t nmel, dft, sr;
+    const tx_hval *lo, *hi;
+    tx_status st = scalar_in(x, 0, "num_mel_bins", 0, &nmel);
+    if (!st)
+        st = scalar_in(x, 1, "dft_length", 0, &dft);
+    if (!st)
+        st = scalar_in(x, 2, "sample_rate", 0, &sr);
+    if (!st)
+        st = tx_x_host2(x, 3, &lo, 4, &hi);
+    if (st)
+        return st;
+    if (nmel < 1 || nmel > 65536 || dft < 1 || dft > (1 << 24) || sr < 1 || lo->numel != 1 ||
+        hi->numel != 1)
+        return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                         "num_mel_bins %lld, dft_length %lld, sample_rate %lld (positive), "
+                         "edges one value each",
+                         (long long)nmel, (long long)dft, (long long)sr);
+    int elem = (int)tx_attr_int(x->node, "output_datatype", TX_ONNX_FLOAT);
+    if (!tx_onnx_type_is_float(elem) && !tx_onnx_type_is_int(elem))
+        return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "output_datatype %s", tx_onnx_type_name(elem));
+    int64_t nsb = dft / 2 + 1, *bin = malloc(sizeof(int64_t) * (size_t)(nmel + 2));
+    if (!bin)
+        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    double lm = 2595.0 * log10(1.0 + tx_hval_get(lo, 0) / 700.0);
+    double hm = 2595.0 * log10(1.0 + tx_hval_get(hi, 0) / 700.0);
+    double step = (hm - lm) / (double)(nmel + 2);
+    bool ok = true;
+    for (int64_t k = 0; k < nmel + 2; k++) {
+        double hz = 700.0 * (pow(10.0, ((double)k * step + lm) / 2595.0) - 1.0);
+        double b = floor((double)(dft + 1) * hz / (double)sr);
+        ok &= b >= 0 && b < (double)nsb;
+        bin[k] = ok ? (int64_t)b : 0;
+    }
+    tx_hval o;
+    if (!ok || !tx_hval_alloc(&o, elem, 2, (int64_t[]){nsb, nmel})) {
+        free(bin);
+        return ok ? tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory")
+                  : tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT,
+                              "the edges map outside the %lld spectrogram bins", (long long)nsb);
+    }
+    for (int64_t i = 0; i < nmel; i++) {
+        int64_t l = bin[i], c = bin[i + 1], h = bin[i + 2];
+        for (int64_t j = l; j < h || j == c; j++) {
+            /* rising to the center (1 where that edge is empty), then falling */
+            double w = j >= c ? (j == c ? 1.0 : (double)(h - j) / (double)(h - c))
+                              : (double)(j - l) / (double)(c - l);
+            if (o.f)
+                o.f[j * nmel + i] = (float)w;
+            else
+                o.i[j * nmel + i] = (int64_t)w;
+        }
+    }
+    free(bin);
+    return tx_x_set_host(x, 0, &o);
 }
 
 /* ---- rows ---- */
@@ -163,6 +220,7 @@ static tx_status exec_stft(tx_xnode *x) {
 static const tx_onnx_op k_ops[] = {
     {"DFT", exec_dft, NULL, 0, 1, 3, 6},
     {"STFT", exec_stft, NULL, 0, 2, 4, 10},
+    {"MelWeightMatrix", exec_mel_weight_matrix, NULL, TX_OPF_HOST, 5, 5, 31},
 };
 
 const tx_onnx_family tx_onnx_ops_dft = {k_ops, TX_COUNTOF(k_ops)};

@@ -297,12 +297,7 @@ static tx_status exec_einsum(tx_xnode *x) {
     }
     if (!b.st)
         permute(&b, &cur, perm);
-    tx_tensor y = {0};
-    if (!b.st) {
-        b.st = tx_identity(x->ctx, cur.t, &y);
-        if (!b.st)
-            b.st = tx_x_set_dev_typed(x, 0, y, tx_x_elem(x, 0), true);
-    }
+    tx_xb_output(&b, 0, cur.t, tx_x_elem(x, 0));
     return tx_xb_free(&b);
 }
 

@@ -452,14 +452,6 @@ static tx_tensor stack_state(tx_xb *b, const rnn *r, const tx_tensor *s) {
     return r->layout ? tx_xb_transpose(b, y, (int[]){1, 0, 2}) : y;
 }
 
-static tx_status set_out(tx_xb *b, int i, tx_tensor t) {
-    if (b->st)
-        return b->st;
-    tx_tensor y;
-    tx_status st = tx_identity(b->x->ctx, t, &y); /* a handle the session owns */
-    return st ? st : tx_x_set_dev(b->x, i, y, TX_ONNX_FLOAT);
-}
-
 static tx_status exec_rnn(tx_xnode *x) {
     rnn r = {0};
     tx_status st = parse(x, &r);
@@ -492,12 +484,12 @@ static tx_status exec_rnn(tx_xnode *x) {
         tx_tensor y = tx_xb_concat(&b, yd, (int)r.D, 1);
         if (r.layout) /* [B, T, D, H] */
             y = tx_xb_transpose(&b, y, (int[]){2, 0, 1, 3});
-        set_out(&b, 0, y);
+        tx_xb_output(&b, 0, y, TX_ONNX_FLOAT);
     }
     if (x->n_out > 1 && x->out[1])
-        set_out(&b, 1, stack_state(&b, &r, hs));
+        tx_xb_output(&b, 1, stack_state(&b, &r, hs), TX_ONNX_FLOAT);
     if (x->n_out > 2 && x->out[2] && r.kind == K_LSTM)
-        set_out(&b, 2, stack_state(&b, &r, cs));
+        tx_xb_output(&b, 2, stack_state(&b, &r, cs), TX_ONNX_FLOAT);
     return tx_xb_free(&b);
 }
 

@@ -23,14 +23,9 @@ static tx_tensor in_float(tx_xb *b, int i) {
     return t;
 }
 
-/* Output 0 from a tracked tensor (converted to input 0's element type). */
+/* Output 0 from a tracked tensor, as element type elem; frees the builder. */
 static tx_status finish(tx_xb *b, tx_tensor y, int elem) {
-    if (!b->st) {
-        tx_tensor o;
-        b->st = tx_identity(b->x->ctx, y, &o);
-        if (!b->st)
-            b->st = tx_x_set_dev_typed(b->x, 0, o, elem, true);
-    }
+    tx_xb_output(b, 0, y, elem);
     return tx_xb_free(b);
 }
 
@@ -344,12 +339,9 @@ tx_status tx_onnx_batch_norm_training(tx_xnode *x) {
                               tx_xb_binary(&b, TX_OP_MUL, bs, tx_xb_scalar(&b, 1.0f - mom)));
     }
     tx_tensor outs[3] = {y, run[0], run[1]};
-    for (int o = 0; o < 3 && !b.st; o++) {
-        tx_tensor t;
-        if (!outs[o].id || (b.st = tx_identity(x->ctx, outs[o], &t)))
-            continue;
-        b.st = tx_x_set_dev(x, o, t, TX_ONNX_FLOAT);
-    }
+    for (int o = 0; o < 3; o++)
+        if (outs[o].id)
+            tx_xb_output(&b, o, outs[o], TX_ONNX_FLOAT);
     return tx_xb_free(&b);
 }
 
