@@ -2,7 +2,8 @@
 """Quantization cases for tests/quant_test.sh that the backend tests do not
 reach, each a directory under OUTDIR with model.onnx, input.x.npy and either
 want.y.npy (the exact answer, computed here in int64 / float64 numpy) or
-error.txt (what texel's message must contain).
+error.txt (what texel's message must contain), and fused.txt where the plan
+must fuse that many nodes away.
 
   matmulint_chunks  MatMulInteger over K = 1200 where running sums in float32
                     would pass 2^24 (column 0 sums 600 · 255 · 127 before
@@ -36,7 +37,7 @@ def model(nodes, inits, x_shape, y_type, opset, y_shape=None):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
-def write(out, name, m, x, want=None, error=None):
+def write(out, name, m, x, want=None, error=None, fused=None):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     save(m, os.path.join(d, "model.onnx"))
@@ -45,6 +46,8 @@ def write(out, name, m, x, want=None, error=None):
         np.save(os.path.join(d, "want.y.npy"), want)
     if error is not None:
         open(os.path.join(d, "error.txt"), "w").write(error)
+    if fused is not None:
+        open(os.path.join(d, "fused.txt"), "w").write(str(fused))
 
 
 def quant(v, s, z, lo, hi):
@@ -130,8 +133,9 @@ def cases(out):
     acc += bq.reshape(1, m, 1, 1)
     mult = ((xs * wsc).astype(np.float32) / ys).astype(np.float32).reshape(1, m, 1, 1)
     want = quant(acc.astype(np.float32) * mult, np.float32(1), int(yz), 0, 255)
+    # fused: the QuantizeLinear and the DequantizeLinear of x fold into the Conv
     write(out, "qdq_fold", model(nodes, inits, [1, c, 5, 5], TensorProto.UINT8, 13), x,
-          want=want.astype(np.int64))
+          want=want.astype(np.int64), fused=2)
 
     # per-axis QuantizeLinear, then DequantizeLinear (float result)
     x = (rng.random((2, 3, 4)) * 8 - 4).astype(np.float32)

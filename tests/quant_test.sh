@@ -44,6 +44,11 @@ for c in "$work"/cases/*/; do
             echo "FAIL $name ($dev): exit $rc: $(head -c 300 "$out.json") $(tail -2 "$out.err")"
             continue
         fi
+        if [[ -f $c/fused.txt ]] && ! grep -q "\"fused\": $(cat "$c/fused.txt")," "$out.json"; then
+            fail=$((fail + 1))
+            echo "FAIL $name ($dev): want $(cat "$c/fused.txt") nodes fused: $(grep -o '"fused": [0-9]*' "$out.json")"
+            continue
+        fi
         if msg=$("$PY" - "$c/want.y.npy" "$out/y.npy" 2>&1 <<'PY'
 import sys
 import numpy as np

@@ -10,7 +10,9 @@
 //       when max |got - ref| <= max |ref - FLOATREF|
 //   node ort_run.js ranges MODEL OUT.json NAME=FILE.npy...
 //       merges each output's [min, max] into OUT.json (calibration)
-// NODE_PATH must reach onnxruntime-node (tests/models_test.sh sets it).
+// NODE_PATH must reach onnxruntime-node (tests/models_test.sh sets it); ORT_OPT
+// sets its graphOptimizationLevel (default "all"; "disabled" runs the graph
+// as written, to tell its fused kernels from the plain ones).
 'use strict';
 const fs = require('fs');
 const path = require('path');

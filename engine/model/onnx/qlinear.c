@@ -259,12 +259,15 @@ static tx_status int_matmul(tx_xnode *x, tx_tensor *out) {
     return st;
 }
 
-/* QLinearConv's int32 bias as float32 (a temporary in l). A constant one is
- * read on the host (the row's host_in), so values beyond 2^24, which int32
- * device tensors cannot hold, become the nearest float32 (relative error
- * 2^-24 of the bias, far below the output's quantum). */
+/* QLinearConv's int32 bias as float32 (a temporary in l). A constant whose
+ * values reach beyond 2^24, which an int32 device tensor cannot hold (the
+ * session leaves it on the host), becomes the nearest float32 on each run
+ * (relative error 2^-24 of the bias, far below the output's quantum); any
+ * other bias is the device constant uploaded with the weights. */
 static tx_status bias_dev(tx_xnode *x, int i, tx_tmp_list *l, tx_tensor *out) {
-    if (!tx_x_is_host(x, i))
+    double lo = 0, hi = 0;
+    const_range(x, i, &lo, &hi);
+    if (lo >= -EXACT_F32 && hi <= EXACT_F32)
         return tx_x_dev_float(x, i, l, out);
     const tx_hval *h;
     tx_status st = tx_x_host(x, i, &h);
@@ -456,7 +459,7 @@ static const tx_onnx_op k_ops[] = {
     {"MatMulInteger", exec_matmul_integer, infer_matmul_integer, 0, 2, 4, 0},
     {"ConvInteger", exec_conv_integer, infer_conv_integer, 0, 2, 4, 0},
     {"QLinearMatMul", exec_qlinear_matmul, infer_qlinear_matmul, 0, 8, 8, 0},
-    {"QLinearConv", exec_qlinear_conv, infer_qlinear_conv, 0, 8, 9, 1u << 8},
+    {"QLinearConv", exec_qlinear_conv, infer_qlinear_conv, 0, 8, 9, 0},
 };
 
 const tx_onnx_family tx_onnx_ops_qlinear = {k_ops, TX_COUNTOF(k_ops)};
