@@ -11,6 +11,7 @@
  *            [--axis A] [--coerce-2d] [--epsilon E] [--alpha V] [--beta V]
  *            [--to float32|int32] [--bool]
  *   texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--device gpu|cpu|all]
+ *               [--matmul-tm 1|4|8]
  *   texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
  *             [--device auto|gpu|cpu] [--precision f32|f16]
  *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--device D]
@@ -31,7 +32,7 @@ static int usage(void) {
         "usage:\n"
         "  texel info [--json]\n"
         "  texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
-        "           [--no-reference] [--device gpu|cpu|all]\n"
+        "           [--no-reference] [--device gpu|cpu|all] [--matmul-tm 1|4|8]\n"
         "  texel op NAME --shape AxB[,CxD[,N]] [--repeat N] [--specialize-after K]\n"
         "           [--transpose-a] [--transpose-b] [--bias] [--activation OP]\n"
         "           [--lo V] [--hi V] [--seed S] [--max-texture-size N] [--json]\n"

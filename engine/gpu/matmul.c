@@ -141,16 +141,19 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     bool can8 = c->M >= 2 * TX_MATMUL_TILE_MIN_M && ctx->caps.max_draw_buffers >= 8;
     if (tm == 4 && can8)
         tm = 8;
-    if (tm == 1 || !ctx->tune_kernels || ctx->compile_only)
+    if (tm == 1)
         return run_tm(ctx, c, tm);
-    /* measured per device: the 8-target tile that wins on llvmpipe loses on
-     * SwiftShader */
+    /* A choice given (tx_ctx_set_kernel_choice), remembered or measured
+     * before serves; with TEXEL_TUNE the file is asked, else each tiling is
+     * timed: the 8-target tile that wins on llvmpipe loses on SwiftShader. */
     int cls = size_class(c);
     signed char *known = &ctx->matmul_tm[cls];
-    if (!*known)
+    if (!*known && ctx->tune_kernels && !ctx->compile_only)
         *known = (signed char)tx_tune_lookup(ctx, "matmul-tm", cls);
     if (*known == 1 || *known == 4 || (*known == 8 && can8))
         return run_tm(ctx, c, *known);
+    if (!ctx->tune_kernels || ctx->compile_only)
+        return run_tm(ctx, c, tm);
     int cand[3] = {1, 4, 8}, best = tm;
     tx_status st = measure(ctx, c, cand, can8 ? 3 : 2, &best);
     *known = (signed char)best;
