@@ -98,7 +98,7 @@ async function runTexel(c, texel, device = 'gpu') {
     const probe = await texel.create({ device });
     const key = `texel-kernels:${probe.caps.renderer}`;
     probe.dispose();
-    localStorage.setItem(key, JSON.stringify(Array(32).fill(MATMUL_TM)));
+    localStorage.setItem(key, JSON.stringify({ 'matmul-tm': Array(32).fill(MATMUL_TM) }));
   }
   const tx = await texel.create({ device });
   try {
