@@ -173,6 +173,7 @@ struct tx_ctx {
     double probe_gflops;    /* auto's software-rasterizer probe (0: not made) */
     bool tune_kernels;      /* env TEXEL_TUNE=1: kernel variants timed on first use */
     signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
+    signed char conv_tp[TX_TUNE_CLASSES];   /* per size class: positions per conv fragment */
     /* Test hooks (tests/ only): simulate driver failures. */
     bool fault_specialized; /* the next specialized link "fails" */
     bool fault_generic;     /* the next generic link "fails" */

@@ -85,6 +85,9 @@ static bool settled(tx_ctx *ctx, const tx_stats *before) {
            now.specialized_compiles <= now.specialized_ready + now.compile_failures;
 }
 
+/* --matmul-tm: the matmul tiling every GPU context uses (0: the default) */
+static int g_matmul_tm;
+
 static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const bench_mode *m,
                      int runs, mode_result *r) {
     memset(r, 0, sizeof *r);
@@ -101,6 +104,8 @@ static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const ben
         snprintf(r->error, sizeof r->error, "context: %s", tx_status_name(r->status));
         return;
     }
+    for (int cls = 0; g_matmul_tm && cls < TX_TUNE_CLASSES; cls++)
+        tx_ctx_set_kernel_choice(ctx, "matmul-tm", cls, g_matmul_tm);
     tx_tensor in[TX_BENCH_MAX_INPUTS] = {{0}};
     float *out = NULL;
     size_t out_bytes = 0;
@@ -197,14 +202,15 @@ static bool selected(const char *list, const char *name) {
 
 const char tx_usage_bench[] =
     "usage: texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--list]\n"
-    "           [--no-reference] [--device gpu|cpu|all]\n";
+    "           [--no-reference] [--device gpu|cpu|all] [--matmul-tm 1|4|8]\n";
 
 int tx_cmd_bench(int argc, char **argv) {
     const char *cases = NULL, *json_path = NULL;
     int runs = 15;
     bool smoke = false, list = false, no_ref = false;
     tx_device only = TX_DEVICE_DEFAULT; /* --device: gpu or cpu modes only */
-    static const char *const value_opts[] = {"--cases", "--json", "--runs", "--device", NULL};
+    static const char *const value_opts[] = {"--cases",  "--json",      "--runs",
+                                             "--device", "--matmul-tm", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (tx_cli_is_help(a))
@@ -223,6 +229,9 @@ int tx_cmd_bench(int argc, char **argv) {
             json_path = v, i++;
         else if (strcmp(a, "--runs") == 0 && v)
             runs = atoi(v), i++;
+        else if (strcmp(a, "--matmul-tm") == 0 && v &&
+                 (strcmp(v, "1") == 0 || strcmp(v, "4") == 0 || strcmp(v, "8") == 0))
+            g_matmul_tm = atoi(v), i++;
         else if (strcmp(a, "--device") == 0 && v &&
                  (strcmp(v, "gpu") == 0 || strcmp(v, "cpu") == 0 || strcmp(v, "all") == 0))
             only = tx_device_from_name(v) == TX_DEVICE_COUNT_ ? TX_DEVICE_DEFAULT
@@ -230,6 +239,8 @@ int tx_cmd_bench(int argc, char **argv) {
             i++;
         else if (strcmp(a, "--device") == 0)
             return tx_cli_usage_error("bench", tx_usage_bench, "--device is gpu, cpu or all");
+        else if (strcmp(a, "--matmul-tm") == 0)
+            return tx_cli_usage_error("bench", tx_usage_bench, "--matmul-tm is 1, 4 or 8");
         else
             return tx_cli_unknown("bench", tx_usage_bench, a);
     }

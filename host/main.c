@@ -11,6 +11,7 @@
  *            [--axis A] [--coerce-2d] [--epsilon E] [--alpha V] [--beta V]
  *            [--to float32|int32] [--bool]
  *   texel bench [--cases a,b] [--smoke] [--runs N] [--json FILE] [--device gpu|cpu|all]
+ *               [--matmul-tm 1|4|8]
  *   texel run MODEL.onnx [--input NAME=FILE]... [--output NAME]... [--json] [--save DIR]
  *             [--device auto|gpu|cpu] [--precision f32|f16]
  *   texel conformance [DIR]... [--filter S] [--must-pass FILE] [--json] [--device D]
@@ -51,7 +52,8 @@ static void print_ops(FILE *f) {
 
 /* Every command's usage, the op names and the exit statuses. */
 static int usage_all(FILE *f) {
-    fprintf(f, "texel %s: tensors on GL ES 3.0 fragment shaders and a SIMD CPU device\n%s%s%s%s%s%s",
+    fprintf(f,
+            "texel %s: tensors on GL ES 3.0 fragment shaders and a SIMD CPU device\n%s%s%s%s%s%s",
             tx_version(), usage_info, usage_op, tx_usage_bench, tx_usage_run, tx_usage_conformance,
             tx_usage_train);
     fprintf(f, "  texel --version\n"

@@ -144,21 +144,29 @@ function rememberChoice(key, st) {
 }
 
 // Kernel variants measured per renderer (env TEXEL_TUNE=1: matmul's tile
-// rows per size class), handed to every later context on that renderer.
+// rows, conv's positions per fragment, per size class), handed to every later
+// context on that renderer: {"matmul-tm": [per class], "conv-tp": [...]}.
 const KERNEL_PREFIX = 'texel-kernels:';
 const TUNE_CLASSES = 32;
+const TUNED = ['matmul-tm', 'conv-tp']; // texel_web.c: k_tuned
 
 function recallKernels(core, w, key) {
   try {
     const v = JSON.parse(storage()?.getItem(key) ?? 'null');
-    if (!Array.isArray(v)) return;
-    v.slice(0, TUNE_CLASSES).forEach((x, cls) => { if (x) core._txw_set_kernel_choice(w, cls, x | 0); });
+    TUNED.forEach((kernel, k) => {
+      if (!Array.isArray(v?.[kernel])) return;
+      v[kernel].slice(0, TUNE_CLASSES).forEach((x, cls) => { if (x) core._txw_set_kernel_choice(w, k, cls, x | 0); });
+    });
   } catch { /* a damaged entry: measure again */ }
 }
 
 function rememberKernels(core, w, key) {
-  const v = Array.from({ length: TUNE_CLASSES }, (_, cls) => core._txw_kernel_choice(w, cls));
-  if (!v.some((x) => x)) return;
+  const v = {};
+  TUNED.forEach((kernel, k) => {
+    const c = Array.from({ length: TUNE_CLASSES }, (_, cls) => core._txw_kernel_choice(w, k, cls));
+    if (c.some((x) => x)) v[kernel] = c;
+  });
+  if (!Object.keys(v).length) return;
   try { storage()?.setItem(key, JSON.stringify(v)); } catch { /* an optimisation */ }
 }
 

@@ -88,11 +88,15 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
 
 /* Kernel variants chosen by measurement (TEXEL_TUNE): the page keeps them in
  * localStorage per renderer (texel.js), since the engine has no file here. */
-EXPORT int txw_kernel_choice(txw *w, int size_class) {
-    return tx_ctx_kernel_choice(w->ctx, "matmul-tm", size_class);
+static const char *const k_tuned[] = {"matmul-tm", "conv-tp"}; /* texel.js: TUNED */
+EXPORT int txw_kernel_choice(txw *w, int kernel, int size_class) {
+    return kernel >= 0 && kernel < 2 ? tx_ctx_kernel_choice(w->ctx, k_tuned[kernel], size_class)
+                                     : 0;
 }
-EXPORT int txw_set_kernel_choice(txw *w, int size_class, int variant) {
-    return tx_ctx_set_kernel_choice(w->ctx, "matmul-tm", size_class, variant);
+EXPORT int txw_set_kernel_choice(txw *w, int kernel, int size_class, int variant) {
+    if (kernel < 0 || kernel >= 2)
+        return TX_STATUS_INVALID_ARGUMENT;
+    return tx_ctx_set_kernel_choice(w->ctx, k_tuned[kernel], size_class, variant);
 }
 
 EXPORT const char *txw_create_error(void) {

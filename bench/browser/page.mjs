@@ -8,6 +8,9 @@
 const log = (s) => { document.getElementById('log').textContent += '\n' + s; };
 const params = new URLSearchParams(location.search);
 const RUNS = Number(params.get('runs') || 15);
+// matmul-tm=1|4|8: texel's matmul tiling forced (a row per kernel variant):
+// handed over as a remembered choice of this renderer for every size class
+const MATMUL_TM = Number(params.get('matmul-tm') || 0);
 
 function fill(n, seed) {
   // xorshift32: inputs only need to be seeded, not identical to the desktop's
@@ -106,6 +109,12 @@ async function runTf(c, backend) {
 
 async function runTexel(c, texel, device = 'gpu') {
   if (!texel || !texel.cases[c.name]) return { status: 'not available in this build' };
+  if (MATMUL_TM) {
+    const probe = await texel.create({ device });
+    const key = `texel-kernels:${probe.caps.renderer}`;
+    probe.dispose();
+    localStorage.setItem(key, JSON.stringify({ 'matmul-tm': Array(32).fill(MATMUL_TM) }));
+  }
   const tx = await texel.create({ device });
   try {
     const r = await timeEngine(

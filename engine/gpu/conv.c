@@ -19,6 +19,7 @@
 
 #include "../device.h"
 #include "../hash.h"
+#include "tune.h"
 
 static int64_t max64(int64_t a, int64_t b) {
     return a > b ? a : b;
@@ -38,7 +39,8 @@ typedef struct conv_plan {
     int64_t nobt;            /* output tiles along channels: nob / (tc / 4) */
 } conv_plan;
 
-static void plan_make(const tx_conv_call *cc, int max_targets, conv_plan *p) {
+/* tp: positions per fragment (4 or 8; 0: the rule below). */
+static void plan_make(const tx_conv_call *cc, int max_targets, int tp, conv_plan *p) {
     memset(p, 0, sizeof *p);
     p->transpose = cc->transpose;
     p->n = cc->n, p->c = cc->c, p->h = cc->h, p->w = cc->w, p->m = cc->m;
@@ -70,6 +72,8 @@ static void plan_make(const tx_conv_call *cc, int max_targets, conv_plan *p) {
      * unpack 2.1 -> 3.4 ms; depthwise 32 at 112x112, 5.1 -> 5.9 ms. Rows much
      * narrower than 8 would waste the tile. */
     p->tp = !p->depthwise && max_targets >= 8 && (p->wo % 8 == 0 || p->wo > 16) ? 8 : 4;
+    if (tp && !p->depthwise && max_targets >= 8)
+        p->tp = tp;
     /* A 1x1 conv has no windows to overlap, so 8 channels x 4 positions cost
      * the compute pass what 4 x 8 do, and the unpack pass then picks its
      * texture by channel, which neighbouring fragments share. */
@@ -110,12 +114,13 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
         tx_req_define(r, "TX_DW", "1");
 }
 
-tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
+static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
+    const tx_conv_call *cc = call;
     const char *op = cc->transpose ? "conv_transpose" : "conv";
     const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *ys = cc->y;
     bool transpose = cc->transpose;
     conv_plan p;
-    plan_make(cc, ctx->caps.max_draw_buffers, &p);
+    plan_make(cc, ctx->caps.max_draw_buffers, tp, &p);
     tx_status st = TX_STATUS_OK;
     int64_t x_tex = p.n * p.nb * p.hp * p.wp;
     int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
@@ -218,4 +223,18 @@ tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
         if (i != 1)
             tx_pool_release(ctx, &tex[i]);
     return st;
+}
+
+/* Positions per fragment (4 or 8) chosen per device where both apply: dense
+ * convs with 4 channels per fragment on 8 render targets (env TEXEL_TUNE,
+ * tune.c). */
+tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
+    conv_plan p;
+    plan_make(cc, ctx->caps.max_draw_buffers, 0, &p);
+    if (p.depthwise || p.tc != 4 || ctx->caps.max_draw_buffers < 8)
+        return run_tp(ctx, cc, p.tp);
+    static const int cand[2] = {4, 8};
+    double macs = (double)p.n * (double)p.m * (double)p.ho * (double)p.wo * (double)p.cg *
+                  (double)(p.kh * p.kw);
+    return tx_tune_run(ctx, "conv-tp", macs, cand, 2, p.tp, run_tp, cc);
 }

@@ -123,36 +123,8 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
     return st;
 }
 
-/* The size class of a matmul: log2 of its multiply-adds, in steps of 3 (a
- * doubling of each side). */
-static int size_class(const tx_matmul_call *c) {
-    double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
-    int cls = (int)(log2(macs > 1 ? macs : 1) / 3);
-    return cls < 0 ? 0 : cls >= TX_TUNE_CLASSES ? TX_TUNE_CLASSES - 1 : cls;
-}
-
-/* TEXEL_TUNE: each variant once to compile, once timed; the output of the
- * last run stands (every variant writes the whole result). */
-static tx_status measure(tx_ctx *ctx, const tx_matmul_call *c, const int *cand, int n, int *best) {
-    double best_ms = 0;
-    for (int i = 0; i < n; i++) {
-        tx_status st = run_tm(ctx, c, cand[i]);
-        if (st)
-            return st;
-        tx_gl_finish();
-        double t0 = tx_now_ms();
-        st = run_tm(ctx, c, cand[i]);
-        if (st)
-            return st;
-        tx_gl_finish();
-        double ms = tx_now_ms() - t0;
-        if (i == 0 || ms < best_ms) {
-            best_ms = ms;
-            *best = cand[i];
-        }
-    }
-    tx_tune_store(ctx, "matmul-tm", size_class(c), *best, best_ms);
-    return run_tm(ctx, c, *best);
+static tx_status run_variant(tx_ctx *ctx, const void *call, int tm) {
+    return run_tm(ctx, call, tm);
 }
 
 tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
@@ -165,18 +137,10 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     bool can8 = (c->M >= 2 * TX_MATMUL_TILE_MIN_M || vary_m) && ctx->caps.max_draw_buffers >= 8;
     if (tm == 4 && can8)
         tm = 8;
-    if (tm == 1 || !ctx->tune_kernels || ctx->compile_only)
+    if (tm == 1)
         return run_tm(ctx, c, tm);
-    /* measured per device: the 8-target tile that wins on llvmpipe loses on
-     * SwiftShader */
-    int cls = size_class(c);
-    signed char *known = &ctx->matmul_tm[cls];
-    if (!*known)
-        *known = (signed char)tx_tune_lookup(ctx, "matmul-tm", cls);
-    if (*known == 1 || *known == 4 || (*known == 8 && can8))
-        return run_tm(ctx, c, *known);
-    int cand[3] = {1, 4, 8}, best = tm;
-    tx_status st = measure(ctx, c, cand, can8 ? 3 : 2, &best);
-    *known = (signed char)best;
-    return st;
+    /* per device: the 8-target tile that wins on llvmpipe may lose elsewhere */
+    static const int cand[3] = {1, 4, 8};
+    double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
+    return tx_tune_run(ctx, "matmul-tm", macs, cand, can8 ? 3 : 2, tm, run_variant, c);
 }

@@ -6,6 +6,7 @@
  * appended to the file of remembered device choices (choose.c) as
  * "<hash of kernel + class> <kernel><variant> <ms> 0 <renderer>", so a later
  * context on the same renderer takes it without measuring. */
+#include <math.h>
 #include <string.h>
 
 #include "../device.h"
@@ -19,6 +20,8 @@ static signed char *slot(tx_ctx *ctx, const char *kernel, int cls) {
         return NULL;
     if (strcmp(kernel, "matmul-tm") == 0)
         return &ctx->matmul_tm[cls];
+    if (strcmp(kernel, "conv-tp") == 0)
+        return &ctx->conv_tp[cls];
     return NULL;
 }
 
@@ -32,7 +35,8 @@ tx_status tx_ctx_set_kernel_choice(tx_ctx *ctx, const char *kernel, int size_cla
     if (!s || (variant != 0 && variant != 1 && variant != 4 && variant != 8))
         return ctx ? tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                              "tx_ctx_set_kernel_choice: no kernel \"%s\" with class %d and "
-                             "variant %d (matmul-tm: classes 0..%d, variants 0, 1, 4, 8)",
+                             "variant %d (matmul-tm, conv-tp: classes 0..%d, variants 0, 1, 4, "
+                             "8)",
                              kernel ? kernel : "(null)", size_class, variant, TX_TUNE_CLASSES - 1)
                    : TX_STATUS_INVALID_ARGUMENT;
     *s = (signed char)variant;
@@ -80,4 +84,46 @@ void tx_tune_store(tx_ctx *ctx, const char *kernel, int cls, int variant, double
     fprintf(f, "%016llx %s%d %.3f 0 %s\n", (unsigned long long)key_hash(kernel, cls), kernel,
             variant, ms, ctx->caps.renderer);
     fclose(f);
+}
+
+static bool among(int v, const int *cand, int n) {
+    for (int i = 0; i < n; i++)
+        if (cand[i] == v)
+            return true;
+    return false;
+}
+
+tx_status tx_tune_run(tx_ctx *ctx, const char *kernel, double work, const int *cand, int n,
+                      int dflt, tx_tune_fn run, const void *call) {
+    int cls = (int)(log2(work > 1 ? work : 1) / 3);
+    cls = cls >= TX_TUNE_CLASSES ? TX_TUNE_CLASSES - 1 : cls;
+    signed char *known = slot(ctx, kernel, cls);
+    TX_ASSERT(known);
+    if (!*known && ctx->tune_kernels && !ctx->compile_only)
+        *known = (signed char)tx_tune_lookup(ctx, kernel, cls);
+    if (among(*known, cand, n))
+        return run(ctx, call, *known);
+    if (!ctx->tune_kernels || ctx->compile_only || n < 2)
+        return run(ctx, call, dflt);
+    double best_ms = 0;
+    int best = dflt;
+    for (int i = 0; i < n; i++) {
+        tx_status st = run(ctx, call, cand[i]);
+        if (st)
+            return st;
+        tx_gl_finish();
+        double t0 = tx_now_ms();
+        st = run(ctx, call, cand[i]);
+        if (st)
+            return st;
+        tx_gl_finish();
+        double ms = tx_now_ms() - t0;
+        if (i == 0 || ms < best_ms) {
+            best_ms = ms;
+            best = cand[i];
+        }
+    }
+    *known = (signed char)best;
+    tx_tune_store(ctx, kernel, cls, best, best_ms);
+    return run(ctx, call, best);
 }

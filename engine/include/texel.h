@@ -279,7 +279,8 @@ int tx_ctx_compile_families(const tx_ctx *ctx, tx_compile_family *out, int max);
 /* Kernel variants chosen by measurement (env TEXEL_TUNE=1; README). Natively
  * the choices are remembered in the device-choices file; a host without files
  * (the browser) reads them here after a context's work and hands them to the
- * next context on the same renderer. Kernels: "matmul-tm" (tile rows 1, 4 or
+ * next context on the same renderer. A choice set here serves with or without
+ * TEXEL_TUNE (benchmarks force a variant this way). Kernels: "matmul-tm" (tile rows 1, 4 or
  * 8), size classes 0..TX_TUNE_CLASSES-1. 0: not measured. */
 #define TX_TUNE_CLASSES 32
 int tx_ctx_kernel_choice(const tx_ctx *ctx, const char *kernel, int size_class);

@@ -119,7 +119,7 @@ test('TEXEL_TUNE: matmul tilings measured once per renderer and size class, reme
       t.scope(() => close(t.tensor(a, [m, k]).matmul(t.tensor(b, [k, n])).dataSync(), want, 1e-5, `round ${round}`));
     compiles.push(t.stats().genericCompiles);
     t.dispose(); // remembers the choice
-    const kept = JSON.parse(localStorage.getItem(`texel-kernels:${t.caps.renderer}`) ?? 'null');
+    const kept = JSON.parse(localStorage.getItem(`texel-kernels:${t.caps.renderer}`) ?? 'null')?.['matmul-tm'];
     check(Array.isArray(kept) && kept.some((x) => [1, 4, 8].includes(x)), `stored ${JSON.stringify(kept)}`);
     if (round === 0) console.log(`  measured on this renderer: matmul tile rows per size class ${JSON.stringify(kept)}`);
   }
