@@ -1118,10 +1118,16 @@ export class Session {
 
 // First polls right after the current task (a fence often signals within
 // one), then back off to a few ms so a long read does not spin.
-const channel = typeof MessageChannel === 'function' ? new MessageChannel() : null;
+// The channel is made on first use and, in Node, unref'd: a listening port
+// would keep Node's event loop alive after an import of this module.
+let channel = null;
 const queue = [];
-if (channel) channel.port1.onmessage = () => queue.shift()?.();
 function later(fn, n) {
+  if (!channel && typeof MessageChannel === 'function') {
+    channel = new MessageChannel();
+    channel.port1.onmessage = () => queue.shift()?.();
+    channel.port1.unref?.();
+  }
   if (n < 4 && channel) {
     queue.push(fn);
     channel.port2.postMessage(0);
@@ -1154,7 +1160,8 @@ function camelKeys(o) {
  * cpuThreads: the CPU device's threads (0: one per core; threaded build only).
  * threads: 'auto' (default: the threaded build on a cross-origin isolated
  * page), true or false. simd: 'auto' (default: wasm SIMD where the browser
- * validates it), true or false (texel-scalar.wasm). env: engine environment variables ({TEXEL_AUTO_MEASURE:
+ * validates it), true or false (texel-scalar.wasm). In Node (no WebGL2) it rejects at once with
+ * UNSUPPORTED unless given a canvas. env: engine environment variables ({TEXEL_AUTO_MEASURE:
  * '1'}; null unsets), set for the whole loaded engine before the context is made.
  */
 export async function create(opts = {}) {

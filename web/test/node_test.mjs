@@ -2,7 +2,7 @@
 // (texel.wasm, read from the package) loads, and create() answers at once
 // with TexelError UNSUPPORTED naming what is missing (Node has no WebGL2, and
 // the engine makes every context on one) instead of hanging or failing on a
-// fetch of a file: URL. `node web/test/node_test.mjs [MODULE]`: MODULE
+// fetch of a file: URL, and Node exits once done. `node web/test/node_test.mjs [MODULE]`: MODULE
 // defaults to ../texel.js (web/test/bundle_test.sh passes 'texel-gpu' from a
 // project that installed the npm tarball). Prints "N passed, N failed".
 const spec = process.argv[2] || '../texel.js';
@@ -12,6 +12,17 @@ const check = (ok, what) => {
   if (ok) passed++; else failed++;
 };
 const within = (p, ms) => Promise.race([p, new Promise((_, no) => setTimeout(() => no(new Error(`no answer in ${ms} ms`)), ms))]);
+
+// importing the module and a failed create() leave nothing that keeps Node running
+{
+  const { spawnSync } = await import('node:child_process');
+  const target = spec.startsWith('.') ? new URL(spec, import.meta.url).href : spec;
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e',
+    `const t = await import(${JSON.stringify(target)}); await t.create().catch(() => {});`],
+  { timeout: 30000, cwd: process.cwd() });
+  check(r.status === 0 && r.signal === null, `Node exits after import + create() (${Date.now() - t0} ms, status ${r.status}, signal ${r.signal})`);
+}
 
 try {
   const texel = await import(spec);
