@@ -1,9 +1,9 @@
 /* The composed ONNX ops beside the recurrent ones, on cases the conformance
  * data lacks, against plain-C references: Einsum (a brute-force sum over every
- * label assignment, so any equation can be checked), Det up to 4 x 4, CumSum
- * on a middle axis, ReverseSequence on rank-3 inputs, LRN with an even size,
- * MeanVarianceNormalization over chosen axes; and bad equations and shapes
- * that must fail with a message. */
+ * label assignment, so any equation can be checked), Det up to 6 x 6 and at
+ * 24 x 24 (the largest M), CumSum on a middle axis, ReverseSequence on rank-3
+ * inputs, LRN with an even size, MeanVarianceNormalization over chosen axes;
+ * and bad equations and shapes that must fail with a message. */
 #include <math.h>
 
 #include "harness.h"
@@ -235,7 +235,7 @@ static void einsum_cases(void) {
 /* ---- Det, CumSum, ReverseSequence, LRN, MVN ---- */
 
 static double det_ref(const float *m, int n) {
-    double a[36], d = 1; /* n <= 6 */
+    double a[24 * 24], d = 1; /* n <= 24 */
     for (int i = 0; i < n * n; i++)
         a[i] = m[i];
     for (int c = 0; c < n; c++) { /* Gaussian elimination with partial pivoting */
@@ -277,6 +277,18 @@ static void det_cases(void) {
             for (int b = 0; b < 6; b++)
                 want[b] = det_ref(x.v + b * n * n, n);
             expect_close(&y, want, 2, (int64_t[]){2, 3}, 1e-5);
+        }
+        free(x.v), free(y.v);
+        tx_test_end();
+    }
+    /* the largest M: ~40 tensors a step, all kept until the end */
+    if (tx_test_begin("Det of [2, 24, 24]")) {
+        operand x = rand_op(3, (int64_t[]){2, 24, 24}), y = {0};
+        tx_status st = run_node("Det", &x, 1, NULL, 0, 13, &y);
+        CHECK(st == TX_STATUS_OK, "%s", tx_last_error(g_ctx));
+        if (!st) {
+            double want[2] = {det_ref(x.v, 24), det_ref(x.v + 24 * 24, 24)};
+            expect_close(&y, want, 1, (int64_t[]){2}, 1e-3);
         }
         free(x.v), free(y.v);
         tx_test_end();

@@ -26,7 +26,19 @@ tx_tensor tx_xb_track(tx_xb *b, tx_status st, tx_tensor t) {
     return t;
 }
 
+/* Drops t from the shared scalars (it is no longer tracked). */
+static void forget_scalar(tx_xb *b, tx_tensor t) {
+    for (int i = 0; i < b->ns; i++)
+        if (b->sc[i].id == t.id) {
+            b->ns--;
+            b->sv[i] = b->sv[b->ns];
+            b->sc[i] = b->sc[b->ns];
+            return;
+        }
+}
+
 tx_tensor tx_xb_untrack(tx_xb *b, tx_tensor t) {
+    forget_scalar(b, t);
     for (int i = b->n - 1; i >= 0; i--)
         if (b->t[i].id == t.id) {
             memmove(&b->t[i], &b->t[i + 1], sizeof(tx_tensor) * (size_t)(b->n - i - 1));
@@ -37,8 +49,11 @@ tx_tensor tx_xb_untrack(tx_xb *b, tx_tensor t) {
 }
 
 void tx_xb_release_from(tx_xb *b, int n0) {
-    for (int i = n0; i < b->n; i++)
+    for (int i = n0; i < b->n; i++) {
+        if (b->ns)
+            forget_scalar(b, b->t[i]);
         tx_tensor_destroy(b->x->ctx, b->t[i]);
+    }
     if (n0 < b->n)
         b->n = n0;
 }
@@ -47,7 +62,7 @@ tx_status tx_xb_free(tx_xb *b) {
     tx_xb_release_from(b, 0);
     free(b->t);
     b->t = NULL;
-    b->cap = 0;
+    b->cap = b->ns = 0;
     return b->st;
 }
 
@@ -90,9 +105,26 @@ tx_tensor tx_xb_clip(tx_xb *b, tx_tensor a, float lo, float hi) {
     return tx_xb_track(b, b->st ? b->st : tx_clip(b->x->ctx, a, lo, hi, &y), y);
 }
 
+tx_tensor tx_xb_binary_s(tx_xb *b, tx_op op, tx_tensor a, float v) {
+    return tx_xb_binary(b, op, a, tx_xb_scalar(b, v));
+}
+
+tx_tensor tx_xb_where(tx_xb *b, tx_tensor m, tx_tensor a, tx_tensor c) {
+    tx_tensor y = {0}, w[3] = {m, a, c};
+    return tx_xb_track(b, b->st ? b->st : tx_nary(b->x->ctx, TX_OP_WHERE, w, 3, &y), y);
+}
+
 tx_tensor tx_xb_scalar(tx_xb *b, float v) {
+    for (int i = 0; i < b->ns && !b->st; i++)
+        if (memcmp(&b->sv[i], &v, sizeof v) == 0)
+            return b->sc[i];
     tx_tensor y = {0};
-    return tx_xb_track(b, b->st ? b->st : tx_x_scalar(b->x, v, &y), y);
+    y = tx_xb_track(b, b->st ? b->st : tx_x_scalar(b->x, v, &y), y);
+    if (y.id && b->ns < (int)TX_COUNTOF(b->sv)) {
+        b->sv[b->ns] = v;
+        b->sc[b->ns++] = y;
+    }
+    return y;
 }
 
 tx_tensor tx_xb_matmul(tx_xb *b, tx_tensor a, tx_tensor c, bool tb, tx_tensor bias) {
@@ -119,6 +151,20 @@ tx_tensor tx_xb_slice(tx_xb *b, tx_tensor a, int axis, int64_t start, int64_t en
     d.steps[0] = step;
     tx_tensor y = {0};
     return tx_xb_track(b, b->st ? b->st : tx_slice(b->x->ctx, a, &d, &y), y);
+}
+
+tx_tensor tx_xb_pad(tx_xb *b, tx_tensor a, const tx_pad_desc *d) {
+    tx_tensor y = {0};
+    return tx_xb_track(b, b->st ? b->st : tx_pad(b->x->ctx, a, d, &y), y);
+}
+
+tx_tensor tx_xb_gather(tx_xb *b, tx_tensor a, tx_tensor ix, int axis) {
+    tx_tensor y = {0};
+    return tx_xb_track(b, b->st ? b->st : tx_gather(b->x->ctx, a, ix, axis, &y), y);
+}
+
+tx_tensor tx_xb_take(tx_xb *b, tx_tensor a, int32_t k, int axis) {
+    return tx_xb_gather(b, a, tx_xb_const(b, 0, NULL, TX_DTYPE_INT32, &k), axis);
 }
 
 tx_tensor tx_xb_concat(tx_xb *b, const tx_tensor *xs, int n, int axis) {
@@ -185,7 +231,8 @@ tx_tensor tx_xb_cast(tx_xb *b, tx_tensor a, tx_dtype to) {
 
 tx_tensor tx_xb_const(tx_xb *b, int rank, const int64_t *shape, tx_dtype dt, const void *data) {
     tx_tensor_desc d = {.rank = rank, .dtype = dt, .data = data};
-    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
+    if (rank > 0)
+        memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
     tx_tensor y = {0};
     return tx_xb_track(b, b->st ? b->st : tx_tensor_create(b->x->ctx, &d, &y), y);
 }

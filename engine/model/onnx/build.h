@@ -1,10 +1,11 @@
 /* Private to engine/model/onnx/: a builder for executors that compose many
- * engine ops (the recurrent ops, Einsum, CumSum ...).
+ * engine ops (the recurrent ops, Einsum, CumSum, Det, GridSample, 3-D Conv ...).
  *
  * Every call records the first failure in b->st and returns {0} from then on,
  * so a chain of calls checks once at the end. Each result is tracked in the
  * builder and destroyed by tx_xb_free (or tx_xb_release_from, for the tensors
- * of one loop iteration) unless tx_xb_untrack hands it to the caller. */
+ * of one loop iteration) unless tx_xb_untrack hands it to the caller. A
+ * builder starts as {.x = x} and ends with one tx_xb_free. */
 #ifndef TX_ONNX_BUILD_H
 #define TX_ONNX_BUILD_H
 
@@ -15,6 +16,9 @@ typedef struct tx_xb {
     tx_status st;
     tx_tensor *t; /* tracked tensors */
     int n, cap;
+    int ns; /* scalars made so far, shared by value (one upload each) */
+    float sv[64];
+    tx_tensor sc[64];
 } tx_xb;
 
 /* Tracks t (a tensor the caller made); returns it. */
@@ -31,6 +35,11 @@ tx_tensor tx_xb_unary(tx_xb *b, tx_op op, tx_tensor a);
 tx_tensor tx_xb_binary(tx_xb *b, tx_op op, tx_tensor a, tx_tensor c);
 tx_tensor tx_xb_act(tx_xb *b, tx_op op, tx_tensor a, float alpha, float beta);
 tx_tensor tx_xb_clip(tx_xb *b, tx_tensor a, float lo, float hi);
+/* a op v (a float32 scalar). */
+tx_tensor tx_xb_binary_s(tx_xb *b, tx_op op, tx_tensor a, float v);
+/* m ? a : c */
+tx_tensor tx_xb_where(tx_xb *b, tx_tensor m, tx_tensor a, tx_tensor c);
+/* A float32 scalar; equal values (bitwise) share one tensor while it is tracked. */
 tx_tensor tx_xb_scalar(tx_xb *b, float v);
 /* a [.., M, K] x c [.., K, N] (c given as [.., N, K] when tb), plus bias [N] if set. */
 tx_tensor tx_xb_matmul(tx_xb *b, tx_tensor a, tx_tensor c, bool tb, tx_tensor bias);
@@ -38,6 +47,11 @@ tx_tensor tx_xb_reshape(tx_xb *b, tx_tensor a, int rank, const int64_t *shape);
 tx_tensor tx_xb_transpose(tx_xb *b, tx_tensor a, const int *perm);
 /* a[start:end:step] along one axis. */
 tx_tensor tx_xb_slice(tx_xb *b, tx_tensor a, int axis, int64_t start, int64_t end, int64_t step);
+tx_tensor tx_xb_pad(tx_xb *b, tx_tensor a, const tx_pad_desc *d);
+/* a gathered along axis by the int32 indices ix. */
+tx_tensor tx_xb_gather(tx_xb *b, tx_tensor a, tx_tensor ix, int axis);
+/* a[..., k, ...] along axis (that axis dropped). */
+tx_tensor tx_xb_take(tx_xb *b, tx_tensor a, int32_t k, int axis);
 tx_tensor tx_xb_concat(tx_xb *b, const tx_tensor *xs, int n, int axis);
 /* The same as a tree of 4-way concats: every draw of a level has the same
  * shapes (one program for all of them, where a chain would make a program

@@ -30,7 +30,8 @@
  *   linalg.c       Det (elimination with partial pivoting)
  *   volume.c       3-D Conv, ConvTranspose and pools, MaxPool's Indices
  *                  (reached through conv.c's rows)
- *   chain.c        sticky-status chains of engine ops for the compositions
+ *   build.c        the builder (build.h) of the compositions of engine ops:
+ *                  results freed together, the first failure carried along
  *   quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
  *   qlinear.c      MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
  *   loss.c         SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss

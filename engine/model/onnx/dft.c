@@ -142,9 +142,7 @@ static tx_status exec_stft(tx_xnode *x) {
     tx_xb b = {.x = x};
     tx_tensor it = tx_xb_const(&b, 2, (int64_t[]){F, fl}, TX_DTYPE_INT32, idx);
     free(idx);
-    tx_tensor frames = {0}; /* [batch, F, fl, c] */
-    if (!b.st)
-        tx_xb_track(&b, tx_gather(x->ctx, tx_xb_in(&b, 0), it, 1, &frames), frames);
+    tx_tensor frames = tx_xb_gather(&b, tx_xb_in(&b, 0), it, 1); /* [batch, F, fl, c] */
     if (tx_x_has(x, 2)) {
         tx_tensor w = tx_xb_reshape(&b, tx_xb_in(&b, 2), 2, (int64_t[]){fl, 1});
         frames = tx_xb_binary(&b, TX_OP_MUL, frames, w);

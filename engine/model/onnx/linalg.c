@@ -9,33 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain.h"
-
-/* An int32 scalar. */
-static tx_tensor int_scalar(tx_chain *c, int32_t v) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = 0, .dtype = TX_DTYPE_INT32, .data = &v};
-    return ch_keep(c, c->st ? c->st : tx_tensor_create(c->x->ctx, &d, &t), t);
-}
-
-/* A float32 tensor of rank/shape from host values. */
-static tx_tensor floats(tx_chain *c, int rank, const int64_t *shape, const float *v) {
-    tx_tensor t = {0};
-    tx_tensor_desc d = {.rank = rank, .data = v};
-    memcpy(d.shape, shape, sizeof(int64_t) * (size_t)rank);
-    return ch_keep(c, c->st ? c->st : tx_tensor_create(c->x->ctx, &d, &t), t);
-}
-
-/* x[..., k, ...] along axis (that dim dropped). */
-static tx_tensor take(tx_chain *c, tx_tensor x, int32_t k, int axis) {
-    tx_tensor ix = int_scalar(c, k), t = {0};
-    return ch_keep(c, c->st ? c->st : tx_gather(c->x->ctx, x, ix, axis, &t), t);
-}
-
-static tx_tensor to_float(tx_chain *c, tx_tensor x) {
-    tx_tensor t = {0};
-    return ch_keep(c, c->st ? c->st : tx_cast(c->x->ctx, x, TX_DTYPE_FLOAT32, false, &t), t);
-}
+#include "build.h"
 
 static tx_status exec_det(tx_xnode *x) {
     int rx;
@@ -54,14 +28,10 @@ static tx_status exec_det(tx_xnode *x) {
     tx_tensor in, y = {0};
     if ((st = tx_x_dev(x, 0, &in)))
         return st;
-    tx_chain *c = calloc(1, sizeof *c);
     float *hv = malloc(sizeof(float) * (size_t)(3 * m + nb));
-    if (!c || !hv) {
-        free(c);
-        free(hv);
+    if (!hv)
         return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    }
-    c->x = x;
+    tx_xb cb = {.x = x}, *c = &cb;
     float *ramp = hv, *ge = hv + m, *gt = hv + 2 * m, *base = hv + 3 * m;
     for (int64_t r = 0; r < m; r++)
         ramp[r] = (float)r;
@@ -69,47 +39,51 @@ static tx_status exec_det(tx_xnode *x) {
         base[b] = (float)(b * m);
     int64_t s3[3] = {nb, m, m}, s2r[2] = {nb * m, m}, sb1[2] = {nb, 1}, sbm1[3] = {nb, m, 1},
             sb1m[3] = {nb, 1, m};
-    tx_tensor a = ch_reshape(c, in, 3, s3), rt = floats(c, 1, &m, ramp);
-    tx_tensor bt = floats(c, 2, sb1, base), sign = {0}, det = {0};
+    tx_tensor a = tx_xb_reshape(c, in, 3, s3), rt = tx_xb_const(c, 1, &m, TX_DTYPE_FLOAT32, ramp);
+    tx_tensor bt = tx_xb_const(c, 2, sb1, TX_DTYPE_FLOAT32, base), sign = {0}, det = {0};
     for (int64_t k = 0; k < m && !c->st; k++) {
         for (int64_t r = 0; r < m; r++) {
             ge[r] = r >= k;
             gt[r] = r > k;
         }
-        tx_tensor get = floats(c, 1, &m, ge), gtt = floats(c, 1, &m, gt);
+        tx_tensor get = tx_xb_const(c, 1, &m, TX_DTYPE_FLOAT32, ge),
+                  gtt = tx_xb_const(c, 1, &m, TX_DTYPE_FLOAT32, gt);
         /* pivot: the largest |A[b, r, k]| with r >= k */
-        tx_tensor col = ch_un(c, TX_OP_ABS, take(c, a, (int32_t)k, 2)); /* [B, M] */
-        tx_tensor masked = ch_where(c, get, col, ch_scalar(c, -1));
+        tx_tensor col = tx_xb_unary(c, TX_OP_ABS, tx_xb_take(c, a, (int32_t)k, 2)); /* [B, M] */
+        tx_tensor masked = tx_xb_where(c, get, col, tx_xb_scalar(c, -1));
         tx_reduce_desc rd = {.n_axes = 1, .axes = {1}};
         tx_tensor p = {0};
-        p = ch_keep(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_ARGMAX, masked, &rd, &p), p);
-        tx_tensor pf = to_float(c, p); /* [B, 1] */
+        p = tx_xb_track(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_ARGMAX, masked, &rd, &p), p);
+        tx_tensor pf = tx_xb_cast(c, p, TX_DTYPE_FLOAT32); /* [B, 1] */
         /* swap rows k and p: row r reads k -> p, p -> k, else r */
-        tx_tensor isk = ch_bin_s(c, TX_OP_EQUAL, rt, (float)k),
-                  isp = ch_bin(c, TX_OP_EQUAL, rt, pf);
-        tx_tensor src = ch_where(c, isk, pf, ch_where(c, isp, ch_scalar(c, (float)k), rt));
-        tx_tensor rows = ch_to_int(c, ch_bin(c, TX_OP_ADD, src, bt)); /* [B, M] */
-        a = ch_reshape(c, ch_gather_rows(c, ch_reshape(c, a, 2, s2r), rows), 3, s3);
-        tx_tensor moved = ch_bin_s(c, TX_OP_GREATER,
-                                   ch_un(c, TX_OP_ABS, ch_bin_s(c, TX_OP_SUB, pf, (float)k)), 0.5f);
-        tx_tensor flip = ch_bin_s(c, TX_OP_ADD, ch_bin_s(c, TX_OP_MUL, moved, -2), 1); /* [B, 1] */
-        sign = sign.id ? ch_bin(c, TX_OP_MUL, sign, flip) : flip;
-        tx_tensor prow = take(c, a, (int32_t)k, 1);                          /* [B, M] */
-        tx_tensor piv = ch_reshape(c, take(c, prow, (int32_t)k, 1), 2, sb1); /* [B, 1] */
-        det = det.id ? ch_bin(c, TX_OP_MUL, det, piv) : piv;
+        tx_tensor isk = tx_xb_binary_s(c, TX_OP_EQUAL, rt, (float)k),
+                  isp = tx_xb_binary(c, TX_OP_EQUAL, rt, pf);
+        tx_tensor src = tx_xb_where(c, isk, pf, tx_xb_where(c, isp, tx_xb_scalar(c, (float)k), rt));
+        tx_tensor rows =
+            tx_xb_cast(c, tx_xb_binary(c, TX_OP_ADD, src, bt), TX_DTYPE_INT32); /* [B, M] */
+        a = tx_xb_reshape(c, tx_xb_gather(c, tx_xb_reshape(c, a, 2, s2r), rows, 0), 3, s3);
+        tx_tensor moved = tx_xb_binary_s(
+            c, TX_OP_GREATER, tx_xb_unary(c, TX_OP_ABS, tx_xb_binary_s(c, TX_OP_SUB, pf, (float)k)),
+            0.5f);
+        tx_tensor flip =
+            tx_xb_binary_s(c, TX_OP_ADD, tx_xb_binary_s(c, TX_OP_MUL, moved, -2), 1); /* [B, 1] */
+        sign = sign.id ? tx_xb_binary(c, TX_OP_MUL, sign, flip) : flip;
+        tx_tensor prow = tx_xb_take(c, a, (int32_t)k, 1);                             /* [B, M] */
+        tx_tensor piv = tx_xb_reshape(c, tx_xb_take(c, prow, (int32_t)k, 1), 2, sb1); /* [B, 1] */
+        det = det.id ? tx_xb_binary(c, TX_OP_MUL, det, piv) : piv;
         if (k == m - 1)
             break;
-        tx_tensor safe = ch_where(c, ch_bin_s(c, TX_OP_EQUAL, piv, 0), ch_scalar(c, 1), piv);
-        tx_tensor f =
-            ch_bin(c, TX_OP_MUL, ch_bin(c, TX_OP_DIV, take(c, a, (int32_t)k, 2), safe), gtt);
-        tx_tensor upd =
-            ch_bin(c, TX_OP_MUL, ch_reshape(c, f, 3, sbm1), ch_reshape(c, prow, 3, sb1m));
-        a = ch_bin(c, TX_OP_SUB, a, upd);
+        tx_tensor safe =
+            tx_xb_where(c, tx_xb_binary_s(c, TX_OP_EQUAL, piv, 0), tx_xb_scalar(c, 1), piv);
+        tx_tensor f = tx_xb_binary(
+            c, TX_OP_MUL, tx_xb_binary(c, TX_OP_DIV, tx_xb_take(c, a, (int32_t)k, 2), safe), gtt);
+        tx_tensor upd = tx_xb_binary(c, TX_OP_MUL, tx_xb_reshape(c, f, 3, sbm1),
+                                     tx_xb_reshape(c, prow, 3, sb1m));
+        a = tx_xb_binary(c, TX_OP_SUB, a, upd);
     }
-    tx_tensor r = ch_reshape(c, ch_bin(c, TX_OP_MUL, det, sign), rx - 2, sx);
+    tx_tensor r = tx_xb_reshape(c, tx_xb_binary(c, TX_OP_MUL, det, sign), rx - 2, sx);
     st = c->st ? c->st : tx_identity(x->ctx, r, &y);
-    tx_chain_free(c);
-    free(c);
+    tx_xb_free(c);
     free(hv);
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }

@@ -295,11 +295,9 @@ static void prepare(tx_xb *b, const rnn *r, tx_tensor xt, int d, rnn_dir *p) {
  * Slice at each step's offset would be a program per step once specialized). */
 static tx_tensor step_rows(tx_xb *b, const rnn *r, tx_tensor a, tx_tensor ti) {
     int64_t s[TX_MAX_RANK];
-    tx_tensor y = {0};
     if (tx_xb_shape(b, a, s) < 0)
-        return y;
-    y = tx_xb_track(b, tx_gather(b->x->ctx, a, ti, 0, &y), y);
-    return tx_xb_reshape(b, y, 2, (int64_t[]){r->B, s[2]});
+        return (tx_tensor){0};
+    return tx_xb_reshape(b, tx_xb_gather(b, a, ti, 0), 2, (int64_t[]){r->B, s[2]});
 }
 
 /* Gate k of a [B, n·H] tensor. */

@@ -18,16 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain.h"
+#include "build.h"
 
 /* X [N, C, spatial...] as rows [N * prod(spatial), C]. */
-static tx_tensor image_rows(tx_chain *c, tx_tensor in, int rank, const int64_t *s) {
+static tx_tensor image_rows(tx_xb *c, tx_tensor in, int rank, const int64_t *s) {
     int perm[TX_MAX_RANK] = {0};
     for (int d = 1; d < rank - 1; d++)
         perm[d] = d + 1;
     perm[rank - 1] = 1;
     int64_t rs[2] = {tx_numel_of(rank, s) / s[1], s[1]};
-    return ch_reshape(c, ch_transpose(c, in, perm), 2, rs);
+    return tx_xb_reshape(c, tx_xb_transpose(c, in, perm), 2, rs);
 }
 
 /* ---- GridSample ---- */
@@ -37,81 +37,91 @@ enum { GS_ZEROS, GS_BORDER, GS_REFLECTION };
 
 /* The tap coordinate c (integral floats) folded back into [lo, hi] by
  * reflection at the borders (onnxruntime's GsReflect), as a float tensor. */
-static tx_tensor gs_reflect(tx_chain *c, tx_tensor v, float lo, float hi) {
+static tx_tensor gs_reflect(tx_xb *c, tx_tensor v, float lo, float hi) {
     float range = hi - lo;
     if (range <= 0)
-        return ch_bin_s(c, TX_OP_MUL, v, 0);
-    tx_tensor low = ch_bin_s(c, TX_OP_LESS, v, lo), high = ch_bin_s(c, TX_OP_GREATER, v, hi);
+        return tx_xb_binary_s(c, TX_OP_MUL, v, 0);
+    tx_tensor low = tx_xb_binary_s(c, TX_OP_LESS, v, lo),
+              high = tx_xb_binary_s(c, TX_OP_GREATER, v, hi);
     /* distance past the border crossed */
-    tx_tensor dl = ch_bin(c, TX_OP_SUB, ch_scalar(c, lo), v), dh = ch_bin_s(c, TX_OP_SUB, v, hi);
-    tx_tensor dx = ch_where(c, low, dl, dh);
-    tx_tensor n = ch_un(c, TX_OP_FLOOR, ch_bin_s(c, TX_OP_MUL, dx, 1.0f / range));
-    tx_tensor r = ch_bin(c, TX_OP_SUB, dx, ch_bin_s(c, TX_OP_MUL, n, range));
-    tx_tensor half = ch_un(c, TX_OP_FLOOR, ch_bin_s(c, TX_OP_MUL, n, 0.5f));
-    tx_tensor odd = ch_bin(c, TX_OP_SUB, n, ch_bin_s(c, TX_OP_MUL, half, 2));
+    tx_tensor dl = tx_xb_binary(c, TX_OP_SUB, tx_xb_scalar(c, lo), v),
+              dh = tx_xb_binary_s(c, TX_OP_SUB, v, hi);
+    tx_tensor dx = tx_xb_where(c, low, dl, dh);
+    tx_tensor n = tx_xb_unary(c, TX_OP_FLOOR, tx_xb_binary_s(c, TX_OP_MUL, dx, 1.0f / range));
+    tx_tensor r = tx_xb_binary(c, TX_OP_SUB, dx, tx_xb_binary_s(c, TX_OP_MUL, n, range));
+    tx_tensor half = tx_xb_unary(c, TX_OP_FLOOR, tx_xb_binary_s(c, TX_OP_MUL, n, 0.5f));
+    tx_tensor odd = tx_xb_binary(c, TX_OP_SUB, n, tx_xb_binary_s(c, TX_OP_MUL, half, 2));
     /* lo + r where (low and even) or (high and odd), else lo + range - r:
      * s = low != odd */
-    tx_tensor s = ch_bin(c, TX_OP_XOR, low, odd);
-    tx_tensor t = ch_where(c, s, r, ch_bin(c, TX_OP_SUB, ch_scalar(c, range), r));
-    tx_tensor res = ch_bin_s(c, TX_OP_ADD, t, lo);
-    return ch_where(c, ch_bin(c, TX_OP_OR, low, high), res, v);
+    tx_tensor s = tx_xb_binary(c, TX_OP_XOR, low, odd);
+    tx_tensor t = tx_xb_where(c, s, r, tx_xb_binary(c, TX_OP_SUB, tx_xb_scalar(c, range), r));
+    tx_tensor res = tx_xb_binary_s(c, TX_OP_ADD, t, lo);
+    return tx_xb_where(c, tx_xb_binary(c, TX_OP_OR, low, high), res, v);
 }
 
 /* Per axis: tap coordinates (clamped into 0..len-1) and weights (zero for
  * taps outside when padding is zeros) of the unnormalised coordinate u. */
-static int gs_axis(tx_chain *c, tx_tensor u, int64_t len, int mode, int pad, bool align,
+static int gs_axis(tx_xb *c, tx_tensor u, int64_t len, int mode, int pad, bool align,
                    tx_tensor *tap, tx_tensor *w) {
     int nt = mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4;
-    tx_tensor f = ch_un(c, mode == GS_NEAREST ? TX_OP_ROUND : TX_OP_FLOOR, u);
-    tx_tensor t = ch_bin(c, TX_OP_SUB, u, f); /* fraction in [0, 1) */
+    tx_tensor f = tx_xb_unary(c, mode == GS_NEAREST ? TX_OP_ROUND : TX_OP_FLOOR, u);
+    tx_tensor t = tx_xb_binary(c, TX_OP_SUB, u, f); /* fraction in [0, 1) */
     if (mode == GS_NEAREST) {
         w[0] = (tx_tensor){0};
     } else if (mode == GS_LINEAR) {
-        w[0] = ch_bin(c, TX_OP_SUB, ch_scalar(c, 1), t);
+        w[0] = tx_xb_binary(c, TX_OP_SUB, tx_xb_scalar(c, 1), t);
         w[1] = t;
     } else {
         /* cubic convolution, A = -0.75, at distances t + 1, t, 1 - t, 2 - t */
         const float A = -0.75f;
-        tx_tensor d[4] = {ch_bin_s(c, TX_OP_ADD, t, 1), t, ch_bin(c, TX_OP_SUB, ch_scalar(c, 1), t),
-                          ch_bin(c, TX_OP_SUB, ch_scalar(c, 2), t)};
+        tx_tensor d[4] = {tx_xb_binary_s(c, TX_OP_ADD, t, 1), t,
+                          tx_xb_binary(c, TX_OP_SUB, tx_xb_scalar(c, 1), t),
+                          tx_xb_binary(c, TX_OP_SUB, tx_xb_scalar(c, 2), t)};
         for (int k = 0; k < 4; k++) {
             tx_tensor p;
             if (k == 0 || k == 3) /* ((A x - 5A) x + 8A) x - 4A, 1 < x < 2 */
-                p = ch_bin_s(
+                p = tx_xb_binary_s(
                     c, TX_OP_ADD,
-                    ch_bin(c, TX_OP_MUL,
-                           ch_bin_s(c, TX_OP_ADD,
-                                    ch_bin(c, TX_OP_MUL,
-                                           ch_bin_s(c, TX_OP_ADD, ch_bin_s(c, TX_OP_MUL, d[k], A),
-                                                    -5 * A),
-                                           d[k]),
-                                    8 * A),
-                           d[k]),
+                    tx_xb_binary(
+                        c, TX_OP_MUL,
+                        tx_xb_binary_s(
+                            c, TX_OP_ADD,
+                            tx_xb_binary(c, TX_OP_MUL,
+                                         tx_xb_binary_s(c, TX_OP_ADD,
+                                                        tx_xb_binary_s(c, TX_OP_MUL, d[k], A),
+                                                        -5 * A),
+                                         d[k]),
+                            8 * A),
+                        d[k]),
                     -4 * A);
             else /* ((A + 2) x - (A + 3)) x x + 1, x <= 1 */
-                p = ch_bin_s(c, TX_OP_ADD,
-                             ch_bin(c, TX_OP_MUL,
-                                    ch_bin(c, TX_OP_MUL,
-                                           ch_bin_s(c, TX_OP_ADD,
-                                                    ch_bin_s(c, TX_OP_MUL, d[k], A + 2), -(A + 3)),
-                                           d[k]),
-                                    d[k]),
-                             1);
+                p = tx_xb_binary_s(
+                    c, TX_OP_ADD,
+                    tx_xb_binary(
+                        c, TX_OP_MUL,
+                        tx_xb_binary(c, TX_OP_MUL,
+                                     tx_xb_binary_s(c, TX_OP_ADD,
+                                                    tx_xb_binary_s(c, TX_OP_MUL, d[k], A + 2),
+                                                    -(A + 3)),
+                                     d[k]),
+                        d[k]),
+                    1);
             w[k] = p;
         }
     }
     float hi = (float)(len - 1);
     float lo_r = align ? 0 : -0.5f, hi_r = align ? hi : (float)len - 0.5f;
     for (int k = 0; k < nt; k++) {
-        tx_tensor v = mode == GS_NEAREST ? f : ch_bin_s(c, TX_OP_ADD, f, (float)(k - (nt == 4)));
+        tx_tensor v =
+            mode == GS_NEAREST ? f : tx_xb_binary_s(c, TX_OP_ADD, f, (float)(k - (nt == 4)));
         if (pad == GS_ZEROS) {
-            tx_tensor in = ch_bin(c, TX_OP_AND, ch_bin_s(c, TX_OP_GREATER_EQUAL, v, 0),
-                                  ch_bin_s(c, TX_OP_LESS_EQUAL, v, hi));
-            w[k] = w[k].id ? ch_bin(c, TX_OP_MUL, w[k], in) : in;
+            tx_tensor in = tx_xb_binary(c, TX_OP_AND, tx_xb_binary_s(c, TX_OP_GREATER_EQUAL, v, 0),
+                                        tx_xb_binary_s(c, TX_OP_LESS_EQUAL, v, hi));
+            w[k] = w[k].id ? tx_xb_binary(c, TX_OP_MUL, w[k], in) : in;
         } else if (pad == GS_REFLECTION) {
             v = gs_reflect(c, v, lo_r, hi_r);
         }
-        tap[k] = ch_clip(c, v, 0, hi);
+        tap[k] = tx_xb_clip(c, v, 0, hi);
     }
     return nt;
 }
@@ -144,34 +154,19 @@ static tx_status exec_grid_sample(tx_xnode *x) {
     int64_t n = sx[0], h = sx[2], w = sx[3];
     if (tx_numel_of(rx, sx) > (1 << 24))
         return tx_x_fail(x, TX_STATUS_UNSUPPORTED, "X of over 2^24 elements (flat indices)");
-    tx_chain *c = calloc(1, sizeof *c);
-    if (!c)
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    c->x = x;
     tx_tensor in, grid, y = {0};
-    if ((st = tx_x_dev(x, 0, &in)) || (st = tx_x_dev(x, 1, &grid))) {
-        free(c);
+    if ((st = tx_x_dev(x, 0, &in)) || (st = tx_x_dev(x, 1, &grid)))
         return st;
-    }
+    tx_xb cb = {.x = x}, *c = &cb;
     tx_tensor rows = image_rows(c, in, rx, sx);
     /* unnormalised coordinates: ((g + 1) (len - 1)) / 2, or ((g + 1) len - 1) / 2 */
     tx_tensor u[2];
     for (int a = 0; a < 2; a++) {
-        int32_t k = a;
-        tx_tensor ki = {0};
-        ki = ch_keep(c,
-                     c->st ? c->st
-                           : tx_tensor_create(
-                                 x->ctx,
-                                 &(tx_tensor_desc){.rank = 0, .dtype = TX_DTYPE_INT32, .data = &k},
-                                 &ki),
-                     ki);
-        tx_tensor ga = {0};
-        ga = ch_keep(c, c->st ? c->st : tx_gather(x->ctx, grid, ki, 3, &ga), ga);
+        tx_tensor ga = tx_xb_take(c, grid, a, 3);
         int64_t len = a == 0 ? w : h;
         float sc = align ? (float)(len - 1) / 2 : (float)len / 2;
         float of = align ? sc : sc - 0.5f;
-        u[a] = ch_bin_s(c, TX_OP_ADD, ch_bin_s(c, TX_OP_MUL, ga, sc), of);
+        u[a] = tx_xb_binary_s(c, TX_OP_ADD, tx_xb_binary_s(c, TX_OP_MUL, ga, sc), of);
     }
     tx_tensor tx_[4], wx[4], ty[4], wy[4];
     int nx = gs_axis(c, u[0], w, mode, pad, align, tx_, wx);
@@ -185,28 +180,28 @@ static tx_status exec_grid_sample(tx_xnode *x) {
     else if (!c->st) {
         for (int64_t b = 0; b < n; b++)
             bh.f[b] = (float)(b * h * w);
-        base = ch_keep(c, tx_hval_upload(x->ctx, x->node->name, &bh, &base), base);
+        base = tx_xb_track(c, tx_hval_upload(x->ctx, x->node->name, &bh, &base), base);
         tx_hval_free(&bh);
     }
     int64_t ws[4] = {n, sg[1], sg[2], 1};
     tx_tensor acc = {0};
     for (int i = 0; i < ny; i++) {
-        tx_tensor row = ch_bin(c, TX_OP_ADD, base, ch_bin_s(c, TX_OP_MUL, ty[i], (float)w));
+        tx_tensor row =
+            tx_xb_binary(c, TX_OP_ADD, base, tx_xb_binary_s(c, TX_OP_MUL, ty[i], (float)w));
         for (int j = 0; j < nx; j++) {
-            tx_tensor g = ch_gather_rows(c, rows, ch_to_int(c, ch_bin(c, TX_OP_ADD, row, tx_[j])));
-            tx_tensor wt = wy[i].id && wx[j].id ? ch_bin(c, TX_OP_MUL, wy[i], wx[j])
+            tx_tensor g = tx_xb_gather(
+                c, rows, tx_xb_cast(c, tx_xb_binary(c, TX_OP_ADD, row, tx_[j]), TX_DTYPE_INT32), 0);
+            tx_tensor wt = wy[i].id && wx[j].id ? tx_xb_binary(c, TX_OP_MUL, wy[i], wx[j])
                            : wy[i].id           ? wy[i]
                                                 : wx[j];
-            tx_tensor term = wt.id ? ch_bin(c, TX_OP_MUL, g, ch_reshape(c, wt, 4, ws)) : g;
-            acc = acc.id ? ch_bin(c, TX_OP_ADD, acc, term) : term;
+            tx_tensor term = wt.id ? tx_xb_binary(c, TX_OP_MUL, g, tx_xb_reshape(c, wt, 4, ws)) : g;
+            acc = acc.id ? tx_xb_binary(c, TX_OP_ADD, acc, term) : term;
         }
     }
     int perm[4] = {0, 3, 1, 2};
     if (!c->st)
         c->st = tx_transpose(x->ctx, acc, perm, &y);
-    st = c->st;
-    tx_chain_free(c);
-    free(c);
+    st = tx_xb_free(c);
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
 }
 
@@ -340,32 +335,27 @@ static tx_status exec_roi_align(tx_xnode *x) {
                 }
             }
     }
-    tx_chain *c = calloc(1, sizeof *c);
     tx_tensor in, y = {0};
-    if (!c)
-        st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    else if (!(st = tx_x_dev(x, 0, &in))) {
-        c->x = x;
+    if (!(st = tx_x_dev(x, 0, &in))) {
+        tx_xb cb = {.x = x}, *c = &cb;
         tx_tensor ti = {0}, tw = {0};
-        ti = ch_keep(c, tx_hval_upload(x->ctx, x->node->name, &ih, &ti), ti);
-        tw = ch_keep(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &wh, &tw), tw);
-        tx_tensor g = ch_gather_rows(c, image_rows(c, in, rx, sx), ti); /* [R, oh, ow, S4, C] */
+        ti = tx_xb_track(c, tx_hval_upload(x->ctx, x->node->name, &ih, &ti), ti);
+        tw = tx_xb_track(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &wh, &tw), tw);
+        tx_tensor g = tx_xb_gather(c, image_rows(c, in, rx, sx), ti, 0); /* [R, oh, ow, S4, C] */
         int64_t ws[5] = {nr, oh, ow, most * 4, 1};
-        tx_tensor p = ch_bin(c, TX_OP_MUL, g, ch_reshape(c, tw, 5, ws));
+        tx_tensor p = tx_xb_binary(c, TX_OP_MUL, g, tx_xb_reshape(c, tw, 5, ws));
         tx_reduce_desc rd = {.n_axes = 1, .axes = {3}, .drop_dims = true};
         tx_tensor s = {0};
-        s = ch_keep(c,
-                    c->st
-                        ? c->st
-                        : tx_reduce(x->ctx, max ? TX_OP_REDUCE_MAX : TX_OP_REDUCE_SUM, p, &rd, &s),
-                    s);
+        s = tx_xb_track(
+            c,
+            c->st ? c->st
+                  : tx_reduce(x->ctx, max ? TX_OP_REDUCE_MAX : TX_OP_REDUCE_SUM, p, &rd, &s),
+            s);
         int perm[4] = {0, 3, 1, 2};
         if (!c->st)
             c->st = tx_transpose(x->ctx, s, perm, &y);
-        st = c->st;
-        tx_chain_free(c);
+        st = tx_xb_free(c);
     }
-    free(c);
     tx_hval_free(&ih);
     tx_hval_free(&wh);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
@@ -412,10 +402,7 @@ tx_status tx_onnx_resize_crop(tx_xnode *x, tx_resize_mode mode, tx_resize_neares
     tx_tensor cur;
     if ((st = tx_x_dev(x, 0, &cur)))
         return st;
-    tx_chain *c = calloc(1, sizeof *c);
-    if (!c)
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    c->x = x;
+    tx_xb cb = {.x = x}, *c = &cb;
     tx_tensor mask = {0}, y = {0};
     for (int a = 0; a < rank && !c->st; a++) {
         double s0 = tx_hval_get(roi, a), e0 = tx_hval_get(roi, rank + a);
@@ -466,47 +453,31 @@ tx_status tx_onnx_resize_crop(tx_xnode *x, tx_resize_mode mode, tx_resize_neares
         tx_tensor acc = {0};
         for (int t = 0; t < nt && !c->st; t++) {
             tx_tmp_list l = {0};
-            tx_tensor ti = {0}, g = {0};
+            tx_tensor ti = {0};
             c->st = tx_x_upload_ints(x, 1, &lo, ix + t * lo, &l, &ti);
-            g = ch_keep(c, c->st ? c->st : tx_gather(x->ctx, cur, ti, a, &g), g);
+            tx_tensor g = tx_xb_gather(c, cur, ti, a);
             tx_tmps_free(x, &l);
             tx_tensor wt = {0};
             if (nt > 1)
-                wt = ch_keep(c,
-                             c->st ? c->st
-                                   : tx_tensor_create(x->ctx,
-                                                      &(tx_tensor_desc){.rank = 1,
-                                                                        .shape = {lo},
-                                                                        .dtype = TX_DTYPE_FLOAT32,
-                                                                        .data = w + t * lo},
-                                                      &wt),
-                             wt);
+                wt = tx_xb_const(c, 1, &lo, TX_DTYPE_FLOAT32, w + t * lo);
             if (nt > 1 && !c->st)
-                wt = ch_reshape(c, wt, rank, ws);
-            tx_tensor term = nt > 1 ? ch_bin(c, TX_OP_MUL, g, wt) : g;
-            acc = acc.id ? ch_bin(c, TX_OP_ADD, acc, term) : term;
+                wt = tx_xb_reshape(c, wt, rank, ws);
+            tx_tensor term = nt > 1 ? tx_xb_binary(c, TX_OP_MUL, g, wt) : g;
+            acc = acc.id ? tx_xb_binary(c, TX_OP_ADD, acc, term) : term;
         }
         if (any_out && !c->st) {
-            tx_tensor m = {0};
-            m = ch_keep(c,
-                        tx_tensor_create(
-                            x->ctx,
-                            &(tx_tensor_desc){
-                                .rank = 1, .shape = {lo}, .dtype = TX_DTYPE_FLOAT32, .data = valid},
-                            &m),
-                        m);
-            m = ch_reshape(c, m, rank, ws);
-            mask = mask.id ? ch_bin(c, TX_OP_MUL, mask, m) : m;
+            tx_tensor m = tx_xb_const(c, 1, &lo, TX_DTYPE_FLOAT32, valid);
+            m = tx_xb_reshape(c, m, rank, ws);
+            mask = mask.id ? tx_xb_binary(c, TX_OP_MUL, mask, m) : m;
         }
         free(ix);
         free(w);
         cur = acc;
     }
     if (mask.id)
-        cur = ch_where(c, mask, cur, ch_scalar(c, ev));
+        cur = tx_xb_where(c, mask, cur, tx_xb_scalar(c, ev));
     st = c->st ? c->st : tx_identity(x->ctx, cur, &y);
-    tx_chain_free(c);
-    free(c);
+    tx_xb_free(c);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 

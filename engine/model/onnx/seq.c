@@ -37,8 +37,7 @@ static tx_tensor shifted(tx_xb *b, tx_tensor v, int64_t k, bool rev) {
     tx_pad_desc d = {.mode = TX_PAD_CONSTANT};
     d.begin[1] = rev ? -k : k;
     d.end[1] = rev ? k : -k;
-    tx_tensor y = {0};
-    return tx_xb_track(b, b->st ? b->st : tx_pad(b->x->ctx, v, &d, &y), y);
+    return tx_xb_pad(b, v, &d);
 }
 
 /* Up to this length the triangle matmul (n² weights, one draw) runs; longer

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain.h"
+#include "build.h"
 
 /* Window attributes of up to 3 spatial dims. */
 typedef struct vol_win {
@@ -97,27 +97,11 @@ static tx_status out_in_range(tx_xnode *x, int64_t n, int64_t c, const vol_win *
     return TX_STATUS_OK;
 }
 
-static tx_tensor ch_pad_dim(tx_chain *c, tx_tensor a, int dim, int64_t b, int64_t e) {
+static tx_tensor pad_dim(tx_xb *c, tx_tensor a, int dim, int64_t b, int64_t e) {
     tx_pad_desc pd = {.mode = TX_PAD_CONSTANT};
     pd.begin[dim] = b;
     pd.end[dim] = e;
-    tx_tensor t = {0};
-    return ch_keep(c, c->st ? c->st : tx_pad(c->x->ctx, a, &pd, &t), t);
-}
-
-static tx_tensor ch_slice_dim(tx_chain *c, tx_tensor a, int dim, int64_t b, int64_t e,
-                              int64_t step) {
-    tx_slice_desc sd = {.n = 1, .has_axes = true};
-    sd.starts[0] = b;
-    sd.ends[0] = e;
-    sd.axes[0] = dim;
-    sd.steps[0] = step;
-    tx_tensor t = {0};
-    return ch_keep(c, c->st ? c->st : tx_slice(c->x->ctx, a, &sd, &t), t);
-}
-
-static tx_tensor ch_sum(tx_chain *c, tx_tensor acc, tx_tensor t) {
-    return acc.id ? ch_bin(c, TX_OP_ADD, acc, t) : t;
+    return tx_xb_pad(c, a, &pd);
 }
 
 /* ---- pools ---- */
@@ -144,21 +128,17 @@ static tx_status pool_3d(tx_xnode *x, tx_op op, tx_tensor in, const int64_t *sx,
     q.dilations[1] = 1;
     q.pads[0] = (int)g->pb[0];
     q.pads[2] = (int)g->pe[0];
-    tx_chain *c = calloc(1, sizeof *c);
-    if (!c)
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    c->x = x;
+    tx_xb cb = {.x = x}, *c = &cb;
     int64_t s1[4] = {sx[0], sx[1] * sx[2], sx[3], sx[4]};
     int64_t s2[4] = {sx[0], sx[1], sx[2], g->out[1] * g->out[2]};
     int64_t s3[5] = {sx[0], sx[1], g->out[0], g->out[1], g->out[2]};
     tx_tensor a = {0}, b = {0};
-    tx_tensor v = ch_reshape(c, in, 4, s1);
-    a = ch_keep(c, c->st ? c->st : tx_pooling(x->ctx, op, v, &p, &a), a);
-    v = ch_reshape(c, a, 4, s2);
-    b = ch_keep(c, c->st ? c->st : tx_pooling(x->ctx, op, v, &q, &b), b);
+    tx_tensor v = tx_xb_reshape(c, in, 4, s1);
+    a = tx_xb_track(c, c->st ? c->st : tx_pooling(x->ctx, op, v, &p, &a), a);
+    v = tx_xb_reshape(c, a, 4, s2);
+    b = tx_xb_track(c, c->st ? c->st : tx_pooling(x->ctx, op, v, &q, &b), b);
     tx_status st = c->st ? c->st : tx_tensor_reshape(x->ctx, b, 5, s3, y);
-    tx_chain_free(c);
-    free(c);
+    tx_xb_free(c);
     return st;
 }
 
@@ -213,46 +193,37 @@ static tx_status pool_indices(tx_xnode *x, tx_tensor in, int rx, const int64_t *
                 tab.i[at] = inside ? pl * pin + row : total;
                 val.i[at] = inside ? pl * pin + (col ? colm : row) : 0;
             }
-    tx_chain *c = calloc(1, sizeof *c);
-    tx_status st = TX_STATUS_OK;
     tx_tensor y = {0}, idx = {0};
-    if (!c) {
-        st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    } else {
-        c->x = x;
-        tx_tensor tt = {0}, tv = {0};
-        tt = ch_keep(c, tx_hval_upload(x->ctx, x->node->name, &tab, &tt), tt);
-        tv = ch_keep(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &val, &tv), tv);
-        tx_pad_desc pd = {.mode = TX_PAD_CONSTANT, .value = -FLT_MAX};
-        pd.end[0] = 1;
-        tx_tensor flat = ch_reshape(c, in, 1, &total), ext = {0};
-        ext = ch_keep(c, c->st ? c->st : tx_pad(x->ctx, flat, &pd, &ext), ext);
-        tx_tensor win = ch_gather_rows(c, ext, tt); /* [N, C, out..., K] */
-        tx_reduce_desc rd = {.n_axes = 1, .axes = {rx}, .drop_dims = true};
-        if (!c->st)
-            c->st = tx_reduce(x->ctx, TX_OP_REDUCE_MAX, win, &rd, &y);
-        tx_tensor am = {0};
-        am = ch_keep(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_ARGMAX, win, &rd, &am), am);
-        /* the winner's entry of the value table: o * K + argmax */
-        int64_t n_out = planes * pout;
-        int64_t *base = malloc(sizeof(int64_t) * (size_t)n_out);
-        tx_tmp_list l = {0};
-        tx_tensor tb = {0};
-        if (!base && !c->st)
-            c->st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-        for (int64_t o = 0; base && o < n_out; o++)
-            base[o] = o * kk;
-        if (!c->st)
-            c->st = tx_x_upload_ints(x, rx, ts, base, &l, &tb);
-        free(base);
-        tx_tensor lin = ch_bin(c, TX_OP_ADD, am, tb);
-        if (!c->st)
-            c->st = tx_gather(x->ctx, tv, lin, 0, &idx);
-        tx_tmps_free(x, &l);
-        st = c->st;
-        tx_chain_free(c);
-        free(c);
-    }
+    tx_xb cb = {.x = x}, *c = &cb;
+    tx_tensor tt = {0}, tv = {0};
+    tt = tx_xb_track(c, tx_hval_upload(x->ctx, x->node->name, &tab, &tt), tt);
+    tv = tx_xb_track(c, c->st ? c->st : tx_hval_upload(x->ctx, x->node->name, &val, &tv), tv);
+    tx_pad_desc pd = {.mode = TX_PAD_CONSTANT, .value = -FLT_MAX};
+    pd.end[0] = 1;
+    tx_tensor ext = tx_xb_pad(c, tx_xb_reshape(c, in, 1, &total), &pd);
+    tx_tensor win = tx_xb_gather(c, ext, tt, 0); /* [N, C, out..., K] */
+    tx_reduce_desc rd = {.n_axes = 1, .axes = {rx}, .drop_dims = true};
+    if (!c->st)
+        c->st = tx_reduce(x->ctx, TX_OP_REDUCE_MAX, win, &rd, &y);
+    tx_tensor am = {0};
+    am = tx_xb_track(c, c->st ? c->st : tx_reduce(x->ctx, TX_OP_ARGMAX, win, &rd, &am), am);
+    /* the winner's entry of the value table: o * K + argmax */
+    int64_t n_out = planes * pout;
+    int64_t *base = malloc(sizeof(int64_t) * (size_t)n_out);
+    tx_tmp_list l = {0};
+    tx_tensor tb = {0};
+    if (!base && !c->st)
+        c->st = tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t o = 0; base && o < n_out; o++)
+        base[o] = o * kk;
+    if (!c->st)
+        c->st = tx_x_upload_ints(x, rx, ts, base, &l, &tb);
+    free(base);
+    tx_tensor lin = tx_xb_binary(c, TX_OP_ADD, am, tb);
+    if (!c->st)
+        c->st = tx_gather(x->ctx, tv, lin, 0, &idx);
+    tx_tmps_free(x, &l);
+    tx_status st = tx_xb_free(c);
     tx_hval_free(&tab);
     tx_hval_free(&val);
     if (st) {
@@ -399,51 +370,47 @@ tx_status tx_onnx_conv_volume(tx_xnode *x, bool tr) {
     if ((st = tx_x_dev(x, 0, &in)) || (st = tx_x_dev(x, 1, &w)) ||
         (tx_x_has(x, 2) && (st = tx_x_dev(x, 2, &bias))))
         return st;
-    tx_chain *c = calloc(1, sizeof *c);
-    if (!c)
-        return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
-    c->x = x;
+    tx_xb cb = {.x = x}, *c = &cb;
     /* X as [N*D, C, H, W] */
     int p5[5] = {0, 2, 1, 3, 4};
     int64_t xb[4] = {n * dd, sx[1], sx[3], sx[4]};
-    tx_tensor xs = ch_reshape(c, ch_transpose(c, in, p5), 4, xb);
+    tx_tensor xs = tx_xb_reshape(c, tx_xb_transpose(c, in, p5), 4, xb);
     int64_t f = m * g.out[1] * g.out[2];
     tx_tensor acc = {0};
     for (int64_t kd = 0; kd < g.k[0] && !c->st; kd++) {
         int64_t w4[4] = {sw[0], sw[1], sw[3], sw[4]};
-        tx_tensor wk = ch_reshape(c, ch_slice_dim(c, w, 2, kd, kd + 1, 1), 4, w4);
+        tx_tensor wk = tx_xb_reshape(c, tx_xb_slice(c, w, 2, kd, kd + 1, 1), 4, w4);
         tx_tensor z = {0};
-        z = ch_keep(c,
-                    c->st ? c->st
-                    : tr  ? tx_conv_transpose(x->ctx, xs, wk, &d2, &z)
-                          : tx_conv(x->ctx, xs, wk, &d2, &z),
-                    z);
+        z = tx_xb_track(c,
+                        c->st ? c->st
+                        : tr  ? tx_conv_transpose(x->ctx, xs, wk, &d2, &z)
+                              : tx_conv(x->ctx, xs, wk, &d2, &z),
+                        z);
         int64_t z3[3] = {n, dd, f};
         tx_tensor t;
         if (!tr) {
             /* output depth o reads input depth o * s + kd * dil - pad */
-            tx_tensor zp = ch_pad_dim(c, ch_reshape(c, z, 3, z3), 1, g.pb[0], g.pe[0]);
+            tx_tensor zp = pad_dim(c, tx_xb_reshape(c, z, 3, z3), 1, g.pb[0], g.pe[0]);
             int64_t b0 = kd * g.d[0];
-            t = ch_slice_dim(c, zp, 1, b0, b0 + (g.out[0] - 1) * g.s[0] + 1, g.s[0]);
+            t = tx_xb_slice(c, zp, 1, b0, b0 + (g.out[0] - 1) * g.s[0] + 1, g.s[0]);
         } else {
             /* input depth i lands on i * s + kd * dil - pad */
             int64_t z4[4] = {n, dd, 1, f}, zs[3] = {n, dd * g.s[0], f};
-            tx_tensor sp = ch_pad_dim(c, ch_reshape(c, z, 4, z4), 2, 0, g.s[0] - 1);
+            tx_tensor sp = pad_dim(c, tx_xb_reshape(c, z, 4, z4), 2, 0, g.s[0] - 1);
             int64_t sh = kd * g.d[0] - g.pb[0];
-            t = ch_pad_dim(c, ch_reshape(c, sp, 3, zs), 1, sh, g.out[0] - sh - dd * g.s[0]);
+            t = pad_dim(c, tx_xb_reshape(c, sp, 3, zs), 1, sh, g.out[0] - sh - dd * g.s[0]);
         }
-        acc = ch_sum(c, acc, t);
+        acc = acc.id ? tx_xb_binary(c, TX_OP_ADD, acc, t) : t;
     }
     int64_t y5[5] = {n, g.out[0], m, g.out[1], g.out[2]};
-    tx_tensor r = ch_transpose(c, ch_reshape(c, acc, 5, y5), p5);
+    tx_tensor r = tx_xb_transpose(c, tx_xb_reshape(c, acc, 5, y5), p5);
     if (bias.id) {
         int64_t b4[4] = {m, 1, 1, 1};
-        r = ch_bin(c, TX_OP_ADD, r, ch_reshape(c, bias, 4, b4));
+        r = tx_xb_binary(c, TX_OP_ADD, r, tx_xb_reshape(c, bias, 4, b4));
     }
     if (x->act != TX_OP_NONE)
-        r = ch_un(c, x->act, r);
+        r = tx_xb_unary(c, x->act, r);
     st = c->st ? c->st : tx_identity(x->ctx, r, &y);
-    tx_chain_free(c);
-    free(c);
+    tx_xb_free(c);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
