@@ -1079,6 +1079,9 @@ export class Session {
       await new Promise((r) => setTimeout(r, 16));
     }
     return { programs };
+  }
+
+  /**
    * weight(name): the device tensor of initializer `name`, owned by the session
    * (dispose() on it only drops the handle): for fine-tuning, take gradients
    * for it through a run (tx.valueAndGrad / optimizer.minimize with an async f)

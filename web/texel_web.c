@@ -647,6 +647,8 @@ EXPORT int txw_session_compile(txw *w, tx_session *s, int n_feeds, const char *c
 EXPORT int txw_session_compiling(txw *w, tx_session *s) {
     use(w);
     return tx_session_compiling(s);
+}
+
 /* ---- training (engine/grad/) ----
  * A tape and an optimizer cross as pointers; tensors as ids. kind of txw_loss:
  * 0 softmax cross-entropy, 1 negative log-likelihood, 2 mean squared error. */
