@@ -5,46 +5,13 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "add_model.h"
 #include "harness.h"
+#include "npy.h" /* tx_read_file */
 #include "texel.h"
-
-#define MODEL "/usr/share/libonnx-testdata/data/node/test_add/model.onnx"
-
-static void *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *p = n > 0 ? malloc((size_t)n) : NULL;
-    *len = p && fread(p, 1, (size_t)n, f) == (size_t)n ? (size_t)n : 0;
-    fclose(f);
-    return p;
-}
 
 static bool says_no_gpu(tx_ctx *ctx) {
     return strstr(tx_last_error(ctx), "no GPU context") != NULL;
-}
-
-/* test_add (x + y, [3, 4, 5]) on CPU tensors; y[59] = 59 + 29.5. */
-static tx_status run_add(tx_ctx *ctx, tx_session *s, float *last) {
-    float a[60], b[60], y[60];
-    for (int i = 0; i < 60; i++)
-        a[i] = (float)i, b[i] = 0.5f * (float)i;
-    tx_tensor x = {0}, z = {0}, out = {0};
-    tx_tensor_desc d = {.rank = 3, .shape = {3, 4, 5}, .data = a};
-    tx_status st = tx_tensor_create(ctx, &d, &x);
-    d.data = b;
-    st = st ? st : tx_tensor_create(ctx, &d, &z);
-    tx_feed feeds[2] = {{"x", x}, {"y", z}};
-    st = st ? st : tx_session_run(s, feeds, 2, NULL, 1, &out);
-    st = st ? st : tx_tensor_read(ctx, out, y, sizeof y);
-    *last = st ? NAN : y[59];
-    tx_tensor_destroy(ctx, out);
-    tx_tensor_destroy(ctx, x);
-    tx_tensor_destroy(ctx, z);
-    return st;
 }
 
 int main(int argc, char **argv) {
@@ -120,7 +87,7 @@ int main(int argc, char **argv) {
     }
 
     size_t len = 0;
-    void *bytes = read_all(MODEL, &len);
+    void *bytes = tx_read_file(MODEL, &len);
     if (!bytes || !len) {
         tx_test_skip("sessions", MODEL " missing (scripts/setup.sh installs it)");
     } else if (tx_test_begin("sessions: auto decides the CPU at once; gpu is refused")) {
@@ -129,7 +96,7 @@ int main(int argc, char **argv) {
         CHECK(!st && s, "auto: %s: %s", tx_status_name(st), tx_last_error(ctx));
         float last = 0;
         for (int run = 0; s && run < 3; run++) {
-            st = run_add(ctx, s, &last);
+            st = run_add(ctx, s, TX_DEVICE_DEFAULT, &last);
             CHECK(!st && last == 88.5f, "run %d: %s %g: %s", run, tx_status_name(st), last,
                   tx_last_error(ctx));
         }
@@ -146,8 +113,8 @@ int main(int argc, char **argv) {
               tx_status_name(st), tx_last_error(ctx));
         tx_session *c = NULL;
         st = tx_session_create(ctx, bytes, len, &(tx_session_desc){.device = TX_DEVICE_CPU}, &c);
-        CHECK(!st && c && !run_add(ctx, c, &last) && last == 88.5f, "cpu session: %s",
-              tx_last_error(ctx));
+        CHECK(!st && c && !run_add(ctx, c, TX_DEVICE_DEFAULT, &last) && last == 88.5f,
+              "cpu session: %s", tx_last_error(ctx));
         tx_session_destroy(c);
         tx_test_end();
     }
