@@ -1160,7 +1160,7 @@ function camelKeys(o) {
  * Loads the engine (once per page and build) and makes a context on `canvas`
  * (default: a canvas of its own that is never shown). debug: check for GL
  * errors after every op (a GPU round trip each) instead of at the next read.
- * device: where tx.tensor puts tensors ('gpu', default, or 'cpu').
+ * device: where tx.tensor puts tensors ('gpu', default, or 'cpu'; without WebGL2, as in Node, 'cpu').
  * cpuThreads: the CPU device's threads (0: one per core; threaded build only).
  * threads: 'auto' (default: the threaded build on a cross-origin isolated
  * page), true or false. simd: 'auto' (default: wasm SIMD where the browser

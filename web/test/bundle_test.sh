@@ -58,8 +58,8 @@ else
     bad "npm install of the tarball"
     cat "$tmp/install.log"
 fi
-cp web/test/bundle/index.html web/test/bundle/main.js web/demo/blazeface.js web/test/node_test.mjs "$app/"
-# Node imports the installed package: the engine loads, create() says UNSUPPORTED
+cp web/test/bundle/index.html web/test/bundle/main.js web/demo/blazeface.js web/test/node_test.mjs web/test/onnx_model.js "$app/"
+# Node imports the installed package: create() gives the CPU device (no WebGL2), ops and a session run
 if out=$(cd "$app" && timeout 120 node node_test.mjs texel-gpu 2>&1); then ok "Node: $(tail -1 <<<"$out")"; else
     bad "Node with the installed package"
     echo "$out" | tail -10

@@ -1,7 +1,8 @@
 // texel-gpu in Node (>= 18), no browser: the package imports, the engine
 // (texel.wasm, read from the package) loads, and create() gives a context
 // without GL (Node has no WebGL2): the CPU device only. Tensors, ops, data(),
-// loadModel + session.run compute (checked against plain JS), GPU requests
+// loadModel + session.run compute (checked against plain JS; BlazeFace finds
+// the face in the demo photo), GPU requests
 // reject with UNSUPPORTED naming why, and Node exits once done.
 // `node web/test/node_test.mjs [MODULE]`: MODULE defaults to ../texel.js
 // (web/test/bundle_test.sh passes 'texel-gpu' from a project that installed
@@ -31,6 +32,79 @@ const rejectsWith = async (p, status, ...words) => {
   try { await p; } catch (e) { return e instanceof Error && e.status === status && words.every((w) => e.message.includes(w)) ? e : null; }
   return null;
 };
+
+// An 8-bit RGB / RGBA PNG without interlace (the demo's astronaut.png) → RGBA
+// pixels, with node:zlib: Node has no image decoder.
+async function readPng(bytes) {
+  const { inflateSync } = await import('node:zlib');
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const w = dv.getUint32(16), h = dv.getUint32(20), depth = bytes[24], type = bytes[25];
+  if (depth !== 8 || (type !== 2 && type !== 6) || bytes[28] !== 0) throw new Error(`PNG: depth ${depth} type ${type}: not handled`);
+  const idat = [];
+  for (let p = 8; p < bytes.length;) {
+    const len = dv.getUint32(p), kind = String.fromCharCode(...bytes.subarray(p + 4, p + 8));
+    if (kind === 'IDAT') idat.push(bytes.subarray(p + 8, p + 8 + len));
+    p += 12 + len;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const bpp = type === 6 ? 4 : 3, stride = w * bpp, px = new Uint8Array(stride * h), out = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++) {
+    const f = raw[y * (stride + 1)], src = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let i = 0; i < stride; i++) {
+      const a = i >= bpp ? px[y * stride + i - bpp] : 0, b = y ? px[(y - 1) * stride + i] : 0;
+      const c = i >= bpp && y ? px[(y - 1) * stride + i - bpp] : 0;
+      const pa = Math.abs(b - c), pb = Math.abs(a - c), pc = Math.abs(a + b - 2 * c);
+      const pred = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][f];
+      px[y * stride + i] = (src[i] + pred) & 255;
+    }
+  }
+  for (let i = 0; i < w * h; i++)
+    for (let k = 0; k < 4; k++) out[i * 4 + k] = k < 3 ? px[i * bpp + k] : bpp === 4 ? px[i * bpp + 3] : 255;
+  return { w, h, rgba: out };
+}
+
+// BlazeFace (the demo's model and photo, scripts/demo-assets.sh) on the CPU
+// in Node: the square photo box-filtered to the model's input, the demo's
+// decoding (web/demo/blazeface.js); the one face must be found.
+async function blazeFace(tx, what) {
+  const { readFile } = await import('node:fs/promises');
+  const first = async (names) => {
+    for (const n of names) { try { return await readFile(new URL(n, import.meta.url)); } catch { /* next */ } }
+    return null;
+  };
+  const model = await first(['../demo/assets/face_detection_front_128x128.onnx', './public/face_detection_front_128x128.onnx']);
+  const png = await first(['../demo/assets/astronaut.png', './public/astronaut.png']);
+  let bf = null;
+  for (const m of ['../demo/blazeface.js', './blazeface.js']) { try { bf = await import(m); break; } catch { /* next */ } }
+  if (!model || !png || !bf) {
+    console.log(`(BlazeFace left out: no web/demo/assets; scripts/demo-assets.sh fetches them)`);
+    return;
+  }
+  const { size, minScore } = bf.MODELS.front;
+  const img = await readPng(png);
+  const f = img.w / size;
+  check(img.w === img.h && Number.isInteger(f), `${what}: astronaut.png ${img.w}x${img.h}`);
+  const input = new Float32Array(size * size * 3);
+  for (let y = 0; y < size; y++)
+    for (let x = 0; x < size; x++)
+      for (let k = 0; k < 3; k++) {
+        let sum = 0;
+        for (let dy = 0; dy < f; dy++)
+          for (let dx = 0; dx < f; dx++) sum += img.rgba[((y * f + dy) * img.w + x * f + dx) * 4 + k];
+        input[(y * size + x) * 3 + k] = sum / (f * f) / 127.5 - 1;
+      }
+  const session = await tx.loadModel(model);
+  const out = await session.run({ [session.inputs[0].name]: tx.tensor(input, [1, size, size, 3]) });
+  const [s0, s1, b0, b1] = await Promise.all(
+    ['Identity:0', 'Identity_1:0', 'Identity_2:0', 'Identity_3:0'].map((n) => out[n].data()));
+  const { detections } = bf.decode([s0, s1], [b0, b1], size, minScore, (u, v) => [u * img.w, v * img.h]);
+  const d = detections[0];
+  // the face in astronaut.png: about x 175..255, y 60..160 of 512
+  check(detections.length === 1 && d.score > 0.9 && d.x0 > 140 && d.x1 < 290 && d.y0 > 30 && d.y1 < 200,
+    `${what}: BlazeFace on ${session.device} finds the one face: ${detections.map((e) => `${e.score.toFixed(3)} at ` +
+      `[${[e.x0, e.y0, e.x1, e.y1].map((v) => v.toFixed(0))}]`).join(', ')}`);
+  session.dispose();
+}
 
 // importing the module, create() and dispose() leave nothing that keeps Node running
 {
@@ -99,6 +173,7 @@ try {
     check(await rejectsWith(tx.loadModel(bytes, { device: 'gpu' }), S.UNSUPPORTED, 'no GPU context'),
       `${what}: loadModel(..., {device: 'gpu'}) rejects with UNSUPPORTED`);
     session.dispose();
+    if (!opts.device) await blazeFace(tx, what);
     tx.dispose();
   }
   // the engine loaded (its status table is filled on the first create)
