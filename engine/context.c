@@ -71,8 +71,9 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
 /* Checks the desc fields that have no meaning when negative. */
 static const char *bad_desc(const tx_ctx_desc *d) {
 #ifndef __EMSCRIPTEN__
-    if (!d->get_proc_address)
-        return "desc.get_proc_address is NULL (needed to load GL)";
+    if (!d->get_proc_address && !d->no_gpu)
+        return "desc.get_proc_address is NULL (needed to load GL; desc.no_gpu makes a context "
+               "without GL)";
 #endif
     if (d->max_specialized < 0)
         return "desc.max_specialized is negative";
@@ -96,10 +97,15 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
         fprintf(stderr, "texel: tx_ctx_create: %s\n", bad);
         return TX_STATUS_INVALID_ARGUMENT;
     }
+    if (d.no_gpu && d.device == TX_DEVICE_GPU) {
+        fprintf(stderr, "texel: tx_ctx_create: desc.device is gpu but desc.no_gpu asks for a "
+                        "context without GL (no GPU context)\n");
+        return TX_STATUS_UNSUPPORTED;
+    }
     tx_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return TX_STATUS_OUT_OF_MEMORY;
-    if (!tx_gl_init(&ctx->gl, d.get_proc_address, ctx->err, sizeof ctx->err)) {
+    if (!d.no_gpu && !tx_gl_init(&ctx->gl, d.get_proc_address, ctx->err, sizeof ctx->err)) {
         fprintf(stderr, "texel: %s\n", ctx->err);
         free(ctx);
         return TX_STATUS_UNSUPPORTED;
@@ -122,12 +128,20 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     ctx->no_parallel_compile = d.no_parallel_compile;
     ctx->max_texture_size_req = d.max_texture_size;
     ctx->float16_storage_req = d.float16_storage;
-    ctx->device = d.device == TX_DEVICE_DEFAULT ? TX_DEVICE_GPU : d.device;
+    ctx->device = d.device != TX_DEVICE_DEFAULT ? d.device
+                  : d.no_gpu                    ? TX_DEVICE_CPU
+                                                : TX_DEVICE_GPU;
     ctx->cpu_threads = d.cpu_threads;
     const char *threads = getenv("TEXEL_CPU_THREADS"); /* the default: desc's wins */
     if (d.cpu_threads == 0 && threads && atoi(threads) > 0)
         ctx->cpu_threads = atoi(threads);
-    if (!probe_caps(ctx, &d)) {
+    if (d.no_gpu) {
+        /* The context-loss state from birth, without its counters: every GPU
+         * path already refuses a lost context and keeps the CPU working, and
+         * tx_fail turns its CONTEXT_LOST into UNSUPPORTED (error.c). */
+        ctx->no_gpu = ctx->caps.no_gpu = true;
+        ctx->lost = ctx->gl_dropped = ctx->gl.lost = true;
+    } else if (!probe_caps(ctx, &d)) {
         fprintf(stderr, "texel: %s\n", ctx->err);
         tx_gl_shutdown(&ctx->gl);
         free(ctx);
@@ -178,6 +192,8 @@ tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out) {
 tx_status tx_ctx_finish(tx_ctx *ctx) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
+    if (ctx->no_gpu)
+        return TX_STATUS_OK; /* no GPU work to wait for */
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_ctx_finish: the GL context is lost");
     tx_gl_finish();
@@ -264,6 +280,11 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
     const char *op = "tx_ctx_restore";
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
+    if (ctx->no_gpu)
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "%s: this context was made without GL (tx_ctx_desc.no_gpu): no GPU "
+                       "context to restore",
+                       op);
     if (!tx_ctx_is_lost(ctx))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "%s: the context is not lost (call tx_ctx_mark_lost first if the host "

@@ -1,4 +1,6 @@
 /* Status and error reporting: status names, the last error, shapes in messages. */
+#include <string.h>
+
 #include "internal.h"
 
 #define NAME(s) [s] = #s
@@ -30,6 +32,19 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...) {
         va_start(ap, fmt);
         int n = vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
         va_end(ap);
+        /* A context made without GL is lost from birth (context.c): its
+         * refusals name that instead, keeping the op name before the ':'. */
+        if (s == TX_STATUS_CONTEXT_LOST && ctx->no_gpu) {
+            const char *colon = strchr(ctx->err, ':');
+            int op_len = colon && colon - ctx->err < 96 ? (int)(colon - ctx->err) : 0;
+            char op[96];
+            snprintf(op, sizeof op, "%.*s", op_len, ctx->err);
+            snprintf(ctx->err, sizeof ctx->err,
+                     "%s%sno GPU context (this context was made without GL, "
+                     "tx_ctx_desc.no_gpu): only the CPU device works here",
+                     op, op_len ? ": " : "");
+            return TX_STATUS_UNSUPPORTED;
+        }
         /* Say once, for every op's message, what gets the caller out. */
         if (s == TX_STATUS_CONTEXT_LOST && ctx->lost && n >= 0 && (size_t)n < sizeof ctx->err)
             snprintf(ctx->err + n, sizeof ctx->err - (size_t)n,

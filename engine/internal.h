@@ -154,6 +154,7 @@ struct tx_ctx {
     /* Context loss (context.c). `lost` is latched (by a driver report or
      * tx_ctx_mark_lost) until tx_ctx_restore; every GPU call fails meanwhile. */
     bool lost;
+    bool no_gpu;         /* tx_ctx_desc.no_gpu: lost from birth, GPU calls say UNSUPPORTED */
     bool gl_dropped;     /* this loss's GL objects are already forgotten */
     uint32_t generation; /* bumped when they are: older storages are lost */
     struct {

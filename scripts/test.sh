@@ -112,6 +112,8 @@ for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test rest
     onnx_detect_test split_test grad_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
+# A context without GL (the CPU device only; what Node gets): no Xvfb.
+run_suite "nogpu_test" "$BUILD/tests/nogpu_test"
 # The CPU device's SGEMM against a plain loop, with the kernel this machine
 # picks and with the 4-wide and scalar ones the browser builds use (no GL).
 for t in cpu_gemm_test cpu_gemm_test_v4 cpu_gemm_test_scalar; do

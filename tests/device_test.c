@@ -7,13 +7,12 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "add_model.h"
 #include "glctx.h"
 #include "harness.h"
 #include "internal.h" /* the test hook ctx->fault_compiling */
 #include "tensors.h"
 #include "texel.h"
-
-#define MODEL "/usr/share/libonnx-testdata/data/node/test_add/model.onnx"
 
 static void *read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -35,25 +34,6 @@ static tx_tensor mk(tx_ctx *ctx, tx_device dev, int64_t n, float base) {
     tx_tensor t = {0};
     tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {n}, .data = v, .device = dev}, &t);
     return t;
-}
-
-/* Runs test_add's model (x + y, [3, 4, 5]) once; returns the device it ran on. */
-static tx_status run_add(tx_ctx *ctx, tx_session *s, tx_device feed_dev, float *sum0) {
-    float a[60], b[60], y[60];
-    for (int i = 0; i < 60; i++)
-        a[i] = (float)i, b[i] = 0.5f * (float)i;
-    tx_tensor x = {0}, z = {0}, out = {0};
-    tx_tensor_desc d = {.rank = 3, .shape = {3, 4, 5}, .device = feed_dev};
-    d.data = a;
-    tx_status st = tx_tensor_create(ctx, &d, &x);
-    d.data = b;
-    st = st ? st : tx_tensor_create(ctx, &d, &z);
-    tx_feed feeds[2] = {{"x", x}, {"y", z}};
-    st = st ? st : tx_session_run(s, feeds, 2, NULL, 1, &out);
-    st = st ? st : tx_tensor_read(ctx, out, y, sizeof y);
-    *sum0 = st ? NAN : y[59];
-    TX_DESTROY(ctx, out, x, z);
-    return st;
 }
 
 int main(int argc, char **argv) {

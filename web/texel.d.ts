@@ -110,6 +110,8 @@ export interface Caps {
   float16Storage: boolean;
   parallelCompile: boolean;
   specializeAfter: number;
+  /** A context without GL (Node: no WebGL2): the CPU device only. */
+  noGpu: boolean;
 }
 
 /** The engine's counters (tx_stats) and the JS wrapper's. */

@@ -321,8 +321,9 @@ class Context {
       this._lose();
     };
     this._onRestored = () => this._restore();
-    canvas.addEventListener('webglcontextlost', this._onLost);
-    canvas.addEventListener('webglcontextrestored', this._onRestored);
+    // null: a context without GL (Node), nothing to lose
+    canvas?.addEventListener('webglcontextlost', this._onLost);
+    canvas?.addEventListener('webglcontextrestored', this._onRestored);
     /** Probed device capabilities (renderer, max texture size, float render ...). */
     this.caps = camelKeys(JSON.parse(core.UTF8ToString(core._txw_caps_json(w))));
     /** True when this context runs the threaded build (texel-mt.wasm). */
@@ -643,7 +644,7 @@ class Context {
     const w = this._ctx();
     const c = this._core;
     let device = code, remembered = null, choiceKey = null;
-    if (code === 0 || code === 3) { // auto
+    if ((code === 0 || code === 3) && !this.caps.noGpu) { // auto (without GL: the CPU at once)
       choiceKey = `${CHOICE_PREFIX}${modelHash(bytes)}:${this.caps.renderer}`;
       remembered = recallChoice(choiceKey);
       if (remembered) device = deviceCode(remembered.device, 'loadModel', false);
@@ -873,8 +874,8 @@ class Context {
   /** Destroys the engine context and every tensor of it. */
   dispose() {
     if (!this._w) return;
-    this.canvas.removeEventListener('webglcontextlost', this._onLost);
-    this.canvas.removeEventListener('webglcontextrestored', this._onRestored);
+    this.canvas?.removeEventListener('webglcontextlost', this._onLost);
+    this.canvas?.removeEventListener('webglcontextrestored', this._onRestored);
     const err = new TexelError(Status.INVALID_ARGUMENT, 'texel: the context was disposed');
     for (const p of this._pending) {
       p.done = true;
@@ -1159,30 +1160,35 @@ function camelKeys(o) {
  * Loads the engine (once per page and build) and makes a context on `canvas`
  * (default: a canvas of its own that is never shown). debug: check for GL
  * errors after every op (a GPU round trip each) instead of at the next read.
- * device: where tx.tensor puts tensors ('gpu', default, or 'cpu').
+ * device: where tx.tensor puts tensors ('gpu', default, or 'cpu'; without WebGL2, as in Node, 'cpu').
  * cpuThreads: the CPU device's threads (0: one per core; threaded build only).
  * threads: 'auto' (default: the threaded build on a cross-origin isolated
  * page), true or false. simd: 'auto' (default: wasm SIMD where the browser
- * validates it), true or false (texel-scalar.wasm). In Node (no WebGL2) it rejects at once with
- * UNSUPPORTED unless given a canvas. env: engine environment variables ({TEXEL_AUTO_MEASURE:
+ * validates it), true or false (texel-scalar.wasm). In Node (no WebGL2, no canvas given) the
+ * context has no GL: the CPU device only (caps.noGpu; device 'gpu' rejects with UNSUPPORTED). env: engine environment variables ({TEXEL_AUTO_MEASURE:
  * '1'}; null unsets), set for the whole loaded engine before the context is made.
  */
 export async function create(opts = {}) {
   const core = await loadCore(opts);
   let canvas = opts.canvas;
+  let noGpu = false;
   if (!canvas) {
     if (typeof document === 'undefined' && typeof OffscreenCanvas === 'undefined') {
-      // Node (or a worklet): the engine loads, but nothing here makes a
-      // WebGL2 context, and even the CPU device needs one for now.
-      throw new TexelError(Status.UNSUPPORTED, 'texel.create: no WebGL2 here (no document, no ' +
-        'OffscreenCanvas' + (isNode() ? ': Node.js has no WebGL2, and headless-gl is WebGL1 only' : '') +
-        '). texel needs a WebGL2 context, also for device: \'cpu\' (its contexts are made on one); ' +
-        'pass create({canvas}) with a canvas whose getContext(\'webgl2\') works, or run in a browser or a worker.');
+      // Node (or a worklet): nothing here makes a WebGL2 context, so the
+      // context is one without GL: the CPU device only.
+      if (opts.device === 'gpu')
+        throw new TexelError(Status.UNSUPPORTED, 'texel.create: device \'gpu\' needs WebGL2, and there ' +
+          'is none here (no document, no OffscreenCanvas' +
+          (isNode() ? ': Node.js has no WebGL2, and headless-gl is WebGL1 only' : '') +
+          '). Leave device out (or \'cpu\') for a context of the CPU device, or pass ' +
+          'create({canvas}) with a canvas whose getContext(\'webgl2\') works.');
+      noGpu = true;
+    } else {
+      canvas = typeof document !== 'undefined' ? document.createElement('canvas') : new OffscreenCanvas(1, 1);
+      canvas.width = canvas.height = 1;
     }
-    canvas = typeof document !== 'undefined' ? document.createElement('canvas') : new OffscreenCanvas(1, 1);
-    canvas.width = canvas.height = 1;
   }
-  core.txwCanvas = canvas;
+  if (canvas) core.txwCanvas = canvas;
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     const strs = [k, v === null || v === undefined ? null : String(v)].map((x) => {
       if (x === null) return 0; // unset
@@ -1202,9 +1208,10 @@ export async function create(opts = {}) {
   if (precision !== 'f32' && precision !== 'f16')
     throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: precision is 'f32' or 'f16', not ${JSON.stringify(precision)}`);
   const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
-    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0, precision === 'f16' ? 1 : 0);
+    opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0, precision === 'f16' ? 1 : 0,
+    noGpu ? 1 : 0);
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
-  return new Context(core, w, canvas);
+  return new Context(core, w, canvas ?? null);
 }
 
 export { Context };

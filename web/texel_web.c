@@ -37,7 +37,8 @@ static char g_create_error[1024];
 
 static tx_ctx *use(txw *w) {
     if (g_current != w) {
-        emscripten_webgl_make_context_current(w->gl);
+        if (w->gl) /* 0: a context without GL (Node), nothing to make current */
+            emscripten_webgl_make_context_current(w->gl);
         g_current = w;
     }
     return w->ctx;
@@ -46,15 +47,17 @@ static tx_ctx *use(txw *w) {
 /* ---- context ---- */
 
 EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
-                       int log_shaders, int debug, int device, int cpu_threads, int float16) {
+                       int log_shaders, int debug, int device, int cpu_threads, int float16,
+                       int no_gpu) {
     g_create_error[0] = 0;
     txw *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(g_create_error, sizeof g_create_error, "out of memory");
         return NULL;
     }
-    w->gl = txw_js_context_create();
-    if (!w->gl) {
+    /* no_gpu: no WebGL2 here (Node): a context of the CPU device only */
+    w->gl = no_gpu ? 0 : txw_js_context_create();
+    if (!w->gl && !no_gpu) {
         snprintf(g_create_error, sizeof g_create_error,
                  "this browser gave no WebGL2 context (texel needs WebGL2 with "
                  "EXT_color_buffer_float)");
@@ -70,12 +73,14 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
         .device = (tx_device)device,
         .cpu_threads = cpu_threads,
         .float16_storage = float16 != 0,
+        .no_gpu = no_gpu != 0,
     };
     tx_status s = tx_ctx_create(&d, &w->ctx);
     if (s) {
         snprintf(g_create_error, sizeof g_create_error, "tx_ctx_create failed: %s",
                  tx_status_name(s));
-        txw_js_context_destroy(w->gl);
+        if (w->gl)
+            txw_js_context_destroy(w->gl);
         g_current = NULL;
         free(w);
         return NULL;
@@ -114,7 +119,8 @@ EXPORT void txw_destroy(txw *w) {
     if (!w)
         return;
     tx_ctx_destroy(use(w));
-    txw_js_context_destroy(w->gl);
+    if (w->gl)
+        txw_js_context_destroy(w->gl);
     g_current = NULL;
     free(w);
 }
@@ -229,10 +235,11 @@ EXPORT const char *txw_caps_json(txw *w) {
              "{\"renderer\":\"%s\",\"version\":\"%s\",\"glsl_version\":\"%s\","
              "\"max_texture_size\":%d,\"max_draw_buffers\":%d,\"float32_render\":%s,"
              "\"float16_render\":%s,\"float16_storage\":%s,\"parallel_compile\":%s,"
-             "\"specialize_after\":%d}",
+             "\"specialize_after\":%d,\"no_gpu\":%s}",
              r, v, g, c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
              c.float16_render ? "true" : "false", c.float16_storage ? "true" : "false",
-             c.parallel_compile ? "true" : "false", tx_ctx_specialize_after(w->ctx));
+             c.parallel_compile ? "true" : "false", tx_ctx_specialize_after(w->ctx),
+             c.no_gpu ? "true" : "false");
     return w->json;
 }
 

@@ -190,6 +190,12 @@ typedef struct tx_ctx_desc {
                                  no device; 0: TX_DEVICE_GPU */
     int cpu_threads;          /* threads of the CPU device; 0: env TEXEL_CPU_THREADS,
                                  else one per core; 1: no threads */
+    bool no_gpu;              /* a context without GL (no current context needed,
+                                 get_proc_address unused): only the CPU device.
+                                 The default device is the CPU, 'auto' sessions
+                                 run on the CPU ("no GPU context"), and GPU
+                                 tensors, ops and sessions fail with
+                                 TX_STATUS_UNSUPPORTED; desc.device gpu too. */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -210,6 +216,7 @@ typedef struct tx_caps {
      * lose bits, int32 is exact only to ±2048. NaN and ±Inf still propagate.
      * Results from such a context are flagged by this field. */
     bool float16_storage;
+    bool no_gpu; /* made with tx_ctx_desc.no_gpu: no GL, every field above is 0 */
 } tx_caps;
 
 typedef struct tx_stats {

@@ -161,9 +161,17 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
     memset(c, 0, sizeof *c);
     tx_device want = desc ? desc->device : TX_DEVICE_DEFAULT;
     const char *env = getenv("TEXEL_DEVICE"); /* a default for whole runs (tests, CLI) */
-    if (want == TX_DEVICE_DEFAULT && env && tx_device_from_name(env) != TX_DEVICE_COUNT_)
+    /* (not on a context without GL: the env default is for whole runs) */
+    if (want == TX_DEVICE_DEFAULT && env && tx_device_from_name(env) != TX_DEVICE_COUNT_ &&
+        !ctx->no_gpu)
         want = tx_device_from_name(env);
     c->mode = want == TX_DEVICE_DEFAULT ? TX_DEVICE_AUTO : want;
+    if (c->mode == TX_DEVICE_AUTO && ctx->no_gpu) {
+        c->current = TX_DEVICE_CPU;
+        c->decided = true;
+        snprintf(c->reason, sizeof c->reason, "no GPU context");
+        return;
+    }
     if (c->mode != TX_DEVICE_AUTO) {
         c->current = c->mode;
         c->decided = true;

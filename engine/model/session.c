@@ -375,6 +375,15 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
                        (int)desc->device);
     }
     tx_choice_init(ctx, &f->choice, desc, bytes, len);
+    if (ctx->no_gpu && f->choice.current == TX_DEVICE_GPU) {
+        tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                "tx_session_create: device gpu (%s), but this context has no GPU context "
+                "(made without GL, tx_ctx_desc.no_gpu)",
+                f->choice.reason);
+        tx_onnx_model_free(&s->m);
+        free(f);
+        return TX_STATUS_UNSUPPORTED;
+    }
     st = tx_graph_plan(s);
     for (int i = 0; !st && i < s->n_inputs; i++) {
         const tx_session_val *v = &s->vals[s->inputs[i]];

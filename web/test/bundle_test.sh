@@ -58,13 +58,14 @@ else
     bad "npm install of the tarball"
     cat "$tmp/install.log"
 fi
-cp web/test/bundle/index.html web/test/bundle/main.js web/demo/blazeface.js web/test/node_test.mjs "$app/"
-# Node imports the installed package: the engine loads, create() says UNSUPPORTED
+cp web/test/bundle/index.html web/test/bundle/main.js web/demo/blazeface.js web/test/node_test.mjs web/test/onnx_model.js "$app/"
+cp web/demo/assets/face_detection_front_128x128.onnx web/demo/assets/astronaut.png "$app/public/"
+# Node imports the installed package: create() gives the CPU device (no WebGL2), ops, a session and
+# BlazeFace (public/) run
 if out=$(cd "$app" && timeout 120 node node_test.mjs texel-gpu 2>&1); then ok "Node: $(tail -1 <<<"$out")"; else
     bad "Node with the installed package"
     echo "$out" | tail -10
 fi
-cp web/demo/assets/face_detection_front_128x128.onnx web/demo/assets/astronaut.png "$app/public/"
 
 run_page() { # name, dir
     local out

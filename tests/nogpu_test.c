@@ -1,0 +1,124 @@
+/* A context made without GL (tx_ctx_desc.no_gpu): no window system, no
+ * current context, no GL loader. The CPU device computes ops and sessions;
+ * every GPU request is refused with TX_STATUS_UNSUPPORTED naming why; caps
+ * say there is no GPU. Runs without Xvfb (nothing here may touch GL). */
+#include <math.h>
+#include <stdint.h>
+
+#include "add_model.h"
+#include "harness.h"
+#include "npy.h" /* tx_read_file */
+#include "texel.h"
+
+static bool says_no_gpu(tx_ctx *ctx) {
+    return strstr(tx_last_error(ctx), "no GPU context") != NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1)
+        tx_t.filter = argv[1];
+    setenv("TEXEL_DEVICE", "gpu", 1); /* a whole-run default: a GL-less context ignores it */
+    tx_ctx *ctx = NULL;
+    tx_status st = tx_ctx_create(&(tx_ctx_desc){.no_gpu = true, .cpu_threads = 2}, &ctx);
+    if (st || !ctx) {
+        printf("FAIL tx_ctx_create(no_gpu): %s\n0 passed, 1 failed\n", tx_status_name(st));
+        return 1;
+    }
+
+    if (tx_test_begin("create: desc.device gpu with no_gpu is refused")) {
+        tx_ctx *other = NULL;
+        tx_status s =
+            tx_ctx_create(&(tx_ctx_desc){.no_gpu = true, .device = TX_DEVICE_GPU}, &other);
+        CHECK(s == TX_STATUS_UNSUPPORTED && !other, "%s", tx_status_name(s));
+        tx_ctx_destroy(other);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("caps: no GPU")) {
+        tx_caps c;
+        CHECK(!tx_ctx_caps(ctx, &c), "caps");
+        CHECK(c.no_gpu && !c.float32_render && !c.max_texture_size && !c.renderer[0],
+              "no_gpu %d f32 %d max_tex %d renderer '%s'", c.no_gpu, c.float32_render,
+              c.max_texture_size, c.renderer);
+        tx_test_end();
+    }
+
+    if (tx_test_begin("ops: matmul on the default device (the CPU)")) {
+        float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, y[4] = {0};
+        tx_tensor ta = {0}, tb = {0}, tc = {0};
+        tx_device dev = TX_DEVICE_DEFAULT;
+        st = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {2, 3}, .data = a}, &ta);
+        st = st ? st
+                : tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {3, 2}, .data = b},
+                                   &tb);
+        st = st ? st : tx_matmul(ctx, ta, tb, NULL, &tc);
+        st = st ? st : tx_tensor_read(ctx, tc, y, sizeof y);
+        CHECK(!st, "%s: %s", tx_status_name(st), tx_last_error(ctx));
+        CHECK(y[0] == 4 && y[1] == 5 && y[2] == 10 && y[3] == 11, "y = %g %g %g %g", y[0], y[1],
+              y[2], y[3]);
+        CHECK(!tx_tensor_device(ctx, tc, &dev) && dev == TX_DEVICE_CPU, "device %d", dev);
+        CHECK(tx_ctx_finish(ctx) == TX_STATUS_OK, "finish: %s", tx_last_error(ctx));
+
+        /* GPU requests: a tensor, a move, an op's output */
+        tx_tensor g = {0}, moved = {0};
+        st = tx_tensor_create(
+            ctx, &(tx_tensor_desc){.rank = 2, .shape = {2, 3}, .data = a, .device = TX_DEVICE_GPU},
+            &g);
+        CHECK(st == TX_STATUS_UNSUPPORTED && !g.id && says_no_gpu(ctx), "gpu tensor: %s: %s",
+              tx_status_name(st), tx_last_error(ctx));
+        CHECK(strstr(tx_last_error(ctx), "tx_tensor_create") != NULL, "op named: %s",
+              tx_last_error(ctx));
+        st = tx_tensor_to(ctx, ta, TX_DEVICE_GPU, &moved);
+        CHECK(st == TX_STATUS_UNSUPPORTED && !moved.id && says_no_gpu(ctx), "to gpu: %s: %s",
+              tx_status_name(st), tx_last_error(ctx));
+        st = tx_ctx_restore(ctx);
+        CHECK(st == TX_STATUS_UNSUPPORTED, "restore: %s", tx_status_name(st));
+        /* the CPU still works after the refusals, and the values are kept */
+        float y2[4] = {0};
+        tx_tensor td = {0};
+        st = tx_matmul(ctx, ta, tb, NULL, &td);
+        st = st ? st : tx_tensor_read(ctx, td, y2, sizeof y2);
+        CHECK(!st && y2[3] == 11, "after refusals: %s %g", tx_status_name(st), y2[3]);
+        tx_tensor_destroy(ctx, ta);
+        tx_tensor_destroy(ctx, tb);
+        tx_tensor_destroy(ctx, tc);
+        tx_tensor_destroy(ctx, td);
+        tx_test_end();
+    }
+
+    size_t len = 0;
+    void *bytes = tx_read_file(MODEL, &len);
+    if (!bytes || !len) {
+        tx_test_skip("sessions", MODEL " missing (scripts/setup.sh installs it)");
+    } else if (tx_test_begin("sessions: auto decides the CPU at once; gpu is refused")) {
+        tx_session *s = NULL;
+        st = tx_session_create(ctx, bytes, len, NULL, &s);
+        CHECK(!st && s, "auto: %s: %s", tx_status_name(st), tx_last_error(ctx));
+        float last = 0;
+        for (int run = 0; s && run < 3; run++) {
+            st = run_add(ctx, s, TX_DEVICE_DEFAULT, &last);
+            CHECK(!st && last == 88.5f, "run %d: %s %g: %s", run, tx_status_name(st), last,
+                  tx_last_error(ctx));
+        }
+        tx_session_stats ss = {0};
+        CHECK(s && !tx_session_stats_get(s, &ss) && ss.device == TX_DEVICE_CPU && ss.decided &&
+                  !strcmp(ss.reason, "no GPU context") && ss.runs_gpu == 0 && ss.runs_cpu == 3,
+              "device %d decided %d reason '%s' runs gpu %llu cpu %llu", ss.device, ss.decided,
+              ss.reason, (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu);
+        tx_session_destroy(s);
+
+        tx_session *g = NULL;
+        st = tx_session_create(ctx, bytes, len, &(tx_session_desc){.device = TX_DEVICE_GPU}, &g);
+        CHECK(st == TX_STATUS_UNSUPPORTED && !g && says_no_gpu(ctx), "gpu session: %s: %s",
+              tx_status_name(st), tx_last_error(ctx));
+        tx_session *c = NULL;
+        st = tx_session_create(ctx, bytes, len, &(tx_session_desc){.device = TX_DEVICE_CPU}, &c);
+        CHECK(!st && c && !run_add(ctx, c, TX_DEVICE_DEFAULT, &last) && last == 88.5f,
+              "cpu session: %s", tx_last_error(ctx));
+        tx_session_destroy(c);
+        tx_test_end();
+    }
+    free(bytes);
+    tx_ctx_destroy(ctx);
+    return tx_test_finish();
+}
