@@ -9,6 +9,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "det_ref.h"
 #include "glctx.h"
 #include "harness.h"
 #include "onnx_writer.h"
@@ -692,36 +693,6 @@ static void test_dft(void) {
 
 /* ---- Det ---- */
 
-/* The determinant of the m x m matrix a by elimination in double. */
-static double det_ref(const float *a, int m) {
-    double t[36], d = 1;
-    for (int i = 0; i < m * m; i++)
-        t[i] = a[i];
-    for (int k = 0; k < m; k++) {
-        int p = k;
-        for (int r = k + 1; r < m; r++)
-            if (fabs(t[r * m + k]) > fabs(t[p * m + k]))
-                p = r;
-        if (t[p * m + k] == 0)
-            return 0;
-        if (p != k) {
-            d = -d;
-            for (int j = 0; j < m; j++) {
-                double v = t[k * m + j];
-                t[k * m + j] = t[p * m + j];
-                t[p * m + j] = v;
-            }
-        }
-        d *= t[k * m + k];
-        for (int r = k + 1; r < m; r++) {
-            double f = t[r * m + k] / t[k * m + k];
-            for (int j = 0; j < m; j++)
-                t[r * m + j] -= f * t[k * m + j];
-        }
-    }
-    return d;
-}
-
 static void test_det(void) {
     if (!tx_test_begin(
             "Det: 5x5 matrices needing pivots, a permutation (-1) and a singular one (0)"))
@@ -734,7 +705,7 @@ static void test_det(void) {
         x[2 * M * M + r * M + (r + 1) % M] = 1;
     memcpy(x + 3 * M * M + M, x + 3 * M * M, sizeof(float) * M);
     for (int b = 0; b < B; b++)
-        want[b] = (float)det_ref(x + b * M * M, M);
+        want[b] = (float)tx_test_det_ref(x + b * M * M, M);
     buf g = {0};
     vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 2, M, M}, 4);
     node(&g, "Det", "d", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
