@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "glctx.h"
+#include "harness.h"
 
 /* Opens a context with desc d (its host in *host). Without a GL context the
  * program exits 77 (meson: skipped); any other failure exits 1. */
@@ -16,6 +17,14 @@ static inline tx_ctx *tx_test_open_ctx(tx_ctx_desc d, tx_host **host) {
     if (rc)
         exit(1);
     return ctx;
+}
+
+/* A test program's start: argv[1], when given, picks the tests whose names
+ * hold it; then the context of tx_test_open_ctx. */
+static inline tx_ctx *tx_test_start(int argc, char **argv, tx_ctx_desc d, tx_host **host) {
+    if (argc > 1)
+        tx_t.filter = argv[1];
+    return tx_test_open_ctx(d, host);
 }
 
 #endif

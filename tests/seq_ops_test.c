@@ -441,10 +441,8 @@ static void dft_case(int L, int c, int n, bool inverse, bool onesided, int opset
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1)
-        tx_t.filter = argv[1];
     tx_host *host = NULL;
-    g_ctx = tx_test_open_ctx((tx_ctx_desc){0}, &host);
+    g_ctx = tx_test_start(argc, argv, (tx_ctx_desc){0}, &host);
     einsum_cases();
     det_cases();
     cumsum_case(5, true, true);
