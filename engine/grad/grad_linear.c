@@ -21,11 +21,8 @@
 
 static tx_status mm(tx_ctx *ctx, tx_tensor a, tx_tensor b, bool ta, bool tb, gx_tmps *l,
                     tx_tensor *out) {
-    tx_status st =
-        tx_matmul(ctx, a, b, &(tx_matmul_desc){.transpose_a = ta, .transpose_b = tb}, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(
+        tx_matmul(ctx, a, b, &(tx_matmul_desc){.transpose_a = ta, .transpose_b = tb}, out), l, out);
 }
 
 /* g through the node's fused activation. */
@@ -79,10 +76,7 @@ static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, g
 }
 
 static tx_status transpose01(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out) {
-    tx_status st = tx_transpose(ctx, t, (const int[]){1, 0, 2, 3}, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(tx_transpose(ctx, t, (const int[]){1, 0, 2, 3}, out), l, out);
 }
 
 /* Channels [lo, hi) of a 4-D tensor (t itself when that is all of them). */
@@ -93,10 +87,7 @@ static tx_status channels(tx_ctx *ctx, tx_tensor t, int64_t lo, int64_t hi, gx_t
         return TX_STATUS_OK;
     }
     tx_slice_desc d = {.n = 1, .starts = {lo}, .ends = {hi}, .axes = {1}, .has_axes = true};
-    tx_status st = tx_slice(ctx, t, &d, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(tx_slice(ctx, t, &d, out), l, out);
 }
 
 /* dw of one group: x4 [N, Cg, H, W], gz4 [N, Mg, Ho, Wo] → [Mg, Cg, kh, kw]. */
@@ -150,20 +141,13 @@ static tx_status grouped_weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor g4, in
         *dw = parts[0];
         return st;
     }
-    st = tx_concat(ctx, parts, group, 0, dw);
-    if (!st)
-        gx_keep(l, *dw);
-    return st;
+    return gx_kept(tx_concat(ctx, parts, group, 0, dw), l, dw);
 }
 
 /* sum of g4 [N, M, Ho, Wo] over all but M: the bias gradient [M]. */
 static tx_status bias_grad(tx_ctx *ctx, tx_tensor g4, gx_tmps *l, tx_tensor *db) {
-    tx_status st =
-        tx_reduce(ctx, TX_OP_REDUCE_SUM, g4,
-                  &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, db);
-    if (!st)
-        gx_keep(l, *db);
-    return st;
+    return gx_red(ctx, TX_OP_REDUCE_SUM, g4,
+                  &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, l, db);
 }
 
 static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
