@@ -102,18 +102,16 @@ static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_
     tx_conv_desc d = {.strides = {w->dh, w->dw},
                       .dilations = {w->sh, w->sw},
                       .pads = {w->pt, w->pl, w->pb, w->pr}};
-    st = tx_conv(ctx, xt, gt, &d, &r);
+    st = gx_kept(tx_conv(ctx, xt, gt, &d, &r), l, &r);
     if (st)
         return st;
-    gx_keep(l, r);
     const tx_slot *rs = gx_slot(ctx, r);
     if (rs->shape[2] != w->kh || rs->shape[3] != w->kw) {
         tx_slice_desc sd = {
             .n = 2, .starts = {0, 0}, .ends = {w->kh, w->kw}, .axes = {2, 3}, .has_axes = true};
-        st = tx_slice(ctx, r, &sd, &r);
+        st = gx_kept(tx_slice(ctx, r, &sd, &r), l, &r);
         if (st)
             return st;
-        gx_keep(l, r);
     }
     return transpose01(ctx, r, l, out);
 }
@@ -177,11 +175,9 @@ static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_
                        .pads = {w.pt, w.pl, w.pb, w.pr},
                        .group = group};
     gx_output_padding(&w, td.output_padding);
-    st = tx_conv_transpose(ctx, g4, w4, &td, &dx4);
-    if (st)
-        return st;
-    gx_keep(l, dx4);
-    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    st = gx_kept(tx_conv_transpose(ctx, g4, w4, &td, &dx4), l, &dx4);
+    if (!st)
+        st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
     if (!st)
         st = grouped_weight_grad(ctx, x4, g4, group, &w, l, &dw);
     if (st)
@@ -224,18 +220,16 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
         st = gx_view(ctx, nd->in[1], 4, (int64_t[]){c, ws->shape[1], w.kh, w.kw}, l, &w4);
     if (!st)
         st = gx_view(ctx, gz, 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &g4);
-    if (st)
-        return st;
-    st = tx_conv(ctx, g4, w4,
-                 &(tx_conv_desc){.strides = {w.sh, w.sw},
-                                 .dilations = {w.dh, w.dw},
-                                 .pads = {w.pt, w.pl, w.pb, w.pr},
-                                 .group = group},
-                 &dx4);
-    if (st)
-        return st;
-    gx_keep(l, dx4);
-    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    if (!st)
+        st = gx_kept(tx_conv(ctx, g4, w4,
+                             &(tx_conv_desc){.strides = {w.sh, w.sw},
+                                             .dilations = {w.dh, w.dw},
+                                             .pads = {w.pt, w.pl, w.pb, w.pr},
+                                             .group = group},
+                             &dx4),
+                     l, &dx4);
+    if (!st)
+        st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
     if (!st)
         st = grouped_weight_grad(ctx, g4, x4, group, &w, l, &dw);
     if (!st)

@@ -83,10 +83,9 @@ static tx_status weighted_mask(tx_ctx *ctx, tx_tensor x, tx_tensor labels, const
     if (!st)
         st = gx_bin(ctx, TX_OP_EQUAL, lab, r, l, &mask);
     if (!st)
-        st = tx_cast(ctx, mask, TX_DTYPE_FLOAT32, false, &maskf);
+        st = gx_kept(tx_cast(ctx, mask, TX_DTYPE_FLOAT32, false, &maskf), l, &maskf);
     if (st)
         return st;
-    gx_keep(l, maskf);
     if (!d->weight.id) {
         *wm = maskf;
         return TX_STATUS_OK;
