@@ -13,6 +13,7 @@
 #include "glctx.h"
 #include "harness.h"
 #include "onnx_writer.h"
+#include "open_ctx.h"
 
 static tx_ctx *g_ctx;
 
@@ -815,13 +816,7 @@ static void test_grid_sample(void) {
 int main(int argc, char **argv) {
     tx_t.filter = argc > 1 ? argv[1] : NULL;
     tx_host *host = NULL;
-    int rc = tx_host_open(&(tx_ctx_desc){0}, &host, &g_ctx);
-    if (rc == TX_HOST_NO_CONTEXT) {
-        tx_test_finish();
-        return 77;
-    }
-    if (rc)
-        return 1;
+    g_ctx = tx_test_open_ctx_counted((tx_ctx_desc){0}, &host);
     test_conv3d();
     test_conv_transpose3d();
     test_pools3d();
