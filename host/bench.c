@@ -213,10 +213,9 @@ int tx_cmd_bench(int argc, char **argv) {
                                              "--device", "--matmul-tm", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (tx_cli_is_help(a))
-            return tx_cli_help(tx_usage_bench);
-        if (tx_cli_in(a, value_opts) && !v)
-            return tx_cli_no_value("bench", tx_usage_bench, a);
+        int first = tx_cli_first_look("bench", tx_usage_bench, a, v, value_opts);
+        if (first >= 0)
+            return first;
         if (strcmp(a, "--smoke") == 0)
             smoke = true;
         else if (strcmp(a, "--list") == 0)

@@ -52,6 +52,15 @@ int tx_cli_no_value(const char *cmd, const char *usage, const char *opt) {
     return tx_cli_usage_error(cmd, usage, "%s needs a value", opt);
 }
 
+int tx_cli_first_look(const char *cmd, const char *usage, const char *a, const char *v,
+                      const char *const *value_opts) {
+    if (tx_cli_is_help(a))
+        return tx_cli_help(usage);
+    if (tx_cli_in(a, value_opts) && !v)
+        return tx_cli_no_value(cmd, usage, a);
+    return -1;
+}
+
 bool tx_mkdirs(const char *path) {
     char buf[4096];
     size_t n = strlen(path);

@@ -22,6 +22,11 @@ int tx_cli_unknown(const char *cmd, const char *usage, const char *arg);
 bool tx_cli_in(const char *arg, const char *const *names);
 /* "texel CMD: OPT needs a value"; returns 2. */
 int tx_cli_no_value(const char *cmd, const char *usage, const char *opt);
+/* The first look at option a of a command line (v: the argument after it, or
+ * NULL): for --help prints usage and returns 0; for an option of value_opts
+ * with no value says so and returns 2; else returns -1 (go on parsing a). */
+int tx_cli_first_look(const char *cmd, const char *usage, const char *a, const char *v,
+                      const char *const *value_opts);
 
 /* Creates path and its missing parents (mkdir -p); false with errno set. */
 bool tx_mkdirs(const char *path);

@@ -454,10 +454,9 @@ int tx_cmd_conformance(int argc, char **argv) {
     static const char *const value_opts[] = {"--filter", "--device", "--must-pass", NULL};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (tx_cli_is_help(a))
-            return tx_cli_help(tx_usage_conformance);
-        if (tx_cli_in(a, value_opts) && !v)
-            return tx_cli_no_value("conformance", tx_usage_conformance, a);
+        int first = tx_cli_first_look("conformance", tx_usage_conformance, a, v, value_opts);
+        if (first >= 0)
+            return first;
         if (strcmp(a, "--json") == 0)
             c.json = true;
         else if (strcmp(a, "--quiet") == 0)

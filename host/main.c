@@ -477,21 +477,25 @@ static int cmd_op(int argc, char **argv) {
     return r.status ? 1 : (r.bad ? 3 : 0);
 }
 
+/* The subcommands: texel NAME ARGS... runs fn(ARGS). */
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} k_cmds[] = {
+    {"info", cmd_info},
+    {"op", cmd_op},
+    {"bench", tx_cmd_bench},
+    {"run", tx_cmd_run},
+    {"conformance", tx_cmd_conformance},
+    {"train", tx_cmd_train},
+};
+
 int main(int argc, char **argv) {
     if (argc < 2)
         return usage();
-    if (strcmp(argv[1], "info") == 0)
-        return cmd_info(argc - 2, argv + 2);
-    if (strcmp(argv[1], "op") == 0)
-        return cmd_op(argc - 2, argv + 2);
-    if (strcmp(argv[1], "bench") == 0)
-        return tx_cmd_bench(argc - 2, argv + 2);
-    if (strcmp(argv[1], "run") == 0)
-        return tx_cmd_run(argc - 2, argv + 2);
-    if (strcmp(argv[1], "conformance") == 0)
-        return tx_cmd_conformance(argc - 2, argv + 2);
-    if (strcmp(argv[1], "train") == 0)
-        return tx_cmd_train(argc - 2, argv + 2);
+    for (size_t i = 0; i < sizeof k_cmds / sizeof k_cmds[0]; i++)
+        if (strcmp(argv[1], k_cmds[i].name) == 0)
+            return k_cmds[i].fn(argc - 2, argv + 2);
     if (tx_cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         usage_all(stdout);
         return 0;

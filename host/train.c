@@ -125,20 +125,14 @@ static tx_status forward(tx_ctx *ctx, const opts *o, const model *m, tx_tensor x
     tx_tensor t[7] = {{0}};
     tx_pool_desc pool = {.kernel_shape = {2, 2}, .strides = {2, 2}};
     tx_status st = tx_tensor_reshape(ctx, x, 4, (int64_t[]){B, 1, 8, 8}, &t[0]);
-    if (!st)
+    for (int k = 0; k < 4 && !st; k += 2) { /* two conv + relu + 2x2 max-pool blocks */
         st = tx_conv(
-            ctx, t[0], m->p[0],
-            &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = m->p[1], .activation = TX_OP_RELU},
-            &t[1]);
-    if (!st)
-        st = tx_pooling(ctx, TX_OP_MAXPOOL, t[1], &pool, &t[2]);
-    if (!st)
-        st = tx_conv(
-            ctx, t[2], m->p[2],
-            &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = m->p[3], .activation = TX_OP_RELU},
-            &t[3]);
-    if (!st)
-        st = tx_pooling(ctx, TX_OP_MAXPOOL, t[3], &pool, &t[4]);
+            ctx, t[k], m->p[k],
+            &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = m->p[k + 1], .activation = TX_OP_RELU},
+            &t[k + 1]);
+        if (!st)
+            st = tx_pooling(ctx, TX_OP_MAXPOOL, t[k + 1], &pool, &t[k + 2]);
+    }
     if (!st)
         st = tx_tensor_reshape(ctx, t[4], 2, (int64_t[]){B, 64}, &t[5]);
     if (!st)
@@ -258,8 +252,8 @@ static int parse(int argc, char **argv, opts *o) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool more = true;
         static const char *const value_opts[] = {
-            "--model", "--epochs", "--batch", "--hidden", "--test", "--lr",
-            "--min-accuracy", "--seed", "--data", "--device", "--optim", NULL};
+            "--model",        "--epochs", "--batch", "--hidden", "--test",  "--lr",
+            "--min-accuracy", "--seed",   "--data",  "--device", "--optim", NULL};
         if (tx_cli_is_help(a))
             return -1;
         if (strcmp(a, "--smoke") == 0)

@@ -9,9 +9,11 @@
 #include <float.h>
 #include <math.h>
 
+#include "det_ref.h"
 #include "glctx.h"
 #include "harness.h"
 #include "onnx_writer.h"
+#include "open_ctx.h"
 
 static tx_ctx *g_ctx;
 
@@ -334,11 +336,27 @@ static void test_pools3d(void) {
 
 /* ---- scatters ---- */
 
+/* Runs the one scatter node op (attributes a) on x = data [3, 4] with the
+ * initializers I (int64 indices, shape si) and U (updates, shape su); got, n
+ * as run_model's. */
+static tx_status run_scatter(const char *op, const int64_t *si, const int64_t *idx,
+                             const int64_t *su, const float *upd, buf *a, int n_a,
+                             const float *data, float **got, int64_t *n) {
+    buf g = {0};
+    init_i64(&g, "I", si, 2, idx);
+    init_f(&g, "U", su, 2, upd);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){3, 4}, 2);
+    node(&g, op, "s", (const char *[]){"x", "I", "U"}, 3, (const char *[]){"y"}, 1, a, n_a);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
+    buf m = model(&g, 18);
+    return run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
+}
+
 static void test_scatter(void) {
     if (!tx_test_begin("ScatterElements max/mul over duplicates; ScatterND min; a bad index"))
         return;
     const char *reds[] = {"max", "mul"};
-    int64_t sd[2] = {3, 4}, si[2] = {3, 2};
+    int64_t si[2] = {3, 2};
     int64_t idx[6] = {1, 3, 1, 1, 1, 3}; /* axis 1: (0,1) (0,3) (1,1) (1,1) (2,1) (2,3) */
     float upd[6] = {5, -2, 0.5f, 3, -1, 7};
     float *data = fill(12, 8);
@@ -349,17 +367,10 @@ static void test_scatter(void) {
             float *t = &want[(u / 2) * 4 + idx[u]];
             *t = r == 0 ? fmaxf(*t, upd[u]) : *t * upd[u];
         }
-        buf g = {0}, a[2] = {attr_i("axis", 1), attr_s("reduction", reds[r])};
-        init_i64(&g, "I", si, 2, idx);
-        init_f(&g, "U", si, 2, upd);
-        vinfo(&g, 11, "x", TX_ONNX_FLOAT, sd, 2);
-        node(&g, "ScatterElements", "s", (const char *[]){"x", "I", "U"}, 3, (const char *[]){"y"},
-             1, a, 2);
-        vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
-        buf m = model(&g, 18);
+        buf a[2] = {attr_i("axis", 1), attr_s("reduction", reds[r])};
         float *got[1];
         int64_t n[1];
-        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
+        tx_status st = run_scatter("ScatterElements", si, idx, si, upd, a, 2, data, got, n);
         CHECK(st == TX_STATUS_OK, "%s: %s", reds[r], tx_last_error(g_ctx));
         if (!st)
             expect_close(reds[r], got[0], n[0], want, 12, 1e-6f);
@@ -375,17 +386,11 @@ static void test_scatter(void) {
         for (int u = 0; u < 3; u++)
             for (int e = 0; e < 4; e++)
                 want[ri[u] * 4 + e] = fminf(want[ri[u] * 4 + e], rows[u * 4 + e]);
-        buf g = {0}, a[1] = {attr_s("reduction", "min")};
-        init_i64(&g, "I", (int64_t[]){3, 1}, 2, ri);
-        init_f(&g, "U", (int64_t[]){3, 4}, 2, rows);
-        vinfo(&g, 11, "x", TX_ONNX_FLOAT, sd, 2);
-        node(&g, "ScatterND", "s", (const char *[]){"x", "I", "U"}, 3, (const char *[]){"y"}, 1, a,
-             1);
-        vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
-        buf m = model(&g, 18);
+        buf a[1] = {attr_s("reduction", "min")};
         float *got[1];
         int64_t n[1];
-        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
+        tx_status st = run_scatter("ScatterND", (int64_t[]){3, 1}, ri, (int64_t[]){3, 4}, rows, a,
+                                   1, data, got, n);
         CHECK(st == TX_STATUS_OK, "ScatterND: %s", tx_last_error(g_ctx));
         if (!st)
             expect_close("ScatterND min", got[0], n[0], want, 12, 1e-6f);
@@ -394,17 +399,10 @@ static void test_scatter(void) {
     /* index 4 on an axis of 4 */
     {
         int64_t bad[6] = {1, 4, 0, 0, 0, 0};
-        buf g = {0}, a[1] = {attr_i("axis", 1)};
-        init_i64(&g, "I", si, 2, bad);
-        init_f(&g, "U", si, 2, upd);
-        vinfo(&g, 11, "x", TX_ONNX_FLOAT, sd, 2);
-        node(&g, "ScatterElements", "s", (const char *[]){"x", "I", "U"}, 3, (const char *[]){"y"},
-             1, a, 1);
-        vinfo(&g, 12, "y", TX_ONNX_FLOAT, NULL, -1);
-        buf m = model(&g, 18);
+        buf a[1] = {attr_i("axis", 1)};
         float *got[1];
         int64_t n[1];
-        tx_status st = run_model(&m, &(feed){"x", 2, {3, 4}, data, false}, 1, 1, got, n, NULL);
+        tx_status st = run_scatter("ScatterElements", si, bad, si, upd, a, 1, data, got, n);
         CHECK(st == TX_STATUS_INVALID_ARGUMENT && strstr(tx_last_error(g_ctx), "index 4"), "%s: %s",
               tx_status_name(st), tx_last_error(g_ctx));
         free(got[0]);
@@ -692,36 +690,6 @@ static void test_dft(void) {
 
 /* ---- Det ---- */
 
-/* The determinant of the m x m matrix a by elimination in double. */
-static double det_ref(const float *a, int m) {
-    double t[36], d = 1;
-    for (int i = 0; i < m * m; i++)
-        t[i] = a[i];
-    for (int k = 0; k < m; k++) {
-        int p = k;
-        for (int r = k + 1; r < m; r++)
-            if (fabs(t[r * m + k]) > fabs(t[p * m + k]))
-                p = r;
-        if (t[p * m + k] == 0)
-            return 0;
-        if (p != k) {
-            d = -d;
-            for (int j = 0; j < m; j++) {
-                double v = t[k * m + j];
-                t[k * m + j] = t[p * m + j];
-                t[p * m + j] = v;
-            }
-        }
-        d *= t[k * m + k];
-        for (int r = k + 1; r < m; r++) {
-            double f = t[r * m + k] / t[k * m + k];
-            for (int j = 0; j < m; j++)
-                t[r * m + j] -= f * t[k * m + j];
-        }
-    }
-    return d;
-}
-
 static void test_det(void) {
     if (!tx_test_begin(
             "Det: 5x5 matrices needing pivots, a permutation (-1) and a singular one (0)"))
@@ -734,7 +702,7 @@ static void test_det(void) {
         x[2 * M * M + r * M + (r + 1) % M] = 1;
     memcpy(x + 3 * M * M + M, x + 3 * M * M, sizeof(float) * M);
     for (int b = 0; b < B; b++)
-        want[b] = (float)det_ref(x + b * M * M, M);
+        want[b] = (float)tx_test_det_ref(x + b * M * M, M);
     buf g = {0};
     vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 2, M, M}, 4);
     node(&g, "Det", "d", (const char *[]){"x"}, 1, (const char *[]){"y"}, 1, NULL, 0);
@@ -848,13 +816,7 @@ static void test_grid_sample(void) {
 int main(int argc, char **argv) {
     tx_t.filter = argc > 1 ? argv[1] : NULL;
     tx_host *host = NULL;
-    int rc = tx_host_open(&(tx_ctx_desc){0}, &host, &g_ctx);
-    if (rc == TX_HOST_NO_CONTEXT) {
-        tx_test_finish();
-        return 77;
-    }
-    if (rc)
-        return 1;
+    g_ctx = tx_test_open_ctx_counted((tx_ctx_desc){0}, &host);
     test_conv3d();
     test_conv_transpose3d();
     test_pools3d();

@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "npy.h"
 #include "onnx_writer.h"
+#include "open_ctx.h"
 #include "tensors.h"
 
 /* ---- helpers ---- */
@@ -437,14 +438,7 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
-    tx_ctx *ctx = NULL;
-    int rc = tx_host_open(&(tx_ctx_desc){0}, &g_host, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT) {
-        tx_test_finish();
-        return 77;
-    }
-    if (rc)
-        return 1;
+    tx_ctx *ctx = tx_test_open_ctx_counted((tx_ctx_desc){0}, &g_host);
 
     if (tx_test_begin("session: MatMul + Add + Relu fuse; shape subgraph folds; results")) {
         enum { M = 5, K = 6, N = 8 };

@@ -358,10 +358,8 @@ static void run_case(tx_ctx *ctx, const rcase *c) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1)
-        tx_t.filter = argv[1];
     tx_host *host = NULL;
-    tx_ctx *ctx = tx_test_open_ctx((tx_ctx_desc){0}, &host);
+    tx_ctx *ctx = tx_test_start(argc, argv, (tx_ctx_desc){0}, &host);
     static const int64_t lens3[3] = {4, 2, 1}, lens2[2] = {1, 3}, lens3b[3] = {80, 33, 1};
     const rcase cases[] = {
         {"LSTM bidirectional, sequence_lens fed, initial states, peepholes", K_LSTM, 4, 3, 5, 4,

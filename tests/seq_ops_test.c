@@ -6,6 +6,7 @@
  * and bad equations and shapes that must fail with a message. */
 #include <math.h>
 
+#include "det_ref.h"
 #include "harness.h"
 #include "internal.h"
 #include "onnx_writer.h"
@@ -234,35 +235,6 @@ static void einsum_cases(void) {
 
 /* ---- Det, CumSum, ReverseSequence, LRN, MVN ---- */
 
-static double det_ref(const float *m, int n) {
-    double a[24 * 24], d = 1; /* n <= 24 */
-    for (int i = 0; i < n * n; i++)
-        a[i] = m[i];
-    for (int c = 0; c < n; c++) { /* Gaussian elimination with partial pivoting */
-        int p = c;
-        for (int r = c + 1; r < n; r++)
-            if (fabs(a[r * n + c]) > fabs(a[p * n + c]))
-                p = r;
-        if (a[p * n + c] == 0)
-            return 0;
-        if (p != c) {
-            for (int k = 0; k < n; k++) {
-                double t = a[c * n + k];
-                a[c * n + k] = a[p * n + k];
-                a[p * n + k] = t;
-            }
-            d = -d;
-        }
-        d *= a[c * n + c];
-        for (int r = c + 1; r < n; r++) {
-            double f = a[r * n + c] / a[c * n + c];
-            for (int k = c; k < n; k++)
-                a[r * n + k] -= f * a[c * n + k];
-        }
-    }
-    return d;
-}
-
 static void det_cases(void) {
     for (int n = 1; n <= 6; n++) {
         char title[64];
@@ -275,7 +247,7 @@ static void det_cases(void) {
         if (!st) {
             double want[6];
             for (int b = 0; b < 6; b++)
-                want[b] = det_ref(x.v + b * n * n, n);
+                want[b] = tx_test_det_ref(x.v + b * n * n, n);
             expect_close(&y, want, 2, (int64_t[]){2, 3}, 1e-5);
         }
         free(x.v), free(y.v);
@@ -287,7 +259,7 @@ static void det_cases(void) {
         tx_status st = run_node("Det", &x, 1, NULL, 0, 13, &y);
         CHECK(st == TX_STATUS_OK, "%s", tx_last_error(g_ctx));
         if (!st) {
-            double want[2] = {det_ref(x.v, 24), det_ref(x.v + 24 * 24, 24)};
+            double want[2] = {tx_test_det_ref(x.v, 24), tx_test_det_ref(x.v + 24 * 24, 24)};
             expect_close(&y, want, 1, (int64_t[]){2}, 1e-3);
         }
         free(x.v), free(y.v);
@@ -469,10 +441,8 @@ static void dft_case(int L, int c, int n, bool inverse, bool onesided, int opset
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1)
-        tx_t.filter = argv[1];
     tx_host *host = NULL;
-    g_ctx = tx_test_open_ctx((tx_ctx_desc){0}, &host);
+    g_ctx = tx_test_start(argc, argv, (tx_ctx_desc){0}, &host);
     einsum_cases();
     det_cases();
     cumsum_case(5, true, true);

@@ -9,6 +9,7 @@
 
 #include "glctx.h"
 #include "harness.h"
+#include "open_ctx.h"
 #include "ref/ref.h"
 #include "tensors.h"
 #include "texel.h"
@@ -354,14 +355,7 @@ int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
     tx_host *h;
-    tx_ctx *ctx = NULL;
-    int rc = tx_host_open(&(tx_ctx_desc){.max_texture_size = CAP}, &h, &ctx);
-    if (rc == TX_HOST_NO_CONTEXT) {
-        tx_test_finish();
-        return 77;
-    }
-    if (rc)
-        return 1;
+    tx_ctx *ctx = tx_test_open_ctx_counted((tx_ctx_desc){.max_texture_size = CAP}, &h);
     test_round_trip(ctx);
     test_gather(ctx);
     test_matmul(ctx);

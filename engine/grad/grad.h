@@ -37,6 +37,13 @@ tx_status gx_scalar(tx_ctx *ctx, tx_tensor like, float v, gx_tmps *l, tx_tensor 
 tx_status gx_bin(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, gx_tmps *l, tx_tensor *out);
 /* y = a (op) scalar v kept in l. */
 tx_status gx_bin_s(tx_ctx *ctx, tx_op op, tx_tensor a, float v, gx_tmps *l, tx_tensor *out);
+/* st, after keeping *t in l when st is TX_STATUS_OK: wraps a call that makes *t. */
+tx_status gx_kept(tx_status st, gx_tmps *l, tx_tensor *t);
+/* y = op(x) (a unary op) kept in l. */
+tx_status gx_un(tx_ctx *ctx, tx_op op, tx_tensor x, gx_tmps *l, tx_tensor *out);
+/* The reduction op of t by d, kept in l. */
+tx_status gx_red(tx_ctx *ctx, tx_op op, tx_tensor t, const tx_reduce_desc *d, gx_tmps *l,
+                 tx_tensor *out);
 /* A view of t with another shape, kept in l. */
 tx_status gx_view(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape, gx_tmps *l,
                   tx_tensor *out);

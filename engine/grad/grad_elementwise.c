@@ -8,13 +8,6 @@
 
 #include "grad.h"
 
-static tx_status un(tx_ctx *ctx, tx_op op, tx_tensor x, gx_tmps *l, tx_tensor *out) {
-    tx_status st = tx_unary(ctx, op, x, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
-}
-
 /* 1 - t */
 static tx_status one_minus(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out) {
     tx_tensor one;
@@ -43,16 +36,16 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
             return st;
         return op == TX_OP_SIGMOID ? gx_bin(ctx, TX_OP_SUB, y, a, l, d) : one_minus(ctx, a, l, d);
     case TX_OP_EXP: *d = y; return TX_STATUS_OK;
-    case TX_OP_LOG: return un(ctx, TX_OP_RECIPROCAL, x, l, d);
+    case TX_OP_LOG: return gx_un(ctx, TX_OP_RECIPROCAL, x, l, d);
     case TX_OP_SQRT: /* 0.5 / y */
-        st = un(ctx, TX_OP_RECIPROCAL, y, l, &a);
+        st = gx_un(ctx, TX_OP_RECIPROCAL, y, l, &a);
         return st ? st : gx_bin_s(ctx, TX_OP_MUL, a, 0.5f, l, d);
-    case TX_OP_ABS: return un(ctx, TX_OP_SIGN, x, l, d);
+    case TX_OP_ABS: return gx_un(ctx, TX_OP_SIGN, x, l, d);
     case TX_OP_NEG: return gx_fill(ctx, gx_slot(ctx, x)->st->dev, 1, (int64_t[]){1}, -1.0f, l, d);
-    case TX_OP_SOFTPLUS: return un(ctx, TX_OP_SIGMOID, x, l, d);
-    case TX_OP_SIN: return un(ctx, TX_OP_COS, x, l, d);
+    case TX_OP_SOFTPLUS: return gx_un(ctx, TX_OP_SIGMOID, x, l, d);
+    case TX_OP_SIN: return gx_un(ctx, TX_OP_COS, x, l, d);
     case TX_OP_COS:
-        st = un(ctx, TX_OP_SIN, x, l, &a);
+        st = gx_un(ctx, TX_OP_SIN, x, l, &a);
         return st ? st : gx_bin_s(ctx, TX_OP_MUL, a, -1.0f, l, d);
     case TX_OP_RECIPROCAL: /* -y^2 */
         st = gx_bin(ctx, TX_OP_MUL, y, y, l, &a);
@@ -64,7 +57,7 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
     case TX_OP_GELU: /* Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 */
         st = gx_bin_s(ctx, TX_OP_MUL, x, 0.70710678f, l, &a);
         if (!st)
-            st = un(ctx, TX_OP_ERF, a, l, &b);
+            st = gx_un(ctx, TX_OP_ERF, a, l, &b);
         if (!st)
             st = gx_bin_s(ctx, TX_OP_ADD, b, 1.0f, l, &b);
         if (!st)
@@ -74,7 +67,7 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
         if (!st)
             st = gx_bin_s(ctx, TX_OP_MUL, a, -0.5f, l, &a);
         if (!st)
-            st = un(ctx, TX_OP_EXP, a, l, &a);
+            st = gx_un(ctx, TX_OP_EXP, a, l, &a);
         if (!st)
             st = gx_bin(ctx, TX_OP_MUL, a, x, l, &c);
         if (!st)
@@ -153,7 +146,7 @@ static tx_status binary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
         if (!st)
             st = gx_bin(ctx, TX_OP_MUL, t, g, l, &ga);
         if (!st)
-            st = un(ctx, TX_OP_LOG, a, l, &t);
+            st = gx_un(ctx, TX_OP_LOG, a, l, &t);
         if (!st)
             st = gx_bin(ctx, TX_OP_MUL, t, nd->out, l, &t);
         if (!st)

@@ -21,11 +21,8 @@
 
 static tx_status mm(tx_ctx *ctx, tx_tensor a, tx_tensor b, bool ta, bool tb, gx_tmps *l,
                     tx_tensor *out) {
-    tx_status st =
-        tx_matmul(ctx, a, b, &(tx_matmul_desc){.transpose_a = ta, .transpose_b = tb}, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(
+        tx_matmul(ctx, a, b, &(tx_matmul_desc){.transpose_a = ta, .transpose_b = tb}, out), l, out);
 }
 
 /* g through the node's fused activation. */
@@ -79,10 +76,7 @@ static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, g
 }
 
 static tx_status transpose01(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out) {
-    tx_status st = tx_transpose(ctx, t, (const int[]){1, 0, 2, 3}, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(tx_transpose(ctx, t, (const int[]){1, 0, 2, 3}, out), l, out);
 }
 
 /* Channels [lo, hi) of a 4-D tensor (t itself when that is all of them). */
@@ -93,10 +87,7 @@ static tx_status channels(tx_ctx *ctx, tx_tensor t, int64_t lo, int64_t hi, gx_t
         return TX_STATUS_OK;
     }
     tx_slice_desc d = {.n = 1, .starts = {lo}, .ends = {hi}, .axes = {1}, .has_axes = true};
-    tx_status st = tx_slice(ctx, t, &d, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(tx_slice(ctx, t, &d, out), l, out);
 }
 
 /* dw of one group: x4 [N, Cg, H, W], gz4 [N, Mg, Ho, Wo] → [Mg, Cg, kh, kw]. */
@@ -111,18 +102,16 @@ static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_
     tx_conv_desc d = {.strides = {w->dh, w->dw},
                       .dilations = {w->sh, w->sw},
                       .pads = {w->pt, w->pl, w->pb, w->pr}};
-    st = tx_conv(ctx, xt, gt, &d, &r);
+    st = gx_kept(tx_conv(ctx, xt, gt, &d, &r), l, &r);
     if (st)
         return st;
-    gx_keep(l, r);
     const tx_slot *rs = gx_slot(ctx, r);
     if (rs->shape[2] != w->kh || rs->shape[3] != w->kw) {
         tx_slice_desc sd = {
             .n = 2, .starts = {0, 0}, .ends = {w->kh, w->kw}, .axes = {2, 3}, .has_axes = true};
-        st = tx_slice(ctx, r, &sd, &r);
+        st = gx_kept(tx_slice(ctx, r, &sd, &r), l, &r);
         if (st)
             return st;
-        gx_keep(l, r);
     }
     return transpose01(ctx, r, l, out);
 }
@@ -150,20 +139,13 @@ static tx_status grouped_weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor g4, in
         *dw = parts[0];
         return st;
     }
-    st = tx_concat(ctx, parts, group, 0, dw);
-    if (!st)
-        gx_keep(l, *dw);
-    return st;
+    return gx_kept(tx_concat(ctx, parts, group, 0, dw), l, dw);
 }
 
 /* sum of g4 [N, M, Ho, Wo] over all but M: the bias gradient [M]. */
 static tx_status bias_grad(tx_ctx *ctx, tx_tensor g4, gx_tmps *l, tx_tensor *db) {
-    tx_status st =
-        tx_reduce(ctx, TX_OP_REDUCE_SUM, g4,
-                  &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, db);
-    if (!st)
-        gx_keep(l, *db);
-    return st;
+    return gx_red(ctx, TX_OP_REDUCE_SUM, g4,
+                  &(tx_reduce_desc){.n_axes = 3, .axes = {0, 2, 3}, .drop_dims = true}, l, db);
 }
 
 static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
@@ -193,11 +175,9 @@ static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_
                        .pads = {w.pt, w.pl, w.pb, w.pr},
                        .group = group};
     gx_output_padding(&w, td.output_padding);
-    st = tx_conv_transpose(ctx, g4, w4, &td, &dx4);
-    if (st)
-        return st;
-    gx_keep(l, dx4);
-    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    st = gx_kept(tx_conv_transpose(ctx, g4, w4, &td, &dx4), l, &dx4);
+    if (!st)
+        st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
     if (!st)
         st = grouped_weight_grad(ctx, x4, g4, group, &w, l, &dw);
     if (st)
@@ -240,18 +220,16 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
         st = gx_view(ctx, nd->in[1], 4, (int64_t[]){c, ws->shape[1], w.kh, w.kw}, l, &w4);
     if (!st)
         st = gx_view(ctx, gz, 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &g4);
-    if (st)
-        return st;
-    st = tx_conv(ctx, g4, w4,
-                 &(tx_conv_desc){.strides = {w.sh, w.sw},
-                                 .dilations = {w.dh, w.dw},
-                                 .pads = {w.pt, w.pl, w.pb, w.pr},
-                                 .group = group},
-                 &dx4);
-    if (st)
-        return st;
-    gx_keep(l, dx4);
-    st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    if (!st)
+        st = gx_kept(tx_conv(ctx, g4, w4,
+                             &(tx_conv_desc){.strides = {w.sh, w.sw},
+                                             .dilations = {w.dh, w.dw},
+                                             .pads = {w.pt, w.pl, w.pb, w.pr},
+                                             .group = group},
+                             &dx4),
+                     l, &dx4);
+    if (!st)
+        st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
     if (!st)
         st = grouped_weight_grad(ctx, g4, x4, group, &w, l, &dw);
     if (!st)

@@ -10,12 +10,6 @@
 
 #include "grad.h"
 
-static tx_status kept(tx_status st, gx_tmps *l, tx_tensor *t) {
-    if (!st)
-        gx_keep(l, *t);
-    return st;
-}
-
 static tx_status slice_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                                 tx_tensor *dx) {
     const tx_slot *xs = gx_slot(ctx, nd->in[0]);
@@ -37,7 +31,7 @@ static tx_status slice_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_
         pd.begin[ax] = b;
         pd.end[ax] = dim - e;
     }
-    return kept(tx_pad(ctx, g, &pd, dx), l, dx);
+    return gx_kept(tx_pad(ctx, g, &pd, dx), l, dx);
 }
 
 static tx_status tile_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
@@ -58,9 +52,10 @@ static tx_status tile_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_t
         tx_tensor v, s;
         tx_status st = gx_view(ctx, t, 4, (int64_t[]){pre, r, xs->shape[i], post}, l, &v);
         if (!st)
-            st = kept(tx_reduce(ctx, TX_OP_REDUCE_SUM, v,
-                                &(tx_reduce_desc){.n_axes = 1, .axes = {1}, .drop_dims = true}, &s),
-                      l, &s);
+            st = gx_kept(tx_reduce(ctx, TX_OP_REDUCE_SUM, v,
+                                   &(tx_reduce_desc){.n_axes = 1, .axes = {1}, .drop_dims = true},
+                                   &s),
+                         l, &s);
         if (st)
             return st;
         cur[i] = xs->shape[i];
@@ -78,7 +73,7 @@ static tx_status concat_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx
         int64_t len = gx_slot(ctx, nd->in[i])->shape[ax];
         tx_slice_desc d = {
             .n = 1, .starts = {at}, .ends = {at + len}, .axes = {ax}, .has_axes = true};
-        tx_status st = kept(tx_slice(ctx, g, &d, &gin[i]), l, &gin[i]);
+        tx_status st = gx_kept(tx_slice(ctx, g, &d, &gin[i]), l, &gin[i]);
         if (st)
             return st;
         at += len;
@@ -115,10 +110,10 @@ static tx_status gather_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx
     int32_t zv = 0, vv = (int32_t)V;
     tx_tensor_desc sd = {.rank = 1, .shape = {1}, .dtype = TX_DTYPE_INT32, .device = xs->st->dev};
     sd.data = &zv;
-    st = kept(tx_tensor_create(ctx, &sd, &zero), l, &zero);
+    st = gx_kept(tx_tensor_create(ctx, &sd, &zero), l, &zero);
     sd.data = &vv;
     if (!st)
-        st = kept(tx_tensor_create(ctx, &sd, &fix), l, &fix);
+        st = gx_kept(tx_tensor_create(ctx, &sd, &fix), l, &fix);
     /* negative indices count from the end */
     if (!st)
         st = gx_view(ctx, nd->in[1], 2, (int64_t[]){n, 1}, l, &iv);
@@ -131,11 +126,11 @@ static tx_status gather_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx
     if (!st)
         st = gx_bin(ctx, TX_OP_EQUAL, shifted, r, l, &eq);
     if (!st)
-        st = kept(tx_cast(ctx, eq, TX_DTYPE_FLOAT32, false, &oh), l, &oh);
+        st = gx_kept(tx_cast(ctx, eq, TX_DTYPE_FLOAT32, false, &oh), l, &oh);
     if (!st)
         st = gx_view(ctx, g, 3, (int64_t[]){A, n, B}, l, &gv);
     if (!st)
-        st = kept(tx_matmul(ctx, oh, gv, &(tx_matmul_desc){.transpose_a = true}, &d3), l, &d3);
+        st = gx_kept(tx_matmul(ctx, oh, gv, &(tx_matmul_desc){.transpose_a = true}, &d3), l, &d3);
     return st ? st : gx_view(ctx, d3, xs->rank, xs->shape, l, dx);
 }
 
@@ -161,7 +156,7 @@ tx_status gx_backward_move(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
             back.begin[i] = -p->begin[i];
             back.end[i] = -p->end[i];
         }
-        return kept(tx_pad(ctx, g, &back, &gin[0]), l, &gin[0]);
+        return gx_kept(tx_pad(ctx, g, &back, &gin[0]), l, &gin[0]);
     }
     case TX_OP_TRANSPOSE: {
         int inv[TX_MAX_RANK];
@@ -169,7 +164,7 @@ tx_status gx_backward_move(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
             int p = nd->a.move.n_perm ? nd->a.move.perm[i] : xs->rank - 1 - i;
             inv[p < 0 ? p + xs->rank : p] = i;
         }
-        return kept(tx_transpose(ctx, g, inv, &gin[0]), l, &gin[0]);
+        return gx_kept(tx_transpose(ctx, g, inv, &gin[0]), l, &gin[0]);
     }
     default:
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "tx_tape_grad: %s has no gradient yet",

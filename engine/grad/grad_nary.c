@@ -9,11 +9,9 @@ tx_status gx_backward_nary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
     tx_status st = TX_STATUS_OK;
     if (nd->op == TX_OP_WHERE) {
         tx_tensor c, ga, gb;
-        st = tx_cast(ctx, nd->in[0], TX_DTYPE_FLOAT32, true, &c);
-        if (st)
-            return st;
-        gx_keep(l, c);
-        st = gx_bin(ctx, TX_OP_MUL, g, c, l, &ga);
+        st = gx_kept(tx_cast(ctx, nd->in[0], TX_DTYPE_FLOAT32, true, &c), l, &c);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, g, c, l, &ga);
         if (!st)
             st = gx_bin(ctx, TX_OP_SUB, g, ga, l, &gb);
         for (int i = 1; i < 3 && !st; i++) {

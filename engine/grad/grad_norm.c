@@ -10,14 +10,6 @@
  * dbias = sum g (summed back to their shapes). */
 #include "grad.h"
 
-static tx_status red(tx_ctx *ctx, tx_op op, tx_tensor t, const tx_reduce_desc *d, gx_tmps *l,
-                     tx_tensor *out) {
-    tx_status st = tx_reduce(ctx, op, t, d, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
-}
-
 /* A [C] tensor viewed to broadcast against x [N, C, ...]. */
 static tx_status per_channel(tx_ctx *ctx, tx_tensor t, const tx_slot *xs, gx_tmps *l,
                              tx_tensor *out) {
@@ -34,7 +26,7 @@ static tx_status chan_sum(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out) 
     for (int a = 0; a < ts->rank; a++)
         if (a != 1)
             all.axes[all.n_axes++] = a;
-    return red(ctx, TX_OP_REDUCE_SUM, t, &all, l, out);
+    return gx_red(ctx, TX_OP_REDUCE_SUM, t, &all, l, out);
 }
 
 static tx_status batch_norm(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
@@ -50,15 +42,12 @@ static tx_status batch_norm(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps
     if (!st)
         st = gx_bin_s(ctx, TX_OP_ADD, var, eps, l, &ve);
     if (!st)
-        st = tx_unary(ctx, TX_OP_SQRT, ve, &r);
+        st = gx_un(ctx, TX_OP_SQRT, ve, l, &r);
     if (st)
         return st;
-    gx_keep(l, r);
-    st = tx_unary(ctx, TX_OP_RECIPROCAL, r, &r); /* 1 / sqrt(var + eps) */
-    if (st)
-        return st;
-    gx_keep(l, r);
-    st = gx_bin(ctx, TX_OP_MUL, sc, r, l, &s);
+    st = gx_un(ctx, TX_OP_RECIPROCAL, r, l, &r); /* 1 / sqrt(var + eps) */
+    if (!st)
+        st = gx_bin(ctx, TX_OP_MUL, sc, r, l, &s);
     if (!st)
         st = gx_bin(ctx, TX_OP_MUL, g, s, l, &gx);
     if (!st)
@@ -98,35 +87,31 @@ static tx_status normalized(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps
     for (int i = first; i < xs->rank; i++)
         rd.axes[rd.n_axes++] = i;
     tx_tensor mu, xm, sq, var, r, xh, sc, h, m1, hx, m2, t, dx;
-    tx_status st = red(ctx, TX_OP_REDUCE_MEAN, nd->in[0], &rd, l, &mu);
+    tx_status st = gx_red(ctx, TX_OP_REDUCE_MEAN, nd->in[0], &rd, l, &mu);
     if (!st)
         st = gx_bin(ctx, TX_OP_SUB, nd->in[0], mu, l, &xm);
     if (!st)
         st = gx_bin(ctx, TX_OP_MUL, xm, xm, l, &sq);
     if (!st)
-        st = red(ctx, TX_OP_REDUCE_MEAN, sq, &rd, l, &var);
+        st = gx_red(ctx, TX_OP_REDUCE_MEAN, sq, &rd, l, &var);
     if (!st)
         st = gx_bin_s(ctx, TX_OP_ADD, var, eps, l, &var);
     if (!st)
-        st = tx_unary(ctx, TX_OP_SQRT, var, &r);
-    if (st)
-        return st;
-    gx_keep(l, r);
-    st = tx_unary(ctx, TX_OP_RECIPROCAL, r, &r);
-    if (st)
-        return st;
-    gx_keep(l, r);
-    st = gx_bin(ctx, TX_OP_MUL, xm, r, l, &xh);
+        st = gx_un(ctx, TX_OP_SQRT, var, l, &r);
+    if (!st)
+        st = gx_un(ctx, TX_OP_RECIPROCAL, r, l, &r);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_MUL, xm, r, l, &xh);
     if (!st)
         st = inst ? per_channel(ctx, nd->in[1], xs, l, &sc) : (sc = nd->in[1], TX_STATUS_OK);
     if (!st)
         st = gx_bin(ctx, TX_OP_MUL, g, sc, l, &h);
     if (!st)
-        st = red(ctx, TX_OP_REDUCE_MEAN, h, &rd, l, &m1);
+        st = gx_red(ctx, TX_OP_REDUCE_MEAN, h, &rd, l, &m1);
     if (!st)
         st = gx_bin(ctx, TX_OP_MUL, h, xh, l, &hx);
     if (!st)
-        st = red(ctx, TX_OP_REDUCE_MEAN, hx, &rd, l, &m2);
+        st = gx_red(ctx, TX_OP_REDUCE_MEAN, hx, &rd, l, &m2);
     if (!st)
         st = gx_bin(ctx, TX_OP_SUB, h, m1, l, &t);
     if (!st)

@@ -16,10 +16,10 @@ static tx_status upsample(tx_ctx *ctx, tx_tensor t, const tx_window *w, gx_tmps 
     tx_tensor v, e;
     tx_status st = gx_view(ctx, t, 6, (int64_t[]){w->n, w->c, w->ho, 1, w->wo, 1}, l, &v);
     if (!st)
-        st = tx_expand(ctx, v, 6, (int64_t[]){w->n, w->c, w->ho, w->kh, w->wo, w->kw}, &e);
+        st = gx_kept(tx_expand(ctx, v, 6, (int64_t[]){w->n, w->c, w->ho, w->kh, w->wo, w->kw}, &e),
+                     l, &e);
     if (st)
         return st;
-    gx_keep(l, e);
     return gx_view(ctx, e, 4, (int64_t[]){w->n, w->c, w->ho * w->kh, w->wo * w->kw}, l, out);
 }
 
@@ -65,19 +65,17 @@ static tx_status average_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *w
         tx_tensor ones_x;
         st = gx_fill(ctx, dev, 4, (int64_t[]){1, w->c, w->h, w->w}, 1.0f, l, &ones_x);
         if (!st)
-            st = tx_conv(ctx, ones_x, ones_k, &cd, &div);
+            st = gx_kept(tx_conv(ctx, ones_x, ones_k, &cd, &div), l, &div);
         if (st)
             return st;
-        gx_keep(l, div);
         st = gx_bin(ctx, TX_OP_DIV, g4, div, l, &gs);
     }
     if (st)
         return st;
     gx_output_padding(w, cd.output_padding);
-    st = tx_conv_transpose(ctx, gs, ones_k, &cd, &d4);
+    st = gx_kept(tx_conv_transpose(ctx, gs, ones_k, &cd, &d4), l, &d4);
     if (st)
         return st;
-    gx_keep(l, d4);
     return gx_view(ctx, d4, xs->rank, xs->shape, l, dx);
 }
 
@@ -124,10 +122,9 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
         if (cut) {
             tx_slice_desc sd = {
                 .n = 2, .starts = {0, 0}, .ends = {ch, cw}, .axes = {2, 3}, .has_axes = true};
-            st = tx_slice(ctx, x4, &sd, &xc);
+            st = gx_kept(tx_slice(ctx, x4, &sd, &xc), l, &xc);
             if (st)
                 return st;
-            gx_keep(l, xc);
         }
         st = upsample(ctx, y4, &w, l, &uy);
         if (!st)
@@ -140,10 +137,9 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
     tx_tensor dx = dxc;
     if (cut) {
         tx_pad_desc pd2 = {.end = {0, 0, w.h - ch, w.w - cw}};
-        st = tx_pad(ctx, dxc, &pd2, &dx);
+        st = gx_kept(tx_pad(ctx, dxc, &pd2, &dx), l, &dx);
         if (st)
             return st;
-        gx_keep(l, dx);
     }
     return gx_view(ctx, dx, xs->rank, xs->shape, l, &gin[0]);
 }

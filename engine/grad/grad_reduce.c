@@ -74,22 +74,16 @@ static tx_status softmax_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, g
     if (nd->op == TX_OP_SOFTMAX) {
         st = gx_bin(ctx, TX_OP_MUL, g, y, l, &t);
         if (!st)
-            st = tx_reduce(ctx, TX_OP_REDUCE_SUM, t, &rd, &s);
-        if (st)
-            return st;
-        gx_keep(l, s);
-        st = gx_bin(ctx, TX_OP_SUB, g, s, l, &t);
+            st = gx_red(ctx, TX_OP_REDUCE_SUM, t, &rd, l, &s);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_SUB, g, s, l, &t);
         return st ? st : gx_bin(ctx, TX_OP_MUL, y, t, l, dx);
     }
-    st = tx_reduce(ctx, TX_OP_REDUCE_SUM, g, &rd, &s);
-    if (st)
-        return st;
-    gx_keep(l, s);
-    st = tx_unary(ctx, TX_OP_EXP, y, &p);
-    if (st)
-        return st;
-    gx_keep(l, p);
-    st = gx_bin(ctx, TX_OP_MUL, p, s, l, &t);
+    st = gx_red(ctx, TX_OP_REDUCE_SUM, g, &rd, l, &s);
+    if (!st)
+        st = gx_un(ctx, TX_OP_EXP, y, l, &p);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_MUL, p, s, l, &t);
     return st ? st : gx_bin(ctx, TX_OP_SUB, g, t, l, dx);
 }
 

@@ -83,10 +83,9 @@ static tx_status weighted_mask(tx_ctx *ctx, tx_tensor x, tx_tensor labels, const
     if (!st)
         st = gx_bin(ctx, TX_OP_EQUAL, lab, r, l, &mask);
     if (!st)
-        st = tx_cast(ctx, mask, TX_DTYPE_FLOAT32, false, &maskf);
+        st = gx_kept(tx_cast(ctx, mask, TX_DTYPE_FLOAT32, false, &maskf), l, &maskf);
     if (st)
         return st;
-    gx_keep(l, maskf);
     if (!d->weight.id) {
         *wm = maskf;
         return TX_STATUS_OK;
@@ -117,15 +116,12 @@ static tx_status nll(tx_ctx *ctx, const char *name, tx_tensor x, tx_tensor label
     if (!st)
         st = gx_bin(ctx, TX_OP_MUL, x3, wm, l, &prod);
     if (!st)
-        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, prod,
-                       &(tx_reduce_desc){.n_axes = 1, .axes = {1}, .drop_dims = true}, &s);
+        st = gx_red(ctx, TX_OP_REDUCE_SUM, prod,
+                    &(tx_reduce_desc){.n_axes = 1, .axes = {1}, .drop_dims = true}, l, &s);
+    if (!st)
+        st = gx_un(ctx, TX_OP_NEG, s, l, &loss);
     if (st)
         return st;
-    gx_keep(l, s);
-    st = tx_unary(ctx, TX_OP_NEG, s, &loss);
-    if (st)
-        return st;
-    gx_keep(l, loss);
     if (d->reduction == TX_LOSS_NONE) {
         const tx_slot *ls = gx_slot(ctx, labels);
         return tx_tensor_reshape(ctx, loss, ls->rank, ls->shape, out);
@@ -280,16 +276,12 @@ tx_status gx_backward_loss(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
         tx_tensor lp3, p, wsel, pw;
         st = gx_view(ctx, nd->aux, 3, (int64_t[]){n, c, dd}, l, &lp3);
         if (!st)
-            st = tx_unary(ctx, TX_OP_EXP, lp3, &p);
-        if (st)
-            return st;
-        gx_keep(l, p);
-        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, wm, &(tx_reduce_desc){.n_axes = 1, .axes = {1}},
-                       &wsel);
-        if (st)
-            return st;
-        gx_keep(l, wsel);
-        st = gx_bin(ctx, TX_OP_MUL, p, wsel, l, &pw);
+            st = gx_un(ctx, TX_OP_EXP, lp3, l, &p);
+        if (!st)
+            st = gx_red(ctx, TX_OP_REDUCE_SUM, wm, &(tx_reduce_desc){.n_axes = 1, .axes = {1}}, l,
+                        &wsel);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, p, wsel, l, &pw);
         if (!st)
             st = gx_bin(ctx, TX_OP_SUB, pw, wm, l, &t);
         if (!st)

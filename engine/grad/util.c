@@ -63,12 +63,24 @@ tx_status gx_bin_s(tx_ctx *ctx, tx_op op, tx_tensor a, float v, gx_tmps *l, tx_t
     return st ? st : gx_bin(ctx, op, a, s, l, out);
 }
 
+tx_status gx_kept(tx_status st, gx_tmps *l, tx_tensor *t) {
+    if (!st)
+        gx_keep(l, *t);
+    return st;
+}
+
+tx_status gx_un(tx_ctx *ctx, tx_op op, tx_tensor x, gx_tmps *l, tx_tensor *out) {
+    return gx_kept(tx_unary(ctx, op, x, out), l, out);
+}
+
+tx_status gx_red(tx_ctx *ctx, tx_op op, tx_tensor t, const tx_reduce_desc *d, gx_tmps *l,
+                 tx_tensor *out) {
+    return gx_kept(tx_reduce(ctx, op, t, d, out), l, out);
+}
+
 tx_status gx_view(tx_ctx *ctx, tx_tensor t, int rank, const int64_t *shape, gx_tmps *l,
                   tx_tensor *out) {
-    tx_status st = tx_tensor_reshape(ctx, t, rank, shape, out);
-    if (!st)
-        gx_keep(l, *out);
-    return st;
+    return gx_kept(tx_tensor_reshape(ctx, t, rank, shape, out), l, out);
 }
 
 tx_status gx_unbroadcast(tx_ctx *ctx, tx_tensor g, int rank, const int64_t *shape, gx_tmps *l,

@@ -48,26 +48,54 @@ static const tx_slot *slot(tx_ctx *ctx, tx_tensor t) {
 typedef tx_status (*part_fn)(tx_ctx *ctx, tx_tensor part, int64_t r0, int64_t r1, const void *arg,
                              tx_tensor *y);
 
-/* fn on each part of split t (a [rows, ...] view); the results joined. */
-static tx_status over_parts(tx_ctx *ctx, const char *op, tx_tensor t, part_fn fn, const void *arg,
-                            tx_tensor *out) {
+/* fn on each part of split t (a [rows, ...] view), its results in *ys[0, *k)
+ * (*ys calloc'd, the caller frees it; NULL when out of memory). */
+static tx_status map_parts(tx_ctx *ctx, const char *op, tx_tensor t, part_fn fn, const void *arg,
+                           tx_tensor **ys, int *k) {
     int n = tx_split_parts(ctx, t);
-    tx_tensor *ys = calloc((size_t)n, sizeof *ys);
-    if (!ys)
+    *k = 0;
+    *ys = calloc((size_t)n, sizeof **ys);
+    if (!*ys)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
     tx_status st = TX_STATUS_OK;
-    int k = 0;
     for (int p = 0; p < n && !st; p++) {
         int64_t r0, r1;
         tx_tensor v;
         st = tx_split_part_rows(ctx, op, t, p, &r0, &r1, &v);
         if (st)
             break;
-        st = fn(ctx, v, r0, r1, arg, &ys[k]);
-        k += !st;
+        st = fn(ctx, v, r0, r1, arg, &(*ys)[*k]);
+        *k += !st;
         tx_tensor_destroy(ctx, v);
     }
+    return st;
+}
+
+/* fn on each part of split t (a [rows, ...] view); the results joined. */
+static tx_status over_parts(tx_ctx *ctx, const char *op, tx_tensor t, part_fn fn, const void *arg,
+                            tx_tensor *out) {
+    tx_tensor *ys;
+    int k;
+    tx_status st = map_parts(ctx, op, t, fn, arg, &ys, &k);
+    if (!ys)
+        return st;
     st = tx_join_or_drop(ctx, op, st, ys, k, out);
+    free(ys);
+    return st;
+}
+
+/* fn on each part of split t; the results concatenated along axis. */
+static tx_status concat_parts(tx_ctx *ctx, const char *op, tx_tensor t, part_fn fn, const void *arg,
+                              int axis, tx_tensor *out) {
+    tx_tensor *ys;
+    int k;
+    tx_status st = map_parts(ctx, op, t, fn, arg, &ys, &k);
+    if (!ys)
+        return st;
+    if (!st)
+        st = tx_concat(ctx, ys, k, axis, out);
+    for (int i = 0; i < k; i++)
+        tx_tensor_destroy(ctx, ys[i]);
     free(ys);
     return st;
 }
@@ -286,38 +314,33 @@ static tx_status matmul_sum_k(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_ma
     return TX_STATUS_OK;
 }
 
+typedef struct cat_n_arg {
+    tx_tensor a;
+    const tx_matmul_desc *d;
+} cat_n_arg;
+
+/* a × b_p for part b_p (rows [r0, r1) of b's N), with those entries of the bias. */
+static tx_status matmul_cat_part(tx_ctx *ctx, tx_tensor bp, int64_t r0, int64_t r1, const void *arg,
+                                 tx_tensor *y) {
+    const cat_n_arg *c = arg;
+    tx_matmul_desc dp = *c->d;
+    tx_tensor bias = {0};
+    tx_status st = TX_STATUS_OK;
+    if (c->d->bias.id)
+        st = cut(ctx, c->d->bias, -1, r0, r1, &bias);
+    dp.bias = bias;
+    if (!st)
+        st = tx_matmul(ctx, c->a, bp, &dp, y);
+    if (bias.id)
+        tx_tensor_destroy(ctx, bias);
+    return st;
+}
+
 /* b [N, K] (transpose_b) split along N: a × b_p per part, joined along N. */
 static tx_status matmul_cat_n(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *d,
                               tx_tensor *out) {
-    int n = tx_split_parts(ctx, b);
-    tx_tensor *ys = calloc((size_t)n, sizeof *ys);
-    if (!ys)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "matmul: out of host memory");
-    tx_status st = TX_STATUS_OK;
-    int k = 0;
-    for (int p = 0; p < n && !st; p++) {
-        int64_t r0, r1;
-        tx_tensor bp, bias = {0};
-        st = tx_split_part_rows(ctx, "matmul", b, p, &r0, &r1, &bp);
-        if (st)
-            break;
-        tx_matmul_desc dp = *d;
-        if (d->bias.id)
-            st = cut(ctx, d->bias, -1, r0, r1, &bias);
-        dp.bias = bias;
-        if (!st)
-            st = tx_matmul(ctx, a, bp, &dp, &ys[k]);
-        k += !st;
-        if (bias.id)
-            tx_tensor_destroy(ctx, bias);
-        tx_tensor_destroy(ctx, bp);
-    }
-    if (!st)
-        st = tx_concat(ctx, ys, k, -1, out);
-    for (int i = 0; i < k; i++)
-        tx_tensor_destroy(ctx, ys[i]);
-    free(ys);
-    return st;
+    cat_n_arg c = {a, d};
+    return concat_parts(ctx, "matmul", b, matmul_cat_part, &c, -1, out);
 }
 
 /* Neither operand split, the result is: a's dim-0 row ranges whose products
@@ -592,28 +615,8 @@ tx_status tx_split_transpose(tx_ctx *ctx, tx_tensor x, const int *perm, tx_tenso
         return over_parts(ctx, "transpose", x, transpose_part, perm, out);
     while (perm[at] != 0)
         at++;
-    int n = tx_split_parts(ctx, x);
-    tx_tensor *ys = calloc((size_t)n, sizeof *ys);
-    if (!ys)
-        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "transpose: out of host memory");
-    tx_status st = TX_STATUS_OK;
-    int k = 0;
-    for (int p = 0; p < n && !st; p++) {
-        int64_t r0, r1;
-        tx_tensor v;
-        st = tx_split_part_rows(ctx, "transpose", x, p, &r0, &r1, &v);
-        if (st)
-            break;
-        st = tx_transpose(ctx, v, perm, &ys[k]);
-        k += !st;
-        tx_tensor_destroy(ctx, v);
-    }
-    if (!st) /* dim 0 went to dim `at`: the parts follow each other there */
-        st = tx_concat(ctx, ys, k, at, out);
-    for (int i = 0; i < k; i++)
-        tx_tensor_destroy(ctx, ys[i]);
-    free(ys);
-    return st;
+    /* dim 0 went to dim `at`: the parts follow each other there */
+    return concat_parts(ctx, "transpose", x, transpose_part, perm, at, out);
 }
 
 /* ---- slice ---- */
