@@ -1,9 +1,11 @@
-/* Gradients of the elementwise families: UNARY, CLIP, ACT, BINARY.
+/* Gradients of the elementwise families: UNARY, CLIP, ACT, BINARY, CAST.
  *
  * A unary op's gradient is g · f'(x), with f'(x) made from forward ops
  * (comparisons give 0/1 masks on float tensors); where f' is cheaper from the
  * output y (sigmoid, tanh, exp) it uses y. A binary op's gradients are summed
- * back over the dims broadcasting stretched. */
+ * back over the dims broadcasting stretched. Comparisons, logic, is_nan and
+ * casts to integers are steps: no gradient flows through them (zero almost
+ * everywhere); a float-to-float cast passes g on. */
 #include <math.h>
 
 #include "grad.h"
@@ -15,6 +17,15 @@ static tx_status one_minus(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out)
     return st ? st : gx_bin(ctx, TX_OP_SUB, one, t, l, out);
 }
 
+/* (lo < t) (t < hi): 1 strictly inside, 0 elsewhere */
+static tx_status inside(tx_ctx *ctx, tx_tensor t, float lo, float hi, gx_tmps *l, tx_tensor *out) {
+    tx_tensor a, b;
+    tx_status st = gx_bin_s(ctx, TX_OP_GREATER, t, lo, l, &a);
+    if (!st)
+        st = gx_bin_s(ctx, TX_OP_LESS, t, hi, l, &b);
+    return st ? st : gx_bin(ctx, TX_OP_MUL, a, b, l, out);
+}
+
 /* d = f'(x) of op (y = f(x) may be {0} where the derivative does not use it;
  * x may be {0} for the ops whose derivative is y's). */
 static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, tx_tensor y,
@@ -24,11 +35,7 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
     switch (op) {
     case TX_OP_RELU: return gx_bin_s(ctx, TX_OP_GREATER, x, 0.0f, l, d);
     case TX_OP_RELU6: lo = 0, hi = 6; /* fall through */
-    case TX_OP_CLIP:
-        st = gx_bin_s(ctx, TX_OP_GREATER, x, lo, l, &a);
-        if (!st)
-            st = gx_bin_s(ctx, TX_OP_LESS, x, hi, l, &b);
-        return st ? st : gx_bin(ctx, TX_OP_MUL, a, b, l, d);
+    case TX_OP_CLIP: return inside(ctx, x, lo, hi, l, d);
     case TX_OP_SIGMOID: /* y (1 - y) */
     case TX_OP_TANH:    /* 1 - y^2 */
         st = gx_bin(ctx, TX_OP_MUL, y, y, l, &a);
@@ -87,6 +94,99 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
         if (!st)
             gx_keep(l, *d);
         return st;
+    case TX_OP_ERF: /* 2 / sqrt(pi) exp(-x^2) */
+        st = gx_bin(ctx, TX_OP_MUL, x, x, l, &a);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_MUL, a, -1.0f, l, &a);
+        if (!st)
+            st = gx_un(ctx, TX_OP_EXP, a, l, &a);
+        return st ? st : gx_bin_s(ctx, TX_OP_MUL, a, 1.12837917f, l, d);
+    case TX_OP_SOFTSIGN: /* 1 / (1 + |x|)^2 */
+        st = gx_un(ctx, TX_OP_ABS, x, l, &a);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_ADD, a, 1.0f, l, &a);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, a, a, l, &a);
+        return st ? st : gx_un(ctx, TX_OP_RECIPROCAL, a, l, d);
+    case TX_OP_HARD_SWISH: /* 0 below -3, 1 above 3, x / 3 + 1/2 between */
+        st = gx_bin_s(ctx, TX_OP_MUL, x, 1.0f / 3.0f, l, &a);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_ADD, a, 0.5f, l, &a);
+        if (!st)
+            st = inside(ctx, x, -3.0f, 3.0f, l, &b);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, a, b, l, &a);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_GREATER_EQUAL, x, 3.0f, l, &b);
+        return st ? st : gx_bin(ctx, TX_OP_ADD, a, b, l, d);
+    case TX_OP_TAN: /* 1 + y^2 */
+        st = gx_bin(ctx, TX_OP_MUL, y, y, l, &a);
+        return st ? st : gx_bin_s(ctx, TX_OP_ADD, a, 1.0f, l, d);
+    case TX_OP_SINH: return gx_un(ctx, TX_OP_COSH, x, l, d);
+    case TX_OP_COSH: return gx_un(ctx, TX_OP_SINH, x, l, d);
+    case TX_OP_ASIN:  /* 1 / sqrt(1 - x^2) */
+    case TX_OP_ACOS:  /* -1 / sqrt(1 - x^2) */
+    case TX_OP_ASINH: /* 1 / sqrt(x^2 + 1) */
+    case TX_OP_ACOSH: /* 1 / sqrt(x^2 - 1) */
+        st = gx_bin(ctx, TX_OP_MUL, x, x, l, &a);
+        if (!st)
+            st = op == TX_OP_ASINH   ? gx_bin_s(ctx, TX_OP_ADD, a, 1.0f, l, &a)
+                 : op == TX_OP_ACOSH ? gx_bin_s(ctx, TX_OP_SUB, a, 1.0f, l, &a)
+                                     : one_minus(ctx, a, l, &a);
+        if (!st)
+            st = gx_un(ctx, TX_OP_SQRT, a, l, &a);
+        if (!st)
+            st = gx_un(ctx, TX_OP_RECIPROCAL, a, l, op == TX_OP_ACOS ? &a : d);
+        return st || op != TX_OP_ACOS ? st : gx_bin_s(ctx, TX_OP_MUL, a, -1.0f, l, d);
+    case TX_OP_ATAN:  /* 1 / (1 + x^2) */
+    case TX_OP_ATANH: /* 1 / (1 - x^2) */
+        st = gx_bin(ctx, TX_OP_MUL, x, x, l, &a);
+        if (!st)
+            st = op == TX_OP_ATAN ? gx_bin_s(ctx, TX_OP_ADD, a, 1.0f, l, &a)
+                                  : one_minus(ctx, a, l, &a);
+        return st ? st : gx_un(ctx, TX_OP_RECIPROCAL, a, l, d);
+    case TX_OP_MISH: /* t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)) */
+        st = gx_un(ctx, TX_OP_SOFTPLUS, x, l, &a);
+        if (!st)
+            st = gx_un(ctx, TX_OP_TANH, a, l, &a);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, a, a, l, &b);
+        if (!st)
+            st = one_minus(ctx, b, l, &b);
+        if (!st)
+            st = gx_un(ctx, TX_OP_SIGMOID, x, l, &c);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, c, x, l, &c);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, c, b, l, &c);
+        return st ? st : gx_bin(ctx, TX_OP_ADD, a, c, l, d);
+    case TX_OP_HARD_SIGMOID: /* alpha where 0 < alpha x + beta < 1 */
+        st = gx_bin_s(ctx, TX_OP_MUL, x, lo, l, &a);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_ADD, a, hi, l, &a);
+        if (!st)
+            st = inside(ctx, a, 0.0f, 1.0f, l, &b);
+        return st ? st : gx_bin_s(ctx, TX_OP_MUL, b, lo, l, d);
+    case TX_OP_SELU: /* x > 0 ? gamma : y + gamma alpha (alpha: lo, gamma: hi) */
+    case TX_OP_CELU: /* x > 0 ? 1 : exp(x / alpha) */
+        st = gx_bin_s(ctx, TX_OP_GREATER, x, 0.0f, l, &a);
+        if (!st && op == TX_OP_SELU)
+            st = gx_bin_s(ctx, TX_OP_ADD, y, hi * lo, l, &b);
+        if (!st && op == TX_OP_CELU)
+            st = gx_bin_s(ctx, TX_OP_MUL, x, 1.0f / lo, l, &b);
+        if (!st && op == TX_OP_CELU)
+            st = gx_un(ctx, TX_OP_EXP, b, l, &b);
+        if (!st) /* b + mask (slope above 0 - b) */
+            st = gx_bin_s(ctx, TX_OP_MUL, b, -1.0f, l, &c);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_ADD, c, op == TX_OP_SELU ? hi : 1.0f, l, &c);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, c, a, l, &c);
+        return st ? st : gx_bin(ctx, TX_OP_ADD, b, c, l, d);
+    case TX_OP_THRESHOLDED_RELU: return gx_bin_s(ctx, TX_OP_GREATER, x, lo, l, d);
+    case TX_OP_SHRINK: /* 1 outside [-lambd, lambd] */
+        st = inside(ctx, x, -lo, lo, l, &a);
+        return st ? st : one_minus(ctx, a, l, d);
     default:
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "tx_tape_grad: %s has no gradient yet",
                        tx_op_name(op));
@@ -152,6 +252,27 @@ static tx_status binary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
         if (!st)
             st = gx_bin(ctx, TX_OP_MUL, t, g, l, &gb);
         break;
+    case TX_OP_PRELU: /* x >= 0 ? x : slope x: g (m + (1 - m) slope), g x (1 - m) */
+        st = gx_bin_s(ctx, TX_OP_LESS, a, 0.0f, l, &m);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, g, m, l, &t); /* g where x < 0 */
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, t, a, l, &gb);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_SUB, g, t, l, &ga);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, t, b, l, &t);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_ADD, ga, t, l, &ga);
+        break;
+    case TX_OP_AND:
+    case TX_OP_OR:
+    case TX_OP_XOR:
+    case TX_OP_EQUAL:
+    case TX_OP_LESS:
+    case TX_OP_GREATER:
+    case TX_OP_LESS_EQUAL:
+    case TX_OP_GREATER_EQUAL: return TX_STATUS_OK; /* 0/1 steps: zero almost everywhere */
     case TX_OP_MIN:
     case TX_OP_MAX: /* the chosen side gets g (ties: b) */
         st = gx_bin(ctx, nd->op == TX_OP_MIN ? TX_OP_LESS : TX_OP_GREATER, a, b, l, &m);
@@ -178,6 +299,13 @@ tx_status gx_backward_elementwise(tx_ctx *ctx, const gx_node *nd, tx_tensor g, g
         return TX_STATUS_OK; /* integer values carry no gradient */
     if (tx_op_family((tx_op)nd->op) == TX_FAMILY_BINARY)
         return binary(ctx, nd, g, l, gin);
+    if (nd->op == TX_OP_CAST) { /* float to float passes g; to integers or 0/1, none */
+        if (nd->a.cast_to == TX_DTYPE_FLOAT32 && nd->a.hi == 0)
+            gin[0] = g;
+        return TX_STATUS_OK;
+    }
+    if (nd->op == TX_OP_NOT || nd->op == TX_OP_IS_NAN)
+        return TX_STATUS_OK;
     float lo = nd->op == TX_OP_CLIP ? nd->a.lo : nd->a.alpha;
     float hi = nd->op == TX_OP_CLIP ? nd->a.hi : nd->a.beta;
     return gx_unary_grad(ctx, nd->op, lo, hi, nd->in[0], nd->out, g, l, &gin[0]);

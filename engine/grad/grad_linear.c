@@ -55,19 +55,48 @@ static tx_status through_act(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmp
 
 static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_tmps *l,
                                  tx_tensor gin[GX_MAX_IN]) {
-    tx_tensor a = nd->in[0], b = nd->in[1], da, db;
-    const tx_slot *as = gx_slot(ctx, a), *bs = gx_slot(ctx, b);
-    if (as->rank < 2 || bs->rank < 2)
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: matmul of a vector (rank 1) has no gradient yet");
+    tx_tensor a = nd->in[0], b = nd->in[1], g = gz, da, db;
+    const tx_slot *as = gx_slot(ctx, a), *bs = gx_slot(ctx, b), *ys = gx_slot(ctx, nd->out);
     bool ta = nd->a.matmul.transpose_a, tb = nd->a.matmul.transpose_b;
-    tx_status st = ta ? mm(ctx, b, gz, tb, true, l, &da) : mm(ctx, gz, b, false, !tb, l, &da);
+    bool a1 = as->rank == 1, b1 = bs->rank == 1;
+    int ar = as->rank, br = bs->rank, gr = ys->rank;
+    int64_t ash[TX_MAX_RANK], bsh[TX_MAX_RANK], gsh[TX_MAX_RANK];
+    memcpy(ash, as->shape, sizeof ash);
+    memcpy(bsh, bs->shape, sizeof bsh);
+    memcpy(gsh, ys->shape, sizeof gsh);
+    tx_status st = TX_STATUS_OK;
+    if (a1 || b1) { /* a vector is the row [1, K] (a) or column [K, 1] (b) it stands for */
+        if ((a1 && ta) || (b1 && tb))
+            return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                           "tx_tape_grad: matmul with a transposed vector has no gradient yet");
+        if (a1)
+            ar = 2, ash[0] = 1, ash[1] = as->shape[0];
+        if (b1)
+            br = 2, bsh[0] = bs->shape[0], bsh[1] = 1;
+        if (a1 && b1)
+            gr = 2, gsh[0] = gsh[1] = 1;
+        else if (a1) /* y = batch + [N]: batch + [1, N] */
+            gsh[gr] = gsh[gr - 1], gsh[gr - 1] = 1, gr++;
+        else /* y = batch + [M]: batch + [M, 1] */
+            gsh[gr++] = 1;
+        st = gx_view(ctx, a, ar, ash, l, &a);
+        if (!st)
+            st = gx_view(ctx, b, br, bsh, l, &b);
+        if (!st)
+            st = gx_view(ctx, gz, gr, gsh, l, &g);
+    }
     if (!st)
-        st = tb ? mm(ctx, gz, a, true, ta, l, &db) : mm(ctx, a, gz, !ta, false, l, &db);
+        st = ta ? mm(ctx, b, g, tb, true, l, &da) : mm(ctx, g, b, false, !tb, l, &da);
     if (!st)
-        st = gx_unbroadcast(ctx, da, as->rank, as->shape, l, &gin[0]);
+        st = tb ? mm(ctx, g, a, true, ta, l, &db) : mm(ctx, a, g, !ta, false, l, &db);
     if (!st)
-        st = gx_unbroadcast(ctx, db, bs->rank, bs->shape, l, &gin[1]);
+        st = gx_unbroadcast(ctx, da, ar, ash, l, &da);
+    if (!st)
+        st = gx_unbroadcast(ctx, db, br, bsh, l, &db);
+    if (!st)
+        st = gx_view(ctx, da, as->rank, as->shape, l, &gin[0]);
+    if (!st)
+        st = gx_view(ctx, db, bs->rank, bs->shape, l, &gin[1]);
     if (!st && nd->n_in > 2) {
         const tx_slot *cs = gx_slot(ctx, nd->in[2]);
         st = gx_unbroadcast(ctx, gz, cs->rank, cs->shape, l, &gin[2]);
@@ -196,16 +225,33 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
                                          tx_tensor gin[GX_MAX_IN]) {
     const tx_conv_desc *cd = &nd->a.conv;
     const tx_slot *xs = gx_slot(ctx, nd->in[0]), *ws = gx_slot(ctx, nd->in[1]);
-    if (cd->auto_pad != TX_AUTO_PAD_NOTSET || cd->output_shape[0] || cd->output_shape[1])
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: conv_transpose with auto_pad or output_shape has no "
-                       "gradient yet (give pads)");
     const tx_slot *ys = gx_slot(ctx, nd->out);
     int nsp = xs->rank - 2;
     int k[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
+    int pads[4];
+    memcpy(pads, cd->pads, sizeof pads);
+    if (cd->auto_pad != TX_AUTO_PAD_NOTSET || cd->output_shape[0] || cd->output_shape[1]) {
+        /* the pads auto_pad / output_shape resolved to (as ops/conv.c derives
+         * them): total = full size - y's size, split as the forward split it */
+        for (int i = 0; i < nsp; i++) {
+            int s = cd->strides[i] ? cd->strides[i] : 1,
+                d = cd->dilations[i] ? cd->dilations[i] : 1;
+            int64_t full = (int64_t)s * (xs->shape[2 + i] - 1) + cd->output_padding[i] +
+                           (int64_t)(ws->shape[2 + i] - 1) * d + 1;
+            int64_t total = full - ys->shape[2 + i], half = total >= 0 ? total / 2 : -1;
+            if (cd->auto_pad == TX_AUTO_PAD_VALID)
+                total = half = 0;
+            if (total < 0)
+                return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                               "tx_tape_grad: conv_transpose whose output_shape is larger than "
+                               "its full result has no gradient yet");
+            pads[i] = (int)(cd->auto_pad == TX_AUTO_PAD_SAME_UPPER ? half : total - half);
+            pads[nsp + i] = (int)(total - pads[i]);
+        }
+    }
     tx_window w; /* the conv geometry seen from y's side: its output is x's size */
-    tx_status st = tx_window_geom(ctx, "conv_transpose", ys, k, cd->strides, cd->dilations,
-                                  cd->pads, TX_AUTO_PAD_NOTSET, false, &w);
+    tx_status st = tx_window_geom(ctx, "conv_transpose", ys, k, cd->strides, cd->dilations, pads,
+                                  TX_AUTO_PAD_NOTSET, false, &w);
     if (st)
         return st;
     int group = cd->group ? cd->group : 1;

@@ -5,9 +5,11 @@
  * padding (stride = kernel, dilation 1, no pads: the usual 2x2/2) upsample y
  * and g to the covered region by a broadcast, take the mask x == y there (max)
  * or g / (kh kw) (average), and pad the uncovered rest with zeros. Ties in a
- * max window share g. Other average pools run as a depthwise conv_transpose
- * (below); overlapping max windows need a scatter the engine lacks:
- * UNSUPPORTED. */
+ * max window share g evenly. Other average pools run as a depthwise
+ * conv_transpose, other max pools as one-hot convs (below); an average pool
+ * with a ceil_mode window past the end is UNSUPPORTED. */
+#include <stdlib.h>
+
 #include "grad.h"
 
 /* t [N, C, ho, wo] → [N, C, ho kh, wo kw], each value repeated over its window. */
@@ -79,6 +81,89 @@ static tx_status average_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *w
     return gx_view(ctx, d4, xs->rank, xs->shape, l, dx);
 }
 
+/* Max pools of any windows (overlapping, padded, dilated, ceil_mode): each
+ * window's K = kh kw elements are taken out by a depthwise conv with one-hot
+ * kernels (channel c K + k holds tap k of channel c's windows), compared with
+ * y (taps in the padding never count), g is split evenly among the taps equal
+ * to the max, and the conv_transpose with the same one-hot kernels sums each
+ * tap's share back into its element of x. */
+static tx_status max_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *wg, tx_tensor g,
+                          gx_tmps *l, tx_tensor *dx) {
+    const tx_slot *xs = gx_slot(ctx, nd->in[0]);
+    tx_device dev = xs->st->dev;
+    tx_window w = *wg;
+    /* ceil_mode windows past the end: more padding after, so a conv gives ho x wo */
+    int64_t span_h = (int64_t)w.dh * (w.kh - 1) + 1, span_w = (int64_t)w.dw * (w.kw - 1) + 1;
+    int64_t conv_ho = (w.h + w.pt + w.pb - span_h) / w.sh + 1;
+    int64_t conv_wo = (w.w + w.pl + w.pr - span_w) / w.sw + 1;
+    if (conv_ho < w.ho)
+        w.pb += (int)((w.ho - conv_ho) * w.sh);
+    if (conv_wo < w.wo)
+        w.pr += (int)((w.wo - conv_wo) * w.sw);
+    int64_t C = w.c, K = (int64_t)w.kh * w.kw;
+    float *hot = calloc((size_t)(C * K * K), sizeof(float));
+    if (!hot)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tape_grad: out of host memory");
+    for (int64_t ck = 0; ck < C * K; ck++)
+        hot[ck * K + ck % K] = 1.0f;
+    tx_tensor wk, wk1, ones, valid, x4, taps, y5, g5, eq, cnt, share, w4, d4;
+    tx_status st = gx_kept(tx_tensor_create(ctx,
+                                            &(tx_tensor_desc){.rank = 4,
+                                                              .shape = {C * K, 1, w.kh, w.kw},
+                                                              .dtype = TX_DTYPE_FLOAT32,
+                                                              .data = hot,
+                                                              .device = dev},
+                                            &wk),
+                           l, &wk);
+    free(hot);
+    tx_conv_desc cd = {.strides = {w.sh, w.sw},
+                       .dilations = {w.dh, w.dw},
+                       .pads = {w.pt, w.pl, w.pb, w.pr},
+                       .group = (int)C};
+    tx_conv_desc cd1 = cd;
+    cd1.group = 1;
+    int64_t s5[5] = {w.n, C, K, w.ho, w.wo}, y5s[5] = {w.n, C, 1, w.ho, w.wo};
+    if (!st) /* the first channel's kernels, [K, 1, kh, kw] */
+        st = gx_kept(
+            tx_slice(ctx, wk,
+                     &(tx_slice_desc){.n = 1, .starts = {0}, .ends = {K}, .has_axes = true}, &wk1),
+            l, &wk1);
+    if (!st)
+        st = gx_fill(ctx, dev, 4, (int64_t[]){1, 1, w.h, w.w}, 1.0f, l, &ones);
+    if (!st) /* 1 where tap k of a window lies inside x */
+        st = gx_kept(tx_conv(ctx, ones, wk1, &cd1, &valid), l, &valid);
+    if (!st)
+        st = gx_view(ctx, valid, 5, (int64_t[]){1, 1, K, w.ho, w.wo}, l, &valid);
+    if (!st)
+        st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, C, w.h, w.w}, l, &x4);
+    if (!st)
+        st = gx_kept(tx_conv(ctx, x4, wk, &cd, &taps), l, &taps);
+    if (!st)
+        st = gx_view(ctx, taps, 5, s5, l, &taps);
+    if (!st)
+        st = gx_view(ctx, nd->out, 5, y5s, l, &y5);
+    if (!st)
+        st = gx_view(ctx, g, 5, y5s, l, &g5);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_EQUAL, taps, y5, l, &eq);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_MUL, eq, valid, l, &eq);
+    if (!st)
+        st =
+            gx_red(ctx, TX_OP_REDUCE_SUM, eq, &(tx_reduce_desc){.n_axes = 1, .axes = {2}}, l, &cnt);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_DIV, g5, cnt, l, &share);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_MUL, eq, share, l, &share);
+    if (!st)
+        st = gx_view(ctx, share, 4, (int64_t[]){w.n, C * K, w.ho, w.wo}, l, &w4);
+    if (st)
+        return st;
+    gx_output_padding(&w, cd.output_padding);
+    st = gx_kept(tx_conv_transpose(ctx, w4, wk, &cd, &d4), l, &d4);
+    return st ? st : gx_view(ctx, d4, xs->rank, xs->shape, l, dx);
+}
+
 tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                            tx_tensor gin[GX_MAX_IN]) {
     if (nd->op == TX_OP_GLOBALAVERAGEPOOL || nd->op == TX_OP_GLOBALMAXPOOL)
@@ -98,10 +183,12 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
                 op[1] < (w.sw > w.dw ? w.sw : w.dw);
     if (nd->op == TX_OP_AVERAGEPOOL && !tiles && fits)
         return average_pool(ctx, nd, &w, g, l, &gin[0]);
+    if (nd->op == TX_OP_MAXPOOL && !tiles)
+        return max_pool(ctx, nd, &w, g, l, &gin[0]);
     if (!tiles)
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: %s with overlapping, dilated or padded windows (or a "
-                       "ceil_mode window past the end) has no gradient yet",
+                       "tx_tape_grad: %s with a ceil_mode window past the end has no gradient "
+                       "yet",
                        tx_op_name((tx_op)nd->op));
     tx_tensor x4, y4, g4, ug, dxc;
     st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);
@@ -109,14 +196,14 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
         st = gx_view(ctx, nd->out, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &y4);
     if (!st)
         st = gx_view(ctx, g, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &g4);
-    if (!st)
-        st = upsample(ctx, g4, &w, l, &ug);
     if (st)
         return st;
     int64_t ch = w.ho * w.kh, cw = w.wo * w.kw;
     bool cut = ch != w.h || cw != w.w;
     if (nd->op == TX_OP_AVERAGEPOOL) {
-        st = gx_bin_s(ctx, TX_OP_MUL, ug, 1.0f / (float)(w.kh * w.kw), l, &dxc);
+        st = upsample(ctx, g4, &w, l, &ug);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_MUL, ug, 1.0f / (float)(w.kh * w.kw), l, &dxc);
     } else {
         tx_tensor xc = x4, uy, mask;
         if (cut) {
@@ -126,9 +213,22 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
             if (st)
                 return st;
         }
+        tx_tensor cnt, gs;
         st = upsample(ctx, y4, &w, l, &uy);
         if (!st)
             st = gx_bin(ctx, TX_OP_EQUAL, xc, uy, l, &mask);
+        if (!st) /* ties share g evenly: the maxima per window, kh kw times their mean */
+            st = gx_kept(
+                tx_pooling(ctx, TX_OP_AVERAGEPOOL, mask,
+                           &(tx_pool_desc){.kernel_shape = {w.kh, w.kw}, .strides = {w.sh, w.sw}},
+                           &cnt),
+                l, &cnt);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_MUL, cnt, (float)(w.kh * w.kw), l, &cnt);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_DIV, g4, cnt, l, &gs);
+        if (!st)
+            st = upsample(ctx, gs, &w, l, &ug);
         if (!st)
             st = gx_bin(ctx, TX_OP_MUL, mask, ug, l, &dxc);
     }

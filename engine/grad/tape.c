@@ -183,14 +183,16 @@ static gx_backward_fn backward_of(int op) {
     case TX_FAMILY_UNARY:
     case TX_FAMILY_CLIP:
     case TX_FAMILY_ACT:
-    case TX_FAMILY_BINARY: return gx_backward_elementwise;
+    case TX_FAMILY_BINARY:
+    case TX_FAMILY_CAST: return gx_backward_elementwise;
     case TX_FAMILY_MATMUL:
     case TX_FAMILY_CONV:
     case TX_FAMILY_CONV_TRANSPOSE: return gx_backward_linear;
     case TX_FAMILY_POOL: return gx_backward_pool;
     case TX_FAMILY_REDUCE:
     case TX_FAMILY_SOFTMAX: return gx_backward_reduce;
-    case TX_FAMILY_MOVE: return gx_backward_move;
+    case TX_FAMILY_MOVE:
+    case TX_FAMILY_RESIZE: return gx_backward_move;
     case TX_FAMILY_NARY: return gx_backward_nary;
     case TX_FAMILY_NORM: return gx_backward_norm;
     default: return NULL;
@@ -231,6 +233,25 @@ static bool *depends(const tx_tape *tape, const tx_tensor *xs, int n) {
     return dep;
 }
 
+/* Whether a backward gave input i a gradient of its shape; if not (a texel
+ * bug), says so rather than let it broadcast into wrong numbers. */
+static bool same_shape(tx_ctx *ctx, const gx_node *nd, int i, tx_tensor g) {
+    const tx_slot *gs = gx_slot(ctx, g), *xs = gx_slot(ctx, nd->in[i]);
+    bool same = gs->rank == xs->rank;
+    for (int d = 0; same && d < xs->rank; d++)
+        same = gs->shape[d] == xs->shape[d];
+    if (!same) {
+        char a[160], b[160];
+        tx_shape_str(a, sizeof a, gs->rank, gs->shape);
+        tx_shape_str(b, sizeof b, xs->rank, xs->shape);
+        tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                "tx_tape_grad: internal error: %s's backward gave input %d a gradient of "
+                "shape %s, not %s",
+                node_name(nd->op), i, a, b);
+    }
+    return same;
+}
+
 static tx_status walk(tx_ctx *ctx, tx_tape *tape, const bool *dep, gx_table *tab) {
     for (int k = tape->n - 1; k >= 0; k--) {
         const gx_node *nd = &tape->nodes[k];
@@ -246,7 +267,8 @@ static tx_status walk(tx_ctx *ctx, tx_tape *tape, const bool *dep, gx_table *tab
         tx_status st = fn(ctx, nd, e->g, &l, gin);
         for (int i = 0; i < nd->n_in && !st; i++)
             if (gin[i].id && nd->in_id[i])
-                st = accumulate(ctx, tab, nd->in_id[i], gin[i]);
+                st = same_shape(ctx, nd, i, gin[i]) ? accumulate(ctx, tab, nd->in_id[i], gin[i])
+                                                    : TX_STATUS_SHAPE_MISMATCH;
         gx_free(ctx, &l);
         if (st)
             return st;

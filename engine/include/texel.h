@@ -808,21 +808,26 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  *     tx_tape_end(ctx, tape);                      // frees what it kept; grads are the caller's
  *     tx_optim_step(ctx, opt, (tx_tensor[]){w, b}, grads, 2);        // w, b updated in place
  *
- * Ops with a gradient: unary math and activations (relu, sigmoid, tanh, exp,
- * log, sqrt, abs, neg, softplus, gelu, sin, cos, reciprocal, clip, relu6,
- * leaky_relu, elu), add, sub, mul, div, min, max, pow (broadcasting summed
- * back), matmul (transposes, bias, fused activation, batch dims), conv (2-D
- * and 1-D: stride, pads, auto_pad, dilation, groups, bias, fused activation),
- * conv_transpose (pads given: no auto_pad / output_shape),
- * average pools (any windows), max pools whose windows tile the input
- * (stride = kernel, no pads),
- * global pools, reduce_sum / mean / sum_square / max / min, softmax,
- * log_softmax, batch_norm (inference), layer_norm, instance_norm, where, sum,
- * mean, max_n, min_n, transpose, slice (step 1), split, pad (constant), expand, tile,
- * concat (up to 8 inputs), gather, reshape and the other views, and the
- * losses. Ops without one (resize, cast, argmax ...)
- * are recorded too: tx_tape_grad through them returns UNSUPPORTED naming the
- * op, never a silent zero. */
+ * Ops with a gradient: every unary and ACT op (relu ... mish, hard_sigmoid,
+ * selu, celu, thresholded_relu, shrink; floor, ceil, round and sign give
+ * zeros), add, sub, mul, div, min, max, pow, prelu (broadcasting summed back),
+ * float-to-float cast, matmul (transposes, bias, fused activation, batch dims,
+ * rank-1 operands), conv (2-D and 1-D: stride, pads, auto_pad, dilation,
+ * groups, bias, fused activation), conv_transpose (pads, auto_pad or
+ * output_shape), average pools (any windows without a ceil_mode window past
+ * the end), max pools (any windows; ties share g evenly), global pools, every
+ * reduction (reduce_prod exact at zeros), softmax and log_softmax (coerce_2d
+ * too), batch_norm (inference), layer_norm, instance_norm, where, sum, mean,
+ * max_n, min_n, transpose, slice (any steps), split, pad (every mode), expand,
+ * tile, concat (up to 8 inputs), gather, depth_to_space, space_to_depth,
+ * resize (every mode: per dim, the resize of an identity matrix transposed),
+ * reshape and the other views, and the losses. Comparisons, logic, is_nan,
+ * argmax/argmin and casts to int32 pass no gradient (they are steps). What is
+ * left (conv_transpose with an output_shape past its full result, an average
+ * pool's ceil_mode window past the end, matmul with a transposed rank-1
+ * operand) is
+ * recorded too: tx_tape_grad through it returns UNSUPPORTED naming the op,
+ * never a silent zero. */
 
 typedef enum tx_loss_reduction {
     TX_LOSS_MEAN = 0, /* sum of the losses / sum of their weights (ONNX "mean") */

@@ -488,13 +488,15 @@ static void note(tx_ctx *ctx, tx_status st, tx_op op, const tx_tensor *ins, int 
 tx_status tx_depth_to_space(tx_ctx *ctx, tx_tensor x, int blocksize, tx_depth_mode mode,
                             tx_tensor *out) {
     tx_status st = depth_space(ctx, TX_OP_DEPTH_TO_SPACE, x, blocksize, true, mode, out);
-    note(ctx, st, TX_OP_DEPTH_TO_SPACE, &x, 1, NULL, out);
+    note(ctx, st, TX_OP_DEPTH_TO_SPACE, &x, 1,
+         &(tx_op_attrs){.move = {.blocksize = blocksize, .depth_mode = mode}}, out);
     return st;
 }
 
 tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *out) {
     tx_status st = depth_space(ctx, TX_OP_SPACE_TO_DEPTH, x, blocksize, false, TX_DEPTH_DCR, out);
-    note(ctx, st, TX_OP_SPACE_TO_DEPTH, &x, 1, NULL, out);
+    note(ctx, st, TX_OP_SPACE_TO_DEPTH, &x, 1, &(tx_op_attrs){.move = {.blocksize = blocksize}},
+         out);
     return st;
 }
 

@@ -128,7 +128,10 @@ static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc
 
 tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
     tx_status st = resize_run(ctx, x, desc, out);
-    if (!st) /* no gradient yet: recorded so that a path through it is UNSUPPORTED */
-        tx_tape_note(ctx, TX_OP_RESIZE, &x, 1, NULL, NULL, *out, (tx_tensor){0});
+    if (!st && tx_tape_recording(ctx)) {
+        tx_op_attrs a = {0};
+        a.move.resize = *desc;
+        tx_tape_note(ctx, TX_OP_RESIZE, &x, 1, &a, NULL, *out, (tx_tensor){0});
+    }
     return st;
 }
