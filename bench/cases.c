@@ -1,6 +1,7 @@
 #include "cases.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void tx_bench_fill(float *v, int64_t n, uint64_t seed) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -207,6 +208,181 @@ static int ref_train_mlp(const tx_ref_tensor *in, tx_ref_tensor *out) {
     return 0;
 }
 
+/* One training step of the digits CNN (`texel train --model cnn`, batch 32):
+ * x [32, 1, 8, 8] → conv 3x3x8 pad 1 relu → maxpool 2 → conv 3x3x16 pad 1
+ * relu → maxpool 2 → [32, 64] → dense 10, mean squared error, the tape's
+ * backward, SGD on the 6 parameters in place; the output is the loss. The
+ * reference does the same in plain C on copies of the weights. */
+static tx_status run_train_cnn(tx_ctx *ctx, const tx_tensor *in, tx_tensor *out) {
+    tx_tape *tape;
+    tx_optim *opt;
+    tx_tensor t[7] = {{0}}, g[6] = {{0}};
+    tx_pool_desc pool = {.kernel_shape = {2, 2}, .strides = {2, 2}};
+    tx_status st = tx_optim_create(ctx, &(tx_optim_desc){.kind = TX_OPTIM_SGD, .lr = 1e-3f}, &opt);
+    if (st)
+        return st;
+    st = tx_tape_begin(ctx, &tape);
+    for (int l = 0; l < 2 && !st; l++) {
+        st = tx_conv(
+            ctx, l ? t[1] : in[0], in[1 + 2 * l],
+            &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = in[2 + 2 * l], .activation = TX_OP_RELU},
+            &t[2 * l]);
+        if (!st)
+            st = tx_pooling(ctx, TX_OP_MAXPOOL, t[2 * l], &pool, &t[2 * l + 1]);
+    }
+    if (!st)
+        st = tx_tensor_reshape(ctx, t[3], 2, (int64_t[]){32, 64}, &t[4]);
+    if (!st)
+        st = tx_matmul(ctx, t[4], in[5], &(tx_matmul_desc){.bias = in[6]}, &t[5]);
+    if (!st)
+        st = tx_mse_loss(ctx, t[5], in[7], TX_LOSS_MEAN, out);
+    if (!st)
+        st = tx_tape_grad(ctx, tape, *out, in + 1, 6, g);
+    if (!st || tape)
+        tx_tape_end(ctx, tape);
+    if (!st)
+        st = tx_optim_step(ctx, opt, in + 1, g, 6);
+    tx_optim_destroy(ctx, opt);
+    for (int i = 0; i < 7; i++)
+        if (t[i].id)
+            tx_tensor_destroy(ctx, t[i]);
+    for (int i = 0; i < 6; i++)
+        if (g[i].id)
+            tx_tensor_destroy(ctx, g[i]);
+    return st;
+}
+
+enum { CB = 32 };
+
+/* y [CB, M, S, S] = relu(conv3x3 pad 1 (x [CB, C, S, S], w [M, C, 3, 3]) + b) */
+static void cnn_conv(const float *x, const float *w, const float *b, int C, int M, int S,
+                     float *y) {
+    for (int n = 0; n < CB; n++)
+        for (int m = 0; m < M; m++)
+            for (int i = 0; i < S; i++)
+                for (int j = 0; j < S; j++) {
+                    double a = b[m];
+                    for (int c = 0; c < C; c++)
+                        for (int ki = 0; ki < 3; ki++)
+                            for (int kj = 0; kj < 3; kj++) {
+                                int yi = i + ki - 1, xj = j + kj - 1;
+                                if (yi >= 0 && yi < S && xj >= 0 && xj < S)
+                                    a += (double)x[((n * C + c) * S + yi) * S + xj] *
+                                         w[((m * C + c) * 3 + ki) * 3 + kj];
+                            }
+                    y[((n * M + m) * S + i) * S + j] = a > 0 ? (float)a : 0;
+                }
+}
+
+/* 2x2/2 max pool of y [CB, M, S, S]; arg: the flat index of each max */
+static void cnn_pool(const float *y, int M, int S, float *p, int *arg) {
+    int h = S / 2;
+    for (int nm = 0; nm < CB * M; nm++)
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < h; j++) {
+                int best = (nm * S + 2 * i) * S + 2 * j;
+                for (int d = 1; d < 4; d++) {
+                    int k = (nm * S + 2 * i + d / 2) * S + 2 * j + d % 2;
+                    if (y[k] > y[best])
+                        best = k;
+                }
+                p[(nm * h + i) * h + j] = y[best];
+                arg[(nm * h + i) * h + j] = best;
+            }
+}
+
+/* The conv's backward through relu: dz = dy where y > 0; w -= lr dw, b -= lr db;
+ * dx (when not NULL) = the input gradient with the old w. */
+static void cnn_conv_back(const float *x, const float *w, const float *b, const float *y, float *dy,
+                          int C, int M, int S, float *dx, float *nw, float *nb) {
+    for (int k = 0; k < CB * M * S * S; k++)
+        dy[k] = y[k] > 0 ? dy[k] : 0;
+    if (dx)
+        memset(dx, 0, sizeof(float) * (size_t)(CB * C * S * S));
+    for (int m = 0; m < M; m++) {
+        double db = 0;
+        for (int n = 0; n < CB; n++)
+            for (int k = 0; k < S * S; k++)
+                db += dy[(n * M + m) * S * S + k];
+        nb[m] = b[m] - 1e-3f * (float)db;
+        for (int c = 0; c < C; c++)
+            for (int ki = 0; ki < 3; ki++)
+                for (int kj = 0; kj < 3; kj++) {
+                    double dw = 0;
+                    float wv = w[((m * C + c) * 3 + ki) * 3 + kj];
+                    for (int n = 0; n < CB; n++)
+                        for (int i = 0; i < S; i++)
+                            for (int j = 0; j < S; j++) {
+                                int yi = i + ki - 1, xj = j + kj - 1;
+                                if (yi < 0 || yi >= S || xj < 0 || xj >= S)
+                                    continue;
+                                float d = dy[((n * M + m) * S + i) * S + j];
+                                dw += (double)d * x[((n * C + c) * S + yi) * S + xj];
+                                if (dx)
+                                    dx[((n * C + c) * S + yi) * S + xj] += d * wv;
+                            }
+                    nw[((m * C + c) * 3 + ki) * 3 + kj] = wv - 1e-3f * (float)dw;
+                }
+    }
+}
+
+static int ref_train_cnn(const tx_ref_tensor *in, tx_ref_tensor *out) {
+    static float y1[CB * 8 * 64], p1[CB * 8 * 16], y2[CB * 16 * 16], p2[CB * 64], z[CB * 10];
+    static float dz[CB * 10], dp2[CB * 64], dy2[CB * 16 * 16], dp1[CB * 8 * 16], dy1[CB * 8 * 64];
+    static float w1[8 * 9], b1[8], w2[16 * 8 * 9], b2[16], w3[64 * 10], b3[10];
+    static int a1[CB * 8 * 16], a2[CB * 64];
+    const float *x = in[0].data, *t = in[7].data, *W3 = in[5].data;
+    cnn_conv(x, in[1].data, in[2].data, 1, 8, 8, y1);
+    cnn_pool(y1, 8, 8, p1, a1);
+    cnn_conv(p1, in[3].data, in[4].data, 8, 16, 4, y2);
+    cnn_pool(y2, 16, 4, p2, a2);
+    double loss = 0;
+    for (int n = 0; n < CB; n++)
+        for (int o = 0; o < 10; o++) {
+            double a = in[6].data[o];
+            for (int k = 0; k < 64; k++)
+                a += (double)p2[n * 64 + k] * W3[k * 10 + o];
+            z[n * 10 + o] = (float)a;
+            loss += (a - t[n * 10 + o]) * (a - t[n * 10 + o]);
+            dz[n * 10 + o] = (float)(2 * (a - t[n * 10 + o]) / (CB * 10));
+        }
+    for (int k = 0; k < 64; k++)
+        for (int o = 0; o < 10; o++) {
+            double a = 0;
+            for (int n = 0; n < CB; n++)
+                a += (double)p2[n * 64 + k] * dz[n * 10 + o];
+            w3[k * 10 + o] = W3[k * 10 + o] - 1e-3f * (float)a;
+        }
+    for (int o = 0; o < 10; o++) {
+        double a = 0;
+        for (int n = 0; n < CB; n++)
+            a += dz[n * 10 + o];
+        b3[o] = in[6].data[o] - 1e-3f * (float)a;
+    }
+    for (int n = 0; n < CB; n++)
+        for (int k = 0; k < 64; k++) {
+            double a = 0;
+            for (int o = 0; o < 10; o++)
+                a += (double)dz[n * 10 + o] * W3[k * 10 + o];
+            dp2[n * 64 + k] = (float)a;
+        }
+    memset(dy2, 0, sizeof dy2);
+    for (int k = 0; k < CB * 64; k++)
+        dy2[a2[k]] += dp2[k];
+    cnn_conv_back(p1, in[3].data, in[4].data, y2, dy2, 8, 16, 4, dp1, w2, b2);
+    memset(dy1, 0, sizeof dy1);
+    for (int k = 0; k < CB * 8 * 16; k++)
+        dy1[a1[k]] += dp1[k];
+    cnn_conv_back(x, in[1].data, in[2].data, y1, dy1, 1, 8, 8, NULL, w1, b1);
+    *out = (tx_ref_tensor){.rank = 0, .data = malloc(sizeof(float))};
+    if (!out->data)
+        return -1;
+    /* 0 * (updated weights): keeps the update from being optimized away (no fast-math) */
+    out->data[0] =
+        (float)(loss / (CB * 10)) + 0.0f * (w1[0] + b1[0] + w2[0] + b2[0] + w3[0] + b3[0] + z[0]);
+    return 0;
+}
+
 const tx_bench_case tx_bench_cases[] = {
     MATMUL(128, true),
     MATMUL(256, false),
@@ -289,6 +465,16 @@ const tx_bench_case tx_bench_cases[] = {
      .shape = {{32, 64}, {64, 64}, {64}, {64, 10}, {10}, {32, 10}},
      .run = run_train_mlp,
      .ref = ref_train_mlp,
+     .smoke = true},
+    {.name = "train_cnn_step",
+     .what = "one training step: the digits CNN (conv 3x3x8, pool, conv 3x3x16, pool, dense 10) "
+             "on a batch of 32, MSE, backward, SGD update",
+     .flops = 3.0 * 2 * 32 * (64 * 8 * 9 + 16 * 16 * 8 * 9 + 64 * 10),
+     .n_inputs = 8,
+     .rank = {4, 4, 1, 4, 1, 2, 1, 2},
+     .shape = {{32, 1, 8, 8}, {8, 1, 3, 3}, {8}, {16, 8, 3, 3}, {16}, {64, 10}, {10}, {32, 10}},
+     .run = run_train_cnn,
+     .ref = ref_train_cnn,
      .smoke = true},
     {.name = "relu_1m",
      .what = "relu, 1M elements",

@@ -70,8 +70,27 @@ tfCases.train = {
       tf.add(tf.matMul(tf.relu(tf.add(tf.matMul(t[0], w1), b1)), w2), b2)), true, v.vars);
   },
 };
+// train_cnn_step: the digits CNN's step, NHWC (the dense layer's rows follow
+// TF's flatten order; the step's work is the same).
+const tfTrainCnn = new WeakMap();
+tfCases.train_cnn = {
+  shapes: (s) => s.map((sh, i) => (i === 0 ? nhwc(sh) : sh.length === 4 ? hwio(sh) : sh)),
+  run: (t) => {
+    let v = tfTrainCnn.get(t[1]);
+    if (!v) {
+      v = { vars: [1, 2, 3, 4, 5, 6].map((i) => tf.variable(t[i])), opt: tf.train.sgd(1e-3) };
+      tfTrainCnn.set(t[1], v);
+    }
+    const [w1, b1, w2, b2, w3, b3] = v.vars;
+    return v.opt.minimize(() => {
+      let x = tf.maxPool(tf.relu(tf.add(tf.conv2d(t[0], w1, 1, 'same'), b1)), 2, 2, 'valid');
+      x = tf.maxPool(tf.relu(tf.add(tf.conv2d(x, w2, 1, 'same'), b2)), 2, 2, 'valid');
+      return tf.losses.meanSquaredError(t[7], tf.add(tf.matMul(tf.reshape(x, [x.shape[0], 64]), w3), b3));
+    }, true, v.vars);
+  },
+};
 function tfFor(name) {
-  return tfCases[name.split('_')[0]];
+  return tfCases[name.replace(/_step$/, '')] || tfCases[name.split('_')[0]];
 }
 
 async function timeEngine(makeInputs, run, read, dispose) {

@@ -28,6 +28,18 @@ export const cases = {
     opt.dispose();
     return loss;
   },
+  // the digits CNN's step (bench/cases.c's train_cnn_step)
+  train_cnn_step: (tx, t) => {
+    const opt = tx.optimizer('sgd', { lr: 1e-3 });
+    const pool = { kernelShape: [2, 2], strides: [2, 2] };
+    const loss = tx.scope(() => opt.minimize(() => tx.mseLoss(t[0]
+      .conv(t[1], { pads: [1, 1, 1, 1], bias: t[2], activation: 'relu' }).maxpool(pool)
+      .conv(t[3], { pads: [1, 1, 1, 1], bias: t[4], activation: 'relu' }).maxpool(pool)
+      .reshape([32, 64]).matmul(t[5], { bias: t[6] }), t[7]),
+    [t[1], t[2], t[3], t[4], t[5], t[6]]));
+    opt.dispose();
+    return loss;
+  },
   mobilenet_head: (tx, t) => tx.scope(() => {
     let x = t[0];
     mobilenet.forEach(([group, stride], l) => {
