@@ -118,12 +118,17 @@ async function runTf(c, backend) {
   await tf.setBackend(backend);
   await tf.ready();
   const shapes = f.shapes ? f.shapes(c.inputs) : c.inputs;
-  const r = await timeEngine(
-    () => shapes.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
-    (t) => f.run(t),
-    (o) => o.data(),
-    (ts) => ts.forEach((t) => t.dispose()));
-  return { status: 'ok', ...r };
+  try {
+    const r = await timeEngine(
+      () => shapes.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
+      (t) => f.run(t),
+      (o) => o.data(),
+      (ts) => ts.forEach((t) => t.dispose()));
+    return { status: 'ok', ...r };
+  } catch (e) {
+    // e.g. TF.js wasm has no Conv2DBackpropFilter kernel: it cannot train the CNN
+    return { status: 'failed: ' + String(e && e.message || e).split('\n')[0] };
+  }
 }
 
 async function runTexel(c, texel, device = 'gpu') {
@@ -143,7 +148,7 @@ async function runTexel(c, texel, device = 'gpu') {
       (ts) => ts.forEach((t) => t.dispose()));
     return { status: 'ok', ...r, stats: tx.stats() };
   } finally {
-    tx.destroy?.();
+    tx.dispose();
   }
 }
 
