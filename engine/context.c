@@ -168,7 +168,9 @@ void tx_ctx_destroy(tx_ctx *ctx) {
     tx_cache_destroy(ctx);
     tx_cpu_shutdown(ctx);
     free(ctx->pool.free_tex);
-    free(ctx->slots);
+    for (int i = 0; i < ctx->cap_slots / TX_SLOT_CHUNK; i++)
+        free(ctx->slot_chunks[i]);
+    free(ctx->slot_chunks);
     free(ctx->free_slots);
     tx_gl_shutdown(&ctx->gl);
     free(ctx);
@@ -248,7 +250,8 @@ static void drop_gl_objects(tx_ctx *ctx) {
     ctx->stats.specialized_programs = 0;
     tx_pool_trim(ctx, 0);
     for (int i = 0; i < ctx->n_slots; i++) {
-        tx_storage *st = ctx->slots[i].live ? ctx->slots[i].st : NULL;
+        const tx_slot *sl = tx_slot_at(ctx, i);
+        tx_storage *st = sl->live ? sl->st : NULL;
         if (!st || st->dev != TX_DEVICE_GPU || st->generation != ctx->generation)
             continue;
         tx_gl_tex_delete(&ctx->gl, st->tex.gl); /* skipped after a real loss */

@@ -183,9 +183,11 @@ struct tx_ctx {
     int fault_compiling;    /* this many tx_cache_compiling calls see one more compiling */
     char err[1024];
 
-    tx_slot *slots;
-    int n_slots, cap_slots;
-    uint32_t handle_salt; /* per-context start of slot generations (tensor.c) */
+    /* The slots, in chunks of TX_SLOT_CHUNK that never move: a tx_slot
+     * pointer stays valid while its tensor lives, whatever is created after. */
+    tx_slot **slot_chunks;
+    int n_slots, cap_slots; /* cap_slots: chunks x TX_SLOT_CHUNK */
+    uint32_t handle_salt;   /* per-context start of slot generations (tensor.c) */
     uint32_t *free_slots;
     int n_free_slots, cap_free_slots;
 
@@ -227,6 +229,12 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
+/* Slot i of the table (i < ctx->n_slots), live or not. */
+#define TX_SLOT_CHUNK_BITS 8
+#define TX_SLOT_CHUNK      (1 << TX_SLOT_CHUNK_BITS)
+static inline tx_slot *tx_slot_at(tx_ctx *ctx, int i) {
+    return &ctx->slot_chunks[i >> TX_SLOT_CHUNK_BITS][i & (TX_SLOT_CHUNK - 1)];
+}
 /* numel floats out of a storage, split across textures (engine/split.h) or
  * not: the values as stored (int32 tensors' too). */
 tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
@@ -276,7 +284,7 @@ tx_status tx_check_input(tx_ctx *ctx, const char *op, const char *arg, tx_tensor
 tx_status tx_check_inputs(tx_ctx *ctx, const char *op, int n, const char *const *args,
                           const tx_tensor *t, bool float_only, tx_slot **out);
 /* Creates an uninitialised tensor for an op's output on `dev` (DEFAULT: the
- * context's default device). May move ctx->slots: fetch slots again after. */
+ * context's default device). Slots never move: pointers stay valid. */
 tx_status tx_tensor_alloc(tx_ctx *ctx, const char *op, tx_device dev, int rank,
                           const int64_t *shape, tx_dtype dtype, tx_tensor *out);
 void tx_tensors_release_all(tx_ctx *ctx);

@@ -20,7 +20,7 @@ tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t) {
     uint32_t idx = (t.id & IDX_MASK);
     if (idx == 0 || idx > (uint32_t)ctx->n_slots)
         return NULL;
-    tx_slot *s = &ctx->slots[idx - 1];
+    tx_slot *s = tx_slot_at(ctx, (int)idx - 1);
     if (!s->live || (s->gen & GEN_MASK) != (t.id >> IDX_BITS))
         return NULL;
     return s;
@@ -91,7 +91,7 @@ void tx_tensor_set_vary(tx_ctx *ctx, tx_tensor t, unsigned mask) {
 }
 
 static tx_slot *slot_open(tx_ctx *ctx, uint32_t idx, int rank, const int64_t *shape) {
-    tx_slot *s = &ctx->slots[idx];
+    tx_slot *s = tx_slot_at(ctx, (int)idx);
     s->live = true;
     s->rank = rank;
     s->vary = 0;
@@ -112,26 +112,29 @@ static tx_status slot_new(tx_ctx *ctx, uint32_t *idx_out) {
     if ((uint32_t)ctx->n_slots >= IDX_MASK)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: more than %u live tensors",
                        IDX_MASK - 1u);
-    if (ctx->n_slots == ctx->cap_slots) {
-        int cap = ctx->cap_slots ? ctx->cap_slots * 2 : 64;
-        tx_slot *s = realloc(ctx->slots, (size_t)cap * sizeof *s);
+    if (ctx->n_slots == ctx->cap_slots) { /* one more chunk; the others stay where they are */
+        int chunks = ctx->cap_slots / TX_SLOT_CHUNK, cap = ctx->cap_slots + TX_SLOT_CHUNK;
+        tx_slot **c = realloc(ctx->slot_chunks, (size_t)(chunks + 1) * sizeof *c);
+        if (c)
+            ctx->slot_chunks = c;
         uint32_t *f = realloc(ctx->free_slots, (size_t)cap * sizeof *f);
-        if (s)
-            ctx->slots = s;
         if (f)
             ctx->free_slots = f;
-        if (!s || !f)
+        tx_slot *chunk = c && f ? calloc(TX_SLOT_CHUNK, sizeof *chunk) : NULL;
+        if (!chunk)
             return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory");
+        ctx->slot_chunks[chunks] = chunk;
         ctx->cap_slots = cap;
     }
-    memset(&ctx->slots[ctx->n_slots], 0, sizeof ctx->slots[0]);
-    ctx->slots[ctx->n_slots].gen = first_gen(ctx, (uint32_t)ctx->n_slots);
+    tx_slot *s = tx_slot_at(ctx, ctx->n_slots);
+    memset(s, 0, sizeof *s);
+    s->gen = first_gen(ctx, (uint32_t)ctx->n_slots);
     *idx_out = (uint32_t)ctx->n_slots++;
     return TX_STATUS_OK;
 }
 
 static void slot_free(tx_ctx *ctx, uint32_t idx) {
-    tx_slot *s = &ctx->slots[idx];
+    tx_slot *s = tx_slot_at(ctx, (int)idx);
     s->live = false;
     s->gen = (s->gen + 1) & GEN_MASK;
     if (s->gen == 0)
@@ -426,13 +429,13 @@ tx_status tx_tensor_destroy(tx_ctx *ctx, tx_tensor t) {
     }
     s->st = NULL;
     ctx->stats.live_tensors--;
-    slot_free(ctx, (uint32_t)(s - ctx->slots));
+    slot_free(ctx, (t.id & IDX_MASK) - 1u);
     return TX_STATUS_OK;
 }
 
 void tx_tensors_release_all(tx_ctx *ctx) {
     for (int i = 0; i < ctx->n_slots; i++) {
-        tx_slot *s = &ctx->slots[i];
+        tx_slot *s = tx_slot_at(ctx, i);
         if (!s->live)
             continue;
         tx_tensor_destroy(ctx, make_handle((uint32_t)i, s->gen));
@@ -663,11 +666,9 @@ static tx_status reshape_view(tx_ctx *ctx, tx_tensor t, int rank, const int64_t 
                        a, (long long)s->numel, b, (long long)known);
     }
     uint32_t idx;
-    size_t sidx = (size_t)(s - ctx->slots);
     st = slot_new(ctx, &idx);
     if (st)
         return st;
-    s = &ctx->slots[sidx]; /* slot_new may have moved the array */
     tx_slot *v = slot_open(ctx, idx, rank, dims);
     v->numel = s->numel;
     v->dtype = s->dtype;

@@ -366,7 +366,7 @@ static void test_foreign_handle(void) {
             fill[k] = mk(1, (int64_t[]){1}, TX_DTYPE_FLOAT32, NULL);
         tx_tensor mine = fill[0], y;
         CHECK(tx_slot_get(ctx, (tx_tensor){theirs.id & 0xFFFFFu}) == NULL &&
-                  ctx->slots[(theirs.id & 0xFFFFFu) - 1].live,
+                  tx_slot_at(ctx, (int)(theirs.id & 0xFFFFFu) - 1)->live,
               "their slot index is not live here");
         EXPECT_NO_OUT(tx_unary(ctx, TX_OP_RELU, theirs, &y), TX_STATUS_STALE_HANDLE,
                       "another context");
