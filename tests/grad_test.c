@@ -114,6 +114,9 @@ static const gcase k_cases[] = {
     {G("conv/dilation2", K_OP, TX_OP_CONV, "1x2x7x6,3x2x2x2"), CONV(.dilations = {2, 2})},
     {G("conv/depthwise", K_OP, TX_OP_CONV, "2x3x6x6,3x1x3x3,3"), CONV(.group = 3, .pads = {1, 1, 1, 1})},
     {G("conv/group2", K_OP, TX_OP_CONV, "1x4x5x5,6x2x3x3"), CONV(.group = 2, .strides = {2, 1})},
+    {G("conv/depthwise16_x2", K_OP, TX_OP_CONV, "1x16x4x4,32x1x3x3"), CONV(.group = 16, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
+    {G("conv/depthwise70", K_OP, TX_OP_CONV, "2x70x3x3,70x1x3x3,70"), CONV(.group = 70)},
+    {G("conv/group70", K_OP, TX_OP_CONV, "1x140x3x3,70x2x3x3"), CONV(.group = 70)},
     {G("conv/1d", K_OP, TX_OP_CONV, "2x3x9,4x3x3"), CONV(.pads = {1, 1})},
     {G("conv/same_upper", K_OP, TX_OP_CONV, "1x2x6x6,2x2x3x3"), CONV(.auto_pad = TX_AUTO_PAD_SAME_UPPER, .strides = {2, 2})},
     {G("conv_transpose", K_OP, TX_OP_CONV_TRANSPOSE, "1x3x4x4,3x2x3x3,2"), CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 0})},
@@ -168,6 +171,7 @@ static const gcase k_cases[] = {
     {G("resize/nearest", K_OP, TX_OP_RESIZE, "1x2x3x4"), MOVE(.resize = {.scales = {1, 1, 2, 1.5f}})},
     {G("resize/linear_sizes", K_OP, TX_OP_RESIZE, "1x1x4x5"), MOVE(.resize = {.mode = TX_RESIZE_LINEAR, .sizes = {1, 1, 7, 3}})},
     {G("resize/cubic_align", K_OP, TX_OP_RESIZE, "1x2x4x4"), MOVE(.resize = {.mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ALIGN_CORNERS, .scales = {1, 1, 1.5f, 2}})},
+    {G("resize/tf_half_pixel_nearest", K_OP, TX_OP_RESIZE, "1x2x3x4"), MOVE(.resize = {.coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 1.7f, 0.8f}})},
     {G("resize/linear_down", K_OP, TX_OP_RESIZE, "2x3x10"), MOVE(.resize = {.mode = TX_RESIZE_LINEAR, .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1, 0.6f}})},
     {G("resize/cubic_exclude", K_OP, TX_OP_RESIZE, "1x1x5x3"), MOVE(.resize = {.mode = TX_RESIZE_CUBIC, .exclude_outside = true, .cubic_a = -0.5f, .scales = {1, 1, 0.8f, 2.5f}})},
     {G("expand", K_OP, TX_OP_EXPAND, "3x1"), MOVE(.rank = 3, .shape = {2, 3, 4})},
@@ -509,6 +513,88 @@ static void run_edges(tx_ctx *ctx, const char *mode) {
     tx_test_end();
 }
 
+/* d sum(op(x)) / dx for x [n] (or the 4-D shape given), read into got. */
+static tx_status grad_of_sum(tx_ctx *ctx, tx_op op, const tx_op_attrs *a, int rank,
+                             const int64_t *shape, const float *x, float *got, size_t bytes) {
+    tx_tensor t = tx_test_tensor(ctx, rank, shape, TX_DTYPE_FLOAT32, x), y = {0}, s = {0}, g = {0};
+    tx_tape *tape;
+    tx_status st = tx_tape_begin(ctx, &tape);
+    if (!st)
+        st = tx_op_run(ctx, op, &t, 1, a, &y);
+    if (!st)
+        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, y, NULL, &s);
+    if (!st)
+        st = tx_tape_grad(ctx, tape, s, &t, 1, &g);
+    if (!st)
+        st = tx_tensor_read(ctx, g, got, bytes);
+    if (tape)
+        tx_tape_end(ctx, tape);
+    tx_tensor all[] = {t, y, s, g};
+    for (size_t i = 0; i < TX_COUNTOF(all); i++)
+        if (all[i].id)
+            tx_tensor_destroy(ctx, all[i]);
+    return st;
+}
+
+/* Gradients at points finite differences do not reach: far out on the
+ * activations' flat sides (no cancellation, no inf - inf), l2 of zeros, ties
+ * in max pools (shared evenly), and what stays refused. */
+static void run_exact(tx_ctx *ctx, const char *mode) {
+    char name[128];
+    snprintf(name, sizeof name, "%s/exact", mode);
+    if (!tx_test_begin(name))
+        return;
+    float got[8];
+    const int64_t two[1] = {2};
+    CHECK(!grad_of_sum(ctx, TX_OP_CELU, &(tx_op_attrs){.alpha = 0.1f}, 1, two,
+                       (float[]){100, -1}, got, 2 * sizeof(float)),
+          "%s", tx_last_error(ctx));
+    CHECK(got[0] == 1 && fabsf(got[1] - expf(-10)) < 1e-8f, "celu' at 100, -1: %g %g",
+          (double)got[0], (double)got[1]);
+    CHECK(!grad_of_sum(ctx, TX_OP_SELU, &(tx_op_attrs){.alpha = 1.67326319f, .beta = 1.05070102f},
+                       1, two, (float[]){1e5f, 2}, got, 2 * sizeof(float)),
+          "%s", tx_last_error(ctx));
+    CHECK(got[0] == 1.05070102f && got[1] == 1.05070102f, "selu' at 1e5, 2: %g %g",
+          (double)got[0], (double)got[1]);
+    CHECK(!grad_of_sum(ctx, TX_OP_REDUCE_L2,
+                       &(tx_op_attrs){.reduce = {.n_axes = 1, .axes = {1}}}, 2,
+                       (int64_t[]){2, 2}, (float[]){0, 0, 3, 4}, got, 4 * sizeof(float)),
+          "%s", tx_last_error(ctx));
+    CHECK(got[0] == 0 && got[1] == 0 && fabsf(got[2] - 0.6f) < 1e-6f &&
+              fabsf(got[3] - 0.8f) < 1e-6f,
+          "reduce_l2' of [[0, 0], [3, 4]]: %g %g %g %g", (double)got[0], (double)got[1],
+          (double)got[2], (double)got[3]);
+    /* ties: 2x2/2 (the fast path) and 2x2/1 (the one-hot convs) */
+    CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,
+                       &(tx_op_attrs){.pool = {.kernel_shape = {2, 2}, .strides = {2, 2}}}, 4,
+                       (int64_t[]){1, 1, 2, 2}, (float[]){1, 1, 0, 1}, got, 4 * sizeof(float)),
+          "%s", tx_last_error(ctx));
+    CHECK(fabsf(got[0] - 1.0f / 3) < 1e-6f && fabsf(got[1] - 1.0f / 3) < 1e-6f && got[2] == 0 &&
+              fabsf(got[3] - 1.0f / 3) < 1e-6f,
+          "maxpool 2x2/2 ties: %g %g %g %g", (double)got[0], (double)got[1], (double)got[2],
+          (double)got[3]);
+    CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,
+                       &(tx_op_attrs){.pool = {.kernel_shape = {2, 2}, .strides = {1, 1}}}, 4,
+                       (int64_t[]){1, 1, 2, 3}, (float[]){1, 1, 1, 0, 0, 0}, got,
+                       6 * sizeof(float)),
+          "%s", tx_last_error(ctx));
+    CHECK(fabsf(got[0] - 0.5f) < 1e-6f && fabsf(got[1] - 1) < 1e-6f &&
+              fabsf(got[2] - 0.5f) < 1e-6f && got[3] == 0 && got[4] == 0 && got[5] == 0,
+          "maxpool 2x2/1 ties: %g %g %g", (double)got[0], (double)got[1], (double)got[2]);
+    /* resize with tf_half_pixel_for_nearest moves scale-1 dims in linear mode:
+     * refused by name, not approximated */
+    tx_status st = grad_of_sum(
+        ctx, TX_OP_RESIZE,
+        &(tx_op_attrs){.move = {.resize = {.mode = TX_RESIZE_LINEAR,
+                                           .coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST,
+                                           .scales = {1, 1, 2, 2}}}},
+        4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 2, 3, 4}, got, 4 * sizeof(float));
+    CHECK(st == TX_STATUS_UNSUPPORTED && strstr(tx_last_error(ctx), "tf_half_pixel") != NULL,
+          "%s: %s", tx_status_name(st), tx_last_error(ctx));
+    tx_test_expect_clean(ctx);
+    tx_test_end();
+}
+
 /* The optimizers against their formulas in plain C: three steps of each on
  * a 7-element parameter with fixed gradients. */
 static void run_optimizers(tx_ctx *ctx, const char *mode) {
@@ -702,6 +788,7 @@ int main(int argc, char **argv) {
         run_optimizers(ctx, modes[m].name);
         run_finetune(ctx, modes[m].name, m == 2 ? TX_DEVICE_CPU : TX_DEVICE_GPU);
         run_edges(ctx, modes[m].name);
+        run_exact(ctx, modes[m].name);
         tx_host_close(host, ctx);
     }
     return tx_test_finish();

@@ -168,21 +168,22 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
             st = inside(ctx, a, 0.0f, 1.0f, l, &b);
         return st ? st : gx_bin_s(ctx, TX_OP_MUL, b, lo, l, d);
     case TX_OP_SELU: /* x > 0 ? gamma : y + gamma alpha (alpha: lo, gamma: hi) */
-    case TX_OP_CELU: /* x > 0 ? 1 : exp(x / alpha) */
+    case TX_OP_CELU: /* x > 0 ? 1 : exp(min(x, 0) / alpha) */
         st = gx_bin_s(ctx, TX_OP_GREATER, x, 0.0f, l, &a);
         if (!st && op == TX_OP_SELU)
             st = gx_bin_s(ctx, TX_OP_ADD, y, hi * lo, l, &b);
         if (!st && op == TX_OP_CELU)
-            st = gx_bin_s(ctx, TX_OP_MUL, x, 1.0f / lo, l, &b);
+            st = gx_bin_s(ctx, TX_OP_MIN, x, 0.0f, l, &b);
+        if (!st && op == TX_OP_CELU)
+            st = gx_bin_s(ctx, TX_OP_MUL, b, 1.0f / lo, l, &b);
         if (!st && op == TX_OP_CELU)
             st = gx_un(ctx, TX_OP_EXP, b, l, &b);
-        if (!st) /* b + mask (slope above 0 - b) */
-            st = gx_bin_s(ctx, TX_OP_MUL, b, -1.0f, l, &c);
-        if (!st)
-            st = gx_bin_s(ctx, TX_OP_ADD, c, op == TX_OP_SELU ? hi : 1.0f, l, &c);
-        if (!st)
-            st = gx_bin(ctx, TX_OP_MUL, c, a, l, &c);
-        return st ? st : gx_bin(ctx, TX_OP_ADD, b, c, l, d);
+        c = a; /* the slope above 0 where the mask is 1: a (celu) or gamma a (selu) */
+        if (!st && op == TX_OP_SELU)
+            st = gx_bin_s(ctx, TX_OP_MUL, a, hi, l, &c);
+        if (!st) /* a select, not a blend: b may be huge where x > 0 */
+            st = gx_kept(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){a, c, b}, 3, d), l, d);
+        return st;
     case TX_OP_THRESHOLDED_RELU: return gx_bin_s(ctx, TX_OP_GREATER, x, lo, l, d);
     case TX_OP_SHRINK: /* 1 outside [-lambd, lambd] */
         st = inside(ctx, x, -lo, lo, l, &a);

@@ -15,6 +15,7 @@
  *   input and x as the output gradient.
  * gz is g through the fused activation: from y where its derivative allows
  * (relu, clip, sigmoid, tanh), else from the pre-activation recomputed. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "grad.h"
@@ -145,30 +146,81 @@ static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_
     return transpose01(ctx, r, l, out);
 }
 
+/* The weight gradient of a conv whose groups each read one input channel
+ * (depthwise, any multiplier) in one conv: the batch goes into the channels,
+ * x [N, C, H, W] → [1, C N, H, W] (channel c n), and g [N, M, Ho, Wo] → the
+ * weight [M, N, Ho, Wo] of a conv with C groups, so out[0, m] sums
+ * x[n, c(m)] g[n, m] over n and the window: [1, M, kh, kw] after the cut. */
+static tx_status depthwise_weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor g4, const tx_window *w,
+                                       gx_tmps *l, tx_tensor *dw) {
+    const tx_slot *xs = gx_slot(ctx, x4), *gs = gx_slot(ctx, g4);
+    int64_t n = xs->shape[0], c = xs->shape[1], m = gs->shape[1];
+    tx_tensor xt, gt, r;
+    tx_status st = transpose01(ctx, x4, l, &xt);
+    if (!st)
+        st = gx_view(ctx, xt, 4, (int64_t[]){1, c * n, xs->shape[2], xs->shape[3]}, l, &xt);
+    if (!st)
+        st = transpose01(ctx, g4, l, &gt);
+    if (!st)
+        st = gx_kept(tx_conv(ctx, xt, gt,
+                             &(tx_conv_desc){.strides = {w->dh, w->dw},
+                                             .dilations = {w->sh, w->sw},
+                                             .pads = {w->pt, w->pl, w->pb, w->pr},
+                                             .group = (int)c},
+                             &r),
+                     l, &r);
+    if (st)
+        return st;
+    const tx_slot *rs = gx_slot(ctx, r);
+    if (rs->shape[2] != w->kh || rs->shape[3] != w->kw) {
+        tx_slice_desc sd = {
+            .n = 2, .starts = {0, 0}, .ends = {w->kh, w->kw}, .axes = {2, 3}, .has_axes = true};
+        st = gx_kept(tx_slice(ctx, r, &sd, &r), l, &r);
+        if (st)
+            return st;
+    }
+    return gx_view(ctx, r, 4, (int64_t[]){m, 1, w->kh, w->kw}, l, dw);
+}
+
 /* The weight gradient of a grouped conv: x4 [N, C, H, W], g4 [N, M, Ho, Wo]
- * → [M, C / group, kh, kw], one conv per group, concatenated. */
+ * → [M, C / group, kh, kw]: one conv per group (each group's temporaries
+ * freed before the next, so any number of groups fits), concatenated; groups
+ * of one input channel take depthwise_weight_grad's single conv. */
 static tx_status grouped_weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor g4, int group,
                                      const tx_window *w, gx_tmps *l, tx_tensor *dw) {
-    tx_tensor parts[64];
-    if (group > (int)TX_COUNTOF(parts))
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: a conv with %d groups: the weight gradient takes at most %d",
-                       group, (int)TX_COUNTOF(parts));
     int64_t cg = gx_slot(ctx, x4)->shape[1] / group, mg = gx_slot(ctx, g4)->shape[1] / group;
+    if (group == 1)
+        return weight_grad(ctx, x4, g4, w, l, dw);
+    if (cg == 1)
+        return depthwise_weight_grad(ctx, x4, g4, w, l, dw);
+    tx_tensor *parts = calloc((size_t)group, sizeof *parts);
+    if (!parts)
+        return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tx_tape_grad: out of host memory");
     tx_status st = TX_STATUS_OK;
     for (int gi = 0; gi < group && !st; gi++) {
-        tx_tensor xg, gg;
-        st = channels(ctx, x4, gi * cg, (gi + 1) * cg, l, &xg);
+        gx_tmps r = {0};
+        tx_tensor xg, gg, p;
+        st = channels(ctx, x4, gi * cg, (gi + 1) * cg, &r, &xg);
         if (!st)
-            st = channels(ctx, g4, gi * mg, (gi + 1) * mg, l, &gg);
+            st = channels(ctx, g4, gi * mg, (gi + 1) * mg, &r, &gg);
         if (!st)
-            st = weight_grad(ctx, xg, gg, w, l, &parts[gi]);
+            st = weight_grad(ctx, xg, gg, w, &r, &p);
+        if (!st) {                   /* a view of the part outlives r */
+            int64_t sh[TX_MAX_RANK]; /* copied: a new slot may move the slot table */
+            const tx_slot *ps = gx_slot(ctx, p);
+            int rank = ps->rank;
+            memcpy(sh, ps->shape, sizeof sh);
+            st = tx_tensor_reshape(ctx, p, rank, sh, &parts[gi]);
+        }
+        gx_free(ctx, &r);
     }
-    if (st || group == 1) {
-        *dw = parts[0];
-        return st;
-    }
-    return gx_kept(tx_concat(ctx, parts, group, 0, dw), l, dw);
+    if (!st)
+        st = gx_kept(tx_concat(ctx, parts, group, 0, dw), l, dw);
+    for (int gi = 0; gi < group; gi++)
+        if (parts[gi].id)
+            tx_tensor_destroy(ctx, parts[gi]);
+    free(parts);
+    return st;
 }
 
 /* sum of g4 [N, M, Ho, Wo] over all but M: the bias gradient [M]. */
@@ -230,7 +282,8 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
     int k[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
     int pads[4];
     memcpy(pads, cd->pads, sizeof pads);
-    if (cd->auto_pad != TX_AUTO_PAD_NOTSET || cd->output_shape[0] || cd->output_shape[1]) {
+    bool has_os = cd->output_shape[0] || (nsp == 2 && cd->output_shape[1]);
+    if (cd->auto_pad != TX_AUTO_PAD_NOTSET || has_os) {
         /* the pads auto_pad / output_shape resolved to (as ops/conv.c derives
          * them): total = full size - y's size, split as the forward split it */
         for (int i = 0; i < nsp; i++) {
@@ -239,7 +292,7 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
             int64_t full = (int64_t)s * (xs->shape[2 + i] - 1) + cd->output_padding[i] +
                            (int64_t)(ws->shape[2 + i] - 1) * d + 1;
             int64_t total = full - ys->shape[2 + i], half = total >= 0 ? total / 2 : -1;
-            if (cd->auto_pad == TX_AUTO_PAD_VALID)
+            if (cd->auto_pad == TX_AUTO_PAD_VALID && !has_os) /* output_shape wins */
                 total = half = 0;
             if (total < 0)
                 return tx_fail(ctx, TX_STATUS_UNSUPPORTED,

@@ -126,9 +126,12 @@ static tx_status scatter_dim(tx_ctx *ctx, tx_tensor g, int rank, int64_t *shape,
             st = tx_binary(ctx, TX_OP_ADD, acc, part, &sum);
             tx_tensor_destroy(ctx, acc);
             acc = st ? (tx_tensor){0} : sum;
-        } else if (!st) { /* a view of part outlives r */
+        } else if (!st) {            /* a view of part outlives r */
+            int64_t sh[TX_MAX_RANK]; /* copied: a new slot may move the slot table */
             const tx_slot *ps = gx_slot(ctx, part);
-            st = tx_tensor_reshape(ctx, part, ps->rank, ps->shape, &acc);
+            int rank = ps->rank;
+            memcpy(sh, ps->shape, sizeof sh);
+            st = tx_tensor_reshape(ctx, part, rank, sh, &acc);
         }
         gx_free(ctx, &r);
         c0 = c1;
@@ -224,6 +227,14 @@ static tx_status resize_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx
     bool by_sizes = false;
     for (int i = 0; i < xs->rank; i++)
         by_sizes |= rd->sizes[i] != 0;
+    /* tf_half_pixel_for_nearest moves even a dim at scale 1 (linear, cubic,
+     * the ceil roundings): the identity's other dim would be resampled too */
+    if (rd->coord == TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST &&
+        !(rd->mode == TX_RESIZE_NEAREST &&
+          (rd->nearest == TX_RESIZE_ROUND_PREFER_FLOOR || rd->nearest == TX_RESIZE_FLOOR)))
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: resize with tf_half_pixel_for_nearest coordinates has a "
+                       "gradient only in nearest mode with floor or round_prefer_floor");
     int64_t shape[TX_MAX_RANK];
     memcpy(shape, gx_slot(ctx, g)->shape, sizeof shape);
     tx_tensor t = g;

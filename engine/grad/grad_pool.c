@@ -92,14 +92,19 @@ static tx_status max_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *wg, t
     const tx_slot *xs = gx_slot(ctx, nd->in[0]);
     tx_device dev = xs->st->dev;
     tx_window w = *wg;
-    /* ceil_mode windows past the end: more padding after, so a conv gives ho x wo */
+    /* the end padding a conv needs for exactly ho x wo windows: more where a
+     * ceil_mode window runs past the end, less where ceil_mode dropped a
+     * window that would start in the padding */
     int64_t span_h = (int64_t)w.dh * (w.kh - 1) + 1, span_w = (int64_t)w.dw * (w.kw - 1) + 1;
-    int64_t conv_ho = (w.h + w.pt + w.pb - span_h) / w.sh + 1;
-    int64_t conv_wo = (w.w + w.pl + w.pr - span_w) / w.sw + 1;
-    if (conv_ho < w.ho)
-        w.pb += (int)((w.ho - conv_ho) * w.sh);
-    if (conv_wo < w.wo)
-        w.pr += (int)((w.wo - conv_wo) * w.sw);
+    int64_t pb = (w.ho - 1) * w.sh + span_h - w.h - w.pt;
+    int64_t pr = (w.wo - 1) * w.sw + span_w - w.w - w.pl;
+    w.pb = (int)(pb > 0 ? pb : 0);
+    w.pr = (int)(pr > 0 ? pr : 0);
+    if ((w.h + w.pt + w.pb - span_h) / w.sh + 1 != w.ho ||
+        (w.w + w.pl + w.pr - span_w) / w.sw + 1 != w.wo)
+        return tx_fail(
+            ctx, TX_STATUS_UNSUPPORTED,
+            "tx_tape_grad: maxpool whose windows no conv reproduces has no gradient yet");
     int64_t C = w.c, K = (int64_t)w.kh * w.kw;
     float *hot = calloc((size_t)(C * K * K), sizeof(float));
     if (!hot)

@@ -3,7 +3,7 @@
  * A reduction's g is viewed with the reduced dims kept (size 1) and
  * broadcast back over them: sum passes it on, mean divides by the count,
  * sum_square multiplies by 2x, max/min keep it where x equals the result,
- * l1 multiplies by sign(x), l2 by x / y, log_sum by 1 / exp(y), log_sum_exp
+ * l1 multiplies by sign(x), l2 by x / y (0 where y is), log_sum by 1 / exp(y), log_sum_exp
  * by exp(x - y), prod by the product of the other elements; argmax/argmin
  * (integers) pass none.
  * softmax: dx = y (g - sum(g y)); log_softmax: dx = g - exp(y) sum(g), the
@@ -92,6 +92,14 @@ static tx_status reduce_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx
                         &t);
         if (!st && nd->op == TX_OP_REDUCE_LOG_SUM_EXP)
             st = gx_un(ctx, TX_OP_EXP, t, l, &t);
+        if (!st && nd->op == TX_OP_REDUCE_L2) { /* an all-zero group: 0, not 0 / 0 */
+            tx_tensor z, zero;
+            st = gx_bin_s(ctx, TX_OP_EQUAL, yk, 0.0f, l, &z);
+            if (!st)
+                st = gx_scalar(ctx, t, 0.0f, l, &zero);
+            if (!st)
+                st = gx_kept(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){z, zero, t}, 3, &t), l, &t);
+        }
         return st ? st : gx_bin(ctx, TX_OP_MUL, t, gk, l, dx);
     case TX_OP_REDUCE_LOG_SUM: /* g / exp(y) (the sum), spread */
         st = gx_view(ctx, nd->out, xs->rank, shape, l, &yk);
