@@ -820,12 +820,13 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  * too), batch_norm (inference), layer_norm, instance_norm, where, sum, mean,
  * max_n, min_n, transpose, slice (any steps), split, pad (every mode), expand,
  * tile, concat (up to 8 inputs), gather, depth_to_space, space_to_depth,
- * resize (every mode: per dim, the resize of an identity matrix transposed),
+ * resize (per dim, the resize of an identity matrix transposed; every mode
+ * but tf_half_pixel_for_nearest outside nearest floor / round_prefer_floor),
  * reshape and the other views, and the losses. Comparisons, logic, is_nan,
  * argmax/argmin and casts to int32 pass no gradient (they are steps). What is
  * left (conv_transpose with an output_shape past its full result, an average
  * pool's ceil_mode window past the end, matmul with a transposed rank-1
- * operand) is
+ * operand, the resize modes above) is
  * recorded too: tx_tape_grad through it returns UNSUPPORTED naming the op,
  * never a silent zero. */
 
