@@ -107,6 +107,7 @@ static const gcase k_cases[] = {
     {G("matmul/vector_a", K_OP, TX_OP_MATMUL, "5,2x5x4")},
     {G("matmul/vector_b", K_OP, TX_OP_MATMUL, "2x3x5,5")},
     {G("matmul/vectors", K_OP, TX_OP_MATMUL, "5,5")},
+    {G("matmul/vector_flags", K_OP, TX_OP_MATMUL, "5,4x5"), MM(.transpose_a = true, .transpose_b = true)},
     {G("conv", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3")},
     {G("conv/pad_bias_relu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU)},
     {G("conv/pad_bias", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1})},
@@ -136,6 +137,9 @@ static const gcase k_cases[] = {
     {G("averagepool/overlap_pad", K_OP, TX_OP_AVERAGEPOOL, "2x2x6x7"), POOL(.kernel_shape = {3, 3}, .strides = {2, 1}, .pads = {1, 1, 1, 0}, .count_include_pad = true)},
     {G("averagepool/exclude_pad", K_OP, TX_OP_AVERAGEPOOL, "1x3x5x5"), POOL(.kernel_shape = {3, 2}, .strides = {1, 2}, .pads = {1, 0, 1, 1})},
     {G("averagepool/dilated_1d", K_OP, TX_OP_AVERAGEPOOL, "2x2x9"), POOL(.kernel_shape = {3}, .strides = {2}, .dilations = {2})},
+    {G("averagepool/ceil", K_OP, TX_OP_AVERAGEPOOL, "1x2x7x6"), POOL(.kernel_shape = {3, 2}, .strides = {2, 2}, .pads = {1, 0, 1, 0}, .ceil_mode = true)},
+    {G("averagepool/ceil_include_pad", K_OP, TX_OP_AVERAGEPOOL, "1x2x6x7"), POOL(.kernel_shape = {2, 3}, .strides = {2, 2}, .pads = {0, 1, 0, 1}, .ceil_mode = true, .count_include_pad = true)},
+    {G("averagepool/ceil_1d", K_OP, TX_OP_AVERAGEPOOL, "2x2x8"), POOL(.kernel_shape = {3}, .strides = {2}, .ceil_mode = true)},
     {G("globalaveragepool", K_OP, TX_OP_GLOBALAVERAGEPOOL, "2x3x4x5")},
     {G("globalmaxpool", K_OP, TX_OP_GLOBALMAXPOOL, "2x3x4x5"), .grid = true},
     {G("reduce_sum", K_OP, TX_OP_REDUCE_SUM, "3x4x5"), RED(.n_axes = 1, .axes = {1})},
@@ -452,14 +456,16 @@ static void run_edges(tx_ctx *ctx, const char *mode) {
     tx_tape *tape, *other;
     CHECK(!tx_tape_begin(ctx, &tape), "%s", tx_last_error(ctx));
     CHECK(tx_tape_begin(ctx, &other) == TX_STATUS_INVALID_ARGUMENT, "a second tape");
-    /* an average pool's ceil_mode window past the end: no gradient yet, said by name */
-    CHECK(!tx_pooling(ctx, TX_OP_AVERAGEPOOL, x,
-                      &(tx_pool_desc){.kernel_shape = {2, 2}, .strides = {2, 2}, .ceil_mode = true},
-                      &y),
+    /* a resize mode without a gradient: refused, said by name */
+    CHECK(!tx_resize(ctx, x,
+                     &(tx_resize_desc){.mode = TX_RESIZE_LINEAR,
+                                       .coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST,
+                                       .scales = {1, 1, 2, 2}},
+                     &y),
           "%s", tx_last_error(ctx));
     CHECK(!tx_reduce(ctx, TX_OP_REDUCE_SUM, y, NULL, &s), "%s", tx_last_error(ctx));
-    CHECK(tx_tape_grad(ctx, tape, s, &x, 1, &g) == TX_STATUS_UNSUPPORTED, "ceil_mode averagepool");
-    CHECK(strstr(tx_last_error(ctx), "averagepool") != NULL, "message: %s", tx_last_error(ctx));
+    CHECK(tx_tape_grad(ctx, tape, s, &x, 1, &g) == TX_STATUS_UNSUPPORTED, "tf_half_pixel resize");
+    CHECK(strstr(tx_last_error(ctx), "resize") != NULL, "message: %s", tx_last_error(ctx));
     /* the caller's handles may go before the tape's gradient: it kept views */
     tx_tensor_destroy(ctx, y);
     tx_tape_end(ctx, tape);

@@ -58,8 +58,8 @@ static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, g
                                  tx_tensor gin[GX_MAX_IN]) {
     tx_tensor a = nd->in[0], b = nd->in[1], g = gz, da, db;
     const tx_slot *as = gx_slot(ctx, a), *bs = gx_slot(ctx, b), *ys = gx_slot(ctx, nd->out);
-    bool ta = nd->a.matmul.transpose_a, tb = nd->a.matmul.transpose_b;
-    bool a1 = as->rank == 1, b1 = bs->rank == 1;
+    bool a1 = as->rank == 1, b1 = bs->rank == 1; /* the forward ignores a vector's flag */
+    bool ta = nd->a.matmul.transpose_a && !a1, tb = nd->a.matmul.transpose_b && !b1;
     int ar = as->rank, br = bs->rank, gr = ys->rank;
     int64_t ash[TX_MAX_RANK], bsh[TX_MAX_RANK], gsh[TX_MAX_RANK];
     memcpy(ash, as->shape, sizeof ash);
@@ -67,9 +67,6 @@ static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, g
     memcpy(gsh, ys->shape, sizeof gsh);
     tx_status st = TX_STATUS_OK;
     if (a1 || b1) { /* a vector is the row [1, K] (a) or column [K, 1] (b) it stands for */
-        if ((a1 && ta) || (b1 && tb))
-            return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                           "tx_tape_grad: matmul with a transposed vector has no gradient yet");
         if (a1)
             ar = 2, ash[0] = 1, ash[1] = as->shape[0];
         if (b1)

@@ -6,9 +6,10 @@
  * and g to the covered region by a broadcast, take the mask x == y there (max)
  * or g / (kh kw) (average), and pad the uncovered rest with zeros. Ties in a
  * max window share g evenly. Other average pools run as a depthwise
- * conv_transpose, other max pools as one-hot convs (below); an average pool
- * with a ceil_mode window past the end is UNSUPPORTED. */
+ * conv_transpose, other max pools as one-hot convs (below), ceil_mode
+ * windows past the end included. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "grad.h"
 
@@ -43,42 +44,68 @@ static tx_status global_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmp
     return st ? st : gx_bin(ctx, TX_OP_MUL, t, g, l, dx);
 }
 
-/* Average pools of any windows (overlapping, padded, dilated): the pool is a
- * depthwise conv with a kernel of ones divided by each window's count (kh kw,
- * or the cells inside x without count_include_pad: a conv of ones with ones),
- * so dx is the conv_transpose of g / count with the ones kernel. */
-static tx_status average_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *w, tx_tensor g,
+/* w's end pads made the ones a conv needs for exactly ho x wo windows: more
+ * where a ceil_mode window runs past the end, less where ceil_mode dropped a
+ * window that would start in the padding. */
+static tx_status fit_end_pads(tx_ctx *ctx, const char *op, tx_window *w) {
+    int64_t span_h = (int64_t)w->dh * (w->kh - 1) + 1, span_w = (int64_t)w->dw * (w->kw - 1) + 1;
+    int64_t pb = (w->ho - 1) * w->sh + span_h - w->h - w->pt;
+    int64_t pr = (w->wo - 1) * w->sw + span_w - w->w - w->pl;
+    w->pb = (int)(pb > 0 ? pb : 0);
+    w->pr = (int)(pr > 0 ? pr : 0);
+    if ((w->h + w->pt + w->pb - span_h) / w->sh + 1 != w->ho ||
+        (w->w + w->pl + w->pr - span_w) / w->sw + 1 != w->wo)
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
+                       "tx_tape_grad: %s whose windows no conv reproduces has no gradient yet", op);
+    return TX_STATUS_OK;
+}
+
+/* Average pools of any windows (overlapping, padded, dilated, ceil_mode):
+ * y = wgt · (the sum over each window's cells inside x), a depthwise conv
+ * with a kernel of ones scaled per window; wgt is taken from the forward
+ * itself (the pool of ones over the conv of ones with ones), so every divisor
+ * rule (count_include_pad, ceil_mode windows past the end) agrees. dx is the
+ * conv_transpose of g · wgt with the ones kernel. */
+static tx_status average_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *wg, tx_tensor g,
                               gx_tmps *l, tx_tensor *dx) {
     const tx_slot *xs = gx_slot(ctx, nd->in[0]);
     tx_device dev = xs->st->dev;
-    tx_tensor ones_k, g4, div, gs, d4;
-    tx_conv_desc cd = {.strides = {w->sh, w->sw},
-                       .dilations = {w->dh, w->dw},
-                       .pads = {w->pt, w->pl, w->pb, w->pr},
-                       .group = (int)w->c};
-    tx_status st = gx_fill(ctx, dev, 4, (int64_t[]){w->c, 1, w->kh, w->kw}, 1.0f, l, &ones_k);
+    tx_window w = *wg;
+    tx_status st = fit_end_pads(ctx, "averagepool", &w);
+    if (st)
+        return st;
+    int64_t one_shape[TX_MAX_RANK];
+    memcpy(one_shape, xs->shape, sizeof one_shape);
+    one_shape[0] = 1;
+    int xr = xs->rank;
+    tx_tensor ones_k, ones_x, ones4, inside, avg, wgt, g4, gs, d4;
+    tx_conv_desc cd = {.strides = {w.sh, w.sw},
+                       .dilations = {w.dh, w.dw},
+                       .pads = {w.pt, w.pl, w.pb, w.pr},
+                       .group = (int)w.c};
+    int64_t o4[4] = {1, w.c, w.ho, w.wo};
+    st = gx_fill(ctx, dev, 4, (int64_t[]){w.c, 1, w.kh, w.kw}, 1.0f, l, &ones_k);
     if (!st)
-        st = gx_view(ctx, g, 4, (int64_t[]){w->n, w->c, w->ho, w->wo}, l, &g4);
+        st = gx_fill(ctx, dev, xr, one_shape, 1.0f, l, &ones_x);
+    if (!st)
+        st = gx_view(ctx, ones_x, 4, (int64_t[]){1, w.c, w.h, w.w}, l, &ones4);
+    if (!st) /* the cells of each window inside x */
+        st = gx_kept(tx_conv(ctx, ones4, ones_k, &cd, &inside), l, &inside);
+    if (!st) /* the forward on ones: inside / divisor */
+        st = gx_kept(tx_pooling(ctx, TX_OP_AVERAGEPOOL, ones_x, &nd->a.pool, &avg), l, &avg);
+    if (!st)
+        st = gx_view(ctx, avg, 4, o4, l, &avg);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_DIV, avg, inside, l, &wgt);
+    if (!st)
+        st = gx_view(ctx, g, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &g4);
+    if (!st)
+        st = gx_bin(ctx, TX_OP_MUL, g4, wgt, l, &gs);
     if (st)
         return st;
-    if (nd->a.pool.count_include_pad) {
-        st = gx_bin_s(ctx, TX_OP_MUL, g4, 1.0f / (float)(w->kh * w->kw), l, &gs);
-    } else {
-        tx_tensor ones_x;
-        st = gx_fill(ctx, dev, 4, (int64_t[]){1, w->c, w->h, w->w}, 1.0f, l, &ones_x);
-        if (!st)
-            st = gx_kept(tx_conv(ctx, ones_x, ones_k, &cd, &div), l, &div);
-        if (st)
-            return st;
-        st = gx_bin(ctx, TX_OP_DIV, g4, div, l, &gs);
-    }
-    if (st)
-        return st;
-    gx_output_padding(w, cd.output_padding);
+    gx_output_padding(&w, cd.output_padding);
     st = gx_kept(tx_conv_transpose(ctx, gs, ones_k, &cd, &d4), l, &d4);
-    if (st)
-        return st;
-    return gx_view(ctx, d4, xs->rank, xs->shape, l, dx);
+    return st ? st : gx_view(ctx, d4, xs->rank, xs->shape, l, dx);
 }
 
 /* Max pools of any windows (overlapping, padded, dilated, ceil_mode): each
@@ -92,19 +119,9 @@ static tx_status max_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *wg, t
     const tx_slot *xs = gx_slot(ctx, nd->in[0]);
     tx_device dev = xs->st->dev;
     tx_window w = *wg;
-    /* the end padding a conv needs for exactly ho x wo windows: more where a
-     * ceil_mode window runs past the end, less where ceil_mode dropped a
-     * window that would start in the padding */
-    int64_t span_h = (int64_t)w.dh * (w.kh - 1) + 1, span_w = (int64_t)w.dw * (w.kw - 1) + 1;
-    int64_t pb = (w.ho - 1) * w.sh + span_h - w.h - w.pt;
-    int64_t pr = (w.wo - 1) * w.sw + span_w - w.w - w.pl;
-    w.pb = (int)(pb > 0 ? pb : 0);
-    w.pr = (int)(pr > 0 ? pr : 0);
-    if ((w.h + w.pt + w.pb - span_h) / w.sh + 1 != w.ho ||
-        (w.w + w.pl + w.pr - span_w) / w.sw + 1 != w.wo)
-        return tx_fail(
-            ctx, TX_STATUS_UNSUPPORTED,
-            "tx_tape_grad: maxpool whose windows no conv reproduces has no gradient yet");
+    tx_status st = fit_end_pads(ctx, "maxpool", &w);
+    if (st)
+        return st;
     int64_t C = w.c, K = (int64_t)w.kh * w.kw;
     float *hot = calloc((size_t)(C * K * K), sizeof(float));
     if (!hot)
@@ -112,14 +129,14 @@ static tx_status max_pool(tx_ctx *ctx, const gx_node *nd, const tx_window *wg, t
     for (int64_t ck = 0; ck < C * K; ck++)
         hot[ck * K + ck % K] = 1.0f;
     tx_tensor wk, wk1, ones, valid, x4, taps, y5, g5, eq, cnt, share, w4, d4;
-    tx_status st = gx_kept(tx_tensor_create(ctx,
-                                            &(tx_tensor_desc){.rank = 4,
-                                                              .shape = {C * K, 1, w.kh, w.kw},
-                                                              .dtype = TX_DTYPE_FLOAT32,
-                                                              .data = hot,
-                                                              .device = dev},
-                                            &wk),
-                           l, &wk);
+    st = gx_kept(tx_tensor_create(ctx,
+                                  &(tx_tensor_desc){.rank = 4,
+                                                    .shape = {C * K, 1, w.kh, w.kw},
+                                                    .dtype = TX_DTYPE_FLOAT32,
+                                                    .data = hot,
+                                                    .device = dev},
+                                  &wk),
+                 l, &wk);
     free(hot);
     tx_conv_desc cd = {.strides = {w.sh, w.sw},
                        .dilations = {w.dh, w.dw},
@@ -182,19 +199,9 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
         return st;
     bool tiles = w.sh == w.kh && w.sw == w.kw && w.dh == 1 && w.dw == 1 && !w.pt && !w.pl &&
                  !w.pb && !w.pr && w.ho * w.kh <= w.h && w.wo * w.kw <= w.w;
-    int op[2]; /* fits: no ceil_mode window past the end */
-    gx_output_padding(&w, op);
-    bool fits = op[0] >= 0 && op[0] < (w.sh > w.dh ? w.sh : w.dh) && op[1] >= 0 &&
-                op[1] < (w.sw > w.dw ? w.sw : w.dw);
-    if (nd->op == TX_OP_AVERAGEPOOL && !tiles && fits)
-        return average_pool(ctx, nd, &w, g, l, &gin[0]);
-    if (nd->op == TX_OP_MAXPOOL && !tiles)
-        return max_pool(ctx, nd, &w, g, l, &gin[0]);
     if (!tiles)
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "tx_tape_grad: %s with a ceil_mode window past the end has no gradient "
-                       "yet",
-                       tx_op_name((tx_op)nd->op));
+        return nd->op == TX_OP_MAXPOOL ? max_pool(ctx, nd, &w, g, l, &gin[0])
+                                       : average_pool(ctx, nd, &w, g, l, &gin[0]);
     tx_tensor x4, y4, g4, ug, dxc;
     st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);
     if (!st)

@@ -814,8 +814,8 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  * float-to-float cast, matmul (transposes, bias, fused activation, batch dims,
  * rank-1 operands), conv (2-D and 1-D: stride, pads, auto_pad, dilation,
  * groups, bias, fused activation), conv_transpose (pads, auto_pad or
- * output_shape), average pools (any windows without a ceil_mode window past
- * the end), max pools (any windows; ties share g evenly), global pools, every
+ * output_shape), average pools (any windows, ceil_mode too), max pools (any
+ * windows; ties share g evenly), global pools, every
  * reduction (reduce_prod exact at zeros), softmax and log_softmax (coerce_2d
  * too), batch_norm (inference), layer_norm, instance_norm, where, sum, mean,
  * max_n, min_n, transpose, slice (any steps), split, pad (every mode), expand,
@@ -824,11 +824,9 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  * but tf_half_pixel_for_nearest outside nearest floor / round_prefer_floor),
  * reshape and the other views, and the losses. Comparisons, logic, is_nan,
  * argmax/argmin and casts to int32 pass no gradient (they are steps). What is
- * left (conv_transpose with an output_shape past its full result, an average
- * pool's ceil_mode window past the end, matmul with a transposed rank-1
- * operand, the resize modes above) is
- * recorded too: tx_tape_grad through it returns UNSUPPORTED naming the op,
- * never a silent zero. */
+ * left (conv_transpose with an output_shape past its full result, the resize
+ * modes above) is recorded too: tx_tape_grad through it returns UNSUPPORTED
+ * naming the op, never a silent zero. */
 
 typedef enum tx_loss_reduction {
     TX_LOSS_MEAN = 0, /* sum of the losses / sum of their weights (ONNX "mean") */
