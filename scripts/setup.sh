@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(meson ninja-build pkg-config gcc python3 python3-glad libglfw3-dev libstb-dev
-      xvfb xauth libgl1-mesa-dri libegl1 libgles2
+      xvfb xauth libgl1-mesa-dri libegl1 libegl-mesa0 libegl-dev libgles2
       libonnx-testdata darknet python3-onnx python3-numpy
       cmake)  # tests/consumer builds a CMake project against the installed texel
 # The browser build and tests (scripts/build-web.sh, scripts/test.sh): Debian's

@@ -7,6 +7,14 @@ source "$(dirname "$0")/cli_lib.sh"
 
 check "info probes float32 rendering" 'j["float32_render"] and j["max_texture_size"] >= 2048' \
     "$TEXEL" info --json
+# The host's EGL road (no X display: here Mesa's llvmpipe device or
+# surfaceless platform; NVIDIA's EGL device on a GPU server).
+check "EGL road without X: a context that renders float32" 'j["float32_render"]' \
+    env -u DISPLAY TEXEL_GL=egl "$TEXEL" info --json
+check "EGL road without X: a checked matmul" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    env -u DISPLAY TEXEL_GL=egl "$TEXEL" op matmul --shape 64x48,48x40 --repeat 2 --json
+check_rc "EGL road: a device number past the list is no context (77)" 77 \
+    env -u DISPLAY TEXEL_GL=egl TEXEL_EGL_DEVICE=99 "$TEXEL" info
 check "matmul 256, k=2: one specialized compile, accurate" \
     'j["specialized_compiles"] == 1 and j["max_abs_err"] <= 1e-3 and j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
     "$TEXEL" op matmul --shape 256x256,256x256 --repeat 6 --specialize-after 2 --json
