@@ -49,6 +49,10 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
      * (flagged in caps, ~3 significant digits); with neither, nothing does. */
     c->float16_storage = c->float16_render && (d->float16_storage || !c->float32_render);
     ctx->gl.half_storage = c->float16_storage;
+    /* float16 storage rounds every quotient to 11 bits anyway */
+    c->emulated_division =
+        !c->float16_storage && (d->emulate_division || !tx_gl_probe_div(&ctx->gl));
+    ctx->gl.emulate_div = c->emulated_division;
     if (!c->float32_render && !c->float16_storage) {
         snprintf(ctx->err, sizeof ctx->err,
                  "this device can render neither to RGBA32F nor to RGBA16F textures "
@@ -128,6 +132,11 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     ctx->no_parallel_compile = d.no_parallel_compile;
     ctx->max_texture_size_req = d.max_texture_size;
     ctx->float16_storage_req = d.float16_storage;
+    {
+        const char *emulate = getenv("TEXEL_EMULATE_DIVISION");
+        ctx->emulate_division_req = d.emulate_division || (emulate && *emulate && *emulate != '0');
+        d.emulate_division = ctx->emulate_division_req;
+    }
     ctx->device = d.device != TX_DEVICE_DEFAULT ? d.device
                   : d.no_gpu                    ? TX_DEVICE_CPU
                                                 : TX_DEVICE_GPU;
@@ -318,7 +327,8 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
     }
     tx_ctx_desc d = {.max_texture_size = ctx->max_texture_size_req,
                      .no_parallel_compile = ctx->no_parallel_compile,
-                     .float16_storage = ctx->float16_storage_req};
+                     .float16_storage = ctx->float16_storage_req,
+                     .emulate_division = ctx->emulate_division_req};
     if (!probe_caps(ctx, &d)) {
         snprintf(err, sizeof err, "%s", ctx->err);
         gl_forget(ctx);

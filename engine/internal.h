@@ -166,6 +166,7 @@ struct tx_ctx {
     int max_texture_size_req;
     bool no_parallel_compile;
     bool float16_storage_req;
+    bool emulate_division_req;
     tx_device device;               /* tx_tensor_create's default (never DEFAULT) */
     int cpu_threads;                /* as asked (desc / env); 0: one per core */
     struct tx_threadpool *cpu_pool; /* the CPU device's threads, made on first use */
@@ -329,7 +330,7 @@ void tx_req_clip(tx_program_req *r, float lo, float hi);
 void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi);
 /* Full GLSL for the generic (specialized = false) or specialized variant.
  * Returns a malloc'd string. */
-char *tx_codegen(const tx_program_req *r, bool specialized);
+char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div);
 const char *tx_template_source(const char *name); /* embedded at build time */
 
 /* gpu/device.c: waits until the GPU has written t (nothing for a CPU

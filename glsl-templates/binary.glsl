@@ -13,9 +13,9 @@ vec4 tx_b_sub(vec4 a, vec4 b) { return a - b; }
 vec4 tx_b_mul(vec4 a, vec4 b) { return a * b; }
 vec4 tx_b_div(vec4 a, vec4 b) {
 #ifdef TX_INT
-  return trunc(a / b);
+  return trunc(tx_div(a, b));
 #else
-  return a / b;
+  return tx_div(a, b);
 #endif
 }
 // pow with C99 / IEEE 754 special cases (Annex F): x^0 = 1 and 1^y = 1 even

@@ -13,25 +13,25 @@
 // of the tap counter (TX_LOG bits a digit).
 // Params: p_n, p_ntex, p_out_ws, p_ws0.
 // The coordinate arithmetic follows onnxruntime's float32 order exactly, so
-// nearest picks the same element at ties (where the driver divides in IEEE
-// float, as llvmpipe does; a driver that turns the division by a specialized
-// constant scale into a reciprocal multiply may break a tie differently at
-// non-power-of-two downscales).
+// nearest picks the same element at ties (tx_div divides in IEEE 754 float
+// also where the driver's division does not, see shaders/prelude.glsl; a
+// compiler that folds a division by a specialized constant into a reciprocal
+// multiply could still break a tie differently there).
 
 // sc is the dim's scale, except: align_corners passes the resized length
 // in * scale (unrounded, as the ONNX reference uses it), pytorch_half_pixel
 // passes 0 where that length is 1 (then the coordinate is -0.5).
 float tx_rz_coord(int o, int od, int in_, float sc) {
 #if TX_COORD == 0
-  return (float(o) + 0.5) / sc - 0.5;
+  return tx_div(float(o) + 0.5, sc) - 0.5;
 #elif TX_COORD == 1
-  return float(o) / sc;
+  return tx_div(float(o), sc);
 #elif TX_COORD == 2
-  return sc == 1.0 ? 0.0 : float(o) * float(in_ - 1) / (sc - 1.0);
+  return sc == 1.0 ? 0.0 : tx_div(float(o) * float(in_ - 1), sc - 1.0);
 #elif TX_COORD == 3
-  return sc == 0.0 ? -0.5 : (float(o) + 0.5) / sc - 0.5;
+  return sc == 0.0 ? -0.5 : tx_div(float(o) + 0.5, sc) - 0.5;
 #else
-  return (float(o) + 0.5) / sc;
+  return tx_div(float(o) + 0.5, sc);
 #endif
 }
 

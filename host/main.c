@@ -94,10 +94,11 @@ static int cmd_info(int argc, char **argv) {
         tx_json_str(c.glsl_version);
         printf(", \"max_texture_size\": %d, \"max_draw_buffers\": %d, \"float32_render\": %s, "
                "\"float16_render\": %s, \"parallel_compile\": %s, \"specialize_after\": %d, "
-               "\"float16_storage\": %s}\n",
+               "\"float16_storage\": %s, \"emulated_division\": %s}\n",
                c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
                c.float16_render ? "true" : "false", c.parallel_compile ? "true" : "false",
-               tx_ctx_specialize_after(ctx), c.float16_storage ? "true" : "false");
+               tx_ctx_specialize_after(ctx), c.float16_storage ? "true" : "false",
+               c.emulated_division ? "true" : "false");
     } else {
         printf("renderer:          %s\nGL version:        %s\nGLSL version:      %s\n", c.renderer,
                c.version, c.glsl_version);
@@ -110,6 +111,11 @@ static int cmd_info(int argc, char **argv) {
             printf("storage:           float16 (results carry ~3 significant digits)\n");
         printf("parallel compile:  %s\n",
                c.parallel_compile ? "yes (KHR_parallel_shader_compile)" : "no");
+        if (!c.float16_storage)
+            printf("division:          %s\n",
+                   c.emulated_division
+                       ? "emulated in integer steps (the driver's is not IEEE 754, or asked for)"
+                       : "IEEE 754 (probed)");
         int k = tx_ctx_specialize_after(ctx);
         if (k < 0)
             printf("specialize after:  never\n");

@@ -54,7 +54,7 @@ vec4 tx_u_softplus(vec4 x) {
   vec4 r = mix(x, vec4(0.0), lessThan(x, vec4(0.0))) + log(1.0 + exp(-abs(x)));
   return tx_keep_nan(r, x);
 }
-vec4 tx_u_softsign(vec4 x) { return x / (1.0 + abs(x)); }
+vec4 tx_u_softsign(vec4 x) { return tx_div(x, 1.0 + abs(x)); }
 vec4 tx_u_hard_swish(vec4 x) {
   vec4 h = x * (1.0 / 6.0) + 0.5;
   h = mix(h, vec4(0.0), lessThan(h, vec4(0.0)));
@@ -121,7 +121,10 @@ vec4 tx_u_acosh(vec4 x) {
   vec4 r = mix(log(x + sqrt(x * x - 1.0)), log(x) + 0.69314718, greaterThan(x, vec4(1.0e18)));
   return tx_keep_nan(mix(r, vec4(tx_nan()), lessThan(x, vec4(1.0))), x);
 }
-vec4 tx_u_atanh(vec4 x) { return 0.5 * log((1.0 + x) / (1.0 - x)); }
+vec4 tx_u_atanh(vec4 x) {
+  vec4 r = 0.5 * log(tx_div(1.0 + x, 1.0 - x));
+  return mix(r, vec4(tx_nan()), greaterThan(abs(x), vec4(1.0)));
+}
 vec4 tx_u_mish(vec4 x) { return x * tx_u_tanh(tx_u_softplus(x)); }
 vec4 tx_u_is_nan(vec4 x) { return vec4(isnan(x)); }
 // cast: to int truncates toward zero (NaN -> 0, clamped to the int32 range);

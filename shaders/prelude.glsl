@@ -33,3 +33,45 @@ float tx_elem(highp sampler2D s, int i, int ws) { return tx_lane(tx_texel(s, i >
 
 float tx_nan() { return uintBitsToFloat(0x7fc00000u); }
 float tx_inf() { return uintBitsToFloat(0x7f800000u); }
+
+// a / b. Where the driver's division is not correctly rounded (NVIDIA's
+// GLSL multiplies by a reciprocal, which GLSL allows: 2.5 ulp, and turns
+// inf / FLT_MAX into inf * 0 = NaN), codegen defines TX_EXACT_DIV and the
+// quotient of the 24-bit significands comes from restoring long division in
+// integers, rounded to nearest even: the IEEE 754 quotient, as the CPU device
+// computes it. Subnormal operands count as zeros of their sign and
+// quotients below the normal range flush to zero, as GLSL ES lets a device
+// do; zeros, infinities and NaN follow IEEE 754.
+#ifdef TX_EXACT_DIV
+float tx_div(float a, float b) {
+  uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+  uint sign = (ua ^ ub) & 0x80000000u;
+  uint ea = (ua >> 23) & 255u, eb = (ub >> 23) & 255u;
+  bool a_nan = ea == 255u && (ua & 0x7fffffu) != 0u, b_nan = eb == 255u && (ub & 0x7fffffu) != 0u;
+  if (a_nan || b_nan || (ea == 255u && eb == 255u) || (ea == 0u && eb == 0u)) return tx_nan();
+  if (ea == 255u || eb == 0u) return uintBitsToFloat(sign | 0x7f800000u); // inf / x, x / 0
+  if (ea == 0u || eb == 255u) return uintBitsToFloat(sign); // 0 / x, x / inf
+  uint ma = (ua & 0x7fffffu) | 0x800000u, mb = (ub & 0x7fffffu) | 0x800000u;
+  int e = int(ea) - int(eb) + 127;
+  if (ma < mb) { ma <<= 1; e -= 1; } // ma / mb in [1, 2)
+  uint r = ma, m = 0u;
+  for (int i = 0; i < 25; i++) { // 24 significant bits and a guard bit; r < 2 mb < 2^25
+    m <<= 1;
+    if (r >= mb) { r -= mb; m |= 1u; }
+    r <<= 1;
+  }
+  uint guard = m & 1u;
+  m >>= 1;
+  if (guard == 1u && (r != 0u || (m & 1u) == 1u)) m += 1u;
+  if (m == 0x1000000u) { m >>= 1; e += 1; }
+  if (e >= 255) return uintBitsToFloat(sign | 0x7f800000u);
+  if (e <= 0) return uintBitsToFloat(sign);
+  return uintBitsToFloat(sign | (uint(e) << 23) | (m & 0x7fffffu));
+}
+vec4 tx_div(vec4 a, vec4 b) {
+  return vec4(tx_div(a.x, b.x), tx_div(a.y, b.y), tx_div(a.z, b.z), tx_div(a.w, b.w));
+}
+#else
+float tx_div(float a, float b) { return a / b; }
+vec4 tx_div(vec4 a, vec4 b) { return a / b; }
+#endif

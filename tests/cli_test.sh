@@ -15,6 +15,12 @@ check "EGL road without X: a checked matmul" 'j["mismatches"] == 0 and j["status
     env -u DISPLAY TEXEL_GL=egl "$TEXEL" op matmul --shape 64x48,48x40 --repeat 2 --json
 check_rc "EGL road: a device number past the list is no context (77)" 77 \
     env -u DISPLAY TEXEL_GL=egl TEXEL_EGL_DEVICE=99 "$TEXEL" info
+# Division in integer steps (what drivers without IEEE division get, forced here).
+check "TEXEL_EMULATE_DIVISION: info says so" 'j["emulated_division"]' \
+    env TEXEL_EMULATE_DIVISION=1 "$TEXEL" info --json
+check "emulated division, broadcast, both variants: equal to the reference" \
+    'j["mismatches"] == 0 and j["max_abs_err"] == 0 and j["specialized_runs"] >= 1' \
+    env TEXEL_EMULATE_DIVISION=1 "$TEXEL" op div --shape 33x64,64 --repeat 3 --json
 check "matmul 256, k=2: one specialized compile, accurate" \
     'j["specialized_compiles"] == 1 and j["max_abs_err"] <= 1e-3 and j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
     "$TEXEL" op matmul --shape 256x256,256x256 --repeat 6 --specialize-after 2 --json

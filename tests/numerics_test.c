@@ -282,6 +282,61 @@ static void test_int32_division(void) {
     tx_test_end();
 }
 
+/* Division where the driver's is not IEEE (tx_caps.emulated_division, forced
+ * here with desc.emulate_division): tx_div's integer long division must give
+ * the IEEE 754 quotient bit for bit, on random operands and on the ties that
+ * quantization and nearest resizing meet (DynamicQuantizeLinear's -2.5 /
+ * (5 / 255) is -127.49999 in float32, not -127.5). */
+static void test_exact_division(void) {
+    if (!tx_test_begin("emulated division is IEEE 754 bit for bit"))
+        return;
+    tx_caps caps;
+    CHECK(!tx_ctx_caps(ctx, &caps) && caps.emulated_division, "desc.emulate_division did not take");
+    enum { N = 1 << 16 };
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *got = malloc(N * sizeof *got);
+    TX_ASSERT(a && b && got);
+    const float ties[][2] = {{-2.5f, 5.0f / 255.0f}, {3.5f, 3.5f}, {1.0f, 3.0f},
+                             {0.5f, 0.1f},           {7.0f, 7.0f}, {-1.0f, 1e-30f},
+                             {1e30f, 1e-8f},         {6.0f, 3.0f}, {2.0f, 0.019607844f}};
+    int nt = (int)TX_COUNTOF(ties);
+    for (int i = 0; i < N; i++) {
+        if (i < nt) {
+            a[i] = ties[i][0];
+            b[i] = ties[i][1];
+            continue;
+        }
+        /* normal operands of either sign, exponents 2^-27 .. 2^27: normal quotients */
+        uint32_t ua = ((uint32_t)rnd(2) << 31) | ((100u + rnd(55)) << 23) | (rnd(1u << 23));
+        uint32_t ub = ((uint32_t)rnd(2) << 31) | ((100u + rnd(55)) << 23) | (rnd(1u << 23));
+        memcpy(&a[i], &ua, 4);
+        memcpy(&b[i], &ub, 4);
+    }
+    tx_tensor_desc d = {.rank = 1, .shape = {N}, .data = a};
+    tx_tensor ta, tb, ty;
+    CHECK(!tx_tensor_create(ctx, &d, &ta), "%s", tx_last_error(ctx));
+    d.data = b;
+    CHECK(!tx_tensor_create(ctx, &d, &tb), "%s", tx_last_error(ctx));
+    tx_status st = tx_binary(ctx, TX_OP_DIV, ta, tb, &ty);
+    CHECK(!st, "div: %s", tx_last_error(ctx));
+    if (!st) {
+        CHECK(!tx_tensor_read(ctx, ty, got, N * sizeof *got), "%s", tx_last_error(ctx));
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            float want = a[i] / b[i];
+            if (memcmp(&got[i], &want, 4) != 0 && bad++ < 4)
+                CHECK(false, "%.9g / %.9g gave %.9g, IEEE 754 says %.9g", (double)a[i],
+                      (double)b[i], (double)got[i], (double)want);
+        }
+        CHECK(bad == 0, "%d of %d quotients differ", bad, N);
+        tx_tensor_destroy(ctx, ty);
+    }
+    TX_DESTROY(ctx, ta, tb);
+    free(a);
+    free(b);
+    free(got);
+    tx_test_end();
+}
+
 /* Rounds to the nearest float16 value (ties to even), as a float. */
 static float to_half(float x) {
     if (!isfinite(x) || x == 0)
@@ -399,6 +454,17 @@ int main(int argc, char **argv) {
         test_elementwise(TX_FAMILY_CLIP);
         test_elementwise(TX_FAMILY_BINARY);
         test_matmul();
+        test_int32_division();
+        tx_host_close(g_host, ctx);
+    }
+    /* The division emulation of drivers whose own is not IEEE (NVIDIA's),
+     * forced on this one. */
+    for (int m = 0; m < 2; m++) {
+        ctx = tx_test_open_ctx(
+            (tx_ctx_desc){.specialize_after = modes[m], .emulate_division = true}, &g_host);
+        printf("%s programs, emulated division:\n", m ? "specialized" : "generic");
+        test_exact_division();
+        test_elementwise(TX_FAMILY_BINARY);
         test_int32_division();
         tx_host_close(g_host, ctx);
     }

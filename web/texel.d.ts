@@ -112,6 +112,9 @@ export interface Caps {
   specializeAfter: number;
   /** A context without GL (Node: no WebGL2): the CPU device only. */
   noGpu: boolean;
+  /** The GPU's float division is not IEEE 754 (probed): Div, Mod and Resize
+   *  coordinates divide in integer steps, as the CPU device rounds. */
+  emulatedDivision: boolean;
 }
 
 /** The engine's counters (tx_stats) and the JS wrapper's. */

@@ -235,11 +235,11 @@ EXPORT const char *txw_caps_json(txw *w) {
              "{\"renderer\":\"%s\",\"version\":\"%s\",\"glsl_version\":\"%s\","
              "\"max_texture_size\":%d,\"max_draw_buffers\":%d,\"float32_render\":%s,"
              "\"float16_render\":%s,\"float16_storage\":%s,\"parallel_compile\":%s,"
-             "\"specialize_after\":%d,\"no_gpu\":%s}",
+             "\"specialize_after\":%d,\"no_gpu\":%s,\"emulated_division\":%s}",
              r, v, g, c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
              c.float16_render ? "true" : "false", c.float16_storage ? "true" : "false",
              c.parallel_compile ? "true" : "false", tx_ctx_specialize_after(w->ctx),
-             c.no_gpu ? "true" : "false");
+             c.no_gpu ? "true" : "false", c.emulated_division ? "true" : "false");
     return w->json;
 }
 

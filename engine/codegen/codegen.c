@@ -115,12 +115,14 @@ static void float_literal(char *buf, size_t n, float v) {
         strncat(buf, ".0", n - strlen(buf) - 1);
 }
 
-char *tx_codegen(const tx_program_req *r, bool specialized) {
+char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div) {
     sbuf b = {0};
     sb_str(&b, "#version 300 es\n"
                "precision highp float;\nprecision highp int;\nprecision highp sampler2D;\n");
     sb_fmt(&b, "// texel %s, %s variant\n", r->template_name,
            specialized ? "specialized" : "generic");
+    if (emulate_div)
+        sb_str(&b, "#define TX_EXACT_DIV 1\n"); /* tx_div, shaders/prelude.glsl */
     sb_str(&b, r->defines);
     for (int i = 0; i < r->n_params; i++) {
         const tx_param *p = &r->params[i];

@@ -525,6 +525,81 @@ bool tx_gl_context_lost(tx_gl *g) {
 #endif
 }
 
+/* The probe's operands: a hash of the pair index (the same integer steps in
+ * GLSL and C), as floats of either sign with magnitudes 2^-9 .. 2^7. */
+#define TX_PROBE_DIV_GLSL                                                                          \
+    "uint tx_ph(uint x) { x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu;"         \
+    " x ^= x >> 16; return x; }\n"                                                                 \
+    "float tx_pf(uint x) { return uintBitsToFloat((x & 0x807fffffu) | ((118u + ((x >> 23) & 15u))" \
+    " << 23)); }\n"                                                                                \
+    "float tx_pq(uint k) { return tx_pf(tx_ph(2u * k + 1u)) / tx_pf(tx_ph(2u * k + 2u)); }\n"
+
+static uint32_t probe_hash(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+static float probe_float(uint32_t x) {
+    uint32_t bits = (x & 0x807fffffu) | ((118u + ((x >> 23) & 15u)) << 23);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* Draws fs into a new w x h texture (RGBA16F when half) and reads it back. */
+static bool probe_draw(tx_gl *g, const char *fs, bool half, int w, int h, float *px) {
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    GLuint t = 0;
+    glGenTextures(1, &t);
+    bind_for_edit(g, t);
+    glTexStorage2D(GL_TEXTURE_2D, 1, half ? GL_RGBA16F : GL_RGBA32F, w, h);
+    bind_unit(g, 0, 0);
+    tx_gl_tex outs[1] = {t};
+    attach(g, outs, 1);
+    bool ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    if (ok) {
+        tx_gl_prog p = tx_gl_program_begin(g, fs);
+        char log[256];
+        ok = tx_gl_program_ok(g, p, log, sizeof log);
+        if (ok) {
+            tx_gl_use(g, p);
+            tx_gl_draw(g, NULL, 0, outs, 1, w, h);
+            memset(px, 0, sizeof(float) * 4 * (size_t)w * (size_t)h);
+            glReadBuffer(GL_COLOR_ATTACHMENT0);
+            glReadPixels(0, 0, w, h, GL_RGBA, GL_FLOAT, px);
+            ok = glGetError() == GL_NO_ERROR;
+        }
+        tx_gl_program_delete(g, p);
+    }
+    unbind_everywhere(g, t);
+    glDeleteTextures(1, &t);
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    return ok;
+}
+
+bool tx_gl_probe_div(tx_gl *g) {
+    enum { W = 16, H = 16 };
+    const char *fs = "#version 300 es\nprecision highp float;\nprecision highp int;\nout vec4 "
+                     "o;\n" TX_PROBE_DIV_GLSL "void main() {\n"
+                     "  uint k = (uint(gl_FragCoord.y) * 16u + uint(gl_FragCoord.x)) * 4u;\n"
+                     "  o = vec4(tx_pq(k), tx_pq(k + 1u), tx_pq(k + 2u), tx_pq(k + 3u));\n}\n";
+    float px[W * H * 4];
+    if (!probe_draw(g, fs, false, W, H, px))
+        return true; /* no RGBA32F target: nothing to learn */
+    for (uint32_t k = 0; k < W * H * 4; k++) {
+        float want = probe_float(probe_hash(2u * k + 1u)) / probe_float(probe_hash(2u * k + 2u));
+        if (memcmp(&px[k], &want, sizeof want) != 0)
+            return false;
+    }
+    return true;
+}
+
 bool tx_gl_probe_render(tx_gl *g, bool half) {
     /* Values that survive float32 exactly but not float16: a float16 target
      * that claims to be float32 is caught here. */
@@ -534,37 +609,10 @@ bool tx_gl_probe_render(tx_gl *g, bool half) {
                        "void main() { o = vec4(1.5, -2.0, 0.25, 1024.0); }\n";
     const float want32[4] = {1.0000001f, -3.0e38f, 1.0e-30f, 0.33333334f};
     const float want16[4] = {1.5f, -2.0f, 0.25f, 1024.0f};
-    while (glGetError() != GL_NO_ERROR) {
-    }
-    GLuint t = 0;
-    glGenTextures(1, &t);
-    bind_for_edit(g, t);
-    glTexStorage2D(GL_TEXTURE_2D, 1, half ? GL_RGBA16F : GL_RGBA32F, 4, 4);
-    bind_unit(g, 0, 0);
-    tx_gl_tex outs[1] = {t};
-    attach(g, outs, 1);
-    bool ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
-    if (ok) {
-        tx_gl_prog p = tx_gl_program_begin(g, half ? fs16 : fs32);
-        char log[256];
-        ok = tx_gl_program_ok(g, p, log, sizeof log);
-        if (ok) {
-            tx_gl_use(g, p);
-            tx_gl_draw(g, NULL, 0, outs, 1, 4, 4);
-            float px[16 * 4];
-            memset(px, 0, sizeof px);
-            glReadBuffer(GL_COLOR_ATTACHMENT0);
-            glReadPixels(0, 0, 4, 4, GL_RGBA, GL_FLOAT, px);
-            ok = glGetError() == GL_NO_ERROR;
-            const float *want = half ? want16 : want32;
-            for (int i = 0; ok && i < 16 * 4; i++)
-                ok = memcmp(&px[i], &want[i % 4], sizeof(float)) == 0;
-        }
-        tx_gl_program_delete(g, p);
-    }
-    unbind_everywhere(g, t);
-    glDeleteTextures(1, &t);
-    while (glGetError() != GL_NO_ERROR) {
-    }
+    float px[16 * 4];
+    bool ok = probe_draw(g, half ? fs16 : fs32, half, 4, 4, px);
+    const float *want = half ? want16 : want32;
+    for (int i = 0; ok && i < 16 * 4; i++)
+        ok = memcmp(&px[i], &want[i % 4], sizeof(float)) == 0;
     return ok;
 }

@@ -38,6 +38,9 @@ typedef struct tx_gl {
     bool defer_errors;
     unsigned pending_error; /* an error found while clearing the queue, not yet reported */
     bool half_storage;      /* tensor textures are RGBA16F instead of RGBA32F */
+    /* The driver's float division is not correctly rounded (tx_gl_probe_div):
+     * programs get TX_EXACT_DIV and tx_div() divides in integers. */
+    bool emulate_div;
     /* The context is gone: delete/unbind calls are skipped (the names died
      * with it, and a new context may hand the same numbers out again). Set
      * by the engine when the driver confirms a loss, and once the engine has
@@ -58,6 +61,11 @@ int tx_gl_max_draw_buffers(void);
 bool tx_gl_has_extension(const char *name);
 /* Renders a known pattern into a texture of that format and reads it back. */
 bool tx_gl_probe_render(tx_gl *g, bool half);
+/* Divides 1024 pseudo-random float pairs in a shader and compares the bits
+ * with the host's IEEE 754 quotients: true when every one matches. Drivers
+ * that divide by a reciprocal multiply (NVIDIA's, within 2 ulp as GLSL
+ * allows) fail it. */
+bool tx_gl_probe_div(tx_gl *g);
 
 /* Textures: RGBA32F (RGBA16F with half_storage), w × h texels. */
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);

@@ -196,6 +196,9 @@ typedef struct tx_ctx_desc {
                                  run on the CPU ("no GPU context"), and GPU
                                  tensors, ops and sessions fail with
                                  TX_STATUS_UNSUPPORTED; desc.device gpu too. */
+    bool emulate_division;    /* divide in integer steps (tx_caps.emulated_division)
+                                 even where the driver's division probes as IEEE
+                                 754: tests the emulation on any GPU */
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -217,6 +220,13 @@ typedef struct tx_caps {
      * Results from such a context are flagged by this field. */
     bool float16_storage;
     bool no_gpu; /* made with tx_ctx_desc.no_gpu: no GL, every field above is 0 */
+    /* The driver's float division is not correctly rounded (probed at
+     * creation: NVIDIA's GLSL divides by a reciprocal multiply, within the
+     * 2.5 ulp GLSL allows), or desc.emulate_division asked: Div, Mod and
+     * Resize's coordinates divide in integer steps instead, so that
+     * quantization and nearest-neighbour ties round as IEEE 754 and as the
+     * CPU device does. */
+    bool emulated_division;
 } tx_caps;
 
 typedef struct tx_stats {
