@@ -516,9 +516,50 @@ static void test_context_loss(void) {
     tx_test_end();
 }
 
+/* An engine context destroyed on a GL context that lives on (texel bench,
+ * an app that remakes its engine) takes every GL object it made with it:
+ * textures, programs (generic and specialized), shaders, framebuffers, the
+ * vertex array. */
+static void test_destroy_leaves_no_gl_objects(void) {
+    if (!tx_test_begin("a destroyed context leaves no GL objects"))
+        return;
+    tx_ctx *first = open_ctx((tx_ctx_desc){0});
+    tx_ctx_destroy(first); /* the host's GL context stays current */
+    int before = tx_gl_count_objects(4096);
+    for (int round = 0; round < 3; round++) {
+        tx_ctx *ctx = NULL;
+        tx_status st = tx_host_new_ctx(
+            g_host, &(tx_ctx_desc){.specialize_after = 1, .emulate_division = round == 2}, &ctx);
+        CHECK(!st, "tx_host_new_ctx: %s", tx_status_name(st));
+        if (st)
+            break;
+        float v[64];
+        for (int i = 0; i < 64; i++)
+            v[i] = (float)(i % 7) - 3.0f;
+        tx_tensor a = mk(ctx, 2, (int64_t[]){8, 8}, v), b = mk(ctx, 2, (int64_t[]){8, 8}, v);
+        for (int call = 0; call < 3; call++) { /* generic, then specialized programs */
+            tx_tensor y = {0}, z = {0};
+            CHECK(!tx_matmul(ctx, a, b, NULL, &y), "%s", tx_last_error(ctx));
+            CHECK(!tx_binary(ctx, TX_OP_DIV, y, a, &z), "%s", tx_last_error(ctx));
+            float out[64];
+            CHECK(!tx_tensor_read(ctx, z, out, sizeof out), "%s", tx_last_error(ctx));
+            TX_DESTROY(ctx, y, z);
+        }
+        TX_DESTROY(ctx, a, b);
+        tx_ctx_destroy(ctx);
+        int after = tx_gl_count_objects(4096);
+        CHECK(after == before, "round %d: %d GL objects before the context, %d after it", round,
+              before, after);
+    }
+    tx_host_close(g_host, NULL);
+    g_host = NULL;
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
+    test_destroy_leaves_no_gl_objects();
     test_pool_random_shapes();
     test_pool_age_and_limit();
     test_oom_inside_op();

@@ -504,6 +504,15 @@ bool tx_gl_tex_exists(tx_gl_tex t) {
     return t && glIsTexture(t) == GL_TRUE;
 }
 
+int tx_gl_count_objects(unsigned upto) {
+    int n = 0;
+    for (GLuint i = 1; i <= upto; i++)
+        n += (glIsTexture(i) == GL_TRUE) + (glIsProgram(i) == GL_TRUE) +
+             (glIsShader(i) == GL_TRUE) + (glIsFramebuffer(i) == GL_TRUE) +
+             (glIsVertexArray(i) == GL_TRUE);
+    return n;
+}
+
 void tx_gl_inject_error(void) {
     glDrawArrays(GL_TRIANGLES, 0, -1);
 }

@@ -119,6 +119,9 @@ unsigned tx_gl_op_error(tx_gl *g);
 bool tx_gl_context_lost(tx_gl *g);
 /* Tests: does the current context know this texture name (glIsTexture)? */
 bool tx_gl_tex_exists(tx_gl_tex t);
+/* Test hook: how many textures, programs, shaders, framebuffers and vertex
+ * arrays named 1 .. upto exist on the current GL context. */
+int tx_gl_count_objects(unsigned upto);
 /* Test hook: makes the driver record a real error (GL_INVALID_VALUE) that
  * the next tx_gl_error() returns. */
 void tx_gl_inject_error(void);
