@@ -129,6 +129,24 @@ test('TEXEL_TUNE: matmul tilings measured once per renderer and size class, reme
   t.dispose();
 });
 
+test('division: caps say whether it is emulated; emulated (TEXEL_EMULATE_DIVISION) it is IEEE 754 bit for bit', async () => {
+  check(typeof tx.caps.emulatedDivision === 'boolean', `caps ${JSON.stringify(tx.caps)}`);
+  const t = await texel.create({ env: { TEXEL_EMULATE_DIVISION: '1' } });
+  try {
+    check(t.caps.emulatedDivision === true, `caps ${JSON.stringify(t.caps)}`);
+    const n = 4096, a = rand(n, 11), b = rand(n, 12).map((x) => 0.25 + Math.abs(x) * 37);
+    a.set([-2.5, 3.5, 1, 7, 0.5]);
+    b.set([Math.fround(5 / 255), 3.5, 3, 7, 0.1]); // a rounding tie of DynamicQuantizeLinear, exact ones
+    const got = t.scope(() => t.tensor(a, [n]).div(t.tensor(b, [n])).dataSync());
+    // float32 operands: the double quotient rounded to float32 is the IEEE float32 quotient
+    const bad = [...got.keys()].filter((i) => !Object.is(got[i], Math.fround(a[i] / b[i])));
+    check(bad.length === 0, `${bad.length} quotients differ, first ${a[bad[0]]} / ${b[bad[0]]} = ${got[bad[0]]}`);
+  } finally {
+    t.dispose();
+  }
+  (await texel.create({ env: { TEXEL_EMULATE_DIVISION: null } })).dispose();
+});
+
 test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => {
   const x = tx.tensor(rand(4099, 7), [4099]);
   const y = x.neg();
