@@ -254,6 +254,24 @@ static void test_matmul(void) {
     tx_test_end();
 }
 
+/* out = a / b on the GPU, n elements of dtype dt (4 bytes each); false after
+ * a failed check. */
+static bool divide(int64_t n, tx_dtype dt, const void *a, const void *b, void *out) {
+    tx_tensor_desc d = {.rank = 1, .shape = {n}, .dtype = dt, .data = a};
+    tx_tensor ta = {0}, tb = {0}, ty = {0};
+    tx_status st = tx_tensor_create(ctx, &d, &ta);
+    d.data = b;
+    if (!st)
+        st = tx_tensor_create(ctx, &d, &tb);
+    if (!st)
+        st = tx_binary(ctx, TX_OP_DIV, ta, tb, &ty);
+    if (!st)
+        st = tx_tensor_read(ctx, ty, out, (size_t)n * 4);
+    CHECK(!st, "divide: %s", tx_last_error(ctx));
+    TX_DESTROY(ctx, ta, tb, ty);
+    return !st;
+}
+
 /* int32 tensors are float texels: integer division by zero leaves NaN or
  * ±Inf there, and reading them back saturates (0/0 -> 0, x/0 -> INT32_MAX or
  * INT32_MIN) rather than casting, which C leaves undefined (found by
@@ -264,21 +282,10 @@ static void test_int32_division(void) {
     const int32_t a[8] = {0, 7, -7, 6, 5, -9, 0, 16777216};
     const int32_t b[8] = {0, 0, 0, 4, -2, 2, 3, 0};
     const int32_t want[8] = {0, INT32_MAX, INT32_MIN, 1, -2, -4, 0, INT32_MAX};
-    tx_tensor_desc d = {.rank = 1, .shape = {8}, .dtype = TX_DTYPE_INT32, .data = a};
-    tx_tensor ta, tb, ty;
-    CHECK(!tx_tensor_create(ctx, &d, &ta), "%s", tx_last_error(ctx));
-    d.data = b;
-    CHECK(!tx_tensor_create(ctx, &d, &tb), "%s", tx_last_error(ctx));
-    tx_status st = tx_binary(ctx, TX_OP_DIV, ta, tb, &ty);
-    CHECK(!st, "div: %s", tx_last_error(ctx));
-    if (!st) {
-        int32_t got[8] = {0};
-        CHECK(!tx_tensor_read(ctx, ty, got, sizeof got), "%s", tx_last_error(ctx));
+    int32_t got[8] = {0};
+    if (divide(8, TX_DTYPE_INT32, a, b, got))
         for (int i = 0; i < 8; i++)
             CHECK(got[i] == want[i], "%d / %d read back %d, want %d", a[i], b[i], got[i], want[i]);
-        tx_tensor_destroy(ctx, ty);
-    }
-    TX_DESTROY(ctx, ta, tb);
     tx_test_end();
 }
 
@@ -311,15 +318,7 @@ static void test_exact_division(void) {
         memcpy(&a[i], &ua, 4);
         memcpy(&b[i], &ub, 4);
     }
-    tx_tensor_desc d = {.rank = 1, .shape = {N}, .data = a};
-    tx_tensor ta, tb, ty;
-    CHECK(!tx_tensor_create(ctx, &d, &ta), "%s", tx_last_error(ctx));
-    d.data = b;
-    CHECK(!tx_tensor_create(ctx, &d, &tb), "%s", tx_last_error(ctx));
-    tx_status st = tx_binary(ctx, TX_OP_DIV, ta, tb, &ty);
-    CHECK(!st, "div: %s", tx_last_error(ctx));
-    if (!st) {
-        CHECK(!tx_tensor_read(ctx, ty, got, N * sizeof *got), "%s", tx_last_error(ctx));
+    if (divide(N, TX_DTYPE_FLOAT32, a, b, got)) {
         int bad = 0;
         for (int i = 0; i < N; i++) {
             float want = a[i] / b[i];
@@ -328,9 +327,7 @@ static void test_exact_division(void) {
                       (double)b[i], (double)got[i], (double)want);
         }
         CHECK(bad == 0, "%d of %d quotients differ", bad, N);
-        tx_tensor_destroy(ctx, ty);
     }
-    TX_DESTROY(ctx, ta, tb);
     free(a);
     free(b);
     free(got);
