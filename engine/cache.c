@@ -222,7 +222,7 @@ static void log_failure(const char *op, const char *what, const char *src, const
  * works in the background until its link status is read). */
 static tx_gl_prog compile_issue(tx_ctx *ctx, const char *op, const tx_program_req *r,
                                 bool specialized) {
-    char *src = tx_codegen(r, specialized, ctx->gl.emulate_div);
+    char *src = tx_codegen(r, specialized, ctx->caps.emulated_division);
     if (ctx->log_shaders)
         fprintf(stderr, "texel: %s %s program:\n%s\n", op, specialized ? "specialized" : "generic",
                 src);
@@ -250,7 +250,7 @@ static tx_gl_prog compile_finish(tx_ctx *ctx, const char *op, const tx_program_r
         return p;
     /* A lost context fails every link: that is no shader bug to log. */
     if (!tx_gl_context_lost(&ctx->gl)) {
-        char *src = tx_codegen(r, specialized, ctx->gl.emulate_div);
+        char *src = tx_codegen(r, specialized, ctx->caps.emulated_division);
         log_failure(op, specialized ? "specialized" : "generic", src, log);
         free(src);
     }
@@ -370,7 +370,7 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
                               bool wait) {
     tx_cache *c = ctx->cache;
     entry *e = &c->sigs.e[si];
-    char *src = tx_codegen(r, true, ctx->gl.emulate_div);
+    char *src = tx_codegen(r, true, ctx->caps.emulated_division);
     if (ctx->log_shaders)
         fprintf(stderr, "texel: %s specialized program:\n%s\n", op, src);
     double t0 = tx_now_ms();
@@ -410,7 +410,7 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
         return;
     }
     if (!tx_gl_context_lost(&ctx->gl)) {
-        char *src = tx_codegen(r, true, ctx->gl.emulate_div);
+        char *src = tx_codegen(r, true, ctx->caps.emulated_division);
         log_failure(op, "specialized", src, log);
         free(src);
     }

@@ -52,7 +52,6 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
     /* float16 storage rounds every quotient to 11 bits anyway */
     c->emulated_division =
         !c->float16_storage && (d->emulate_division || !tx_gl_probe_div(&ctx->gl));
-    ctx->gl.emulate_div = c->emulated_division;
     if (!c->float32_render && !c->float16_storage) {
         snprintf(ctx->err, sizeof ctx->err,
                  "this device can render neither to RGBA32F nor to RGBA16F textures "

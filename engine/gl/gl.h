@@ -38,9 +38,6 @@ typedef struct tx_gl {
     bool defer_errors;
     unsigned pending_error; /* an error found while clearing the queue, not yet reported */
     bool half_storage;      /* tensor textures are RGBA16F instead of RGBA32F */
-    /* The driver's float division is not correctly rounded (tx_gl_probe_div):
-     * programs get TX_EXACT_DIV and tx_div() divides in integers. */
-    bool emulate_div;
     /* The context is gone: delete/unbind calls are skipped (the names died
      * with it, and a new context may hand the same numbers out again). Set
      * by the engine when the driver confirms a loss, and once the engine has
