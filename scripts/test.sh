@@ -116,26 +116,13 @@ run_suite() { # name, command...
     echo "-- $name: $((SECONDS - t0)) s"
 }
 
-# Under --sanitize, three suites run a part of themselves, because nearly all
-# their time goes to llvmpipe, which the sanitizers do not instrument (README,
-# "Reliability tooling", has the times): ops_sweep its adaptive modes, which
-# run the generic and the specialized programs' C code both, and the CPU
-# device's; grad_test its generic and CPU modes; the real models on the GPU
-# road a smoke (tests/models_test.sh), while the CPU device runs them all.
-sweep_modes="" grad_modes="" models_smoke=0
-if $sanitize; then
-    sweep_modes=adaptive,adaptive-tex64,cpu grad_modes=generic,cpu models_smoke=1
-fi
 # The engine's core units depend on each other one way only (no circle).
 run_suite "include_graph" python3 tools/include_graph.py
 # Native suites; the sanitizer build runs them too.
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
     reliability_test badinput_test numerics_test device_test rnn_test seq_ops_test \
     onnx_detect_test split_test grad_test; do
-    modes=""
-    [[ $t == ops_sweep ]] && modes=$sweep_modes
-    [[ $t == grad_test ]] && modes=$grad_modes
-    run_suite "$t" xvfb env TEXEL_TEST_MODES="$modes" "$BUILD/tests/$t"
+    run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # A context without GL (the CPU device only; what Node gets): no Xvfb.
 run_suite "nogpu_test" "$BUILD/tests/nogpu_test"
@@ -163,7 +150,7 @@ run_suite "quant" bash tests/quant_test.sh "$BUILD/texel"
 $sanitize || run_suite "consumer" bash tests/consumer/run.sh "$BUILD"
 run_suite "train" bash tests/train_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
-run_suite "models" env TEXEL_MODELS_SMOKE=$models_smoke bash tests/models_test.sh "$BUILD/texel"
+run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 run_suite "cpu:models" env TEXEL_DEVICE=cpu bash tests/models_test.sh "$BUILD/texel"
 # Every fuzz target replays its corpus (seeds and past crashes); the loader
 # and graph targets also every file of libonnx-testdata, their uncommitted

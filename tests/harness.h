@@ -43,8 +43,9 @@ static inline void tx_test_skip(const char *name, const char *why) {
 }
 
 /* TEXEL_TEST_MODES=a,b runs only the named modes of a suite that runs its
- * cases in several (ops_sweep, grad_test); each mode left out is one skip.
- * Unset: every mode. scripts/test.sh --sanitize uses it (see there why). */
+ * cases in several (ops_sweep, grad_test), e.g. TEXEL_TEST_MODES=cpu while
+ * working on the CPU device; each mode left out is one skip. Unset (as in
+ * scripts/test.sh): every mode. */
 static inline bool tx_test_mode_on(const char *mode) {
     const char *p = getenv("TEXEL_TEST_MODES");
     if (!p || !*p)

@@ -23,19 +23,11 @@
 # [2, 13, 1000] logits) are split across textures (engine/split.h), against
 # the same reference.
 #
-# TEXEL_MODELS_SMOKE=1 runs a smoke of it: the float BlazeFace and PaddleOCR
-# cls on the first photo and the BERT graph, no quantized copies (what
-# scripts/test.sh --sanitize runs on the GPU road, where nearly all the time
-# goes to llvmpipe, which the sanitizers do not instrument; the CPU device
-# runs the whole suite there).
-#
 # Usage: tests/models_test.sh [path/to/texel]   (TEXEL_MODEL_PHOTOS="dog person")
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TEXEL=${1:-build/texel}
 PHOTOS=${TEXEL_MODEL_PHOTOS:-dog person}
-SMOKE=${TEXEL_MODELS_SMOKE:-0}
-[[ $SMOKE == 1 ]] && PHOTOS=${PHOTOS%% *}
 pass=0 fail=0 skip=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -176,11 +168,8 @@ run_model() {
 
 for entry in "${MODELS[@]}"; do
     IFS='|' read -r name model input opts <<<"$entry"
-    [[ $SMOKE == 1 && $name != blazeface && $name != ocr-cls ]] && continue
     run_model "$name" "$model" "$input" "$opts" "$PHOTOS"
-    if [[ $SMOKE == 1 ]]; then
-        continue
-    elif ! "$QPY" -c "import onnx, numpy" 2>/dev/null; then
+    if ! "$QPY" -c "import onnx, numpy" 2>/dev/null; then
         echo "FAIL $name (quantized): python3-onnx / python3-numpy missing (scripts/setup.sh installs them)"
         fail=$((fail + 1))
     elif ! quantize_model "$name" "$model" "$input" "$opts" >"$work/quant-$name.log" 2>&1; then
@@ -200,9 +189,7 @@ if ! TFM=$(bash scripts/fetch_models.sh --transformers 2>"$work/tfm.err"); then
 else
     tfm=$TFM/transformers-$(sha256sum tests/models/transformers.py | cut -c1-16)
     SHAPES="2x5 1x8 3x13 1x1"
-    names="bert gpt2"
-    [[ $SMOKE == 1 ]] && names=bert
-    for name in $names; do
+    for name in bert gpt2; do
         dir="$work/$name"
         mkdir -p "$dir"
         opts=()
