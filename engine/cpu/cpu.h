@@ -5,6 +5,7 @@
 #define TX_CPU_H
 
 #include "../device.h"
+#include "simd.h"
 #include "threads.h"
 
 /* The host values of a slot. */
@@ -71,6 +72,48 @@ static inline float tx_cpu_exp_nonpos(float x) {
     y.u = (in.u & nan) | (y.u & ~(nan | low));
     return y.f;
 }
+
+/* exp(x) on 4 lanes for x <= 0 (softmax's x - max) or NaN, cheaper than
+ * tx_cpu_exp_nonpos where it matters (wasm: 3.8x slower softmax than
+ * XNNPACK's with that one): the rounding of x·log2(e) leaves 2^n's exponent
+ * bits in place (a magic bias holding 127, shifted up: no float-to-int
+ * conversion), a two-constant ln 2 reduction and a degree-5 polynomial
+ * (XNNPACK's rr2-p5 constants), and one float compare for the range: below
+ * -87.336544 (2^-126) 0, a NaN passes through the arithmetic. Within 2 ulp
+ * of expf on [-87.3, 0]. */
+#define TX_EXP_MAGIC 12583039.0f /* 1.5 · 2^23 + 127 */
+#define TX_EXP_POLY(t)                                                                             \
+    ((((0x1.0F9F9Cp-7f * (t) + 0x1.573A1Ap-5f) * (t) + 0x1.555A80p-3f) * (t) + 0x1.FFFDC6p-2f) *   \
+         (t) +                                                                                     \
+     0x1.FFFFF6p-1f)
+#ifndef TX_NO_SIMD
+static inline tx_f32x4 tx_cpu_exp_nonpos_v4(tx_f32x4 x) {
+    tx_f32x4 n = x * 1.44269504f + TX_EXP_MAGIC;
+    tx_f32x4 s = (tx_f32x4)((tx_i32x4)n << 23);
+    n -= TX_EXP_MAGIC;
+    tx_f32x4 t = x - n * 0x1.62E400p-1f;
+    t -= n * 0x1.7F7D1Cp-20f;
+    tx_f32x4 p = TX_EXP_POLY(t);
+    tx_f32x4 f = (t * s) * p + s;
+    return (tx_f32x4)((tx_i32x4)f & ~(x < -87.336544f));
+}
+#else
+static inline tx_f32x4 tx_cpu_exp_nonpos_v4(tx_f32x4 x) {
+    for (int i = 0; i < 4; i++) {
+        union {
+            float f;
+            uint32_t u;
+        } n = {.f = x.v[i] * 1.44269504f + TX_EXP_MAGIC}, s;
+        s.u = n.u << 23;
+        float k = n.f - TX_EXP_MAGIC;
+        float t = x.v[i] - k * 0x1.62E400p-1f;
+        t -= k * 0x1.7F7D1Cp-20f;
+        float f = (t * s.f) * TX_EXP_POLY(t) + s.f;
+        x.v[i] = x.v[i] < -87.336544f ? 0.0f : f;
+    }
+    return x;
+}
+#endif
 
 /* Sums of p[0..n) and of (p[i] - c)^2: float partial sums in several lanes
  * (vectorizable), added up in double every few thousand elements. */

@@ -59,6 +59,9 @@ static inline tx_f32x4 tx_v4_set1(float x) {
 static inline tx_f32x4 tx_v4_add(tx_f32x4 a, tx_f32x4 b) {
     return a + b;
 }
+static inline tx_f32x4 tx_v4_sub(tx_f32x4 a, tx_f32x4 b) {
+    return a - b;
+}
 static inline tx_f32x4 tx_v4_mul(tx_f32x4 a, tx_f32x4 b) {
     return a * b;
 }
@@ -107,6 +110,9 @@ static inline tx_f32x4 tx_v4_set1(float x) {
     return r
 static inline tx_f32x4 tx_v4_add(tx_f32x4 a, tx_f32x4 b) {
     TX_V4_MAP(a.v[i] + b.v[i]);
+}
+static inline tx_f32x4 tx_v4_sub(tx_f32x4 a, tx_f32x4 b) {
+    TX_V4_MAP(a.v[i] - b.v[i]);
 }
 static inline tx_f32x4 tx_v4_mul(tx_f32x4 a, tx_f32x4 b) {
     TX_V4_MAP(a.v[i] * b.v[i]);

@@ -9,29 +9,26 @@
 
 #define TILE 256
 
-/* y[i] = exp(x[i] - m[i · ms]) (ms: 0 one max, 1 one per i), in blocks of 8
- * so that it vectorizes. */
+/* y[i] = exp(x[i] - m[i · ms]) (ms: 0 one max, 1 one per i), 4 lanes at a
+ * time; the last few through a padded block, so that every element takes the
+ * same function. */
 static void exp_row(const float *restrict x, const float *restrict m, int ms, float *restrict y,
                     int64_t n) {
     int64_t i = 0;
-    if (ms == 0) {
-        float m0 = m[0];
-        for (; i + 8 <= n; i += 8) {
-            const float *restrict xb = x + i;
-            float *restrict yb = y + i;
-            for (int k = 0; k < 8; k++)
-                yb[k] = tx_cpu_exp_nonpos(xb[k] - m0);
+    tx_f32x4 m4 = tx_v4_set1(m[0]);
+    for (; i + 4 <= n; i += 4)
+        tx_v4_store(
+            y + i, tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(x + i), ms ? tx_v4_load(m + i) : m4)));
+    if (i < n) {
+        float xb[4] = {0, 0, 0, 0}, mb[4] = {0, 0, 0, 0}, yb[4];
+        for (int64_t k = i; k < n; k++) {
+            xb[k - i] = x[k];
+            mb[k - i] = m[k * ms];
         }
-    } else {
-        for (; i + 8 <= n; i += 8) {
-            const float *restrict xb = x + i, *restrict mb = m + i;
-            float *restrict yb = y + i;
-            for (int k = 0; k < 8; k++)
-                yb[k] = tx_cpu_exp_nonpos(xb[k] - mb[k]);
-        }
+        tx_v4_store(yb, tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(xb), tx_v4_load(mb))));
+        for (int64_t k = i; k < n; k++)
+            y[k] = yb[k - i];
     }
-    for (; i < n; i++)
-        y[i] = tx_cpu_exp_nonpos(x[i] - m[i * ms]);
 }
 
 /* Rows [begin, end) of a [A·R] view (B == 1). */
