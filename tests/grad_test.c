@@ -787,8 +787,6 @@ int main(int argc, char **argv) {
         {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}},
     };
     for (size_t m = 0; m < TX_COUNTOF(modes); m++) {
-        if (!tx_test_mode_on(modes[m].name))
-            continue;
         tx_host *host;
         tx_ctx *ctx = tx_test_open_ctx(modes[m].desc, &host);
         for (size_t i = 0; i < TX_COUNTOF(k_cases); i++)

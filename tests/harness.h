@@ -42,28 +42,6 @@ static inline void tx_test_skip(const char *name, const char *why) {
     printf("SKIP %s: %s\n", name, why);
 }
 
-/* TEXEL_TEST_MODES=a,b runs only the named modes of a suite that runs its
- * cases in several (ops_sweep, grad_test), e.g. TEXEL_TEST_MODES=cpu while
- * working on the CPU device; each mode left out is one skip. Unset (as in
- * scripts/test.sh): every mode. */
-static inline bool tx_test_mode_on(const char *mode) {
-    const char *p = getenv("TEXEL_TEST_MODES");
-    if (!p || !*p)
-        return true;
-    size_t n = strlen(mode);
-    for (;;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, mode, n))
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    tx_test_skip(mode, "mode left out by TEXEL_TEST_MODES");
-    return false;
-}
-
 #define CHECK(cond, ...)                                                                       \
     do {                                                                                       \
         if (!(cond)) {                                                                         \

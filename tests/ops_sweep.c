@@ -411,8 +411,6 @@ int main(int argc, char **argv) {
         {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}, 2},
     };
     for (size_t m = 0; m < TX_COUNTOF(modes); m++) {
-        if (!tx_test_mode_on(modes[m].name))
-            continue;
         tx_host *h;
         tx_ctx *ctx;
         int rc = tx_host_open(&modes[m].desc, &h, &ctx);
