@@ -64,8 +64,12 @@ bool tx_cpu_sgemm_packed_b(tx_threadpool *tp, const tx_gemm *g);
  * tests. */
 void tx_cpu_sgemm_ref(const tx_gemm *g);
 
-/* Which micro-kernel tx_cpu_sgemm uses on this CPU ("avx2-6x16", "v4-6x8",
- * "scalar-6x8"), for benchmarks and logs. */
+/* Which micro-kernel tx_cpu_sgemm uses on this CPU ("avx2-6x16", "v4-4x8",
+ * "v4-6x8", "scalar-6x8"), for benchmarks and logs. */
 const char *tx_cpu_sgemm_kernel_name(void);
+
+/* The floats per vector of that kernel: 8 (AVX2), 4 (SSE2, wasm SIMD, NEON)
+ * or 1 (scalar), for callers choosing between methods by its speed. */
+int tx_cpu_sgemm_vector_width(void);
 
 #endif

@@ -54,8 +54,29 @@ static inline void tx_v4_store(float *p, tx_f32x4 v) {
 static inline tx_f32x4 tx_v4_set1(float x) {
     return (tx_f32x4){x, x, x, x};
 }
+/* *p in every lane: one load-splat (wasm's v128.load32_splat, x86's
+ * movss + shufps or vbroadcastss). */
+static inline tx_f32x4 tx_v4_load_splat(const float *p) {
+    float x = *p;
+    return (tx_f32x4){x, x, x, x};
+}
 /* Lane l (a constant) of v in every lane: one shuffle. */
 #define TX_V4_LANE(v, l) __builtin_shufflevector(v, v, l, l, l, l)
+/* The even lanes of a:b (a0 a2 b0 b2) and the odd ones (a1 a3 b1 b3): a
+ * stride-2 gather of 8 floats as two shuffles. */
+static inline tx_f32x4 tx_v4_even(tx_f32x4 a, tx_f32x4 b) {
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+}
+static inline tx_f32x4 tx_v4_odd(tx_f32x4 a, tx_f32x4 b) {
+    return __builtin_shufflevector(a, b, 1, 3, 5, 7);
+}
+/* a0 b0 a1 b1 and a2 b2 a3 b3: two vectors' lanes interleaved. */
+static inline tx_f32x4 tx_v4_zip_lo(tx_f32x4 a, tx_f32x4 b) {
+    return __builtin_shufflevector(a, b, 0, 4, 1, 5);
+}
+static inline tx_f32x4 tx_v4_zip_hi(tx_f32x4 a, tx_f32x4 b) {
+    return __builtin_shufflevector(a, b, 2, 6, 3, 7);
+}
 static inline tx_f32x4 tx_v4_add(tx_f32x4 a, tx_f32x4 b) {
     return a + b;
 }
@@ -103,6 +124,21 @@ static inline tx_f32x4 tx_v4_set1(float x) {
     return (tx_f32x4){{x, x, x, x}};
 }
 #define TX_V4_LANE(x_, l_) tx_v4_set1((x_).v[l_])
+static inline tx_f32x4 tx_v4_load_splat(const float *p) {
+    return tx_v4_set1(*p);
+}
+static inline tx_f32x4 tx_v4_even(tx_f32x4 a, tx_f32x4 b) {
+    return (tx_f32x4){{a.v[0], a.v[2], b.v[0], b.v[2]}};
+}
+static inline tx_f32x4 tx_v4_odd(tx_f32x4 a, tx_f32x4 b) {
+    return (tx_f32x4){{a.v[1], a.v[3], b.v[1], b.v[3]}};
+}
+static inline tx_f32x4 tx_v4_zip_lo(tx_f32x4 a, tx_f32x4 b) {
+    return (tx_f32x4){{a.v[0], b.v[0], a.v[1], b.v[1]}};
+}
+static inline tx_f32x4 tx_v4_zip_hi(tx_f32x4 a, tx_f32x4 b) {
+    return (tx_f32x4){{a.v[2], b.v[2], a.v[3], b.v[3]}};
+}
 #define TX_V4_MAP(expr)                                                                            \
     tx_f32x4 r;                                                                                    \
     for (int i = 0; i < 4; i++)                                                                    \
