@@ -16,6 +16,7 @@ typedef struct shape_case {
     const char *label; /* names the attributes in the test name */
     tx_op op;          /* TX_OP_NONE: every op of the family; else only this op */
     bool int32;        /* every input is int32 */
+    bool big;          /* more than one 64×64 texture holds: not in the adaptive-tex64 mode */
 } shape_case;
 
 /* The case tables: one case per line, several where they are short. */
@@ -101,6 +102,12 @@ static const shape_case k_conv[] = {
     {.shapes = "1x2x11x12,2x1x3x2", CONV(.group = 2, .strides = {1, 3}, .dilations = {2, 2}, .pads = {2, 1, 2, 1}), .label = "depthwise/generic"},
     {.shapes = "1x8x5x7,6x4x1x1", CONV(.group = 2), .bias = true, .label = "1x1/group2"},
     {.shapes = "1x16x20x20,8x16x5x5", CONV(.pads = {2, 2, 2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "im2col-tiles"},
+    /* the CPU's Winograd F(2x2, 3x3) (where its GEMM is 4-wide: wasm): groups,
+     * asymmetric pads, an activation run afterwards, odd output sizes
+     * (partial tiles), several strips */
+    {.shapes = "2x32x19x17,32x16x3x3", CONV(.group = 2, .pads = {1, 0, 0, 1}, .activation = TX_OP_SIGMOID), .bias = true, .label = "winograd/group2/sigmoid", .big = true},
+    {.shapes = "1x16x19x19,16x16x3x3", .label = "winograd/nopad/odd"},
+    {.shapes = "1x160x15x15,16x160x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .bias = true, .label = "winograd/strips", .big = true},
 };
 static const shape_case k_conv_transpose[] = {
     {.shapes = "1x1x3x3,1x2x3x3"},
@@ -437,7 +444,8 @@ int main(int argc, char **argv) {
             for (int ci = 0; ci < fc.n; ci++) {
                 char name[192];
                 const shape_case *c = &fc.cases[ci];
-                if (c->op != TX_OP_NONE && c->op != (tx_op)op)
+                if ((c->op != TX_OP_NONE && c->op != (tx_op)op) ||
+                    (c->big && modes[m].desc.max_texture_size))
                     continue;
                 snprintf(name, sizeof name, "%s/%s/%s%s%s%s%s%s", modes[m].name,
                          tx_op_name((tx_op)op), c->shapes, c->attrs.matmul.transpose_a ? "/ta" : "",

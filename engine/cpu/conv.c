@@ -113,6 +113,27 @@ static float *conv_data(const tx_conv_call *c, const float **x, const float **w,
     return tx_cpu_data(c->y);
 }
 
+/* n input floats from src to a padded row split in two phases of L floats:
+ * src[i] is column k + i, at phase (k + i) % 2, index (k + i) / 2; 8 at a
+ * time with two shuffles. */
+static void deinterleave2(const float *src, int64_t n, int64_t k, float *row, int64_t L) {
+    int64_t i = 0;
+    if (n > 0 && (k & 1)) {
+        row[L + (k >> 1)] = src[0];
+        i = 1;
+    }
+    float *ev = row + ((k + i) >> 1), *od = row + L + ((k + i) >> 1);
+    for (; i + 8 <= n; i += 8, ev += 4, od += 4) {
+        tx_f32x4 a = tx_v4_load(src + i), b = tx_v4_load(src + i + 4);
+        tx_v4_store(ev, tx_v4_even(a, b));
+        tx_v4_store(od, tx_v4_odd(a, b));
+    }
+    for (; i < n; i++) {
+        int64_t kk = k + i;
+        row[(kk & 1) * L + (kk >> 1)] = src[i];
+    }
+}
+
 typedef struct dw_job {
     const tx_conv_call *c;
     dw_geom q;
@@ -155,10 +176,7 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int thread) {
             if (s == 1) {
                 memcpy(row + x0 + c->pl, src + x0, (size_t)(x1 - x0) * sizeof(float));
             } else if (s == 2) {
-                for (int64_t ix = x0; ix < x1; ix++) {
-                    int64_t k = ix + c->pl;
-                    row[(k & 1) * q->L + (k >> 1)] = src[ix];
-                }
+                deinterleave2(src + x0, x1 - x0, x0 + c->pl, row, q->L);
             } else {
                 int64_t k = x0 + c->pl, idx = k / s;
                 int ph = (int)(k % s);
@@ -186,6 +204,17 @@ static void dw_planes(void *arg, int64_t begin, int64_t end, int thread) {
     free(buf);
 }
 
+/* The activation as the direct kernels store it: act 0 none, 1 clip to [lo,
+ * hi] (relu: [0, inf)), 3 hard-swish, or 2: none of those, to run over each
+ * plane afterwards (tx_cpu_unary_apply) while it is in cache. */
+static void store_act(const tx_conv_call *c, int *act, float *lo, float *hi) {
+    tx_gemm g = {0};
+    bool fused = conv_act(c, &g);
+    *act = !fused ? 2 : g.act == TX_GEMM_ACT_NONE ? 0 : g.act == TX_GEMM_ACT_HARD_SWISH ? 3 : 1;
+    *lo = g.act == TX_GEMM_ACT_RELU ? 0.0f : g.act_lo;
+    *hi = g.act == TX_GEMM_ACT_RELU ? INFINITY : g.act_hi;
+}
+
 static tx_status conv_depthwise(tx_ctx *ctx, const tx_conv_call *c) {
     dw_job j = {.c = c};
     dw_geom *q = &j.q;
@@ -195,13 +224,7 @@ static tx_status conv_depthwise(tx_ctx *ctx, const tx_conv_call *c) {
     int64_t wp = (q->wo_r - 1) * c->sw + (int64_t)(c->kw - 1) * c->dw + 1;
     q->L = cdiv(wp, c->sw);
     q->rs = q->L * c->sw;
-    tx_gemm g = {0};
-    /* the depthwise rows clip or hard-swish in their store; other
-     * activations go over each plane afterwards, while it is in cache */
-    bool fused = conv_act(c, &g);
-    q->act = !fused ? 2 : g.act == TX_GEMM_ACT_NONE ? 0 : g.act == TX_GEMM_ACT_HARD_SWISH ? 3 : 1;
-    q->lo = g.act == TX_GEMM_ACT_RELU ? 0.0f : g.act_lo;
-    q->hi = g.act == TX_GEMM_ACT_RELU ? INFINITY : g.act_hi;
+    store_act(c, &q->act, &q->lo, &q->hi);
 #ifdef TX_SIMD_X86
     j.avx2 = tx_simd_have_avx2_fma();
 #endif
@@ -251,6 +274,10 @@ static void pack_patches(const void *arg, int64_t p0, int64_t kc, int64_t j0, in
                 } else if (c->sw == 1 && ix >= 0 && ix + nr <= c->w) {
                     for (int l = 0; l < nr; l += 4)
                         tx_v4_store(d + l, tx_v4_load(row + ix + l));
+                } else if (c->sw == 2 && ix >= 0 && ix + 2 * nr <= c->w) {
+                    for (int l = 0; l < nr; l += 4)
+                        tx_v4_store(d + l, tx_v4_even(tx_v4_load(row + ix + 2 * l),
+                                                      tx_v4_load(row + ix + 2 * l + 4)));
                 } else {
                     for (int l = 0; l < nr; l++, ix += c->sw)
                         d[l] = ix >= 0 && ix < c->w ? row[ix] : 0.0f;
@@ -342,6 +369,263 @@ static tx_status conv_gemm(tx_ctx *ctx, const tx_conv_call *c) {
     return j.st ? oom(ctx, c) : TX_STATUS_OK;
 }
 
+/* ---- Winograd F(2×2, 3×3) ---- */
+
+/* 3×3 kernels at stride 1 and dilation 1 (the common conv of a CNN) with
+ * enough channels: each 2×2 block of outputs from a 4×4 input window d as
+ * Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A (Lavin & Gray 2015), so the multiplies are 16
+ * per 4 outputs and input channel instead of 36: the 16 elementwise products
+ * summed over channels are 16 GEMMs, O[ξ] = U[ξ] · V[ξ], with
+ *   U[ξ] (mg × cg): the transformed weights, made once per call;
+ *   V[ξ] (cg × T): the transformed input windows of T tiles.
+ * Work items are (batch, group, a strip of tile rows): the strip's input rows
+ * are copied zero-padded into a scratch, transformed 4 tiles per vector
+ * (stride-2 columns by even/odd shuffles), multiplied by 16 GEMMs on the
+ * calling thread, and transformed back into y with bias and activation. The
+ * strip is sized so that its V stays in L2 between its transform and the
+ * GEMMs. The transforms only add, subtract and halve, so the results differ
+ * from the im2col GEMM's by rounding of the same order. */
+
+/* Where it is used, by measurement (bench/README.md, "Winograd"): with the
+ * 4-wide and scalar GEMMs (wasm, SSE2, NEON), from 16 channels in and out
+ * (fewer: the GEMMs' depth is too short to pay for the transforms) and 64
+ * tiles per image (fewer: the weight transform, made per call, dominates: a
+ * 512-channel 7×7 conv took 1.8× longer). With AVX2+FMA the im2col GEMM runs
+ * twice as fast and the transforms, memory-bound, ate the saving (measured
+ * even or slower natively), so that road keeps im2col. */
+enum { WINO_MIN_CHANNELS = 16, WINO_MIN_TILES = 64 };
+
+static bool conv_winograd_fits(const tx_conv_call *c) {
+    int64_t tiles = ((c->ho + 1) / 2) * ((c->wo + 1) / 2);
+    return c->ho > 0 && c->wo > 0 && c->kh == 3 && c->kw == 3 && c->sh == 1 && c->sw == 1 &&
+           c->dh == 1 && c->dw == 1 && c->cg >= WINO_MIN_CHANNELS && c->mg >= WINO_MIN_CHANNELS &&
+           tiles >= WINO_MIN_TILES && tx_cpu_sgemm_vector_width() < 8;
+}
+
+typedef struct wino_job {
+    const tx_conv_call *c;
+    const float *u; /* U[ξ] for every group: [groups][16][mg][cg] */
+    int64_t tw;     /* tiles per row, rounded up to 4 */
+    int64_t rows;   /* tile rows per strip */
+    int64_t strips; /* per (batch, group) */
+    int64_t wp;     /* the strip scratch's row length: 2·tw + 2 */
+    int act;        /* store_act's */
+    float lo, hi;
+    tx_status st;
+} wino_job;
+
+/* U = G g Gᵀ for each (m, ci) of each group, G = [1 0 0; ½ ½ ½; ½ -½ ½; 0 0 1]. */
+static void wino_weights(const tx_conv_call *c, const float *w, float *u) {
+    const int64_t mg = c->mg, cg = c->cg;
+    for (int64_t gi = 0; gi < c->groups; gi++)
+        for (int64_t m = 0; m < mg; m++)
+            for (int64_t ci = 0; ci < cg; ci++) {
+                const float *g = w + ((gi * mg + m) * cg + ci) * 9;
+                float t[4][3]; /* G g */
+                for (int k = 0; k < 3; k++) {
+                    t[0][k] = g[k];
+                    t[1][k] = 0.5f * (g[k] + g[3 + k] + g[6 + k]);
+                    t[2][k] = 0.5f * (g[k] - g[3 + k] + g[6 + k]);
+                    t[3][k] = g[6 + k];
+                }
+                float *ug = u + gi * 16 * mg * cg + m * cg + ci;
+                for (int i = 0; i < 4; i++) {
+                    float r[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]),
+                                  0.5f * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
+                    for (int j = 0; j < 4; j++)
+                        ug[(4 * i + j) * mg * cg] = r[j];
+                }
+            }
+}
+
+/* A strip's input: rows 2·ty0 - pt … (2·rows + 2 of them) of each channel of
+ * the group, padded column p holding input column p - pl, zeros outside. */
+static void wino_fill(const wino_job *j, const float *xg, int64_t ty0, float *sb) {
+    const tx_conv_call *c = j->c;
+    const int64_t nrow = 2 * j->rows + 2, wp = j->wp;
+    int64_t x0 = c->pl < 0 ? -c->pl : 0, x1 = c->w; /* input columns that land */
+    if (x1 + c->pl > wp)
+        x1 = wp - c->pl;
+    for (int64_t ci = 0; ci < c->cg; ci++)
+        for (int64_t r = 0; r < nrow; r++) {
+            float *row = sb + (ci * nrow + r) * wp;
+            int64_t iy = 2 * ty0 - c->pt + r;
+            if (iy < 0 || iy >= c->h || x1 <= x0) {
+                memset(row, 0, (size_t)wp * sizeof(float));
+                continue;
+            }
+            const float *src = xg + (ci * c->h + iy) * c->w;
+            int64_t p0 = x0 + c->pl, p1 = x1 + c->pl;
+            memset(row, 0, (size_t)p0 * sizeof(float));
+            memcpy(row + p0, src + x0, (size_t)(p1 - p0) * sizeof(float));
+            memset(row + p1, 0, (size_t)(wp - p1) * sizeof(float));
+        }
+}
+
+/* V[ξ][ci][t] = (Bᵀ d B)[ξ] for the strip's tiles t = ry·tw + tx, with
+ * Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]; 4 tiles per vector. */
+static void wino_input(const wino_job *j, const float *sb, int64_t nt, float *v) {
+    const tx_conv_call *c = j->c;
+    const int64_t nrow = 2 * j->rows + 2, wp = j->wp, cg = c->cg;
+    for (int64_t ci = 0; ci < cg; ci++)
+        for (int64_t ry = 0; ry < nt / j->tw; ry++)
+            for (int64_t tx = 0; tx < j->tw; tx += 4) {
+                tx_f32x4 d[4][4];
+                for (int r = 0; r < 4; r++) {
+                    const float *p = sb + (ci * nrow + 2 * ry + r) * wp + 2 * tx;
+                    tx_f32x4 a = tx_v4_load(p), b = tx_v4_load(p + 4);
+                    tx_f32x4 a2 = tx_v4_load(p + 2), b2 = tx_v4_load(p + 6);
+                    d[r][0] = tx_v4_even(a, b);
+                    d[r][1] = tx_v4_odd(a, b);
+                    d[r][2] = tx_v4_even(a2, b2);
+                    d[r][3] = tx_v4_odd(a2, b2);
+                }
+                tx_f32x4 t[4][4];
+                for (int k = 0; k < 4; k++) {
+                    t[0][k] = tx_v4_sub(d[0][k], d[2][k]);
+                    t[1][k] = tx_v4_add(d[1][k], d[2][k]);
+                    t[2][k] = tx_v4_sub(d[2][k], d[1][k]);
+                    t[3][k] = tx_v4_sub(d[1][k], d[3][k]);
+                }
+                float *o = v + ci * nt + ry * j->tw + tx;
+                const int64_t xs = cg * nt; /* one ξ to the next */
+                for (int i = 0; i < 4; i++) {
+                    tx_v4_store(o + (4 * i + 0) * xs, tx_v4_sub(t[i][0], t[i][2]));
+                    tx_v4_store(o + (4 * i + 1) * xs, tx_v4_add(t[i][1], t[i][2]));
+                    tx_v4_store(o + (4 * i + 2) * xs, tx_v4_sub(t[i][2], t[i][1]));
+                    tx_v4_store(o + (4 * i + 3) * xs, tx_v4_sub(t[i][1], t[i][3]));
+                }
+            }
+}
+
+static inline tx_f32x4 wino_act(tx_f32x4 v, const wino_job *j) {
+    if (j->act == 1)
+        return tx_v4_min(tx_v4_set1(j->hi), tx_v4_max(tx_v4_set1(j->lo), v));
+    return j->act == 3 ? tx_v4_hard_swish(v) : v;
+}
+
+/* y's 2×2 blocks = Aᵀ O A + bias, A ᵀ = [1 1 1 0; 0 1 -1 -1], activated and
+ * stored where they fall inside ho × wo. */
+static void wino_output(const wino_job *j, const float *o, int64_t nt, int64_t ty0,
+                        const float *bias, float *yg) {
+    const tx_conv_call *c = j->c;
+    const int64_t mg = c->mg, xs = mg * nt;
+    for (int64_t m = 0; m < mg; m++) {
+        tx_f32x4 b = tx_v4_set1(bias ? bias[m] : 0.0f);
+        float *ym = yg + m * c->ho * c->wo;
+        for (int64_t ry = 0; ry < nt / j->tw; ry++)
+            for (int64_t tx = 0; tx < j->tw; tx += 4) {
+                const float *op = o + m * nt + ry * j->tw + tx;
+                tx_f32x4 q[4][4];
+                for (int i = 0; i < 16; i++)
+                    q[i / 4][i % 4] = tx_v4_load(op + i * xs);
+                tx_f32x4 t[2][4];
+                for (int k = 0; k < 4; k++) {
+                    t[0][k] = tx_v4_add(tx_v4_add(q[0][k], q[1][k]), q[2][k]);
+                    t[1][k] = tx_v4_sub(tx_v4_sub(q[1][k], q[2][k]), q[3][k]);
+                }
+                int64_t ox = 2 * tx, n = c->wo - ox < 8 ? c->wo - ox : 8;
+                for (int i = 0; i < 2; i++) {
+                    int64_t oy = 2 * (ty0 + ry) + i;
+                    if (oy >= c->ho || n <= 0)
+                        break;
+                    tx_f32x4 y0 = tx_v4_add(tx_v4_add(tx_v4_add(t[i][0], t[i][1]), t[i][2]), b);
+                    tx_f32x4 y1 = tx_v4_add(tx_v4_sub(tx_v4_sub(t[i][1], t[i][2]), t[i][3]), b);
+                    tx_f32x4 lo = wino_act(tx_v4_zip_lo(y0, y1), j);
+                    tx_f32x4 hi = wino_act(tx_v4_zip_hi(y0, y1), j);
+                    float *yr = ym + oy * c->wo + ox;
+                    if (n == 8) {
+                        tx_v4_store(yr, lo);
+                        tx_v4_store(yr + 4, hi);
+                    } else {
+                        float tmp[8];
+                        tx_v4_store(tmp, lo);
+                        tx_v4_store(tmp + 4, hi);
+                        memcpy(yr, tmp, (size_t)n * sizeof(float));
+                    }
+                }
+            }
+    }
+}
+
+static void wino_items(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    wino_job *j = arg;
+    const tx_conv_call *c = j->c;
+    const int64_t cg = c->cg, mg = c->mg, th = (c->ho + 1) / 2;
+    const int64_t tmax = j->rows * j->tw;
+    size_t sb_n = (size_t)(cg * (2 * j->rows + 2) * j->wp);
+    size_t v_n = (size_t)(16 * cg * tmax), o_n = (size_t)(16 * mg * tmax);
+    float *sb = malloc(sb_n * sizeof(float)), *v = malloc(v_n * sizeof(float));
+    float *o = malloc(o_n * sizeof(float));
+    if (!sb || !v || !o) {
+        j->st = TX_STATUS_OUT_OF_MEMORY;
+        goto done;
+    }
+    const float *x, *w, *bias;
+    float *y = conv_data(c, &x, &w, &bias);
+    for (int64_t it = begin; it < end; it++) {
+        int64_t strip = it % j->strips, gi = it / j->strips % c->groups;
+        int64_t n = it / j->strips / c->groups;
+        int64_t ty0 = strip * j->rows;
+        int64_t nt = (th - ty0 < j->rows ? th - ty0 : j->rows) * j->tw;
+        const float *xg = x + (n * c->c + gi * cg) * c->h * c->w;
+        float *yg = y + (n * c->m + gi * mg) * c->ho * c->wo;
+        wino_fill(j, xg, ty0, sb);
+        wino_input(j, sb, nt, v);
+        const float *ug = j->u + gi * 16 * mg * cg;
+        for (int xi = 0; xi < 16; xi++) {
+            tx_gemm g = {.M = mg,
+                         .N = nt,
+                         .K = cg,
+                         .A = ug + xi * mg * cg,
+                         .lda = cg,
+                         .B = v + xi * cg * nt,
+                         .ldb = nt,
+                         .C = o + xi * mg * nt,
+                         .ldc = nt};
+            tx_cpu_sgemm(NULL, &g);
+        }
+        const float *bg = bias ? bias + gi * mg : NULL;
+        wino_output(j, o, nt, ty0, bg, yg);
+        if (j->act == 2)
+            for (int64_t m = 0; m < mg; m++) {
+                /* the rows this strip wrote */
+                int64_t oy0 = 2 * ty0, oy1 = 2 * ty0 + 2 * (nt / j->tw);
+                oy1 = oy1 > c->ho ? c->ho : oy1;
+                float *p = yg + (m * c->ho + oy0) * c->wo;
+                tx_cpu_unary_apply(c->act, c->lo, c->hi, p, p, (oy1 - oy0) * c->wo);
+            }
+    }
+done:
+    free(sb);
+    free(v);
+    free(o);
+}
+
+static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c) {
+    wino_job j = {.c = c};
+    store_act(c, &j.act, &j.lo, &j.hi);
+    const int64_t th = (c->ho + 1) / 2;
+    j.tw = ((c->wo + 1) / 2 + 3) / 4 * 4;
+    j.wp = 2 * j.tw + 2;
+    /* V of a strip (16·cg·T floats) within about 512 KiB */
+    int64_t tiles = 131072 / (16 * c->cg);
+    j.rows = tiles / j.tw < 1 ? 1 : tiles / j.tw;
+    j.rows = j.rows > th ? th : j.rows;
+    j.strips = (th + j.rows - 1) / j.rows;
+    float *u = malloc((size_t)(c->groups * 16 * c->mg * c->cg) * sizeof(float));
+    if (!u)
+        return oom(ctx, c);
+    const float *x, *w, *bias;
+    conv_data(c, &x, &w, &bias);
+    wino_weights(c, w, u);
+    j.u = u;
+    tx_cpu_for(ctx, c->n * c->groups * j.strips, 1, wino_items, &j);
+    free(u);
+    return j.st ? oom(ctx, c) : TX_STATUS_OK;
+}
+
 /* ---- ConvTranspose ---- */
 
 /* The col scratch: at most this many floats (four times, at least one row). */
@@ -415,5 +699,7 @@ tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
         return conv_transpose(ctx, c);
     if (c->groups == c->c && c->cg == 1 && c->mg == 1)
         return conv_depthwise(ctx, c);
+    if (conv_winograd_fits(c))
+        return conv_winograd(ctx, c);
     return conv_gemm(ctx, c);
 }
