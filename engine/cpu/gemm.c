@@ -12,6 +12,9 @@
  *   Edge tiles: packing pads with zeros, the kernel computes a whole tile into
  *   registers and stores only the valid part (through a small buffer).
  *
+ * A B that is not transposed and at most DIRECT_B_MAX_K deep is not packed:
+ * the kernels read its panels where they are (ldb apart; see below).
+ *
  * Tiny products (M·N·K <= 4096 or K == 0) use a plain loop, and M == 1 or
  * N == 1 (matrix-vector) a dot/axpy loop, because packing would dominate.
  *
@@ -40,6 +43,8 @@ typedef struct {
     int act;               /* TX_GEMM_ACT_* (RELU is CLIP with lo 0, hi +inf) */
     float lo, hi;
     int64_t lda; /* kernels that read A by rows: the row stride */
+    int64_t ldb; /* from one depth step of B's panel to the next: NR when packed, B's
+                    row stride when the kernel reads B where it is */
 } tile_epi;
 
 /* k: depth; a: A's tile, a packed MR×k panel (k columns of MR) or, for a
@@ -146,6 +151,7 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
     tx_f32x4 z = tx_v4_set1(0.0f);
     tx_f32x4 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
     tx_f32x4 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+    const int64_t ldb = e->ldb;
     tx_f32x4 b0, b1, s;
     const float *a0 = a, *a1 = a + (e->mr > 1 ? e->lda : 0), *a2 = a + (e->mr > 2 ? 2 * e->lda : 0);
     const float *a3 = a + (e->mr > 3 ? 3 * e->lda : 0), *a4 = a + (e->mr > 4 ? 4 * e->lda : 0);
@@ -157,8 +163,8 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
 /* One step of depth: B's two vectors of step q, then for each row r the
  * splat of A(r, q) (S(v<r>, q)) times them into c<r>0 and c<r>1. */
 #define STEP(q, S)                                                                                 \
-    b0 = tx_v4_load(b + 8 * (q));                                                                  \
-    b1 = tx_v4_load(b + 8 * (q) + 4);                                                              \
+    b0 = tx_v4_load(b + (q)*ldb);                                                                  \
+    b1 = tx_v4_load(b + (q)*ldb + 4);                                                              \
     FMA2(0, S(v0, q));                                                                             \
     FMA2(1, S(v1, q));                                                                             \
     FMA2(2, S(v2, q));                                                                             \
@@ -179,13 +185,13 @@ static void kern_v4_6x8(int64_t k, const float *restrict a, const float *restric
         STEP(1, LANE);
         STEP(2, LANE);
         STEP(3, LANE);
-        b += 32;
+        b += 4 * ldb;
     }
     for (; p < k; p++) {
         tx_f32x4 v0 = tx_v4_set1(a0[p]), v1 = tx_v4_set1(a1[p]), v2 = tx_v4_set1(a2[p]);
         tx_f32x4 v3 = tx_v4_set1(a3[p]), v4 = tx_v4_set1(a4[p]), v5 = tx_v4_set1(a5[p]);
         STEP(0, SAME);
-        b += 8;
+        b += ldb;
     }
 #undef SAME
 #undef LANE
@@ -208,6 +214,7 @@ static void kern_v4_4x8(int64_t k, const float *restrict a, const float *restric
     tx_f32x4 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
     const float *a0 = a, *a1 = a + (e->mr > 1 ? e->lda : 0), *a2 = a + (e->mr > 2 ? 2 * e->lda : 0);
     const float *a3 = a + (e->mr > 3 ? 3 * e->lda : 0);
+    const int64_t ldb = e->ldb;
     for (int64_t p = 0; p < k; p++) {
         tx_f32x4 b0 = tx_v4_load(b), b1 = tx_v4_load(b + 4), s;
 #define FMA2(r)                                                                                    \
@@ -219,7 +226,7 @@ static void kern_v4_4x8(int64_t k, const float *restrict a, const float *restric
         FMA2(2);
         FMA2(3);
 #undef FMA2
-        b += 8;
+        b += ldb;
     }
     tx_f32x4 acc[4][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
     store_v4x8(acc, 4, c, ldc, e);
@@ -251,6 +258,7 @@ TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
     tx_f32x8 z = tx_v8_set1(0.0f);
     tx_f32x8 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z;
     tx_f32x8 c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z;
+    const int64_t ldb = e->ldb;
     for (int64_t p = 0; p < k; p++) {
         tx_f32x8 b0 = tx_v8_load(b), b1 = tx_v8_load(b + 8), s;
 #define ROW8(r)                                                                                    \
@@ -260,7 +268,7 @@ TX_TARGET_AVX2 static void kern_avx2_6x16(int64_t k, const float *restrict a,
         EACH_ROW6(ROW8);
 #undef ROW8
         a += 6;
-        b += 16;
+        b += ldb;
     }
     if (e->mr == 6 && e->nr == 16) {
 #define STORE8(r)                                                                                  \
@@ -394,6 +402,7 @@ typedef struct {
     bool first, last; /* K block */
     float *bp;        /* packed B block */
     float **ap;       /* per-thread packed A block */
+    bool direct_b;    /* the kernels read B's whole panels where they are */
 } gemm_job;
 
 static void pack_b_range(void *arg, int64_t q0, int64_t q1, int thread) {
@@ -436,8 +445,10 @@ static void compute_range(void *arg, int64_t t0, int64_t t1, int thread) {
             q1 = j->npanels;
         for (int64_t q = q0; q < q1; q++) {
             int64_t jr = q * nr, col = j->jc + jr;
-            const float *bp = j->bp + jr * j->kc;
             e.nr = j->nc - jr < nr ? (int)(j->nc - jr) : nr;
+            const bool in_place = j->direct_b && e.nr == nr;
+            const float *bp = in_place ? g->B + j->pc * g->ldb + col : j->bp + jr * j->kc;
+            e.ldb = in_place ? g->ldb : nr;
             e.bias_col = g->bias_kind == TX_GEMM_BIAS_COL ? g->bias + col : NULL;
             for (int64_t ir = 0; ir < mc; ir += mr) {
                 e.mr = mc - ir < mr ? (int)(mc - ir) : mr;
@@ -462,6 +473,14 @@ static int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
 
+/* A plain B with a short depth is read in place (its whole NR-wide panels:
+ * K rows of NR floats, ldb apart) instead of packed: a 1×1 conv's B is the
+ * input itself, K = C_in channels by N = H·W pixels, and packing it was a
+ * full extra copy (the MobileNet head's 32→64 1×1 conv at 112×112 in Node,
+ * wasm, sampled in turn: 4.80 → 4.01 ms). Deeper B's are packed: their panels'
+ * rows, ldb apart, span more pages and cache sets than L1 holds (matmul_512
+ * read in place took 20% longer). */
+enum { DIRECT_B_MAX_K = 64 };
 /* Returns false when out of memory (the caller falls back to a slow path). */
 static bool gemm_blocked(tx_threadpool *tp, const tx_gemm *g, float lo, float hi) {
     const kernel_info ki = pick_kernel();
@@ -482,6 +501,7 @@ static bool gemm_blocked(tx_threadpool *tp, const tx_gemm *g, float lo, float hi
     const int64_t nc_cap = ki.kc * ki.nc / kc_max / ki.nr * ki.nr;
     const int64_t nc_max = min64(nc_cap, ceil_div(g->N, ki.nr) * ki.nr);
 
+    j.direct_b = !g->trans_b && !g->pack_b && g->K <= DIRECT_B_MAX_K;
     j.bp = alloc_floats(kc_max * nc_max);
     j.ap = calloc((size_t)nth, sizeof *j.ap);
     bool ok = j.bp && j.ap;
@@ -500,9 +520,13 @@ static bool gemm_blocked(tx_threadpool *tp, const tx_gemm *g, float lo, float hi
                 j.kc = min64(kc_max, g->K - j.pc);
                 j.first = j.pc == 0;
                 j.last = j.pc + j.kc >= g->K;
-                /* pack B: one thread per >= 16K floats */
+                /* pack B: one thread per >= 16K floats; read in place,
+                 * only a last partial panel */
                 int64_t grain = ceil_div(16384, j.kc * ki.nr);
-                tx_parallel_for(tp, j.npanels, grain, pack_b_range, &j);
+                if (!j.direct_b)
+                    tx_parallel_for(tp, j.npanels, grain, pack_b_range, &j);
+                else if (j.nc % ki.nr)
+                    pack_b_range(&j, j.npanels - 1, j.npanels, 0);
                 tx_parallel_for(tp, j.mblocks * j.nsplit, 1, compute_range, &j);
             }
         }
