@@ -1,9 +1,10 @@
 // The in-page half of the browser benchmark: runs every case of the shared
 // table (fetched as /cases.json, generated from bench/cases.c) with TF.js
-// (webgl, then wasm) and, when the runner serves a texel web build, with
-// texel (WebGL2, then its CPU device: wasm SIMD, one thread like TF.js wasm on
-// a page that is not cross-origin isolated) — all in this one page, so
-// ratios come from the same browser run.
+// (webgl and wasm) and, when the runner serves a texel web build, with texel
+// (WebGL2 and its CPU device: wasm SIMD, one thread like TF.js wasm on a page
+// that is not cross-origin isolated) — all in this one page, so ratios come
+// from the same browser run. Per case: texel WebGL, TF.js webgl, then texel
+// cpu and TF.js wasm sample by sample in turn (timeTogether).
 /* global tf */
 const log = (s) => { document.getElementById('log').textContent += '\n' + s; };
 const params = new URLSearchParams(location.search);
@@ -11,6 +12,9 @@ const RUNS = Number(params.get('runs') || 15);
 // matmul-tm=1|4|8: texel's matmul tiling forced (a row per kernel variant):
 // handed over as a remembered choice of this renderer for every size class
 const MATMUL_TM = Number(params.get('matmul-tm') || 0);
+// engines=a,b: only these of texel, texel_cpu, tfjs_webgl, tfjs_wasm (default all);
+// texel_cpu,tfjs_wasm: the CPU engines without the WebGL engines' work before them.
+const ENGINES = (e) => !params.get('engines') || params.get('engines').split(',').includes(e);
 
 function fill(n, seed) {
   // xorshift32: inputs only need to be seeded, not identical to the desktop's
@@ -97,10 +101,11 @@ function tfFor(name) {
 // (run, read, dispose), enough calls for a sample of ~5 ms: the page's clock
 // steps by 0.1 ms where it is not cross-origin isolated, too coarse for a
 // 0.3 ms case timed one call at a time. Every engine is timed the same way.
-async function timeEngine(makeInputs, run, read, dispose) {
+// prepare() makes the inputs, times the first call and returns a sampler.
+async function prepare(makeInputs, run, read, dispose) {
   const t0 = performance.now();
   const inputs = makeInputs();
-  let out = run(inputs);
+  const out = run(inputs);
   await read(out);
   const first = performance.now() - t0;
   dispose([out]);
@@ -109,59 +114,102 @@ async function timeEngine(makeInputs, run, read, dispose) {
     await read(o);
     dispose([o]);
   };
-  let t1 = performance.now();
+  const t1 = performance.now();
   await once();
   const probe = performance.now() - t1;
   const calls = probe >= 5 ? 1 : Math.min(100, Math.ceil(5 / Math.max(probe, 0.05)));
   const ms = [];
-  for (let i = 0; i < RUNS; i++) {
-    t1 = performance.now();
-    for (let k = 0; k < calls; k++) await once();
-    ms.push((performance.now() - t1) / calls);
-  }
-  dispose(inputs);
-  return { first_ms: first, median_ms: median(ms), min_ms: Math.min(...ms), max_ms: Math.max(...ms),
-    calls_per_sample: calls };
+  return {
+    sample: async () => {
+      const t = performance.now();
+      for (let k = 0; k < calls; k++) await once();
+      ms.push((performance.now() - t) / calls);
+    },
+    finish: () => {
+      dispose(inputs);
+      return { first_ms: first, median_ms: median(ms), min_ms: Math.min(...ms),
+        max_ms: Math.max(...ms), calls_per_sample: calls };
+    },
+  };
 }
 
-async function runTf(c, backend) {
+// Engines of one case timed side by side: sample i of every engine, then
+// sample i + 1, so that a burst of load on a shared machine lands on all of
+// them alike (the CPU engines, texel cpu and TF.js wasm, run this way).
+// Each engine is {prep: async () => sampler or {status}, done?: () => extra fields}.
+async function timeTogether(engines) {
+  const res = [];
+  for (const e of engines) {
+    try {
+      res.push({ e, p: await e.prep() });
+    } catch (err) {
+      res.push({ e, r: { status: 'failed: ' + String(err && err.message || err).split('\n')[0] } });
+    }
+  }
+  const live = res.filter((x) => x.p && x.p.sample);
+  try {
+    for (let i = 0; i < RUNS; i++) for (const x of live) await x.p.sample();
+  } catch (err) {
+    for (const x of live) x.r = { status: 'failed: ' + String(err && err.message || err).split('\n')[0] };
+  }
+  return res.map((x) => {
+    if (x.r) return (x.e.done && x.e.done(), x.r);
+    if (!x.p.sample) return (x.e.done && x.e.done(), x.p);
+    const r = { status: 'ok', ...x.p.finish(), ...(x.e.done ? x.e.done() : {}) };
+    return r;
+  });
+}
+
+// An engine for timeTogether: TF.js with `backend` (one TF.js engine per
+// timeTogether: the backend is set once, in prep).
+function tfEngine(c, backend) {
   const f = tfFor(c.name);
-  if (!f) return { status: 'no TF.js equivalent' };
-  await tf.setBackend(backend);
-  await tf.ready();
-  const shapes = f.shapes ? f.shapes(c.inputs) : c.inputs;
-  try {
-    const r = await timeEngine(
-      () => shapes.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
-      (t) => f.run(t),
-      (o) => o.data(),
-      (ts) => ts.forEach((t) => t.dispose()));
-    return { status: 'ok', ...r };
-  } catch (e) {
-    // e.g. TF.js wasm has no Conv2DBackpropFilter kernel: it cannot train the CNN
-    return { status: 'failed: ' + String(e && e.message || e).split('\n')[0] };
-  }
+  return {
+    prep: async () => {
+      if (!f) return { status: 'no TF.js equivalent' };
+      await tf.setBackend(backend);
+      await tf.ready();
+      const shapes = f.shapes ? f.shapes(c.inputs) : c.inputs;
+      try {
+        return await prepare(
+          () => shapes.map((shape, i) => tf.tensor(fill(numel(shape), i + 1), shape)),
+          (t) => f.run(t),
+          (o) => o.data(),
+          (ts) => ts.forEach((t) => t.dispose()));
+      } catch (e) {
+        // e.g. TF.js wasm has no Conv2DBackpropFilter kernel: it cannot train the CNN
+        return { status: 'failed: ' + String(e && e.message || e).split('\n')[0] };
+      }
+    },
+  };
 }
 
-async function runTexel(c, texel, device = 'gpu') {
-  if (!texel || !texel.cases[c.name]) return { status: 'not available in this build' };
-  if (MATMUL_TM) {
-    const probe = await texel.create({ device });
-    const key = `texel-kernels:${probe.caps.renderer}`;
-    probe.dispose();
-    localStorage.setItem(key, JSON.stringify({ 'matmul-tm': Array(32).fill(MATMUL_TM) }));
-  }
-  const tx = await texel.create({ device });
-  try {
-    const r = await timeEngine(
-      () => c.inputs.map((shape, i) => tx.tensor(fill(numel(shape), i + 1), shape)),
-      (t) => texel.cases[c.name](tx, t),
-      (o) => o.data(),
-      (ts) => ts.forEach((t) => t.dispose()));
-    return { status: 'ok', ...r, stats: tx.stats() };
-  } finally {
-    tx.dispose();
-  }
+function texelEngine(c, texel, device = 'gpu') {
+  let tx = null;
+  return {
+    prep: async () => {
+      if (!texel || !texel.cases[c.name]) return { status: 'not available in this build' };
+      if (MATMUL_TM) {
+        const probe = await texel.create({ device });
+        const key = `texel-kernels:${probe.caps.renderer}`;
+        probe.dispose();
+        localStorage.setItem(key, JSON.stringify({ 'matmul-tm': Array(32).fill(MATMUL_TM) }));
+      }
+      tx = await texel.create({ device });
+      return prepare(
+        () => c.inputs.map((shape, i) => tx.tensor(fill(numel(shape), i + 1), shape)),
+        (t) => texel.cases[c.name](tx, t),
+        (o) => o.data(),
+        (ts) => ts.forEach((t) => t.dispose()));
+    },
+    done: () => {
+      if (!tx) return {};
+      const stats = tx.stats();
+      tx.dispose();
+      tx = null;
+      return { stats };
+    },
+  };
 }
 
 async function main() {
@@ -185,10 +233,17 @@ async function main() {
   for (const c of cases) {
     log('case ' + c.name);
     const entry = { name: c.name, what: c.what, flops: c.flops };
-    entry.texel = await runTexel(c, texel);
-    entry.texel_cpu = await runTexel(c, texel, 'cpu');
-    entry.tfjs_webgl = await runTf(c, 'webgl');
-    entry.tfjs_wasm = await runTf(c, 'wasm');
+    // the WebGL engines one after the other (each its own GL work), then the
+    // CPU engines side by side (timeTogether)
+    const skipped = { status: 'not in --engines' };
+    entry.texel = ENGINES('texel') ? (await timeTogether([texelEngine(c, texel)]))[0] : skipped;
+    entry.tfjs_webgl = ENGINES('tfjs_webgl') ? (await timeTogether([tfEngine(c, 'webgl')]))[0] : skipped;
+    const cpu = [];
+    if (ENGINES('texel_cpu')) cpu.push(texelEngine(c, texel, 'cpu'));
+    if (ENGINES('tfjs_wasm')) cpu.push(tfEngine(c, 'wasm'));
+    const cr = await timeTogether(cpu);
+    entry.texel_cpu = ENGINES('texel_cpu') ? cr.shift() : skipped;
+    entry.tfjs_wasm = ENGINES('tfjs_wasm') ? cr.shift() : skipped;
     result.cases.push(entry);
     log(JSON.stringify(entry));
   }

@@ -3,6 +3,7 @@
 // profile, and writes the page's results as JSON.
 // Usage: node bench/browser/run.mjs --cli build/texel [--texel URL-DIR] [--cases a,b]
 //        [--smoke] [--runs N] [--out FILE] [--isolate] [--matmul-tm 1|4|8]
+//        [--engines texel,texel_cpu,tfjs_webgl,tfjs_wasm]  (a subset; default all)
 //        node bench/browser/run.mjs --models [--texel web] [--smoke] [--runs N] [--out FILE]
 //          real models (BlazeFace, PaddleOCR det/rec/cls; scripts/fetch_models.sh):
 //          texel cpu / cpu-mt / gpu / auto beside onnxruntime-web (wasm 1 and 2
@@ -112,6 +113,7 @@ try {
   page.on('console', (m) => { if (m.type() === 'error') console.error('page:', m.text()); });
   let url = `http://127.0.0.1:${port}/page.html?runs=${runs}`;
   if (opt('--matmul-tm', null)) url += `&matmul-tm=${opt('--matmul-tm', null)}`;
+  if (opt('--engines', null)) url += `&engines=${opt('--engines', null)}`;
   if (texelDir) url += '&texel=' + encodeURIComponent('/texel_cases.mjs');
   await page.goto(url);
   await page.waitForFunction(() => window.__benchResult, null, { timeout: 3600e3, polling: 1000 });
