@@ -119,6 +119,11 @@ static inline tx_f32x4 tx_cpu_exp_nonpos_v4(tx_f32x4 x) {
  * (vectorizable), added up in double every few thousand elements. */
 double tx_cpu_sum(const float *p, int64_t n);
 double tx_cpu_sqdev(const float *p, int64_t n, float c);
+/* Σ exp(x[i] - m) over n floats, each term also stored to y[i] unless y is
+ * NULL (softmax's numerators): tx_cpu_exp_nonpos_v4 on every element, float
+ * lanes added up in double every few thousand elements. x[i] <= m (m: the
+ * max), or NaN. */
+double tx_cpu_exp_sum(const float *restrict x, float m, float *restrict y, int64_t n);
 
 tx_status tx_cpu_unary(tx_ctx *ctx, const tx_unary_call *c);
 tx_status tx_cpu_binary(tx_ctx *ctx, const tx_binary_call *c);

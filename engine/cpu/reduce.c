@@ -54,6 +54,45 @@ static double sum_abs(const float *p, int64_t n) {
     LANE_SUM(n, fabsf(v));
 }
 
+double tx_cpu_exp_sum(const float *restrict x, float m, float *restrict y, int64_t n) {
+    const tx_f32x4 m4 = tx_v4_set1(m), z = tx_v4_set1(0.0f);
+    double tot = 0;
+    int64_t i = 0;
+    while (i + 4 <= n) {
+        int64_t end = i + BLOCK < n ? i + BLOCK : n;
+        tx_f32x4 a0 = z, a1 = z;
+        for (; i + 8 <= end; i += 8) {
+            tx_f32x4 e0 = tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(x + i), m4));
+            tx_f32x4 e1 = tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(x + i + 4), m4));
+            if (y) {
+                tx_v4_store(y + i, e0);
+                tx_v4_store(y + i + 4, e1);
+            }
+            a0 = tx_v4_add(a0, e0);
+            a1 = tx_v4_add(a1, e1);
+        }
+        for (; i + 4 <= end; i += 4) {
+            tx_f32x4 e0 = tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(x + i), m4));
+            if (y)
+                tx_v4_store(y + i, e0);
+            a0 = tx_v4_add(a0, e0);
+        }
+        tot += (double)tx_v4_hsum(tx_v4_add(a0, a1));
+    }
+    if (i < n) { /* the last few through a padded block: the same function */
+        float xb[4] = {m, m, m, m}, yb[4];
+        for (int64_t k = i; k < n; k++)
+            xb[k - i] = x[k];
+        tx_v4_store(yb, tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(xb), m4)));
+        for (int64_t k = i; k < n; k++) {
+            if (y)
+                y[k] = yb[k - i];
+            tot += (double)yb[k - i];
+        }
+    }
+    return tot;
+}
+
 /* exp(v - m) summed; where m is infinite, only the values equal to it count
  * (as 1), as the reference's log-sum-exp does. */
 static double sum_exp(const float *p, int64_t n, float m) {
@@ -63,7 +102,7 @@ static double sum_exp(const float *p, int64_t n, float m) {
             cnt += p[i] == m;
         return cnt;
     }
-    LANE_SUM(n, tx_cpu_exp_nonpos(v - m));
+    return tx_cpu_exp_sum(p, m, NULL, n);
 }
 
 static double run_prod(const float *p, int64_t n) {

@@ -9,21 +9,18 @@
 
 #define TILE 256
 
-/* y[i] = exp(x[i] - m[i · ms]) (ms: 0 one max, 1 one per i), 4 lanes at a
- * time; the last few through a padded block, so that every element takes the
- * same function. */
-static void exp_row(const float *restrict x, const float *restrict m, int ms, float *restrict y,
+/* y[i] = exp(x[i] - m[i]), 4 lanes at a time; the last few through a padded
+ * block, so that every element takes the same function. */
+static void exp_row(const float *restrict x, const float *restrict m, float *restrict y,
                     int64_t n) {
     int64_t i = 0;
-    tx_f32x4 m4 = tx_v4_set1(m[0]);
     for (; i + 4 <= n; i += 4)
-        tx_v4_store(
-            y + i, tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(x + i), ms ? tx_v4_load(m + i) : m4)));
+        tx_v4_store(y + i, tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(x + i), tx_v4_load(m + i))));
     if (i < n) {
         float xb[4] = {0, 0, 0, 0}, mb[4] = {0, 0, 0, 0}, yb[4];
         for (int64_t k = i; k < n; k++) {
             xb[k - i] = x[k];
-            mb[k - i] = m[k * ms];
+            mb[k - i] = m[k];
         }
         tx_v4_store(yb, tx_cpu_exp_nonpos_v4(tx_v4_sub(tx_v4_load(xb), tx_v4_load(mb))));
         for (int64_t k = i; k < n; k++)
@@ -61,9 +58,8 @@ static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
             m = l[k] > m ? l[k] : m;
         if (nan)
             m = NAN;
-        /* exp(x - m) into y, summed in float lanes; then scale, or y = x - m - log(sum) */
-        exp_row(x, &m, 0, y, R);
-        double s = tx_cpu_sum(y, R);
+        /* exp(x - m) into y and summed in one pass; then scale, or y = x - m - log(sum) */
+        double s = tx_cpu_exp_sum(x, m, y, R);
         if (log_) {
             float off = (float)((double)m + log(s));
             TX_CPU_EACH(R, y[i] = x[i] - off);
@@ -98,7 +94,7 @@ static void tiles_range(void *arg, int64_t begin, int64_t end, int thread) {
         for (int64_t r = 0; r < R; r++) {
             const float *restrict xr = x + r * B;
             float *restrict yr = y + r * B;
-            exp_row(xr, m, 1, yr, w);
+            exp_row(xr, m, yr, w);
             TX_CPU_EACH(w, s[i] += yr[i]);
         }
         if (log_) {
