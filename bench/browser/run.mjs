@@ -10,6 +10,8 @@
 //          threads, webgl, webgpu where offered), one page load per engine in
 //          one browser, on a cross-origin isolated server (threads need it).
 //          --smoke: BlazeFace only, texel cpu + gpu and ort wasm, 3 runs.
+//          --engines a,b: these engines only, in this order (names as in the table;
+//          the max abs diff column needs ort-wasm-1t among them).
 // --isolate: send COOP same-origin + COEP require-corp (SharedArrayBuffer: texel-mt, ort threads).
 import { execFileSync } from 'node:child_process';
 import { models as modelList, printTable, compare } from './models_run.mjs';
@@ -88,7 +90,8 @@ const browser = await chromium.launchPersistentContext(profile, {
 });
 try {
   if (modelsMode) {
-    const engines = smoke ? ['ort-wasm-1t', 'texel-cpu', 'texel-gpu']
+    const engines = opt('--engines', null) ? opt('--engines', null).split(',')
+      : smoke ? ['ort-wasm-1t', 'texel-cpu', 'texel-gpu']
       : ['ort-wasm-1t', 'ort-wasm-2t', 'ort-webgl', 'ort-webgpu', 'texel-cpu', 'texel-cpu-mt', 'texel-gpu', 'texel-auto'];
     const mruns = opt('--runs', smoke ? '3' : '10');
     const results = [];
