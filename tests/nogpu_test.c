@@ -86,6 +86,45 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("ops: a NaN makes its softmax, log_softmax and log-sum-exp row NaN")) {
+        /* rows of 13: the CPU kernels' vector body and their tail; NaN at 10
+         * (body) in row 0, at 12 (tail) in row 2; rows 1 and 3 clean */
+        enum { R = 13 };
+        float v[4 * R];
+        for (int i = 0; i < 4 * R; i++)
+            v[i] = (float)((i * 7) % 11) * 0.5f - 2.0f;
+        v[10] = NAN;
+        v[2 * R + 12] = NAN;
+        tx_tensor x = {0};
+        st = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {4, R}, .data = v}, &x);
+        CHECK(!st, "%s", tx_last_error(ctx));
+        const tx_op ops[] = {TX_OP_SOFTMAX, TX_OP_LOG_SOFTMAX, TX_OP_REDUCE_LOG_SUM_EXP};
+        for (size_t k = 0; !st && k < sizeof ops / sizeof ops[0]; k++) {
+            tx_tensor y = {0};
+            float out[4 * R];
+            bool lse = ops[k] == TX_OP_REDUCE_LOG_SUM_EXP;
+            st = lse ? tx_reduce(ctx, ops[k], x, &(tx_reduce_desc){.n_axes = 1, .axes = {1}}, &y)
+                     : tx_softmax(ctx, ops[k], x, NULL, &y);
+            int w = lse ? 1 : R;
+            st = st ? st : tx_tensor_read(ctx, y, out, sizeof(float) * (size_t)(4 * w));
+            CHECK(!st, "%s: %s", tx_op_name(ops[k]), tx_last_error(ctx));
+            for (int r = 0; !st && r < 4; r++) {
+                double sum = 0;
+                for (int i = 0; i < w; i++) {
+                    float o = out[r * w + i];
+                    CHECK((r % 2 == 0) == (isnan(o) != 0), "%s row %d [%d] = %g",
+                          tx_op_name(ops[k]), r, i, (double)o);
+                    sum += ops[k] == TX_OP_SOFTMAX ? o : 0;
+                }
+                if (ops[k] == TX_OP_SOFTMAX && r % 2)
+                    CHECK(fabs(sum - 1.0) < 1e-5, "softmax row %d sums to %g", r, sum);
+            }
+            tx_tensor_destroy(ctx, y);
+        }
+        tx_tensor_destroy(ctx, x);
+        tx_test_end();
+    }
+
     size_t len = 0;
     void *bytes = tx_read_file(MODEL, &len);
     if (!bytes || !len) {

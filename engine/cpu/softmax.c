@@ -39,25 +39,22 @@ static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t a = begin; a < end; a++) {
         const float *restrict x = xd + a * R;
         float *restrict y = yd + a * R;
-        float l[8];
-        int nan = 0;
-        for (int k = 0; k < 8; k++)
-            l[k] = -INFINITY;
+        /* the max in vector lanes; a NaN need not be tracked here: exp(NaN -
+         * m) is NaN, so the sum, and through it the whole row, comes out NaN */
+        tx_f32x4 l0 = tx_v4_set1(-INFINITY), l1 = l0;
         int64_t i = 0;
-        for (; i + 8 <= R; i += 8)
-            for (int k = 0; k < 8; k++) {
-                l[k] = x[i + k] > l[k] ? x[i + k] : l[k];
-                nan |= x[i + k] != x[i + k];
-            }
-        for (; i < R; i++) {
-            l[0] = x[i] > l[0] ? x[i] : l[0];
-            nan |= x[i] != x[i];
+        for (; i + 8 <= R; i += 8) {
+            l0 = tx_v4_max(tx_v4_load(x + i), l0);
+            l1 = tx_v4_max(tx_v4_load(x + i + 4), l1);
         }
-        float m = l[0];
-        for (int k = 1; k < 8; k++)
-            m = l[k] > m ? l[k] : m;
-        if (nan)
-            m = NAN;
+        float lb[8];
+        tx_v4_store(lb, l0);
+        tx_v4_store(lb + 4, l1);
+        float m = -INFINITY;
+        for (int k = 0; k < 8; k++)
+            m = lb[k] > m ? lb[k] : m;
+        for (; i < R; i++)
+            m = x[i] > m ? x[i] : m;
         /* exp(x - m) into y and summed in one pass; then scale, or y = x - m - log(sum) */
         double s = tx_cpu_exp_sum(x, m, y, R);
         if (log_) {
