@@ -466,6 +466,9 @@ class Context {
     const id = this._own(t, 'dataSync: tensor');
     const c = this._core;
     const bytes = t.size * 4;
+    // float32 on the CPU device: one copy, straight out of wasm memory
+    const host = t.dtype === 'int32' ? 0 : c._txw_tensor_host_view(w, id);
+    if (host) return new Float32Array(c.HEAPU8.slice(host, host + bytes).buffer);
     const ptr = c._malloc(Math.max(bytes, 4));
     try {
       this._check(c._txw_tensor_read(w, id, ptr, bytes));

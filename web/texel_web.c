@@ -270,6 +270,18 @@ EXPORT int txw_tensor_read(txw *w, uint32_t id, void *dst, double bytes) {
     return tx_tensor_read(use(w), (tx_tensor){id}, dst, (size_t)bytes);
 }
 
+/* Where a float32 tensor of the CPU device holds its values (0 for any other
+ * tensor, or a handle that is not live): texel.js copies them straight out
+ * of wasm memory, without tx_tensor_read's copy into a buffer of its own.
+ * Valid until the next call into the engine. */
+EXPORT uint32_t txw_tensor_host_view(txw *w, uint32_t id) {
+    const tx_slot *s = tx_slot_get(use(w), (tx_tensor){id});
+    if (!s || s->dtype != TX_DTYPE_FLOAT32 || s->st->dev != TX_DEVICE_CPU || s->st->n_parts ||
+        !s->st->host)
+        return 0;
+    return (uint32_t)(uintptr_t)s->st->host;
+}
+
 EXPORT int txw_tensor_write(txw *w, uint32_t id, const void *src, double bytes) {
     return tx_tensor_write(use(w), (tx_tensor){id}, src, (size_t)bytes);
 }
