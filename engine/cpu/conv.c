@@ -7,6 +7,9 @@
  *   shapes (3×3 and 5×5, strides 1 and 2) get the tap loops unrolled.
  * - 1×1, stride 1, no pads: y = W·x straight from the tensors (one GEMM per
  *   batch and group).
+ * - 3×3, stride 1, enough channels, where the GEMM is 4-wide (wasm, SSE2,
+ *   NEON): Winograd F(2×2, 3×3), 16 GEMMs on transformed tiles (see its
+ *   section for when and why).
  * - Otherwise one GEMM per batch and group whose B, the patches (im2col), is
  *   packed by the GEMM straight from the input into its panels, block by
  *   block (pack_patches): no im2col matrix; bias and relu / clip / hard-swish
