@@ -612,8 +612,10 @@ static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c) {
     const int64_t th = (c->ho + 1) / 2;
     j.tw = ((c->wo + 1) / 2 + 3) / 4 * 4;
     j.wp = 2 * j.tw + 2;
-    /* V of a strip (16·cg·T floats) within about 512 KiB */
-    int64_t tiles = 131072 / (16 * c->cg);
+    /* V and O of a strip (16·cg·T and 16·mg·T floats) within about 512 KiB
+     * each: V stays in L2 between its transform and the GEMMs, and a layer
+     * with many outputs does not make a strip's scratch large */
+    int64_t tiles = 131072 / (16 * (c->cg > c->mg ? c->cg : c->mg));
     j.rows = tiles / j.tw < 1 ? 1 : tiles / j.tw;
     j.rows = j.rows > th ? th : j.rows;
     j.strips = (th + j.rows - 1) / j.rows;

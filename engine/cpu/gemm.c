@@ -20,12 +20,13 @@
  *
  * Dispatch: x86-64 builds compile the AVX2+FMA kernel (6×16, 12 ymm
  * accumulators) with __attribute__((target)) next to the baseline SSE2 one
- * (6×8, 12 xmm accumulators), and pick at run time with
+ * (4×8, 8 xmm accumulators), and pick at run time with
  * __builtin_cpu_supports: one binary is fast on current CPUs and still runs on
  * any x86-64, with no build option and nothing the rest of the engine must be
- * compiled with. Other targets (wasm simd128, NEON) use the 4-wide kernel, and
- * TX_NO_SIMD builds the same code on plain floats. An AVX-512 kernel would go
- * next to the AVX2 one the same way. */
+ * compiled with. wasm simd128 uses the same 4×8 kernel (16 vector registers
+ * there too), AArch64 NEON a 6×8 one (32 registers), and TX_NO_SIMD builds
+ * the 6×8 code on plain floats. An AVX-512 kernel would go next to the AVX2
+ * one the same way. */
 #include "gemm.h"
 
 #include <stdlib.h>
