@@ -403,19 +403,25 @@ typedef struct mode {
     const char *name;
     tx_ctx_desc desc;
     int calls; /* calls per case: adaptive needs k + 1 to reach the specialized variant */
+    int matmul_tm; /* > 0: only the matmul family, every size class with this row tiling */
 } mode;
 
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
     const mode modes[] = {
-        {"generic", {.specialize_after = TX_SPECIALIZE_NEVER}, 1},
-        {"specialized", {.specialize_after = TX_SPECIALIZE_ALWAYS}, 1},
-        {"adaptive", {.specialize_after = 2}, 4},
-        {"adaptive-tex64", {.specialize_after = 1, .max_texture_size = 64}, 2},
+        {"generic", {.specialize_after = TX_SPECIALIZE_NEVER}, 1, 0},
+        {"specialized", {.specialize_after = TX_SPECIALIZE_ALWAYS}, 1, 0},
+        {"adaptive", {.specialize_after = 2}, 4, 0},
+        {"adaptive-tex64", {.specialize_after = 1, .max_texture_size = 64}, 2, 0},
         /* the CPU device: the same cases against the same references, with
          * two threads so the threaded paths run too */
-        {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}, 2},
+        {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}, 2, 0},
+        /* each matmul row tiling on every case (the default picks one by M and
+         * device; TEXEL_TUNE may pick any) */
+        {"matmul-tm1", {.specialize_after = 2}, 4, 1},
+        {"matmul-tm4", {.specialize_after = 2}, 4, 4},
+        {"matmul-tm8", {.specialize_after = 2}, 4, 8},
     };
     for (size_t m = 0; m < TX_COUNTOF(modes); m++) {
         tx_host *h;
@@ -427,7 +433,14 @@ int main(int argc, char **argv) {
         }
         if (rc)
             return 1;
+        for (int cls = 0; modes[m].matmul_tm && cls < TX_TUNE_CLASSES; cls++)
+            if (tx_ctx_set_kernel_choice(ctx, "matmul-tm", cls, modes[m].matmul_tm)) {
+                fprintf(stderr, "ops_sweep: %s\n", tx_last_error(ctx));
+                return 1;
+            }
         for (int op = 1; op < TX_OP_COUNT_; op++) {
+            if (modes[m].matmul_tm && tx_op_family((tx_op)op) != TX_FAMILY_MATMUL)
+                continue;
             family_cases fc = cases_for((tx_op)op);
             int mine = 0; /* cases for this op (a case may name one op of its family) */
             for (int ci = 0; ci < fc.n; ci++)
