@@ -56,9 +56,11 @@ typedef struct tx_matmul_call {
     int64_t nbatch;       /* the product of bd */
     int64_t bd[4];        /* y's batch dims, padded in front with 1 */
     int64_t sa[4], sb[4]; /* a's / b's strides in whole matrices per batch dim (0: broadcast) */
-    tx_op act;            /* a UNARY op, or NONE */
+    tx_op act;            /* a UNARY op, CLIP (GPU only: a 1x1 conv's), or NONE */
+    float lo, hi;         /* CLIP's bounds */
     const tx_slot *a, *b;
-    const tx_slot *bias; /* N values added to every row, or NULL */
+    const tx_slot *bias; /* N values added to every row (bias_rows: M values, one per row), or NULL */
+    bool bias_rows;
     tx_slot *y;
 } tx_matmul_call;
 

@@ -11,7 +11,8 @@
 //
 // Structural: TX_PASS, TX_VEC, TX_TM, TX_TA / TX_TB (transposed operands),
 // TX_A_VEC (A rows are whole texels: !TA && K % 4 == 0), TX_A_TVEC (TA &&
-// M % 4 == 0), TX_B_TVEC (TB && K % 4 == 0), TX_BIAS, TX_ACT (activation).
+// M % 4 == 0), TX_B_TVEC (TB && K % 4 == 0), TX_BIAS (N values, one per
+// column; with TX_BIAS_ROWS M values, one per row: a 1x1 conv's), TX_ACT.
 // Params: p_M, p_N, p_K, p_MT (row tiles per batch), p_ntex (output/tile
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
@@ -69,11 +70,12 @@ float tx_b(int bo, int k, int n) {
 #endif
 }
 
-vec4 tx_finish(vec4 acc, int n0) {
-#ifdef TX_BIAS
-#ifdef TX_VEC
+// Row m's texel at columns n0..n0+3, bias and activation applied.
+vec4 tx_finish(vec4 acc, int m, int n0) {
+#if defined(TX_BIAS_ROWS)
+  acc += tx_elem(u_in2, min(m, p_M - 1), p_c_ws);
+#elif defined(TX_BIAS) && defined(TX_VEC)
   acc += tx_texel(u_in2, n0 >> 2, p_c_ws);
-#endif
 #endif
 #ifdef TX_ACT
   acc = TX_ACT(acc);
@@ -177,17 +179,17 @@ void main() {
     mat4 bm = tx_b_block(bo, n0, kfull, true);
     TX_ROWS(TX_TAIL)
   }
-  o0 = tx_finish(c0, n0);
+  o0 = tx_finish(c0, m0 + 0, n0);
 #if TX_TM >= 4
-  o1 = tx_finish(c1, n0);
-  o2 = tx_finish(c2, n0);
-  o3 = tx_finish(c3, n0);
+  o1 = tx_finish(c1, m0 + 1, n0);
+  o2 = tx_finish(c2, m0 + 2, n0);
+  o3 = tx_finish(c3, m0 + 3, n0);
 #endif
 #if TX_TM == 8
-  o4 = tx_finish(c4, n0);
-  o5 = tx_finish(c5, n0);
-  o6 = tx_finish(c6, n0);
-  o7 = tx_finish(c7, n0);
+  o4 = tx_finish(c4, m0 + 4, n0);
+  o5 = tx_finish(c5, m0 + 5, n0);
+  o6 = tx_finish(c6, m0 + 6, n0);
+  o7 = tx_finish(c7, m0 + 7, n0);
 #endif
 }
 
@@ -207,7 +209,9 @@ void main() {
     tx_batch_offsets(b, ao, bo);
     float s = 0.0;
     for (int k = 0; k < p_K; k++) s += tx_a(ao, m, k) * tx_b(bo, k, n);
-#ifdef TX_BIAS
+#if defined(TX_BIAS_ROWS)
+    s += tx_elem(u_in2, m, p_c_ws);
+#elif defined(TX_BIAS)
     s += tx_elem(u_in2, n, p_c_ws);
 #endif
     res[j] = s;

@@ -93,6 +93,12 @@ static const shape_case k_conv[] = {
     {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .bias = true, .label = "depthwise/hard_swish"},
     {.shapes = "2x8x5x9,20x8x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/odd-blocks"},
     {.shapes = "1x8x9x9,12x8x1x1", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "1x1/s2/pad1"},
+    /* 1x1 convs the GPU runs as a matmul per image: rows of 4 positions
+     * (H*W % 4 == 0) in 8-row tiles, a K tail, clip bounds, batches */
+    {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_RELU6), .bias = true, .label = "1x1/matmul/relu6"},
+    {.shapes = "1x6x4x10,9x6x1x1", CONV(.activation = TX_OP_CLIP, .lo = -0.25f, .hi = 0.75f), .bias = true, .label = "1x1/matmul/clip"},
+    {.shapes = "3x40x6x6,64x40x1x1", CONV(.activation = TX_OP_HARD_SWISH), .bias = true, .label = "1x1/matmul/batch3"},
+    {.shapes = "1x5x3x8,4x5x1x1", .label = "1x1/matmul/4-rows"},
     /* the CPU's paths: depthwise 3x3 / 5x5 at strides 1 and 2 over rows wider
      * than a vector, generic depthwise, grouped 1x1, im2col in several tiles */
     {.shapes = "2x3x13x21,3x1x3x3", CONV(.group = 3, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU6), .bias = true, .label = "depthwise/k3/relu6"},

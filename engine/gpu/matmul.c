@@ -67,7 +67,10 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
         tx_req_define(&r, "TX_B_TVEC", "1");
     if (cs)
         tx_req_define(&r, "TX_BIAS", "1");
-    tx_req_act(&r, c->act, -INFINITY, INFINITY); /* a unary op: no bounds */
+    if (cs && c->bias_rows)
+        tx_req_define(&r, "TX_BIAS_ROWS", "1");
+    bool clip = c->act == TX_OP_CLIP;
+    tx_req_act(&r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
     int64_t ntex = vec ? c->nbatch * mt * (N / 4) : (ys->numel + 3) / 4;
     tx_texture tiles[8];
     int n_tiles = 0;
