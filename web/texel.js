@@ -1124,7 +1124,10 @@ export class Session {
 }
 
 // First polls right after the current task (a fence often signals within
-// one), then back off to a few ms so a long read does not spin.
+// one), then about every millisecond, and every 4 ms once a read has waited
+// ~20 polls, so a long read does not spin. A timer is set from a message task
+// (the channel), not from the timer before it: Chromium clamps a chain of
+// nested timers to 4 ms, which made a 10 ms matmul wait ~15 ms for its values.
 // The channel is made on first use and, in Node, unref'd: a listening port
 // would keep Node's event loop alive after an import of this module.
 let channel = null;
@@ -1135,12 +1138,13 @@ function later(fn, n) {
     channel.port1.onmessage = () => queue.shift()?.();
     channel.port1.unref?.();
   }
-  if (n < 4 && channel) {
-    queue.push(fn);
-    channel.port2.postMessage(0);
-  } else {
-    setTimeout(fn, Math.min(1 << Math.max(0, n - 4), 8));
+  const ms = n < 24 ? 1 : 4;
+  if (!channel) {
+    setTimeout(fn, ms);
+    return;
   }
+  queue.push(n < 4 ? fn : () => setTimeout(fn, ms));
+  channel.port2.postMessage(0);
 }
 
 function collectTensors(v, out, depth) {
