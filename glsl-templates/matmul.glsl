@@ -83,7 +83,6 @@ vec4 tx_finish(vec4 acc, int m, int n0) {
   return acc;
 }
 
-#ifdef TX_VEC
 // The element index of A[m][0] (A^T: of A^T[0][m]) in batch offset ao. Rows
 // past M read row 0 (their results are never stored).
 int tx_a_base(int ao, int m) {
@@ -112,6 +111,17 @@ vec4 tx_a4(int a, int k0, bool tail) {
 #endif
 }
 
+// Elements e .. e + 3 of a texture, wherever they start: the two texels
+// that hold them, shifted (the second is not read from when e % 4 == 0).
+vec4 tx_run(highp sampler2D s, int e, int ws) {
+  int i = e >> 2, sh = e & 3;
+  vec4 t0 = tx_texel(s, i, ws);
+  if (sh == 0)
+    return t0;
+  vec4 t1 = tx_texel(s, i + 1, ws);
+  return sh == 1 ? vec4(t0.yzw, t1.x) : (sh == 2 ? vec4(t0.zw, t1.xy) : vec4(t0.w, t1.xyz));
+}
+
 // B block rows k0..k0+3 at columns n0..n0+3, as a mat4 whose column j is
 // B[k0 + j][n0..n0+3]; rows past K are 0 (tail).
 mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
@@ -124,7 +134,7 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
   for (int j = 0; j < 4; j++)
     for (int c = 0; c < 4; c++) v[j][c] = (!tail || k0 + j < p_K) ? tx_b(bo, k0 + j, n0 + c) : 0.0;
   return v;
-#else
+#elif defined(TX_VEC)
   int base = (bo + k0 * p_N + n0) >> 2, n4 = p_N >> 2;
   if (tail) {
     mat4 v;
@@ -133,9 +143,20 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
   }
   return mat4(tx_texel(u_in1, base, p_b_ws), tx_texel(u_in1, base + n4, p_b_ws),
               tx_texel(u_in1, base + 2 * n4, p_b_ws), tx_texel(u_in1, base + 3 * n4, p_b_ws));
+#else
+  // rows of B not texel-aligned (N % 4 != 0, or N may vary): 4 runs
+  int e = bo + k0 * p_N + n0;
+  if (tail) {
+    mat4 v;
+    for (int j = 0; j < 4; j++) v[j] = k0 + j < p_K ? tx_run(u_in1, e + j * p_N, p_b_ws) : vec4(0.0);
+    return v;
+  }
+  return mat4(tx_run(u_in1, e, p_b_ws), tx_run(u_in1, e + p_N, p_b_ws),
+              tx_run(u_in1, e + 2 * p_N, p_b_ws), tx_run(u_in1, e + 3 * p_N, p_b_ws));
 #endif
 }
 
+#ifdef TX_VEC
 // The tile's rows are spelled out, an accumulator (c0..c7) and an A base
 // (a0..a7) each, never an array indexed in a loop: SwiftShader keeps such an
 // array in memory, and the 8-row kernel ran at half the speed (1024^2 in
@@ -193,28 +214,65 @@ void main() {
 #endif
 }
 
-#else  // !TX_VEC: one output texel = 4 consecutive elements
+#else  // !TX_VEC: one output texel = 4 consecutive elements of y
 
 void main() {
   TX_OUTPUT_TEXEL(t)
-  vec4 res;
-  for (int j = 0; j < 4; j++) {
-    ivec3 bmn = tx_split3(t * 4 + j, p_M, p_N);
-    int b = bmn.x, m = bmn.y, n = bmn.z;
-    if (b >= p_bd0 * p_bd1 * p_bd2 * p_bd3) {
-      res[j] = 0.0;
-      continue;
-    }
-    int ao, bo;
-    tx_batch_offsets(b, ao, bo);
-    float s = 0.0;
-    for (int k = 0; k < p_K; k++) s += tx_a(ao, m, k) * tx_b(bo, k, n);
+  ivec3 bmn = tx_split3(t * 4, p_M, p_N);
+  int b = bmn.x, m = bmn.y, n0 = bmn.z;
+  int nbatch = p_bd0 * p_bd1 * p_bd2 * p_bd3;
+  int kfull = p_K & ~3;
+  int ao, bo;
+  tx_batch_offsets(b, ao, bo);
+  vec4 res = vec4(0.0);
+  if (n0 + 3 < p_N && b < nbatch) {
+    // 4 columns of one row: a 1 x 4 tile, B's rows read as unaligned runs
+    int a = tx_a_base(ao, m);
+    for (int k0 = 0; k0 < kfull; k0 += 4) res += tx_b_block(bo, n0, k0, false) * tx_a4(a, k0, false);
+    if (kfull < p_K)
+      res += tx_b_block(bo, n0, kfull, true) * tx_a4(a, kfull, true);
 #if defined(TX_BIAS_ROWS)
-    s += tx_elem(u_in2, m, p_c_ws);
+    res += tx_elem(u_in2, m, p_c_ws);
 #elif defined(TX_BIAS)
-    s += tx_elem(u_in2, n, p_c_ws);
+    res += tx_run(u_in2, n0, p_c_ws);
 #endif
-    res[j] = s;
+  } else if (p_N == 1 && m + 3 < p_M && b < nbatch) {
+    // a matrix-vector product: rows m .. m + 3 of one batch, B's one column a run
+    int a0 = tx_a_base(ao, m), a1 = tx_a_base(ao, m + 1), a2 = tx_a_base(ao, m + 2), a3 = tx_a_base(ao, m + 3);
+    for (int k0 = 0; k0 < p_K; k0 += 4) {
+      bool tail = k0 + 4 > p_K;
+      vec4 bv = tx_run(u_in1, bo + k0, p_b_ws);
+      if (tail)
+        for (int i = 0; i < 4; i++) bv[i] = k0 + i < p_K ? bv[i] : 0.0;
+      res += vec4(dot(tx_a4(a0, k0, tail), bv), dot(tx_a4(a1, k0, tail), bv),
+                  dot(tx_a4(a2, k0, tail), bv), dot(tx_a4(a3, k0, tail), bv));
+    }
+#if defined(TX_BIAS_ROWS)
+    res += tx_run(u_in2, m, p_c_ws);
+#elif defined(TX_BIAS)
+    res += tx_elem(u_in2, 0, p_c_ws);
+#endif
+  } else {
+    // the texel's elements lie in several rows (or batches, or past the end)
+    for (int j = 0; j < 4; j++) {
+      bmn = tx_split3(t * 4 + j, p_M, p_N);
+      if (bmn.x >= nbatch)
+        continue;
+      tx_batch_offsets(bmn.x, ao, bo);
+      int a = tx_a_base(ao, bmn.y), n = bmn.z;
+      float s = 0.0;
+      for (int k0 = 0; k0 < p_K; k0 += 4) {
+        vec4 bv;
+        for (int i = 0; i < 4; i++) bv[i] = k0 + i < p_K ? tx_b(bo, k0 + i, n) : 0.0;
+        s += dot(tx_a4(a, k0, k0 + 4 > p_K), bv);
+      }
+#if defined(TX_BIAS_ROWS)
+      s += tx_elem(u_in2, bmn.y, p_c_ws);
+#elif defined(TX_BIAS)
+      s += tx_elem(u_in2, n, p_c_ws);
+#endif
+      res[j] = s;
+    }
   }
 #ifdef TX_ACT
   res = TX_ACT(res);

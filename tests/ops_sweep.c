@@ -64,6 +64,12 @@ static const shape_case k_matmul[] = {
     {.shapes = "24x4x6,24x6x5", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},
     {.shapes = "9x400,400x33"},
     {.shapes = "1x300,40x300", .attrs = {.matmul = {.transpose_b = true}}},
+    /* N % 4 != 0 on the GPU: unaligned rows of B, matrix-vector columns,
+     * texels across rows and batches */
+    {.shapes = "2x9x16,16x1", .bias = true},
+    {.shapes = "11x13,13x7", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},
+    {.shapes = "8x6,8x10", .attrs = {.matmul = {.transpose_a = true}}},
+    {.shapes = "3x5x12,3x12x1"},
 };
 
 #define CONV(...) .attrs = {.conv = {__VA_ARGS__}}

@@ -229,25 +229,28 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
  * y[n] = w[M, C] x[n][C, H*W], its bias one value per row: the matmul kernel
  * reads x and writes y in NCHW as they are, without the pack and unpack
  * passes (Chromium, SwiftShader: 64 -> 128 channels at 56x56 30 -> 16 ms per
- * call, 32 -> 64 at 112x112 37 -> 20 ms). */
+ * call, 32 -> 64 at 112x112 37 -> 20 ms). Only where H*W % 4 == 0 and H, W
+ * cannot change between runs: the matmul's 4-column tiles need whole texels
+ * per row (otherwise the pack/unpack passes win: PP-OCRv4 rec, whose width
+ * varies, ran 0.35 s on llvmpipe that way and 0.6-1.8 s as matmuls). */
 tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c); /* gpu/matmul.c */
 
 static bool conv_is_matmul(const tx_conv_call *cc) {
+    unsigned spatial = ~3u; /* x's dims past N and C */
     return !cc->transpose && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 && cc->sh == 1 &&
-           cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h && cc->wo == cc->w;
+           cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h && cc->wo == cc->w &&
+           cc->h * cc->w % 4 == 0 && !(cc->x->vary & spatial) && !(cc->y->vary & spatial);
 }
 
 static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
-    /* views: w as [M, C], x as [n, C, H*W], y as [n, M, H*W]; a size that may
-     * change between runs (vary) keeps its bit on the dim it lands in */
-    unsigned xv = cc->x->vary, yv = cc->y->vary;
-    unsigned spatial = ~3u;
+    /* views: w as [M, C], x as [n, C, H*W], y as [n, M, H*W]; n or C may
+     * change between runs (vary), H and W do not (conv_is_matmul) */
     tx_slot a = *cc->wt, b = *cc->x, y = *cc->y;
     a.rank = 2;
     a.vary = 0;
     b.rank = y.rank = 3;
-    b.vary = (uint8_t)((xv & 1u) | (xv & 2u) | ((xv & spatial) ? 4u : 0u));
-    y.vary = (uint8_t)((yv & 1u) | ((yv & spatial) ? 4u : 0u));
+    b.vary = (uint8_t)(cc->x->vary & 3u);
+    y.vary = (uint8_t)(cc->y->vary & 3u);
     tx_matmul_call mc = {.M = cc->m, .N = cc->h * cc->w, .K = cc->c, .nbatch = cc->n,
                          .bd = {1, 1, 1, cc->n}, .sb = {0, 0, 0, 1}, .act = cc->act,
                          .lo = cc->lo, .hi = cc->hi, .a = &a, .b = &b, .bias = cc->bias,
