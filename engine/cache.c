@@ -511,6 +511,33 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     return TX_STATUS_OK;
 }
 
+bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *r) {
+    tx_cache *c = ctx->cache;
+    if (ctx->k <= 0 || r->generic_only || ctx->lost || !c)
+        return true;
+    if (ctx->compile_only) /* the load-time walk warms the first calls' programs */
+        return false;
+    size_t len = make_key(c, r, true);
+    uint64_t h = tx_fnv1a(c->keybuf, len);
+    int si = table_find(&c->sigs, h, c->keybuf, len);
+    if (si < 0) {
+        if (c->sigs.n >= c->max_sigs) {
+            shrink_sigs(ctx);
+            len = make_key(c, r, true);
+        }
+        si = table_add(&c->sigs, h, c->keybuf, len);
+    }
+    entry *sig = &c->sigs.e[si];
+    sig->last_use = ++c->tick;
+    if (sig->state == SPEC_PENDING && tx_gl_program_done(&ctx->gl, sig->spec.prog))
+        settle_pending(ctx, op, sig, r);
+    if (sig->state == SPEC_NONE && ++sig->count >= ctx->k) {
+        issue_specialized(ctx, op, si, r, false);
+        sig = &c->sigs.e[si];
+    }
+    return sig->state == SPEC_READY;
+}
+
 tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     if (ctx->lost || !ctx->cache)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);

@@ -174,6 +174,7 @@ struct tx_ctx {
     uint64_t warm_requests; /* tx_cache_warm calls: programs a compile-only walk asked for */
     double probe_gflops;    /* auto's software-rasterizer probe (0: not made) */
     bool tune_kernels;      /* env TEXEL_TUNE=1: kernel variants timed on first use */
+    bool tune_measuring;    /* tx_tune_run is timing the variants: each runs as asked */
     signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
     signed char conv_tp[TX_TUNE_CLASSES];   /* per size class: positions per conv fragment */
     /* Test hooks (tests/ only): simulate driver failures. */
@@ -349,6 +350,13 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req);
  * the driver compiles in the background; the first tx_cache_bind that needs
  * the program reads its link status. */
 tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *req);
+/* For a kernel whose first calls run a cheaper variant than its steady one
+ * (matmul: one 1 x 4 program before the 8-row tile and its interleave pass):
+ * counts a call of req's signature as tx_cache_bind would, issues its
+ * specialized compile once due (at once: no draw of req follows), and tells
+ * whether req should serve this call: its specialized program is ready, it
+ * failed for good (false), or the context never / always specializes (true). */
+bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *req);
 /* Programs still compiling in the background: warmed generic ones and
  * pending specialized ones (0 without KHR_parallel_shader_compile). */
 int tx_cache_compiling(tx_ctx *ctx);

@@ -430,10 +430,13 @@ int main(int argc, char **argv) {
          * two threads so the threaded paths run too */
         {"cpu", {.device = TX_DEVICE_CPU, .cpu_threads = 2}, 2, 0},
         /* each matmul row tiling on every case (the default picks one by M and
-         * device; TEXEL_TUNE may pick any) */
+         * device; TEXEL_TUNE may pick any), generic and specialized (adaptive
+         * runs a shape's first calls with 1-row tiles) */
         {"matmul-tm1", {.specialize_after = 2}, 4, 1},
-        {"matmul-tm4", {.specialize_after = 2}, 4, 4},
-        {"matmul-tm8", {.specialize_after = 2}, 4, 8},
+        {"matmul-tm4", {.specialize_after = TX_SPECIALIZE_NEVER}, 1, 4},
+        {"matmul-tm4-specialized", {.specialize_after = TX_SPECIALIZE_ALWAYS}, 1, 4},
+        {"matmul-tm8", {.specialize_after = TX_SPECIALIZE_NEVER}, 1, 8},
+        {"matmul-tm8-specialized", {.specialize_after = TX_SPECIALIZE_ALWAYS}, 1, 8},
     };
     for (size_t m = 0; m < TX_COUNTOF(modes); m++) {
         tx_host *h;
@@ -507,7 +510,7 @@ int main(int argc, char **argv) {
                       (unsigned long long)st.cpu_ops);
                 CHECK(st.live_host_bytes == 0, "%llu bytes of host tensors leaked",
                       (unsigned long long)st.live_host_bytes);
-            } else if (m == 0) {
+            } else if (modes[m].desc.specialize_after == TX_SPECIALIZE_NEVER) {
                 CHECK(st.specialized_compiles == 0, "generic mode specialized %llu programs",
                       (unsigned long long)st.specialized_compiles);
             } else {

@@ -37,69 +37,86 @@ static void matmul_vary(const tx_matmul_call *c, bool *m, bool *n, bool *k) {
     *n = rb == 1 ? false : (tb ? b_prev : b_last);
 }
 
-/* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
- * target per row phase, then the interleaving pass). */
-static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
-    const char *name = "matmul";
+/* The compute pass's request for tm-row tiles written to textures of width
+ * 2^out_ws (tm 1: the output itself). */
+static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req *r) {
     const tx_slot *as = c->a, *bs = c->b, *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N, K = c->K;
     bool ta = c->ta, tb = c->tb;
-    tx_status st = TX_STATUS_OK;
     bool vary_m, vary_n, vary_k;
     matmul_vary(c, &vary_m, &vary_n, &vary_k);
     bool vec = N % 4 == 0 && !vary_n;
     int64_t mt = (M + tm - 1) / tm;
-    tx_program_req r;
-    tx_req_init(&r, TX_FAMILY_MATMUL, "matmul", cs ? 3 : 2, tm);
-    tx_req_define_int(&r, "TX_PASS", 0);
-    tx_req_define_int(&r, "TX_TM", tm);
+    tx_req_init(r, TX_FAMILY_MATMUL, "matmul", cs ? 3 : 2, tm);
+    tx_req_define_int(r, "TX_PASS", 0);
+    tx_req_define_int(r, "TX_TM", tm);
     if (vec)
-        tx_req_define(&r, "TX_VEC", "1");
+        tx_req_define(r, "TX_VEC", "1");
     if (ta)
-        tx_req_define(&r, "TX_TA", "1");
+        tx_req_define(r, "TX_TA", "1");
     if (tb)
-        tx_req_define(&r, "TX_TB", "1");
+        tx_req_define(r, "TX_TB", "1");
     if (!ta && K % 4 == 0 && !vary_k)
-        tx_req_define(&r, "TX_A_VEC", "1");
+        tx_req_define(r, "TX_A_VEC", "1");
     if (ta && M % 4 == 0 && tm == 4 && !vary_m)
-        tx_req_define(&r, "TX_A_TVEC", "1");
+        tx_req_define(r, "TX_A_TVEC", "1");
     if (tb && K % 4 == 0 && !vary_k)
-        tx_req_define(&r, "TX_B_TVEC", "1");
+        tx_req_define(r, "TX_B_TVEC", "1");
     if (cs)
-        tx_req_define(&r, "TX_BIAS", "1");
+        tx_req_define(r, "TX_BIAS", "1");
     if (cs && c->bias_rows)
-        tx_req_define(&r, "TX_BIAS_ROWS", "1");
+        tx_req_define(r, "TX_BIAS_ROWS", "1");
     bool clip = c->act == TX_OP_CLIP;
-    tx_req_act(&r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
+    tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
     int64_t ntex = vec ? c->nbatch * mt * (N / 4) : (ys->numel + 3) / 4;
+    tx_req_int(r, "p_M", (int)M);
+    tx_req_int(r, "p_N", (int)N);
+    tx_req_int(r, "p_K", (int)K);
+    tx_req_int(r, "p_MT", (int)mt);
+    tx_req_int(r, "p_ntex", (int)ntex);
+    tx_req_int(r, "p_out_ws", out_ws);
+    tx_req_int(r, "p_a_ws", as->st->tex.wshift);
+    tx_req_int(r, "p_b_ws", bs->st->tex.wshift);
+    tx_req_int(r, "p_c_ws", cs ? cs->st->tex.wshift : 0);
+    for (int i = 0; i < 4; i++) {
+        tx_req_int(r, k_bd[i], (int)c->bd[i]);
+        tx_req_int(r, k_ab[i], (int)c->sa[i]);
+        tx_req_int(r, k_bb[i], (int)c->sb[i]);
+    }
+}
+
+/* Texels of each tile texture (tm > 1: vec, every row tile's N / 4). */
+static int64_t tile_texels(const tx_matmul_call *c, int tm) {
+    return c->nbatch * ((c->M + tm - 1) / tm) * (c->N / 4);
+}
+
+/* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
+ * target per row phase, then the interleaving pass). first: the 1 x 4 tiles
+ * of a shape's first calls, whose signature never specializes (the steady
+ * variant's does). */
+static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first) {
+    const char *name = "matmul";
+    const tx_slot *cs = c->bias, *ys = c->y;
+    int64_t M = c->M, N = c->N;
+    int64_t mt = (M + tm - 1) / tm;
+    tx_status st = TX_STATUS_OK;
     tx_texture tiles[8];
     int n_tiles = 0;
     if (tm > 1) {
         for (; n_tiles < tm; n_tiles++) {
-            st = tx_pool_acquire(ctx, name, ntex, &tiles[n_tiles]);
+            st = tx_pool_acquire(ctx, name, tile_texels(c, tm), &tiles[n_tiles]);
             if (st)
                 break;
         }
     }
-    const tx_texture *out_tex[8];
     if (!st) {
-        tx_req_int(&r, "p_M", (int)M);
-        tx_req_int(&r, "p_N", (int)N);
-        tx_req_int(&r, "p_K", (int)K);
-        tx_req_int(&r, "p_MT", (int)mt);
-        tx_req_int(&r, "p_ntex", (int)ntex);
-        tx_req_int(&r, "p_out_ws", tm > 1 ? tiles[0].wshift : ys->st->tex.wshift);
-        tx_req_int(&r, "p_a_ws", as->st->tex.wshift);
-        tx_req_int(&r, "p_b_ws", bs->st->tex.wshift);
-        tx_req_int(&r, "p_c_ws", cs ? cs->st->tex.wshift : 0);
-        for (int i = 0; i < 4; i++) {
-            tx_req_int(&r, k_bd[i], (int)c->bd[i]);
-            tx_req_int(&r, k_ab[i], (int)c->sa[i]);
-            tx_req_int(&r, k_bb[i], (int)c->sb[i]);
-        }
+        tx_program_req r;
+        main_req(c, tm, tm > 1 ? tiles[0].wshift : ys->st->tex.wshift, &r);
+        r.generic_only = first;
+        const tx_texture *out_tex[8];
         for (int i = 0; i < tm; i++)
             out_tex[i] = tm > 1 ? &tiles[i] : &ys->st->tex;
-        const tx_texture *ins[3] = {&as->st->tex, &bs->st->tex, cs ? &cs->st->tex : NULL};
+        const tx_texture *ins[3] = {&c->a->st->tex, &c->b->st->tex, cs ? &cs->st->tex : NULL};
         st = tx_gpu_run(ctx, name, &r, ins, cs ? 3 : 2, out_tex, tm);
     }
     if (!st && tm > 1) {
@@ -126,8 +143,29 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm) {
     return st;
 }
 
+/* At most this many multiply-adds, a shape's first calls (until its
+ * specialized program is ready) run 1 x 4 tiles: one small program, no
+ * interleaving pass, where the row tiles cost two programs to compile and,
+ * on drivers that translate at the first draw, to translate. Chromium on
+ * SwiftShader, first call: matmul 128 53 vs 128 ms, 256 73 vs 126 ms (TF.js
+ * webgl 79-98); 512 gains nothing (228 vs 217 ms), its 1 x 4 run being slow. */
+#define TX_MATMUL_FIRST_SMALL_MACS (1 << 24)
+
 static tx_status run_variant(tx_ctx *ctx, const void *call, int tm) {
-    return run_tm(ctx, call, tm);
+    const tx_matmul_call *c = call;
+    double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
+    int size_class, w, h;
+    if (tm > 1 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS &&
+        tx_tex_dims(ctx, tile_texels(c, tm), &size_class, &w, &h)) {
+        tx_program_req r;
+        int ws = 0;
+        while ((1 << ws) < w)
+            ws++;
+        main_req(c, tm, ws, &r);
+        if (!tx_cache_steady(ctx, "matmul", &r))
+            return run_tm(ctx, c, 1, true);
+    }
+    return run_tm(ctx, c, tm, false);
 }
 
 tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
@@ -141,7 +179,7 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     if (tm == 4 && can8)
         tm = 8;
     if (tm == 1)
-        return run_tm(ctx, c, tm);
+        return run_tm(ctx, c, tm, false);
     /* per device: the 8-target tile that wins on llvmpipe may lose elsewhere */
     static const int cand[3] = {1, 4, 8};
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;

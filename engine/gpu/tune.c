@@ -107,22 +107,25 @@ tx_status tx_tune_run(tx_ctx *ctx, const char *kernel, double work, const int *c
         return run(ctx, call, dflt);
     double best_ms = 0;
     int best = dflt;
-    for (int i = 0; i < n; i++) {
-        tx_status st = run(ctx, call, cand[i]);
+    tx_status st = TX_STATUS_OK;
+    ctx->tune_measuring = true;
+    for (int i = 0; i < n && !st; i++) {
+        st = run(ctx, call, cand[i]);
         if (st)
-            return st;
+            break;
         tx_gl_finish();
         double t0 = tx_now_ms();
         st = run(ctx, call, cand[i]);
-        if (st)
-            return st;
         tx_gl_finish();
         double ms = tx_now_ms() - t0;
-        if (i == 0 || ms < best_ms) {
+        if (!st && (i == 0 || ms < best_ms)) {
             best_ms = ms;
             best = cand[i];
         }
     }
+    ctx->tune_measuring = false;
+    if (st)
+        return st;
     *known = (signed char)best;
     tx_tune_store(ctx, kernel, cls, best, best_ms);
     return run(ctx, call, best);
