@@ -4,7 +4,8 @@
 // (WebGL2 and its CPU device: wasm SIMD, one thread like TF.js wasm on a page
 // that is not cross-origin isolated) — all in this one page, so ratios come
 // from the same browser run. Per case: texel WebGL, TF.js webgl, then texel
-// cpu and TF.js wasm sample by sample in turn (timeTogether).
+// cpu and TF.js wasm sample by sample in turn (timeTogether). Each engine
+// keeps one context for the page (texelContexts; TF.js its backend).
 /* global tf */
 const log = (s) => { document.getElementById('log').textContent += '\n' + s; };
 const params = new URLSearchParams(location.search);
@@ -184,18 +185,34 @@ function tfEngine(c, backend) {
   };
 }
 
+// One texel context per device for the whole page, as an app keeps one and
+// as TF.js keeps its backend's: a case's first call then meets a context that
+// has drawn before (TF.js's first case and texel's alike pay a fresh one's
+// first draws). A case's stats are the counters it added.
+const texelContexts = {};
+function statsDelta(after, before) {
+  const d = {};
+  for (const [k, v] of Object.entries(after)) {
+    if (typeof v === 'number') d[k] = /live|pooled|peak|pending|generation/i.test(k) ? v : +(v - (before[k] || 0)).toFixed(3);
+    else if (v && typeof v === 'object') d[k] = statsDelta(v, before[k] || {});
+    else d[k] = v;
+  }
+  return d;
+}
 function texelEngine(c, texel, device = 'gpu') {
   let tx = null;
+  let before = null;
   return {
     prep: async () => {
       if (!texel || !texel.cases[c.name]) return { status: 'not available in this build' };
-      if (MATMUL_TM) {
+      if (MATMUL_TM && !texelContexts[device]) {
         const probe = await texel.create({ device });
         const key = `texel-kernels:${probe.caps.renderer}`;
         probe.dispose();
         localStorage.setItem(key, JSON.stringify({ 'matmul-tm': Array(32).fill(MATMUL_TM) }));
       }
-      tx = await texel.create({ device });
+      tx = texelContexts[device] ||= await texel.create({ device });
+      before = tx.stats();
       return prepare(
         () => c.inputs.map((shape, i) => tx.tensor(fill(numel(shape), i + 1), shape)),
         (t) => texel.cases[c.name](tx, t),
@@ -204,8 +221,8 @@ function texelEngine(c, texel, device = 'gpu') {
     },
     done: () => {
       if (!tx) return {};
-      const stats = tx.stats();
-      tx.dispose();
+      const stats = statsDelta(tx.stats(), before);
+      tx.trim();
       tx = null;
       return { stats };
     },
