@@ -31,6 +31,15 @@
 //   per kernel row it fetches TX_TP + kw texels instead of TX_TP * kw.
 // TX_PASS 3 unpacks the tiles into the row-major NCHW output; TX_ALIGNED
 //   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
+// TX_PASS 4 (TX_DROW) is a depthwise conv straight from the NCHW input to the
+//   NCHW output, no pack or unpack pass (W % 4 == 0, Wo % 4 == 0, kw <= 4,
+//   stride 1 or 2 along x, no dilation): a fragment owns one output texel,
+//   positions x0..x0+3 of one row of one channel; kw, the x stride and
+//   (-pl) mod 4 are structural (TX_KW, TX_SW, TX_OFF). Per kernel row it fetches
+//   the TX_WT input texels that hold the row's window and one texel of the
+//   row's taps, packed by TX_PASS 1 with TX_DROW (texel c * kh + ky holds
+//   w[c][0][ky][0..3]): 12 fetches per output texel for 3x3 at stride 1 or 2,
+//   where the pack / compute / unpack passes spend ~15 and ~31.
 
 #define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
 
@@ -83,7 +92,11 @@ float tx_w(int g, int co, int ci, int ky, int kx) {
 void main() {
   TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
-#ifdef TX_DW
+#if defined(TX_DROW)
+  int ky = t % p_kh, c = t / p_kh;
+  for (int kx = 0; kx < 4; kx++)
+    if (kx < p_kw) v[kx] = tx_w(c, 0, 0, ky, kx);
+#elif defined(TX_DW)
   int kx = t % p_kw;
   int r = t / p_kw;
   int ky = r % p_kh;
@@ -242,6 +255,72 @@ void main() {
   o6 = o[2];
   o7 = o[3];
 #endif
+}
+
+#elif TX_PASS == 4
+
+// Lane i (0 .. 4 * TX_WT - 1) of the window texels w0 .. w3.
+float tx_win(vec4 w0, vec4 w1, vec4 w2, vec4 w3, int i) {
+  vec4 v = i < 8 ? (i < 4 ? w0 : w1) : (i < 12 ? w2 : w3);
+  return tx_lane(v, i & 3);
+}
+
+// Texel q of the input row starting at texel `row` (wq texels): 0 outside.
+vec4 tx_row_texel(int row, int q, int wq) {
+  return q < 0 || q >= wq ? vec4(0.0) : tx_texel(u_in0, row + q, p_in_ws);
+}
+
+// Tap KX of the kernel row: its weight W times the 4 positions' inputs,
+// lanes TX_OFF + KX + j * TX_SW of the window (TX_OFF: (-pl) mod 4).
+#define TX_TAP(KX, W) acc += (W) * vec4(tx_win(w0, w1, w2, w3, TX_OFF + (KX)), tx_win(w0, w1, w2, w3, TX_OFF + (KX) + TX_SW), tx_win(w0, w1, w2, w3, TX_OFF + (KX) + 2 * TX_SW), tx_win(w0, w1, w2, w3, TX_OFF + (KX) + 3 * TX_SW));
+
+void main() {
+  TX_OUTPUT_TEXEL(t)
+  int xq = p_Wo >> 2, wq = p_W >> 2;
+  int xt = t % xq;
+  int r = t / xq;
+  int y = r % p_Ho;
+  int nc = r / p_Ho; // n * C + c
+  int c = nc % p_M;
+  int q0 = (xt * 4 * TX_SW - p_pl) >> 2; // the window's first texel (floor)
+  vec4 acc = vec4(0.0);
+  for (int ky = 0; ky < p_kh; ky++) {
+    int iy = y * p_sh - p_pt + ky;
+    if (iy < 0 || iy >= p_H)
+      continue;
+    int row = (nc * p_H + iy) * wq;
+    vec4 w0 = tx_row_texel(row, q0, wq), w1 = vec4(0.0), w2 = vec4(0.0), w3 = vec4(0.0);
+#if TX_WT >= 2
+    w1 = tx_row_texel(row, q0 + 1, wq);
+#endif
+#if TX_WT >= 3
+    w2 = tx_row_texel(row, q0 + 2, wq);
+#endif
+#if TX_WT >= 4
+    w3 = tx_row_texel(row, q0 + 3, wq);
+#endif
+    vec4 taps = tx_texel(u_in1, c * p_kh + ky, p_w_ws);
+    // taps unrolled: every lane index is a constant, so the selects in
+    // tx_win fold away (a loop's index would keep them, and they cost more
+    // than the fetches saved)
+    TX_TAP(0, taps.x)
+#if TX_KW >= 2
+    TX_TAP(1, taps.y)
+#endif
+#if TX_KW >= 3
+    TX_TAP(2, taps.z)
+#endif
+#if TX_KW >= 4
+    TX_TAP(3, taps.w)
+#endif
+  }
+#ifdef TX_BIAS
+  acc += tx_elem(u_in2, c, p_b_ws);
+#endif
+#ifdef TX_ACT
+  acc = TX_ACT(acc);
+#endif
+  o0 = acc;
 }
 
 #else  // TX_PASS == 3

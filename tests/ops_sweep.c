@@ -99,6 +99,16 @@ static const shape_case k_conv[] = {
     {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .bias = true, .label = "depthwise/hard_swish"},
     {.shapes = "2x8x5x9,20x8x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/odd-blocks"},
     {.shapes = "1x8x9x9,12x8x1x1", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "1x1/s2/pad1"},
+    /* depthwise convs the GPU runs in one pass (W, Wo % 4 == 0, kw <= 4,
+     * x stride 1 or 2): every window offset (pl mod 4), rows cut by pads,
+     * stride 2 both ways and along x only, 1- to 4-wide taps, batches */
+    {.shapes = "2x5x7x16,5x1x3x3", CONV(.group = 5, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU6), .bias = true, .label = "depthwise/direct/k3"},
+    {.shapes = "1x6x9x16,6x1x3x3", CONV(.group = 6, .strides = {2, 2}, .pads = {1, 1, 1, 1}), .bias = true, .label = "depthwise/direct/s2"},
+    {.shapes = "1x4x8x16,4x1x3x3", CONV(.group = 4, .strides = {2, 2}, .pads = {0, 0, 1, 1}, .activation = TX_OP_CLIP, .lo = -0.5f, .hi = 0.5f), .label = "depthwise/direct/s2/asympad"},
+    {.shapes = "1x3x6x16,3x1x2x4", CONV(.group = 3, .strides = {1, 2}, .pads = {1, 2, 0, 1}), .bias = true, .label = "depthwise/direct/k2x4/pl2"},
+    {.shapes = "1x3x5x8,3x1x1x1", CONV(.group = 3, .pads = {0, 0, 0, 0}), .label = "depthwise/direct/k1"},
+    {.shapes = "1x2x6x8,2x1x3x3", CONV(.group = 2, .pads = {3, 3, 3, 3}), .label = "depthwise/direct/pl3"},
+    {.shapes = "1x3x7x4,3x1x5x3", CONV(.group = 3, .strides = {2, 1}, .pads = {2, 1, 2, 1}, .activation = TX_OP_SIGMOID), .bias = true, .label = "depthwise/direct/k5x3/sh2"},
     /* 1x1 convs the GPU runs as a matmul per image: rows of 4 positions
      * (H*W % 4 == 0) in 8-row tiles, a K tail, clip bounds, batches */
     {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_RELU6), .bias = true, .label = "1x1/matmul/relu6"},

@@ -258,12 +258,81 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
     return tx_gpu_matmul(ctx, &mc);
 }
 
+/* A depthwise conv over rows of whole texels (W % 4 == 0, Wo % 4 == 0), at
+ * most 4 taps wide, stride 1 or 2 along x, no dilation, H and W fixed: one
+ * draw from NCHW to NCHW (conv.glsl TX_PASS 4) with the taps packed per
+ * kernel row (TX_PASS 1, TX_DROW), kept with the weights like the other
+ * packing. The pack and unpack passes cost it more than its compute. */
+static bool dw_direct(const tx_conv_call *cc) {
+    unsigned spatial = ~3u;
+    return !cc->transpose && cc->cg == 1 && cc->mg == 1 && cc->dh == 1 && cc->dw == 1 &&
+           (cc->sw == 1 || cc->sw == 2) && cc->kw <= 4 && cc->w % 4 == 0 && cc->wo % 4 == 0 &&
+           !(cc->x->vary & spatial) && !(cc->y->vary & spatial);
+}
+
+static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
+    const char *op = "conv";
+    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *ys = cc->y;
+    int64_t w_tex = cc->m * cc->kh;
+    const int64_t k[] = {0xD0, cc->m, cc->kh, cc->kw, w_tex};
+    uint64_t wkey = tx_fnv1a((const char *)k, sizeof k);
+    tx_storage *wst = ws->st;
+    bool packed = wst->packed.gl && wst->packed_key == wkey && wst->packed_version == wst->version;
+    tx_status st = TX_STATUS_OK;
+    if (!packed && wst->packed.gl)
+        tx_pool_release(ctx, &wst->packed);
+    if (!packed)
+        st = tx_pool_acquire(ctx, op, w_tex, &wst->packed);
+    if (st)
+        return st;
+    tx_program_req r;
+    if (!packed) {
+        tx_req_init(&r, TX_FAMILY_CONV, "conv", 1, 1);
+        r.generic_only = true; /* a gather over a few KB, as the other packing */
+        tx_req_define_int(&r, "TX_PASS", 1);
+        tx_req_define(&r, "TX_DW", "1");
+        tx_req_define(&r, "TX_DROW", "1");
+        TX_REQ_INTS(&r, {"p_ntex", (int)w_tex}, {"p_out_ws", wst->packed.wshift},
+                    {"p_in_ws", ws->st->tex.wshift}, {"p_kh", cc->kh}, {"p_kw", cc->kw},
+                    {"p_Mg", 1}, {"p_Cg", 1});
+        st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
+                        (const tx_texture *[]){&wst->packed}, 1);
+        wst->packed_key = st || ctx->compile_only ? 0 : wkey;
+        wst->packed_version = wst->version;
+        if (st)
+            return st;
+    }
+    /* the window: columns x0 * sw - pl .. + 3 * sw + kw - 1, from lane
+     * (-pl) mod 4 of its first texel */
+    int off = ((-cc->pl) % 4 + 4) % 4;
+    int wt = (off + 3 * cc->sw + cc->kw + 3) / 4;
+    tx_req_init(&r, TX_FAMILY_CONV, "conv", bs ? 3 : 2, 1);
+    tx_req_define_int(&r, "TX_PASS", 4);
+    tx_req_define_int(&r, "TX_WT", wt);
+    tx_req_define_int(&r, "TX_OFF", off);
+    tx_req_define_int(&r, "TX_SW", cc->sw);
+    tx_req_define_int(&r, "TX_KW", cc->kw);
+    if (bs)
+        tx_req_define(&r, "TX_BIAS", "1");
+    tx_req_act(&r, cc->act, cc->lo, cc->hi);
+    TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
+                {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", wst->packed.wshift},
+                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_Wo", (int)cc->wo},
+                {"p_W", (int)cc->w}, {"p_Ho", (int)cc->ho}, {"p_H", (int)cc->h},
+                {"p_M", (int)cc->m}, {"p_kh", cc->kh}, {"p_sh", cc->sh}, {"p_pt", cc->pt},
+                {"p_pl", cc->pl});
+    const tx_texture *ins[3] = {&xs->st->tex, &wst->packed, bs ? &bs->st->tex : NULL};
+    return tx_gpu_run(ctx, op, &r, ins, bs ? 3 : 2, (const tx_texture *[]){&ys->st->tex}, 1);
+}
+
 /* Positions per fragment (4 or 8) chosen per device where both apply: dense
  * convs with 4 channels per fragment on 8 render targets (env TEXEL_TUNE,
  * tune.c). */
 tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
     if (conv_is_matmul(cc))
         return run_as_matmul(ctx, cc);
+    if (dw_direct(cc))
+        return run_dw_direct(ctx, cc);
     conv_plan p;
     plan_make(cc, ctx->caps.max_draw_buffers, 0, &p);
     if (p.depthwise || p.tc != 4 || ctx->caps.max_draw_buffers < 8)
