@@ -32,13 +32,13 @@
 // TX_PASS 3 unpacks the tiles into the row-major NCHW output; TX_ALIGNED
 //   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
 // TX_PASS 4 (TX_DROW) is a depthwise conv straight from the NCHW input to the
-//   NCHW output, no pack or unpack pass (W % 4 == 0, Wo % 4 == 0, kw <= 4,
+//   NCHW output, no pack or unpack pass (W % 4 == 0, Wo % 4 == 0, kw <= 7,
 //   stride 1 or 2 along x, no dilation): a fragment owns one output texel,
 //   positions x0..x0+3 of one row of one channel; kw, the x stride and
 //   (-pl) mod 4 are structural (TX_KW, TX_SW, TX_OFF). Per kernel row it fetches
-//   the TX_WT input texels that hold the row's window and one texel of the
-//   row's taps, packed by TX_PASS 1 with TX_DROW (texel c * kh + ky holds
-//   w[c][0][ky][0..3]): 12 fetches per output texel for 3x3 at stride 1 or 2,
+//   the TX_WT input texels that hold the row's window and the row's taps,
+//   packed by TX_PASS 1 with TX_DROW (texels (c * kh + ky) * kt + part hold
+//   w[c][0][ky][4 part ..], kt = ceil(kw / 4)): 12 fetches per output texel for 3x3 at stride 1 or 2,
 //   where the pack / compute / unpack passes spend ~15 and ~31.
 
 #define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
@@ -93,9 +93,11 @@ void main() {
   TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
 #if defined(TX_DROW)
-  int ky = t % p_kh, c = t / p_kh;
-  for (int kx = 0; kx < 4; kx++)
-    if (kx < p_kw) v[kx] = tx_w(c, 0, 0, ky, kx);
+  int kt = (p_kw + 3) >> 2; // texels per kernel row
+  int part = t % kt, r = t / kt;
+  int ky = r % p_kh, c = r / p_kh;
+  for (int i = 0; i < 4; i++)
+    if (part * 4 + i < p_kw) v[i] = tx_w(c, 0, 0, ky, part * 4 + i);
 #elif defined(TX_DW)
   int kx = t % p_kw;
   int r = t / p_kw;
@@ -299,7 +301,11 @@ void main() {
 #if TX_WT >= 4
     w3 = tx_row_texel(row, q0 + 3, wq);
 #endif
-    vec4 taps = tx_texel(u_in1, c * p_kh + ky, p_w_ws);
+    int tt = (c * p_kh + ky) * ((TX_KW + 3) >> 2);
+    vec4 taps = tx_texel(u_in1, tt, p_w_ws);
+#if TX_KW > 4
+    vec4 taps2 = tx_texel(u_in1, tt + 1, p_w_ws);
+#endif
     // taps unrolled: every lane index is a constant, so the selects in
     // tx_win fold away (a loop's index would keep them, and they cost more
     // than the fetches saved)
@@ -312,6 +318,15 @@ void main() {
 #endif
 #if TX_KW >= 4
     TX_TAP(3, taps.w)
+#endif
+#if TX_KW >= 5
+    TX_TAP(4, taps2.x)
+#endif
+#if TX_KW >= 6
+    TX_TAP(5, taps2.y)
+#endif
+#if TX_KW >= 7
+    TX_TAP(6, taps2.z)
 #endif
   }
 #ifdef TX_BIAS

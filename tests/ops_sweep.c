@@ -109,6 +109,8 @@ static const shape_case k_conv[] = {
     {.shapes = "1x3x5x8,3x1x1x1", CONV(.group = 3, .pads = {0, 0, 0, 0}), .label = "depthwise/direct/k1"},
     {.shapes = "1x2x6x8,2x1x3x3", CONV(.group = 2, .pads = {3, 3, 3, 3}), .label = "depthwise/direct/pl3"},
     {.shapes = "1x3x7x4,3x1x5x3", CONV(.group = 3, .strides = {2, 1}, .pads = {2, 1, 2, 1}, .activation = TX_OP_SIGMOID), .bias = true, .label = "depthwise/direct/k5x3/sh2"},
+    {.shapes = "1x4x9x16,4x1x5x5", CONV(.group = 4, .pads = {2, 2, 2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "depthwise/direct/k5"},
+    {.shapes = "2x3x8x16,3x1x3x7", CONV(.group = 3, .strides = {2, 2}, .pads = {1, 3, 1, 2}), .label = "depthwise/direct/k7/s2"},
     /* 1x1 convs the GPU runs as a matmul per image: rows of 4 positions
      * (H*W % 4 == 0) in 8-row tiles, a K tail, clip bounds, batches */
     {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_RELU6), .bias = true, .label = "1x1/matmul/relu6"},

@@ -259,21 +259,22 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
 }
 
 /* A depthwise conv over rows of whole texels (W % 4 == 0, Wo % 4 == 0), at
- * most 4 taps wide, stride 1 or 2 along x, no dilation, H and W fixed: one
+ * most 7 taps wide (a window of 4 texels), stride 1 or 2 along x, no
+ * dilation, H and W fixed: one
  * draw from NCHW to NCHW (conv.glsl TX_PASS 4) with the taps packed per
  * kernel row (TX_PASS 1, TX_DROW), kept with the weights like the other
  * packing. The pack and unpack passes cost it more than its compute. */
 static bool dw_direct(const tx_conv_call *cc) {
     unsigned spatial = ~3u;
     return !cc->transpose && cc->cg == 1 && cc->mg == 1 && cc->dh == 1 && cc->dw == 1 &&
-           (cc->sw == 1 || cc->sw == 2) && cc->kw <= 4 && cc->w % 4 == 0 && cc->wo % 4 == 0 &&
+           (cc->sw == 1 || cc->sw == 2) && cc->kw <= 7 && cc->w % 4 == 0 && cc->wo % 4 == 0 &&
            !(cc->x->vary & spatial) && !(cc->y->vary & spatial);
 }
 
 static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     const char *op = "conv";
     const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *ys = cc->y;
-    int64_t w_tex = cc->m * cc->kh;
+    int64_t w_tex = cc->m * cc->kh * ((cc->kw + 3) / 4);
     const int64_t k[] = {0xD0, cc->m, cc->kh, cc->kw, w_tex};
     uint64_t wkey = tx_fnv1a((const char *)k, sizeof k);
     tx_storage *wst = ws->st;
