@@ -184,6 +184,9 @@ void main() {
   for (int k0 = 0; k0 < kfull; k0 += 4) {
     mat4 bm = tx_b_block(bo, n0, k0, false);
 #if defined(TX_A_TVEC)
+#if TX_TM != 4
+#error TX_A_TVEC fills a 4-row tile
+#endif
     // A^T rows k0..k0+3 hold 4 consecutive m: one texel per k, transposed.
     int at = (ao + k0 * p_M + m0) >> 2, mq = p_M >> 2;
     mat4 a = transpose(mat4(tx_texel(u_in0, at, p_a_ws), tx_texel(u_in0, at + mq, p_a_ws),

@@ -191,6 +191,79 @@ int main(int argc, char **argv) {
         CHECK(s3.live_texture_bytes > s4.live_texture_bytes, "no texture held");
         tx_test_end();
     }
+    if (tx_test_begin("routes: a 1x1 conv is a matmul (no pack or unpack draw), a depthwise conv "
+                      "over whole-texel rows one draw once its taps are packed")) {
+        /* 1x1: 8 -> 16 channels at 4x8 with a bias; depthwise: 8 channels,
+         * 3x3, pads 1, stride 2, at 8x16 (W and Wo multiples of 4) */
+        static float xv[8 * 4 * 8], w1v[16 * 8], bv[16], xdv[8 * 8 * 16], wdv[8 * 9];
+        for (size_t i = 0; i < sizeof xv / sizeof xv[0]; i++)
+            xv[i] = (float)((int)(i * 7 % 11) - 5);
+        for (size_t i = 0; i < sizeof w1v / sizeof w1v[0]; i++)
+            w1v[i] = (float)((int)(i * 5 % 7) - 3);
+        for (int i = 0; i < 16; i++)
+            bv[i] = (float)i;
+        for (size_t i = 0; i < sizeof xdv / sizeof xdv[0]; i++)
+            xdv[i] = (float)((int)(i * 3 % 13) - 6);
+        for (size_t i = 0; i < sizeof wdv / sizeof wdv[0]; i++)
+            wdv[i] = (float)((int)(i % 5) - 2);
+        tx_tensor x1 = tensor4(1, 8, 4, 8, xv), w1 = tensor4(16, 8, 1, 1, w1v),
+                  b1 = tx_test_tensor(g_ctx, 1, (int64_t[]){16}, TX_DTYPE_FLOAT32, bv),
+                  xd = tensor4(1, 8, 8, 16, xdv), wd = tensor4(8, 1, 3, 3, wdv), y;
+        float got[16 * 32], want[16 * 32];
+        for (int m = 0; m < 16; m++)
+            for (int p = 0; p < 32; p++) {
+                float acc = bv[m];
+                for (int c = 0; c < 8; c++)
+                    acc += w1v[m * 8 + c] * xv[c * 32 + p];
+                want[m * 32 + p] = acc;
+            }
+        for (int call = 0; call < 3; call++) {
+            tx_stats a, b;
+            tx_ctx_stats(g_ctx, &a);
+            CHECK(!tx_conv(g_ctx, x1, w1, &(tx_conv_desc){.bias = b1}, &y), "%s",
+                  tx_last_error(g_ctx));
+            tx_ctx_stats(g_ctx, &b);
+            /* a matmul: 1 draw (1-row tiles) or 2 (row tiles + interleave) */
+            CHECK(b.draws - a.draws <= 2, "1x1 call %d: %llu draws", call,
+                  (unsigned long long)(b.draws - a.draws));
+            CHECK(!tx_tensor_read(g_ctx, y, got, sizeof got), "read");
+            for (int i = 0; i < 16 * 32 && !tx_t.cur_failed; i++)
+                CHECK(got[i] == want[i], "1x1 [%d] = %g, want %g", i, (double)got[i],
+                      (double)want[i]);
+            tx_tensor_destroy(g_ctx, y);
+        }
+        float dgot[8 * 4 * 8], dwant[8 * 4 * 8];
+        for (int c = 0; c < 8; c++)
+            for (int oy = 0; oy < 4; oy++)
+                for (int ox = 0; ox < 8; ox++) {
+                    float acc = 0;
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
+                            if (iy >= 0 && iy < 8 && ix >= 0 && ix < 16)
+                                acc += wdv[c * 9 + ky * 3 + kx] * xdv[(c * 8 + iy) * 16 + ix];
+                        }
+                    dwant[(c * 4 + oy) * 8 + ox] = acc;
+                }
+        for (int call = 0; call < 3; call++) {
+            tx_stats a, b;
+            tx_ctx_stats(g_ctx, &a);
+            CHECK(!tx_conv(g_ctx, xd, wd,
+                           &(tx_conv_desc){.group = 8, .strides = {2, 2}, .pads = {1, 1, 1, 1}},
+                           &y),
+                  "%s", tx_last_error(g_ctx));
+            tx_ctx_stats(g_ctx, &b);
+            CHECK(b.draws - a.draws == (call == 0 ? 2u : 1u), "depthwise call %d: %llu draws",
+                  call, (unsigned long long)(b.draws - a.draws));
+            CHECK(!tx_tensor_read(g_ctx, y, dgot, sizeof dgot), "read");
+            for (int i = 0; i < 8 * 32 && !tx_t.cur_failed; i++)
+                CHECK(dgot[i] == dwant[i], "depthwise [%d] = %g, want %g", i, (double)dgot[i],
+                      (double)dwant[i]);
+            tx_tensor_destroy(g_ctx, y);
+        }
+        TX_DESTROY(g_ctx, x1, w1, b1, xd, wd);
+        tx_test_end();
+    }
     TX_DESTROY(g_ctx, x, w);
     tx_stats st;
     tx_ctx_stats(g_ctx, &st);

@@ -70,6 +70,9 @@ static const shape_case k_matmul[] = {
     {.shapes = "11x13,13x7", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},
     {.shapes = "8x6,8x10", .attrs = {.matmul = {.transpose_a = true}}},
     {.shapes = "3x5x12,3x12x1"},
+    {.shapes = "2x12x8,2x12x1", .attrs = {.matmul = {.transpose_a = true}}, .bias = true},
+    {.shapes = "9x5,9x1", .attrs = {.matmul = {.transpose_a = true}}},
+    {.shapes = "6x8,10x8", .attrs = {.matmul = {.transpose_b = true}}, .bias = true},
 };
 
 #define CONV(...) .attrs = {.conv = {__VA_ARGS__}}
@@ -99,7 +102,7 @@ static const shape_case k_conv[] = {
     {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .bias = true, .label = "depthwise/hard_swish"},
     {.shapes = "2x8x5x9,20x8x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/odd-blocks"},
     {.shapes = "1x8x9x9,12x8x1x1", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "1x1/s2/pad1"},
-    /* depthwise convs the GPU runs in one pass (W, Wo % 4 == 0, kw <= 4,
+    /* depthwise convs the GPU runs in one pass (W, Wo % 4 == 0, kw <= 7,
      * x stride 1 or 2): every window offset (pl mod 4), rows cut by pads,
      * stride 2 both ways and along x only, 1- to 4-wide taps, batches */
     {.shapes = "2x5x7x16,5x1x3x3", CONV(.group = 5, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU6), .bias = true, .label = "depthwise/direct/k3"},
@@ -111,6 +114,9 @@ static const shape_case k_conv[] = {
     {.shapes = "1x3x7x4,3x1x5x3", CONV(.group = 3, .strides = {2, 1}, .pads = {2, 1, 2, 1}, .activation = TX_OP_SIGMOID), .bias = true, .label = "depthwise/direct/k5x3/sh2"},
     {.shapes = "1x4x9x16,4x1x5x5", CONV(.group = 4, .pads = {2, 2, 2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "depthwise/direct/k5"},
     {.shapes = "2x3x8x16,3x1x3x7", CONV(.group = 3, .strides = {2, 2}, .pads = {1, 3, 1, 2}), .label = "depthwise/direct/k7/s2"},
+    {.shapes = "1x2x6x16,2x1x3x7", CONV(.group = 2, .strides = {1, 2}, .pads = {1, 1, 1, 4}), .bias = true, .label = "depthwise/direct/k7/s2/last-lane"},
+    {.shapes = "1x2x5x8,2x1x2x7", CONV(.group = 2, .pads = {0, 5, 1, 1}), .label = "depthwise/direct/k7/pl5"},
+    {.shapes = "1x2x5x12,2x1x2x6", CONV(.group = 2, .pads = {0, 2, 1, 3}, .activation = TX_OP_RELU), .label = "depthwise/direct/k6"},
     /* 1x1 convs the GPU runs as a matmul per image: rows of 4 positions
      * (H*W % 4 == 0) in 8-row tiles, a K tail, clip bounds, batches */
     {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_RELU6), .bias = true, .label = "1x1/matmul/relu6"},

@@ -193,7 +193,7 @@ const texelContexts = {};
 function statsDelta(after, before) {
   const d = {};
   for (const [k, v] of Object.entries(after)) {
-    if (typeof v === 'number') d[k] = /live|pooled|peak|pending|generation/i.test(k) ? v : +(v - (before[k] || 0)).toFixed(3);
+    if (typeof v === 'number') d[k] = /live|pooled|peak|pending|generation|specializedPrograms/i.test(k) ? v : +(v - (before[k] || 0)).toFixed(3);
     else if (v && typeof v === 'object') d[k] = statsDelta(v, before[k] || {});
     else d[k] = v;
   }
