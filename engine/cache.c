@@ -535,7 +535,8 @@ bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         issue_specialized(ctx, op, si, r, false);
         sig = &c->sigs.e[si];
     }
-    return sig->state == SPEC_READY;
+    /* a failed specialization: the steady variant's generic program serves */
+    return sig->state == SPEC_READY || sig->state == SPEC_FAILED;
 }
 
 tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *r) {

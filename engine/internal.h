@@ -354,8 +354,9 @@ tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *req);
  * (matmul: one 1 x 4 program before the 8-row tile and its interleave pass):
  * counts a call of req's signature as tx_cache_bind would, issues its
  * specialized compile once due (at once: no draw of req follows), and tells
- * whether req should serve this call: its specialized program is ready, it
- * failed for good (false), or the context never / always specializes (true). */
+ * whether req should serve this call: its specialized program is ready or
+ * failed for good (its generic program then serves), or the context never /
+ * always specializes. An evicted specialization counts from 0 again. */
 bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *req);
 /* Programs still compiling in the background: warmed generic ones and
  * pending specialized ones (0 without KHR_parallel_shader_compile). */
