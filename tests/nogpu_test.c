@@ -125,6 +125,31 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("ops: log_softmax keeps log(sum) beside a large max (rows and columns)")) {
+        /* x - (m + log s) rounded m + log s to float: [-1e30, -1e30] gave 0 */
+        float v[4] = {-1e30f, -1e30f, 1e30f, 1e30f};
+        tx_tensor x = {0};
+        st = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {2, 2}, .data = v}, &x);
+        CHECK(!st, "%s", tx_last_error(ctx));
+        for (int axis = 0; !st && axis < 2; axis++) { /* 1: rows; 0: columns (the tiled path) */
+            tx_tensor y = {0};
+            float out[4];
+            st = tx_softmax(ctx, TX_OP_LOG_SOFTMAX, x, &(tx_softmax_desc){.axis = axis}, &y);
+            st = st ? st : tx_tensor_read(ctx, y, out, sizeof out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int i = 0; !st && i < 4; i++) {
+                /* rows: each row's two equal values give -log 2; columns: the
+                 * larger value 0, the other -inf-ish (x - m = -2e30) */
+                double want = axis == 1 ? -log(2.0) : (i >= 2 ? 0.0 : -2e30);
+                CHECK(fabs(out[i] - want) <= 1e-6 * fmax(1.0, fabs(want)),
+                      "axis %d [%d] = %g, want %g", axis, i, (double)out[i], want);
+            }
+            tx_tensor_destroy(ctx, y);
+        }
+        tx_tensor_destroy(ctx, x);
+        tx_test_end();
+    }
+
     size_t len = 0;
     void *bytes = tx_read_file(MODEL, &len);
     if (!bytes || !len) {

@@ -58,8 +58,10 @@ static void rows_range(void *arg, int64_t begin, int64_t end, int thread) {
         /* exp(x - m) into y and summed in one pass; then scale, or y = x - m - log(sum) */
         double s = tx_cpu_exp_sum(x, m, y, R);
         if (log_) {
-            float off = (float)((double)m + log(s));
-            TX_CPU_EACH(R, y[i] = x[i] - off);
+            /* (x - m) - log(s), as the GPU: m + log(s) rounded to float first
+             * loses log(s) beside a large m ([-1e30, -1e30] gave 0, not -log 2) */
+            float ls = (float)log(s);
+            TX_CPU_EACH(R, y[i] = (x[i] - m) - ls);
         } else {
             float inv = (float)(1.0 / s);
             TX_CPU_EACH(R, y[i] *= inv);
@@ -95,12 +97,13 @@ static void tiles_range(void *arg, int64_t begin, int64_t end, int thread) {
             TX_CPU_EACH(w, s[i] += yr[i]);
         }
         if (log_) {
+            float ls[TILE];
             for (int64_t i = 0; i < w; i++)
-                m[i] = (float)((double)m[i] + log(s[i]));
+                ls[i] = (float)log(s[i]);
             for (int64_t r = 0; r < R; r++) {
                 const float *restrict xr = x + r * B;
                 float *restrict yr = y + r * B;
-                TX_CPU_EACH(w, yr[i] = xr[i] - m[i]);
+                TX_CPU_EACH(w, yr[i] = (xr[i] - m[i]) - ls[i]);
             }
         } else {
             for (int64_t i = 0; i < w; i++)
