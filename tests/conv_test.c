@@ -253,8 +253,8 @@ int main(int argc, char **argv) {
                            &y),
                   "%s", tx_last_error(g_ctx));
             tx_ctx_stats(g_ctx, &b);
-            CHECK(b.draws - a.draws == (call == 0 ? 2u : 1u), "depthwise call %d: %llu draws",
-                  call, (unsigned long long)(b.draws - a.draws));
+            CHECK(b.draws - a.draws == (call == 0 ? 2u : 1u), "depthwise call %d: %llu draws", call,
+                  (unsigned long long)(b.draws - a.draws));
             CHECK(!tx_tensor_read(g_ctx, y, dgot, sizeof dgot), "read");
             for (int i = 0; i < 8 * 32 && !tx_t.cur_failed; i++)
                 CHECK(dgot[i] == dwant[i], "depthwise [%d] = %g, want %g", i, (double)dgot[i],

@@ -432,7 +432,7 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
 typedef struct mode {
     const char *name;
     tx_ctx_desc desc;
-    int calls; /* calls per case: adaptive needs k + 1 to reach the specialized variant */
+    int calls;     /* calls per case: adaptive needs k + 1 to reach the specialized variant */
     int matmul_tm; /* > 0: only the matmul family, every size class with this row tiling */
 } mode;
 

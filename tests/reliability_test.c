@@ -187,8 +187,8 @@ static void test_oom_inside_op(void) {
      * need 4 KiB each: 56 KiB admits the output and two tiles only. Generic
      * programs only: an adaptive context's first calls of a small matmul run
      * 1-row tiles, which need no tile textures. */
-    tx_ctx *ctx =
-        open_ctx((tx_ctx_desc){.memory_budget = 56u << 10, .specialize_after = TX_SPECIALIZE_NEVER});
+    tx_ctx *ctx = open_ctx(
+        (tx_ctx_desc){.memory_budget = 56u << 10, .specialize_after = TX_SPECIALIZE_NEVER});
     float *va = malloc(4096 * sizeof(float)), *vb = malloc(4096 * sizeof(float));
     for (int i = 0; i < 4096; i++) {
         va[i] = (float)(i % 7);

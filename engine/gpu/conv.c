@@ -251,10 +251,20 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
     b.rank = y.rank = 3;
     b.vary = (uint8_t)(cc->x->vary & 3u);
     y.vary = (uint8_t)(cc->y->vary & 3u);
-    tx_matmul_call mc = {.M = cc->m, .N = cc->h * cc->w, .K = cc->c, .nbatch = cc->n,
-                         .bd = {1, 1, 1, cc->n}, .sb = {0, 0, 0, 1}, .act = cc->act,
-                         .lo = cc->lo, .hi = cc->hi, .a = &a, .b = &b, .bias = cc->bias,
-                         .bias_rows = true, .y = &y};
+    tx_matmul_call mc = {.M = cc->m,
+                         .N = cc->h * cc->w,
+                         .K = cc->c,
+                         .nbatch = cc->n,
+                         .bd = {1, 1, 1, cc->n},
+                         .sb = {0, 0, 0, 1},
+                         .act = cc->act,
+                         .lo = cc->lo,
+                         .hi = cc->hi,
+                         .a = &a,
+                         .b = &b,
+                         .bias = cc->bias,
+                         .bias_rows = true,
+                         .y = &y};
     return tx_gpu_matmul(ctx, &mc);
 }
 
@@ -318,10 +328,9 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     tx_req_act(&r, cc->act, cc->lo, cc->hi);
     TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
                 {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", wst->packed.wshift},
-                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_Wo", (int)cc->wo},
-                {"p_W", (int)cc->w}, {"p_Ho", (int)cc->ho}, {"p_H", (int)cc->h},
-                {"p_M", (int)cc->m}, {"p_kh", cc->kh}, {"p_sh", cc->sh}, {"p_pt", cc->pt},
-                {"p_pl", cc->pl});
+                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_Wo", (int)cc->wo}, {"p_W", (int)cc->w},
+                {"p_Ho", (int)cc->ho}, {"p_H", (int)cc->h}, {"p_M", (int)cc->m}, {"p_kh", cc->kh},
+                {"p_sh", cc->sh}, {"p_pt", cc->pt}, {"p_pl", cc->pl});
     const tx_texture *ins[3] = {&xs->st->tex, &wst->packed, bs ? &bs->st->tex : NULL};
     return tx_gpu_run(ctx, op, &r, ins, bs ? 3 : 2, (const tx_texture *[]){&ys->st->tex}, 1);
 }
