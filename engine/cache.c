@@ -421,6 +421,22 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
     e->state = SPEC_FAILED;
 }
 
+/* The index of r's signature (added when new; a full table is shrunk first). */
+static int sig_index(tx_ctx *ctx, const tx_program_req *r) {
+    tx_cache *c = ctx->cache;
+    size_t len = make_key(c, r, true);
+    uint64_t h = tx_fnv1a(c->keybuf, len);
+    int si = table_find(&c->sigs, h, c->keybuf, len);
+    if (si < 0) {
+        if (c->sigs.n >= c->max_sigs) {
+            shrink_sigs(ctx);
+            len = make_key(c, r, true);
+        }
+        si = table_add(&c->sigs, h, c->keybuf, len);
+    }
+    return si;
+}
+
 tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     /* A loss latched earlier in this op (an allocation, a previous pass):
      * no program of that context may be used, and after a drop none exist. */
@@ -435,16 +451,7 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     /* Which specialized program, if any, serves this call. */
     entry *sig = NULL;
     if (ctx->k >= 0 && !r->generic_only) {
-        size_t len = make_key(c, r, true);
-        uint64_t h = tx_fnv1a(c->keybuf, len);
-        int si = table_find(&c->sigs, h, c->keybuf, len);
-        if (si < 0) {
-            if (c->sigs.n >= c->max_sigs) {
-                shrink_sigs(ctx);
-                len = make_key(c, r, true);
-            }
-            si = table_add(&c->sigs, h, c->keybuf, len);
-        }
+        int si = sig_index(ctx, r);
         sig = &c->sigs.e[si];
         sig->count++;
         sig->last_use = c->tick;
@@ -517,16 +524,7 @@ bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         return true;
     if (ctx->compile_only) /* the load-time walk warms the first calls' programs */
         return false;
-    size_t len = make_key(c, r, true);
-    uint64_t h = tx_fnv1a(c->keybuf, len);
-    int si = table_find(&c->sigs, h, c->keybuf, len);
-    if (si < 0) {
-        if (c->sigs.n >= c->max_sigs) {
-            shrink_sigs(ctx);
-            len = make_key(c, r, true);
-        }
-        si = table_add(&c->sigs, h, c->keybuf, len);
-    }
+    int si = sig_index(ctx, r);
     entry *sig = &c->sigs.e[si];
     sig->last_use = ++c->tick;
     if (sig->state == SPEC_PENDING && tx_gl_program_done(&ctx->gl, sig->spec.prog))

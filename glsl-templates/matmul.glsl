@@ -122,6 +122,16 @@ vec4 tx_run(highp sampler2D s, int e, int ws) {
   return sh == 1 ? vec4(t0.yzw, t1.x) : (sh == 2 ? vec4(t0.zw, t1.xy) : vec4(t0.w, t1.xyz));
 }
 
+// B[k][n0..n0+3]: one texel where rows are whole texels (TX_VEC), else a
+// run from two (N % 4 != 0, or N may vary).
+vec4 tx_b_row(int bo, int k, int n0) {
+#ifdef TX_VEC
+  return tx_texel(u_in1, (bo + k * p_N + n0) >> 2, p_b_ws);
+#else
+  return tx_run(u_in1, bo + k * p_N + n0, p_b_ws);
+#endif
+}
+
 // B block rows k0..k0+3 at columns n0..n0+3, as a mat4 whose column j is
 // B[k0 + j][n0..n0+3]; rows past K are 0 (tail).
 mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
@@ -134,25 +144,14 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
   for (int j = 0; j < 4; j++)
     for (int c = 0; c < 4; c++) v[j][c] = (!tail || k0 + j < p_K) ? tx_b(bo, k0 + j, n0 + c) : 0.0;
   return v;
-#elif defined(TX_VEC)
-  int base = (bo + k0 * p_N + n0) >> 2, n4 = p_N >> 2;
-  if (tail) {
-    mat4 v;
-    for (int j = 0; j < 4; j++) v[j] = k0 + j < p_K ? tx_texel(u_in1, base + j * n4, p_b_ws) : vec4(0.0);
-    return v;
-  }
-  return mat4(tx_texel(u_in1, base, p_b_ws), tx_texel(u_in1, base + n4, p_b_ws),
-              tx_texel(u_in1, base + 2 * n4, p_b_ws), tx_texel(u_in1, base + 3 * n4, p_b_ws));
 #else
-  // rows of B not texel-aligned (N % 4 != 0, or N may vary): 4 runs
-  int e = bo + k0 * p_N + n0;
   if (tail) {
     mat4 v;
-    for (int j = 0; j < 4; j++) v[j] = k0 + j < p_K ? tx_run(u_in1, e + j * p_N, p_b_ws) : vec4(0.0);
+    for (int j = 0; j < 4; j++) v[j] = k0 + j < p_K ? tx_b_row(bo, k0 + j, n0) : vec4(0.0);
     return v;
   }
-  return mat4(tx_run(u_in1, e, p_b_ws), tx_run(u_in1, e + p_N, p_b_ws),
-              tx_run(u_in1, e + 2 * p_N, p_b_ws), tx_run(u_in1, e + 3 * p_N, p_b_ws));
+  return mat4(tx_b_row(bo, k0, n0), tx_b_row(bo, k0 + 1, n0), tx_b_row(bo, k0 + 2, n0),
+              tx_b_row(bo, k0 + 3, n0));
 #endif
 }
 
