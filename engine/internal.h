@@ -307,6 +307,8 @@ void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes);
 void tx_pool_forget(tx_ctx *ctx, tx_texture *tex);
 /* The texture dims for `texels` texels (without allocating). */
 bool tx_tex_dims(const tx_ctx *ctx, int64_t texels, int *size_class, int *w, int *h);
+/* The width shift of the texture tx_pool_acquire gives for `texels` (-1: too large). */
+int tx_tex_wshift(const tx_ctx *ctx, int64_t texels);
 
 /* codegen/codegen.c */
 void tx_req_init(tx_program_req *r, tx_family fam, const char *template_name, int n_inputs,

@@ -66,6 +66,11 @@ static int log2i(int v) {
     return s;
 }
 
+int tx_tex_wshift(const tx_ctx *ctx, int64_t texels) {
+    int c, w, h;
+    return tx_tex_dims(ctx, texels, &c, &w, &h) ? log2i(w) : -1;
+}
+
 /* Drops free textures (oldest first: the list is in release order) that
  * were not reused within TX_POOL_MAX_AGE acquisitions. */
 static void evict_old(tx_ctx *ctx) {

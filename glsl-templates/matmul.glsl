@@ -55,13 +55,6 @@ void tx_batch_offsets(int b, out int ao, out int bo) {
   bo *= p_K * p_N;
 }
 
-float tx_a(int ao, int m, int k) {
-#ifdef TX_TA
-  return tx_elem(u_in0, ao + k * p_M + m, p_a_ws);
-#else
-  return tx_elem(u_in0, ao + m * p_K + k, p_a_ws);
-#endif
-}
 float tx_b(int bo, int k, int n) {
 #ifdef TX_TB
   return tx_elem(u_in1, bo + n * p_K + k, p_b_ws);

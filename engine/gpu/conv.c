@@ -97,6 +97,25 @@ static void plan_make(const tx_conv_call *cc, int max_targets, int tp, conv_plan
     p->nobt = p->tc == 8 ? (p->nob + 1) / 2 : p->nob;
 }
 
+/* Whether wst's packed copy of the weights stands for `key` (packing and
+ * shape) and the current values; if not, a texture of w_tex texels for it. */
+static tx_status packed_weights(tx_ctx *ctx, const char *op, tx_storage *wst, uint64_t key,
+                                int64_t w_tex, bool *packed) {
+    *packed = wst->packed.gl && wst->packed_key == key && wst->packed_version == wst->version;
+    if (*packed)
+        return TX_STATUS_OK;
+    if (wst->packed.gl)
+        tx_pool_release(ctx, &wst->packed);
+    return tx_pool_acquire(ctx, op, max64(w_tex, 1), &wst->packed);
+}
+
+/* After the packing pass (status st): the copy stands for key, unless the
+ * pass failed or drew nothing (the compile-only warm-up). */
+static void packed_done(tx_ctx *ctx, tx_storage *wst, uint64_t key, tx_status st) {
+    wst->packed_key = st || ctx->compile_only ? 0 : key;
+    wst->packed_version = wst->version;
+}
+
 /* What the packed weights depend on: equal keys, equal packed texels. */
 static uint64_t weights_key(const conv_plan *p, int64_t w_tex) {
     const int64_t k[] = {p->transpose, p->depthwise, p->kh, p->kw,     p->m,  p->mg,   p->cg,
@@ -125,19 +144,14 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
     int64_t x_tex = p.n * p.nb * p.hp * p.wp;
     int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
     int64_t t_tex = p.n * p.nobt * p.ho * p.xt;
-    /* tex[0]: packed input, tex[1]: packed weights, then one tile texture per
-     * render target of the compute pass */
     /* tex[0]: packed input, tex[1]: unused (the packed weights live with the
      * weights' storage), then one tile texture per render target */
     tx_texture tex[10] = {{0}};
     int n_tex = 2 + p.tp * p.tc / 4, have = 0;
     tx_storage *wst = ws->st;
     uint64_t wkey = weights_key(&p, w_tex);
-    bool packed = wst->packed.gl && wst->packed_key == wkey && wst->packed_version == wst->version;
-    if (!packed && wst->packed.gl)
-        tx_pool_release(ctx, &wst->packed);
-    if (!packed)
-        st = tx_pool_acquire(ctx, op, max64(w_tex, 1), &wst->packed);
+    bool packed;
+    st = packed_weights(ctx, op, wst, wkey, w_tex, &packed);
     while (!st && have < n_tex &&
            (have == 1 ||
             !(st = tx_pool_acquire(ctx, op, have == 0 ? max64(x_tex, 1) : t_tex, &tex[have]))))
@@ -177,9 +191,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
                     {"p_IB", (int)p.ib}, {"p_OB", (int)p.ob}, {"p_G", (int)p.groups});
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
                         (const tx_texture *[]){wp}, 1);
-        /* the warm-up pass (compile_only) drew nothing: nothing is packed */
-        wst->packed_key = st || ctx->compile_only ? 0 : wkey;
-        wst->packed_version = wst->version;
+        packed_done(ctx, wst, wkey, st);
     }
 
     /* pass 2: compute the tiles */
@@ -235,11 +247,15 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
  * varies, ran 0.35 s on llvmpipe that way and 0.6-1.8 s as matmuls). */
 tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c); /* gpu/matmul.c */
 
+/* Whether x's and y's spatial dims (past N and C) keep their sizes between runs. */
+static bool spatial_fixed(const tx_conv_call *cc) {
+    return !((cc->x->vary | cc->y->vary) & ~3u);
+}
+
 static bool conv_is_matmul(const tx_conv_call *cc) {
-    unsigned spatial = ~3u; /* x's dims past N and C */
     return !cc->transpose && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 && cc->sh == 1 &&
            cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h && cc->wo == cc->w &&
-           cc->h * cc->w % 4 == 0 && !(cc->x->vary & spatial) && !(cc->y->vary & spatial);
+           cc->h * cc->w % 4 == 0 && spatial_fixed(cc);
 }
 
 static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
@@ -275,10 +291,9 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
  * kernel row (TX_PASS 1, TX_DROW), kept with the weights like the other
  * packing. The pack and unpack passes cost it more than its compute. */
 static bool dw_direct(const tx_conv_call *cc) {
-    unsigned spatial = ~3u;
     return !cc->transpose && cc->cg == 1 && cc->mg == 1 && cc->dh == 1 && cc->dw == 1 &&
            (cc->sw == 1 || cc->sw == 2) && cc->kw <= 7 && cc->w % 4 == 0 && cc->wo % 4 == 0 &&
-           !(cc->x->vary & spatial) && !(cc->y->vary & spatial);
+           spatial_fixed(cc);
 }
 
 static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
@@ -288,12 +303,8 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     const int64_t k[] = {0xD0, cc->m, cc->kh, cc->kw, w_tex};
     uint64_t wkey = tx_fnv1a((const char *)k, sizeof k);
     tx_storage *wst = ws->st;
-    bool packed = wst->packed.gl && wst->packed_key == wkey && wst->packed_version == wst->version;
-    tx_status st = TX_STATUS_OK;
-    if (!packed && wst->packed.gl)
-        tx_pool_release(ctx, &wst->packed);
-    if (!packed)
-        st = tx_pool_acquire(ctx, op, w_tex, &wst->packed);
+    bool packed;
+    tx_status st = packed_weights(ctx, op, wst, wkey, w_tex, &packed);
     if (st)
         return st;
     tx_program_req r;
@@ -308,8 +319,7 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
                     {"p_Mg", 1}, {"p_Cg", 1});
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&ws->st->tex}, 1,
                         (const tx_texture *[]){&wst->packed}, 1);
-        wst->packed_key = st || ctx->compile_only ? 0 : wkey;
-        wst->packed_version = wst->version;
+        packed_done(ctx, wst, wkey, st);
         if (st)
             return st;
     }

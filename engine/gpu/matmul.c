@@ -154,13 +154,9 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
 static tx_status run_variant(tx_ctx *ctx, const void *call, int tm) {
     const tx_matmul_call *c = call;
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
-    int size_class, w, h;
-    if (tm > 1 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS &&
-        tx_tex_dims(ctx, tile_texels(c, tm), &size_class, &w, &h)) {
+    int ws = tm > 1 ? tx_tex_wshift(ctx, tile_texels(c, tm)) : -1;
+    if (ws >= 0 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS) {
         tx_program_req r;
-        int ws = 0;
-        while ((1 << ws) < w)
-            ws++;
         main_req(c, tm, ws, &r);
         if (!tx_cache_steady(ctx, "matmul", &r))
             return run_tm(ctx, c, 1, true);

@@ -111,11 +111,9 @@ tx_status tx_tune_run(tx_ctx *ctx, const char *kernel, double work, const int *c
     ctx->tune_measuring = true;
     for (int i = 0; i < n && !st; i++) {
         st = run(ctx, call, cand[i]);
-        if (st)
-            break;
         tx_gl_finish();
         double t0 = tx_now_ms();
-        st = run(ctx, call, cand[i]);
+        st = st ? st : run(ctx, call, cand[i]);
         tx_gl_finish();
         double ms = tx_now_ms() - t0;
         if (!st && (i == 0 || ms < best_ms)) {
