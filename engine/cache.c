@@ -185,8 +185,8 @@ void tx_cache_destroy(tx_ctx *ctx) {
 static size_t make_key(tx_cache *c, const tx_program_req *r, bool with_params) {
     char *k = c->keybuf;
     size_t cap = sizeof c->keybuf;
-    int n =
-        snprintf(k, cap, "%s|%d|%d|%s|", r->template_name, r->n_inputs, r->n_outputs, r->defines);
+    int n = snprintf(k, cap, "%s|%d|%d|%u|%s|", r->template_name, r->n_inputs, r->n_outputs,
+                     r->array_inputs, r->defines);
     TX_ASSERT(n > 0 && (size_t)n < cap);
     size_t len = (size_t)n;
     if (with_params) {

@@ -57,6 +57,7 @@ typedef struct tx_texture {
     int w, h;
     int wshift;
     int size_class;
+    int layers; /* an array texture's (tx_pool_acquire_layers), else 0 */
     size_t bytes;
     uint64_t released; /* pool tick when it was last freed (age for eviction) */
 } tx_texture;
@@ -129,6 +130,7 @@ typedef struct tx_program_req {
     const char *template_name; /* glsl-templates/<name>.glsl */
     char defines[384];         /* structural "#define X v\n" lines (both variants) */
     int n_inputs, n_outputs;
+    unsigned array_inputs; /* bit i: u_in<i> is a sampler2DArray (a TX_GL_ARRAY texture) */
     bool generic_only; /* a helper pass (e.g. matmul's interleave): never specialized */
     int n_params;
     tx_param params[TX_MAX_PARAMS];
@@ -301,6 +303,11 @@ void tx_texels_to_values(tx_dtype dtype, const float *texels, int64_t numel, voi
 
 /* pool.c */
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out);
+/* An array texture of `layers` layers of `texels` each (gl has TX_GL_ARRAY
+ * set); tx_layer names one of them as a render target. */
+tx_status tx_pool_acquire_layers(tx_ctx *ctx, const char *op, int64_t texels, int layers,
+                                 tx_texture *out);
+tx_texture tx_layer(const tx_texture *array, int i);
 void tx_pool_release(tx_ctx *ctx, tx_texture *tex);
 void tx_pool_trim(tx_ctx *ctx, size_t keep_bytes);
 /* Forgets a texture without deleting it (context loss). */

@@ -95,15 +95,27 @@ static void evict_old(tx_ctx *ctx) {
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
 /* A texture from the driver; the test hook fault_tex_create refuses some. */
-static bool tex_create(tx_ctx *ctx, int w, int h, tx_gl_tex *out) {
+static bool tex_create(tx_ctx *ctx, int w, int h, int layers, tx_gl_tex *out) {
     if (ctx->fault_tex_create > 0) {
         ctx->fault_tex_create--;
         return false;
     }
-    return tx_gl_tex_create(&ctx->gl, w, h, out);
+    return layers ? tx_gl_tex_create_array(&ctx->gl, w, h, layers, out)
+                  : tx_gl_tex_create(&ctx->gl, w, h, out);
+}
+
+tx_texture tx_layer(const tx_texture *array, int i) {
+    tx_texture t = *array;
+    t.gl = TX_GL_LAYER(array->gl, i);
+    return t;
 }
 
 tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_texture *out) {
+    return tx_pool_acquire_layers(ctx, op, texels, 0, out);
+}
+
+tx_status tx_pool_acquire_layers(tx_ctx *ctx, const char *op, int64_t texels, int layers,
+                                 tx_texture *out) {
     int c, w, h;
     if (!tx_tex_dims(ctx, texels, &c, &w, &h))
         return tx_fail(ctx, TX_STATUS_TOO_LARGE,
@@ -122,7 +134,8 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
      * rebind is a call into JS; web/test/api.js counts them). */
     int pick = -1;
     for (int i = p->n_free - 1; i >= 0; i--) {
-        if (p->free_tex[i].size_class != c || p->free_tex[i].w != w || p->free_tex[i].h != h)
+        const tx_texture *f = &p->free_tex[i];
+        if (f->size_class != c || f->w != w || f->h != h || f->layers != layers)
             continue;
         if (pick >= 0 && p->free_tex[i].released != p->free_tex[pick].released)
             break;
@@ -138,12 +151,13 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
         ctx->stats.live_texture_bytes += out->bytes;
         return TX_STATUS_OK;
     }
-    size_t bytes = (size_t)w * (size_t)h * (ctx->caps.float16_storage ? 8u : 16u);
+    size_t bytes = (size_t)w * (size_t)h * (ctx->caps.float16_storage ? 8u : 16u) *
+                   (size_t)(layers ? layers : 1);
     if (ctx->stats.live_texture_bytes + bytes > ctx->budget)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
-                       "%s: a %d×%d texture (%zu bytes) would exceed the memory budget of %zu "
+                       "%s: a %d×%d%s texture (%zu bytes) would exceed the memory budget of %zu "
                        "bytes (%llu live)",
-                       op, w, h, bytes, ctx->budget,
+                       op, w, h, layers ? " array" : "", bytes, ctx->budget,
                        (unsigned long long)ctx->stats.live_texture_bytes);
     tx_pool_trim(ctx, min_size(p->limit, ctx->budget - ctx->stats.live_texture_bytes - bytes));
     tx_texture t = {0};
@@ -151,14 +165,16 @@ tx_status tx_pool_acquire(tx_ctx *ctx, const char *op, int64_t texels, tx_textur
     t.h = h;
     t.wshift = log2i(w);
     t.size_class = c;
+    t.layers = layers;
     t.bytes = bytes;
-    if (!tex_create(ctx, w, h, &t.gl)) {
+    if (!tex_create(ctx, w, h, layers, &t.gl)) {
         /* The driver refused: drop every pooled texture and try once more. */
         tx_pool_trim(ctx, 0);
-        if (!tex_create(ctx, w, h, &t.gl)) {
+        if (!tex_create(ctx, w, h, layers, &t.gl)) {
             char what[96];
-            snprintf(what, sizeof what, "allocating a %d×%d %s texture (%zu bytes)", w, h,
-                     ctx->caps.float16_storage ? "RGBA16F" : "RGBA32F", bytes);
+            snprintf(what, sizeof what, "allocating a %d×%d %s texture%s (%zu bytes)", w, h,
+                     ctx->caps.float16_storage ? "RGBA16F" : "RGBA32F", layers ? " array" : "",
+                     bytes);
             return tx_gl_failure(ctx, TX_STATUS_OUT_OF_MEMORY, op, what);
         }
     }

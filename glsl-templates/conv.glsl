@@ -29,7 +29,8 @@
 //   exploit, and the unpack's target then follows the channel. TX_SLIDE
 //   (stride == dilation along x): the positions' input windows overlap, so
 //   per kernel row it fetches TX_TP + kw texels instead of TX_TP * kw.
-// TX_PASS 3 unpacks the tiles into the row-major NCHW output; TX_ALIGNED
+// TX_PASS 3 unpacks the tiles (the compute pass's render targets are the
+//   layers of one array texture) into the row-major NCHW output; TX_ALIGNED
 //   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
 // TX_PASS 4 (TX_DROW) is a depthwise conv straight from the NCHW input to the
 //   NCHW output, no pack or unpack pass (W % 4 == 0, Wo % 4 == 0, kw <= 7,
@@ -340,19 +341,10 @@ void main() {
 
 #else  // TX_PASS == 3
 
-// Target i holds output channel i % 4 of a block at positions
-// 4 * (i / 4) .. +3 of the tile.
+// Target i (layer i of the array texture u_in0) holds output channel i % 4
+// of a block at positions 4 * (i / 4) .. +3 of the tile.
 vec4 tx_tile(int i, int t) {
-  ivec2 q = tx_coord(t, p_a_ws);
-#if TX_NT == 8
-  if (i >= 4)
-    return i == 4 ? texelFetch(u_in4, q, 0)
-                  : (i == 5 ? texelFetch(u_in5, q, 0)
-                            : (i == 6 ? texelFetch(u_in6, q, 0) : texelFetch(u_in7, q, 0)));
-#endif
-  return i == 0 ? texelFetch(u_in0, q, 0)
-                : (i == 1 ? texelFetch(u_in1, q, 0)
-                          : (i == 2 ? texelFetch(u_in2, q, 0) : texelFetch(u_in3, q, 0)));
+  return texelFetch(u_in0, ivec3(tx_coord(t, p_a_ws), i), 0);
 }
 
 // Output element e = ((n * p_M + co) * p_Ho + y) * p_Wo + x: its tile index

@@ -4,8 +4,9 @@
 // TX_PASS 0 computes. With TX_VEC (N % 4 == 0) a fragment owns a tile of
 // TX_TM rows x 4 columns: per 4-step of K it fetches TX_TM texels of A and 4
 // of B and does TX_TM mat4 x vec4 products (4 x 4 x TX_TM FMAs). TX_TM = 4 or
-// 8 writes the rows to as many render targets (o0..o7, "row phase"
-// textures), and TX_PASS 1 interleaves them into the row-major output. TX_TM = 1 writes
+// 8 writes the rows to as many render targets (o0..o7, "row phases": the
+// layers of one array texture), and TX_PASS 1 interleaves them into the
+// row-major output. TX_TM = 1 writes
 // the output directly. Without TX_VEC (N % 4 != 0) a fragment computes the 4
 // consecutive output elements of its texel, one dot product each.
 //
@@ -18,26 +19,16 @@
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
 
 #if TX_PASS == 1
-// Interleave: output row m comes from row-phase target m % TX_TM.
+// Interleave: output row m comes from row phase m % TX_TM, layer m % TX_TM
+// of the array texture u_in0 (one fetch, where an if-chain over TX_TM
+// textures runs every branch's fetch on SwiftShader).
 void main() {
   TX_OUTPUT_TEXEL(t)
   int n4 = p_N >> 2;
   ivec3 bmn = tx_split3(t, p_M, n4);
   int b = bmn.x, m = bmn.y, c = bmn.z;
   int tt = (b * p_MT + m / TX_TM) * n4 + c;
-  ivec2 q = tx_coord(tt, p_a_ws);
-  int ph = m % TX_TM;
-  vec4 v = texelFetch(u_in0, q, 0);
-  if (ph == 1) v = texelFetch(u_in1, q, 0);
-  if (ph == 2) v = texelFetch(u_in2, q, 0);
-  if (ph == 3) v = texelFetch(u_in3, q, 0);
-#if TX_TM == 8
-  if (ph == 4) v = texelFetch(u_in4, q, 0);
-  if (ph == 5) v = texelFetch(u_in5, q, 0);
-  if (ph == 6) v = texelFetch(u_in6, q, 0);
-  if (ph == 7) v = texelFetch(u_in7, q, 0);
-#endif
-  o0 = v;
+  o0 = texelFetch(u_in0, ivec3(tx_coord(tt, p_a_ws), m % TX_TM), 0);
 }
 #else
 

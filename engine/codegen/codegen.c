@@ -138,7 +138,8 @@ char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div) {
         }
     }
     for (int i = 0; i < r->n_inputs; i++)
-        sb_fmt(&b, "uniform highp sampler2D u_in%d;\n", i);
+        sb_fmt(&b, "uniform highp %s u_in%d;\n",
+               (r->array_inputs >> i) & 1 ? "sampler2DArray" : "sampler2D", i);
     for (int i = 0; i < r->n_outputs; i++)
         sb_fmt(&b, "layout(location = %d) out vec4 o%d;\n", i, i);
     /* what TX_OUTPUT_TEXEL (shaders/prelude.glsl) writes past the last texel */

@@ -151,14 +151,24 @@ int tx_gl_max_draw_buffers(void) {
     return a < b ? a : b;
 }
 
+static GLenum target_of(tx_gl_tex t) {
+    return (t & TX_GL_ARRAY) ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
+}
+
+/* Binds t (0: nothing) on `unit`, on its target; a texture of the other
+ * target left there is unbound, so a unit holds one texture. */
 static void bind_unit(tx_gl *g, int unit, tx_gl_tex t) {
-    if (g->unit_tex[unit] == t)
+    tx_gl_tex cur = g->unit_tex[unit];
+    if (cur == t)
         return;
     if (g->active_unit != unit) {
         glActiveTexture(GL_TEXTURE0 + (GLenum)unit);
         g->active_unit = unit;
     }
-    glBindTexture(GL_TEXTURE_2D, t);
+    if (cur && target_of(cur) != target_of(t))
+        glBindTexture(target_of(cur), 0);
+    if (t || target_of(cur) == target_of(t))
+        glBindTexture(target_of(t), TX_GL_NAME(t));
     g->unit_tex[unit] = t;
 }
 
@@ -193,10 +203,16 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
     int idx = n_out - 1;
     bind_fbo(g, idx);
     for (int i = 0; i < n_out; i++) {
-        if (g->fbo_att[idx][i] != outs[i])
-            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i, GL_TEXTURE_2D,
-                                   outs[i], 0);
-        g->fbo_att[idx][i] = outs[i];
+        tx_gl_tex t = outs[i];
+        if (g->fbo_att[idx][i] == t)
+            continue;
+        GLenum att = GL_COLOR_ATTACHMENT0 + (GLenum)i;
+        if (t & TX_GL_ARRAY)
+            glFramebufferTextureLayer(GL_FRAMEBUFFER, att, TX_GL_NAME(t), 0,
+                                      (GLint)TX_GL_LAYER_OF(t));
+        else
+            glFramebufferTexture2D(GL_FRAMEBUFFER, att, GL_TEXTURE_2D, t, 0);
+        g->fbo_att[idx][i] = t;
     }
 }
 
@@ -206,11 +222,11 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
  * detaches it from the bound one. */
 static void unbind_everywhere(tx_gl *g, tx_gl_tex t) {
     for (int u = 0; u < TX_GL_UNITS; u++)
-        if (g->unit_tex[u] == t)
+        if (g->unit_tex[u] && TX_GL_NAME(g->unit_tex[u]) == TX_GL_NAME(t))
             bind_unit(g, u, 0);
     for (int f = 0; f < TX_GL_MAX_OUTPUTS; f++)
         for (int i = 0; i <= f; i++)
-            if (g->fbo_att[f][i] == t) {
+            if (g->fbo_att[f][i] && TX_GL_NAME(g->fbo_att[f][i]) == TX_GL_NAME(t)) {
                 bind_fbo(g, f);
                 glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i,
                                        GL_TEXTURE_2D, 0, 0);
@@ -259,11 +275,40 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
     return true;
 }
 
+bool tx_gl_tex_create_array(tx_gl *g, int w, int h, int layers, tx_gl_tex *out) {
+    if (g->fault_lost || layers < 1 || layers > TX_GL_MAX_LAYERS)
+        return false;
+    drain_errors(g);
+    GLuint t = 0;
+    glGenTextures(1, &t);
+    if (t != TX_GL_NAME(t)) { /* past the handle's 24 bits: never seen in practice */
+        glDeleteTextures(1, &t);
+        return false;
+    }
+    tx_gl_tex a = t | TX_GL_ARRAY;
+    bind_unit(g, 0, a);
+    if (g->active_unit != 0) {
+        glActiveTexture(GL_TEXTURE0);
+        g->active_unit = 0;
+    }
+    glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, g->half_storage ? GL_RGBA16F : GL_RGBA32F, w, h, layers);
+    if (glGetError() != GL_NO_ERROR) {
+        bind_unit(g, 0, 0);
+        glDeleteTextures(1, &t);
+        return false;
+    }
+    *out = a;
+    return true;
+}
+
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t) {
     if (g->lost)
         return;
     unbind_everywhere(g, t);
-    glDeleteTextures(1, &t);
+    GLuint name = TX_GL_NAME(t);
+    glDeleteTextures(1, &name);
 }
 
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data) {
@@ -501,7 +546,7 @@ const char *tx_gl_error_name(unsigned e) {
 }
 
 bool tx_gl_tex_exists(tx_gl_tex t) {
-    return t && glIsTexture(t) == GL_TRUE;
+    return t && glIsTexture(TX_GL_NAME(t)) == GL_TRUE;
 }
 
 int tx_gl_count_objects(unsigned upto) {

@@ -12,6 +12,19 @@
 typedef unsigned int tx_gl_tex;
 typedef unsigned int tx_gl_prog;
 
+/* A tx_gl_tex names a 2D texture, a 2D array texture (TX_GL_ARRAY set:
+ * sampled as a sampler2DArray) or one layer of an array texture as a render
+ * target (TX_GL_LAYER): the GL name is the low 24 bits (tx_gl_tex_create_array
+ * refuses a name past them), the layer bits 24-26. An op that writes several
+ * row phases renders them into the layers of one array texture, and the pass
+ * that gathers them fetches once from the layer it needs instead of picking
+ * one of several textures through an if-chain, which SwiftShader runs in full. */
+#define TX_GL_ARRAY       0x80000000u
+#define TX_GL_LAYER(t, i) ((t) | ((unsigned)(i) << 24))
+#define TX_GL_NAME(t)     ((t)&0x00FFFFFFu)
+#define TX_GL_LAYER_OF(t) (((t) >> 24) & 7u)
+#define TX_GL_MAX_LAYERS  8
+
 #define TX_GL_MAX_OUTPUTS  8  /* draw buffers used at most (matmul, conv tiles) */
 #define TX_GL_UNITS        16 /* GLES 3.0 guarantees 16 fragment texture units */
 #define TX_GL_MAX_UNIFORMS 64
@@ -66,6 +79,8 @@ bool tx_gl_probe_div(tx_gl *g);
 
 /* Textures: RGBA32F (RGBA16F with half_storage), w × h texels. */
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
+/* A w×h array texture of `layers` (<= TX_GL_MAX_LAYERS) layers: *out has TX_GL_ARRAY set. */
+bool tx_gl_tex_create_array(tx_gl *g, int w, int h, int layers, tx_gl_tex *out);
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
 /* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */
 void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data);

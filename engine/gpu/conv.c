@@ -144,38 +144,36 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
     int64_t x_tex = p.n * p.nb * p.hp * p.wp;
     int64_t w_tex = p.depthwise ? p.nb * p.kh * p.kw : p.nobt * (p.tc / 4) * p.ib * p.kh * p.kw * 4;
     int64_t t_tex = p.n * p.nobt * p.ho * p.xt;
-    /* tex[0]: packed input, tex[1]: unused (the packed weights live with the
-     * weights' storage), then one tile texture per render target */
-    tx_texture tex[10] = {{0}};
-    int n_tex = 2 + p.tp * p.tc / 4, have = 0;
+    /* the packed input, and the tiles: one array texture, a layer per render target */
+    int n_tiles = p.tp * p.tc / 4;
+    tx_texture xp = {0}, tiles = {0};
     tx_storage *wst = ws->st;
     uint64_t wkey = weights_key(&p, w_tex);
     bool packed;
     st = packed_weights(ctx, op, wst, wkey, w_tex, &packed);
-    while (!st && have < n_tex &&
-           (have == 1 ||
-            !(st = tx_pool_acquire(ctx, op, have == 0 ? max64(x_tex, 1) : t_tex, &tex[have]))))
-        have++;
+    if (!st)
+        st = tx_pool_acquire(ctx, op, max64(x_tex, 1), &xp);
+    if (!st)
+        st = tx_pool_acquire_layers(ctx, op, t_tex, n_tiles, &tiles);
     if (st) {
-        while (have > 0)
-            if (--have != 1)
-                tx_pool_release(ctx, &tex[have]);
+        if (xp.gl)
+            tx_pool_release(ctx, &xp);
         if (!packed && wst->packed.gl)
             tx_pool_release(ctx, &wst->packed);
         return st;
     }
-    tx_texture *xp = &tex[0], *wp = &wst->packed, *tiles = &tex[2];
+    tx_texture *wp = &wst->packed;
     tx_program_req r;
 
     /* pass 0: pack the input */
     req_common(&r, &p, 0, 1, 1);
-    TX_REQ_INTS(&r, {"p_ntex", (int)x_tex}, {"p_out_ws", xp->wshift},
+    TX_REQ_INTS(&r, {"p_ntex", (int)x_tex}, {"p_out_ws", xp.wshift},
                 {"p_in_ws", xs->st->tex.wshift}, {"p_NB", (int)p.nb}, {"p_Hp", (int)p.hp},
                 {"p_Wp", (int)p.wp}, {"p_pt", p.ut}, {"p_pl", p.ul}, {"p_uh", p.uh}, {"p_uw", p.uw},
                 {"p_H", (int)p.h}, {"p_W", (int)p.w}, {"p_C", (int)p.c}, {"p_Cg", (int)p.cg},
                 {"p_IB", (int)p.ib});
     st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
-                    (const tx_texture *[]){xp}, 1);
+                    (const tx_texture *[]){&xp}, 1);
 
     /* pass 1: pack the weights (unless they are packed already) */
     if (!st && !packed) {
@@ -196,44 +194,44 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
 
     /* pass 2: compute the tiles */
     if (!st) {
-        req_common(&r, &p, 2, bs ? 3 : 2, n_tex - 2);
+        req_common(&r, &p, 2, bs ? 3 : 2, n_tiles);
         if (p.slide)
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
             tx_req_define(&r, "TX_BIAS", "1");
         tx_req_act(&r, cc->act, cc->lo, cc->hi);
-        TX_REQ_INTS(
-            &r, {"p_ntex", (int)t_tex}, {"p_out_ws", tiles[0].wshift}, {"p_x_ws", xp->wshift},
-            {"p_w_ws", wp->wshift}, {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_XT", (int)p.xt},
-            {"p_Ho", (int)p.ho}, {"p_NOB", (int)p.nobt}, {"p_NB", (int)p.nb}, {"p_IB", (int)p.ib},
-            {"p_OB", (int)p.ob}, {"p_Hp", (int)p.hp}, {"p_Wp", (int)p.wp}, {"p_kh", p.kh},
-            {"p_kw", p.kw}, {"p_sh", p.sh}, {"p_sw", p.sw}, {"p_dh", p.dh}, {"p_dw", p.dw},
-            {"p_M", (int)p.m}, {"p_Mg", (int)p.mg});
-        const tx_texture *ins[3] = {xp, wp, bs ? &bs->st->tex : NULL};
+        TX_REQ_INTS(&r, {"p_ntex", (int)t_tex}, {"p_out_ws", tiles.wshift}, {"p_x_ws", xp.wshift},
+                    {"p_w_ws", wp->wshift}, {"p_b_ws", bs ? bs->st->tex.wshift : 0},
+                    {"p_XT", (int)p.xt}, {"p_Ho", (int)p.ho}, {"p_NOB", (int)p.nobt},
+                    {"p_NB", (int)p.nb}, {"p_IB", (int)p.ib}, {"p_OB", (int)p.ob},
+                    {"p_Hp", (int)p.hp}, {"p_Wp", (int)p.wp}, {"p_kh", p.kh}, {"p_kw", p.kw},
+                    {"p_sh", p.sh}, {"p_sw", p.sw}, {"p_dh", p.dh}, {"p_dw", p.dw},
+                    {"p_M", (int)p.m}, {"p_Mg", (int)p.mg});
+        const tx_texture *ins[3] = {&xp, wp, bs ? &bs->st->tex : NULL};
+        tx_texture layer[8];
         const tx_texture *outs[8];
-        for (int i = 0; i < n_tex - 2; i++)
-            outs[i] = &tiles[i];
-        st = tx_gpu_run(ctx, op, &r, ins, bs ? 3 : 2, outs, n_tex - 2);
+        for (int i = 0; i < n_tiles; i++) {
+            layer[i] = tx_layer(&tiles, i);
+            outs[i] = &layer[i];
+        }
+        st = tx_gpu_run(ctx, op, &r, ins, bs ? 3 : 2, outs, n_tiles);
     }
 
     /* pass 3: unpack into NCHW */
     if (!st) {
-        req_common(&r, &p, 3, n_tex - 2, 1);
+        req_common(&r, &p, 3, 1, 1);
+        r.array_inputs = 1;
         if (p.wo % 4 == 0)
             tx_req_define(&r, "TX_ALIGNED", "1");
         TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
-                    {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles[0].wshift},
-                    {"p_Wo", (int)p.wo}, {"p_Ho", (int)p.ho}, {"p_M", (int)p.m},
-                    {"p_Mg", (int)p.mg}, {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt},
-                    {"p_XT", (int)p.xt});
-        const tx_texture *ins[8];
-        for (int i = 0; i < n_tex - 2; i++)
-            ins[i] = &tiles[i];
-        st = tx_gpu_run(ctx, op, &r, ins, n_tex - 2, (const tx_texture *[]){&ys->st->tex}, 1);
+                    {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles.wshift}, {"p_Wo", (int)p.wo},
+                    {"p_Ho", (int)p.ho}, {"p_M", (int)p.m}, {"p_Mg", (int)p.mg},
+                    {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt}, {"p_XT", (int)p.xt});
+        st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&tiles}, 1,
+                        (const tx_texture *[]){&ys->st->tex}, 1);
     }
-    for (int i = 0; i < n_tex; i++)
-        if (i != 1)
-            tx_pool_release(ctx, &tex[i]);
+    tx_pool_release(ctx, &xp);
+    tx_pool_release(ctx, &tiles);
     return st;
 }
 

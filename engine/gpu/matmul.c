@@ -2,8 +2,9 @@
  *
  * Work per fragment is the lever on a fragment-shader engine (ANCHORS.md):
  * with N % 4 == 0 each fragment computes a 4- or 8-row × 4-column output tile
- * and writes it to as many render targets (one per row phase), then a cheap
- * second draw interleaves them into the row-major output. Small M uses 1 × 4 tiles
+ * and writes it to as many render targets (one per row phase: the layers of
+ * one array texture), then a cheap second draw interleaves them into the
+ * row-major output, one fetch per texel. Small M uses 1 × 4 tiles
  * written directly. N % 4 != 0 falls back to 4 dot products per fragment.
  *
  * Where an operand's dim may change size between runs (tx_slot.vary: a
@@ -91,7 +92,8 @@ static int64_t tile_texels(const tx_matmul_call *c, int tm) {
 }
 
 /* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
- * target per row phase, then the interleaving pass). first: the 1 x 4 tiles
+ * target per row phase, each a layer of one array texture, then the
+ * interleaving pass). first: the 1 x 4 tiles
  * of a shape's first calls, whose signature never specializes (the steady
  * variant's does). */
 static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first) {
@@ -99,29 +101,26 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
     const tx_slot *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N;
     int64_t mt = (M + tm - 1) / tm;
-    tx_status st = TX_STATUS_OK;
-    tx_texture tiles[8];
-    int n_tiles = 0;
-    if (tm > 1) {
-        for (; n_tiles < tm; n_tiles++) {
-            st = tx_pool_acquire(ctx, name, tile_texels(c, tm), &tiles[n_tiles]);
-            if (st)
-                break;
-        }
-    }
+    tx_texture tiles = {0}; /* tm > 1: the row phases, one layer each */
+    tx_status st =
+        tm > 1 ? tx_pool_acquire_layers(ctx, name, tile_texels(c, tm), tm, &tiles) : TX_STATUS_OK;
     if (!st) {
         tx_program_req r;
-        main_req(c, tm, tm > 1 ? tiles[0].wshift : ys->st->tex.wshift, &r);
+        main_req(c, tm, tm > 1 ? tiles.wshift : ys->st->tex.wshift, &r);
         r.generic_only = first;
+        tx_texture layer[8];
         const tx_texture *out_tex[8];
-        for (int i = 0; i < tm; i++)
-            out_tex[i] = tm > 1 ? &tiles[i] : &ys->st->tex;
+        for (int i = 0; i < tm; i++) {
+            layer[i] = tm > 1 ? tx_layer(&tiles, i) : ys->st->tex;
+            out_tex[i] = &layer[i];
+        }
         const tx_texture *ins[3] = {&c->a->st->tex, &c->b->st->tex, cs ? &cs->st->tex : NULL};
         st = tx_gpu_run(ctx, name, &r, ins, cs ? 3 : 2, out_tex, tm);
     }
     if (!st && tm > 1) {
         tx_program_req r2;
-        tx_req_init(&r2, TX_FAMILY_MATMUL, "matmul", tm, 1);
+        tx_req_init(&r2, TX_FAMILY_MATMUL, "matmul", 1, 1);
+        r2.array_inputs = 1;
         /* A copy pass: constant folding buys nothing; keep it to one program. */
         r2.generic_only = true;
         tx_req_define_int(&r2, "TX_PASS", 1);
@@ -131,15 +130,12 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         tx_req_int(&r2, "p_MT", (int)mt);
         tx_req_int(&r2, "p_ntex", (int)((ys->numel + 3) / 4));
         tx_req_int(&r2, "p_out_ws", ys->st->tex.wshift);
-        tx_req_int(&r2, "p_a_ws", tiles[0].wshift);
-        const tx_texture *ins[8];
-        for (int i = 0; i < tm; i++)
-            ins[i] = &tiles[i];
-        const tx_texture *outs[1] = {&ys->st->tex};
-        st = tx_gpu_run(ctx, name, &r2, ins, tm, outs, 1);
+        tx_req_int(&r2, "p_a_ws", tiles.wshift);
+        st = tx_gpu_run(ctx, name, &r2, (const tx_texture *[]){&tiles}, 1,
+                        (const tx_texture *[]){&ys->st->tex}, 1);
     }
-    for (int i = 0; i < n_tiles; i++)
-        tx_pool_release(ctx, &tiles[i]);
+    if (tm > 1 && tiles.gl)
+        tx_pool_release(ctx, &tiles);
     return st;
 }
 
