@@ -61,6 +61,7 @@ typedef struct tx_matmul_call {
     const tx_slot *a, *b;
     const tx_slot *bias; /* N values added to every row, or NULL */
     bool bias_rows;      /* bias holds M values instead, one per row (a 1x1 conv's) */
+    const tx_slot *resid; /* GPU only (a 1x1 conv's): y's shape, added before act; or NULL */
     tx_slot *y;
 } tx_matmul_call;
 
@@ -73,7 +74,7 @@ typedef struct tx_matmul_call {
  * (g = m / mg; out-of-range x reads 0). ConvTranspose scatters instead:
  *   y[n, g·mg + mi, iy·sh - pt + ky·dh, ix·sw - pl + kx·dw] +=
  *       x[n, ci, iy, ix] · w[ci, mi, ky, kx]     (g = ci / cg)
- * keeping what lands in [0, ho) × [0, wo), then bias and act. */
+ * keeping what lands in [0, ho) × [0, wo), then bias, resid and act. */
 typedef struct tx_conv_call {
     bool transpose;
     int64_t n, c, h, w;     /* x's dims */
@@ -86,6 +87,7 @@ typedef struct tx_conv_call {
     float lo, hi;           /* CLIP's bounds (±INFINITY: open) */
     const tx_slot *x, *wt;  /* input, weights */
     const tx_slot *bias;    /* m values, or NULL */
+    const tx_slot *resid;   /* y's shape, added before act (a residual), or NULL */
     tx_slot *y;
 } tx_conv_call;
 

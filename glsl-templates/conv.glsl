@@ -24,14 +24,16 @@
 //   (4 or 8: 1 or 2 blocks from blk = bt * TX_TC / 4) output channels at TX_TP
 //   (4 or 8) positions from x0 = xt * TX_TP. Render target i holds channel
 //   i % 4 of block blk + i / 4 (TX_TC 8) at x0 + 4 * (i / 4) .. +3 (TX_TP 8)
-//   (a transposed tile), with bias (TX_BIAS) and activation (TX_ACT) fused.
+//   (a transposed tile), with bias (TX_BIAS) and activation (TX_ACT) fused
+//   (with a residual, TX_RESID, the activation moves to the unpack pass).
 //   TX_TC 8 is for group-1 1x1 convs: no window overlap for TX_TP 8 to
 //   exploit, and the unpack's target then follows the channel. TX_SLIDE
 //   (stride == dilation along x): the positions' input windows overlap, so
 //   per kernel row it fetches TX_TP + kw texels instead of TX_TP * kw.
 // TX_PASS 3 unpacks the tiles (the compute pass's render targets are the
 //   layers of one array texture) into the row-major NCHW output; TX_ALIGNED
-//   (Wo % 4 == 0): an output texel is one tile texel, one fetch.
+//   (Wo % 4 == 0): an output texel is one tile texel, one fetch. TX_RESID
+//   (the sampler of a residual of y's shape) adds it, then TX_ACT.
 // TX_PASS 4 (TX_DROW) is a depthwise conv straight from the NCHW input to the
 //   NCHW output, no pack or unpack pass (W % 4 == 0, Wo % 4 == 0, kw <= 7,
 //   stride 1 or 2 along x, no dilation): a fragment owns one output texel,
@@ -40,7 +42,8 @@
 //   the TX_WT input texels that hold the row's window and the row's taps,
 //   packed by TX_PASS 1 with TX_DROW (texels (c * kh + ky) * kt + part hold
 //   w[c][0][ky][4 part ..], kt = ceil(kw / 4)): 12 fetches per output texel for 3x3 at stride 1 or 2,
-//   where the pack / compute / unpack passes spend ~15 and ~31.
+//   where the pack / compute / unpack passes spend ~15 and ~31. TX_RESID:
+//   a residual's texel added before TX_ACT.
 
 #define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
 
@@ -333,10 +336,7 @@ void main() {
 #ifdef TX_BIAS
   acc += tx_elem(u_in2, c, p_b_ws);
 #endif
-#ifdef TX_ACT
-  acc = TX_ACT(acc);
-#endif
-  o0 = acc;
+  o0 = tx_resid_act(acc, t);
 }
 
 #else  // TX_PASS == 3
@@ -381,7 +381,7 @@ void main() {
   int i, x;
 #ifdef TX_ALIGNED
   int tt = tx_locate(t * 4, i, x);
-  o0 = tx_tile(i, tt);
+  vec4 v = tx_tile(i, tt);
 #else
   vec4 v = vec4(0.0);
   for (int j = 0; j < 4; j++) {
@@ -391,7 +391,8 @@ void main() {
       v[j] = tx_lane(tx_tile(i, tt), x & 3);
     }
   }
-  o0 = v;
 #endif
+  // a residual, then the activation the compute pass left out (TX_RESID)
+  o0 = tx_resid_act(v, t);
 }
 #endif

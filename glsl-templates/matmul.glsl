@@ -13,7 +13,10 @@
 // Structural: TX_PASS, TX_VEC, TX_TM, TX_TA / TX_TB (transposed operands),
 // TX_A_VEC (A rows are whole texels: !TA && K % 4 == 0), TX_A_TVEC (TA &&
 // M % 4 == 0), TX_B_TVEC (TB && K % 4 == 0), TX_BIAS (N values, one per
-// column; with TX_BIAS_ROWS M values, one per row: a 1x1 conv's), TX_ACT.
+// column; with TX_BIAS_ROWS M values, one per row: a 1x1 conv's), TX_ACT,
+// TX_RESID (the sampler of a residual of the output's layout, added before
+// TX_ACT: by the compute pass with TX_TM 1, else by the interleave, which
+// then applies TX_ACT instead of the tiles).
 // Params: p_M, p_N, p_K, p_MT (row tiles per batch), p_ntex (output/tile
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
@@ -28,7 +31,8 @@ void main() {
   ivec3 bmn = tx_split3(t, p_M, n4);
   int b = bmn.x, m = bmn.y, c = bmn.z;
   int tt = (b * p_MT + m / TX_TM) * n4 + c;
-  o0 = texelFetch(u_in0, ivec3(tx_coord(tt, p_a_ws), m % TX_TM), 0);
+  // a residual, then the activation the tiles left out (TX_RESID)
+  o0 = tx_resid_act(texelFetch(u_in0, ivec3(tx_coord(tt, p_a_ws), m % TX_TM), 0), t);
 }
 #else
 
@@ -186,6 +190,9 @@ void main() {
     mat4 bm = tx_b_block(bo, n0, kfull, true);
     TX_ROWS(TX_TAIL)
   }
+#if defined(TX_RESID) && TX_TM == 1
+  c0 += texelFetch(TX_RESID, tx_coord(t, p_r_ws), 0); // output texel t
+#endif
   o0 = tx_finish(c0, m0 + 0, n0);
 #if TX_TM >= 4
   o1 = tx_finish(c1, m0 + 1, n0);
@@ -260,10 +267,7 @@ void main() {
       res[j] = s;
     }
   }
-#ifdef TX_ACT
-  res = TX_ACT(res);
-#endif
-  o0 = res;
+  o0 = tx_resid_act(res, t);
 }
 #endif
 #endif

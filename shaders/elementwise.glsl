@@ -162,3 +162,16 @@ vec4 tx_u_selu(vec4 x) {
   return tx_keep_nan(p_beta * mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0))), x);
 }
 #endif
+
+// The end of an op with a fused residual and activation: TX_RESID (the
+// residual's sampler; p_r_ws its width shift) holds texel t in the output's
+// layout, added before TX_ACT.
+vec4 tx_resid_act(vec4 v, int t) {
+#ifdef TX_RESID
+  v += texelFetch(TX_RESID, tx_coord(t, p_r_ws), 0);
+#endif
+#ifdef TX_ACT
+  v = TX_ACT(v);
+#endif
+  return v;
+}

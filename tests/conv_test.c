@@ -264,6 +264,85 @@ int main(int argc, char **argv) {
         TX_DESTROY(g_ctx, x1, w1, b1, xd, wd);
         tx_test_end();
     }
+    if (tx_test_begin("residual: added before the activation on every route, without a draw or "
+                      "CPU op of its own; a wrong shape or dtype is refused")) {
+        /* 1x1 (the matmul route), depthwise over whole-texel rows (one pass)
+         * and 3x3 (pack / compute / unpack), no bias: y = relu(conv(x, w) + r)
+         * against the plain conv's values, exactly (small integers) */
+        static float xv[8 * 8 * 16], w1v[16 * 8], wdv[8 * 9], w3v[4 * 8 * 9], rv[16 * 8 * 16];
+        for (size_t i = 0; i < sizeof xv / sizeof xv[0]; i++)
+            xv[i] = (float)((int)(i * 7 % 11) - 5);
+        for (size_t i = 0; i < sizeof w1v / sizeof w1v[0]; i++)
+            w1v[i] = (float)((int)(i * 5 % 7) - 3);
+        for (size_t i = 0; i < sizeof wdv / sizeof wdv[0]; i++)
+            wdv[i] = (float)((int)(i % 5) - 2);
+        for (size_t i = 0; i < sizeof w3v / sizeof w3v[0]; i++)
+            w3v[i] = (float)((int)(i * 3 % 5) - 2);
+        for (size_t i = 0; i < sizeof rv / sizeof rv[0]; i++)
+            rv[i] = (float)((int)(i * 13 % 17) - 8);
+        tx_tensor x8 = tensor4(1, 8, 8, 16, xv);
+        struct {
+            const char *name;
+            tx_tensor w;
+            tx_conv_desc d;
+            int64_t m, ho, wo;
+        } routes[] = {
+            {"1x1", tensor4(16, 8, 1, 1, w1v), {.group = 1}, 16, 8, 16},
+            {"depthwise", tensor4(8, 1, 3, 3, wdv), {.group = 8, .pads = {1, 1, 1, 1}}, 8, 8, 16},
+            {"3x3", tensor4(4, 8, 3, 3, w3v), {.strides = {2, 2}, .pads = {1, 1, 1, 1}}, 4, 4, 8},
+        };
+        static float base[16 * 8 * 16], got[16 * 8 * 16];
+        for (size_t k = 0; k < sizeof routes / sizeof routes[0] && !tx_t.cur_failed; k++) {
+            int64_t n = routes[k].m * routes[k].ho * routes[k].wo;
+            tx_tensor r = tensor4(1, routes[k].m, routes[k].ho, routes[k].wo, rv), y;
+            for (int call = 0; call < 3 && !tx_t.cur_failed; call++) {
+                tx_stats a, b, c;
+                tx_ctx_stats(g_ctx, &a);
+                CHECK(!tx_conv(g_ctx, x8, routes[k].w, &routes[k].d, &y), "%s: %s", routes[k].name,
+                      tx_last_error(g_ctx));
+                CHECK(!tx_tensor_read(g_ctx, y, base, (size_t)n * sizeof(float)), "read");
+                tx_tensor_destroy(g_ctx, y);
+                tx_ctx_stats(g_ctx, &b);
+                tx_conv_desc d = routes[k].d;
+                d.residual = r;
+                d.activation = TX_OP_RELU;
+                CHECK(!tx_conv(g_ctx, x8, routes[k].w, &d, &y), "%s + residual: %s", routes[k].name,
+                      tx_last_error(g_ctx));
+                CHECK(!tx_tensor_read(g_ctx, y, got, (size_t)n * sizeof(float)), "read");
+                tx_tensor_destroy(g_ctx, y);
+                tx_ctx_stats(g_ctx, &c);
+                if (call > 0) /* both variants steady: the same draws (CPU ops) */
+                    CHECK(c.draws - b.draws == b.draws - a.draws &&
+                              c.cpu_ops - b.cpu_ops == b.cpu_ops - a.cpu_ops,
+                          "%s call %d: %llu draws, %llu CPU ops with the residual, %llu, %llu "
+                          "without",
+                          routes[k].name, call, (unsigned long long)(c.draws - b.draws),
+                          (unsigned long long)(c.cpu_ops - b.cpu_ops),
+                          (unsigned long long)(b.draws - a.draws),
+                          (unsigned long long)(b.cpu_ops - a.cpu_ops));
+                for (int64_t i = 0; i < n && !tx_t.cur_failed; i++) {
+                    float want = base[i] + rv[i] > 0 ? base[i] + rv[i] : 0.0f;
+                    CHECK(got[i] == want, "%s call %d [%lld] = %g, want %g", routes[k].name, call,
+                          (long long)i, (double)got[i], (double)want);
+                }
+            }
+            tx_tensor_destroy(g_ctx, r);
+        }
+        /* a residual of another shape (even one that would broadcast), or int32 */
+        tx_tensor r_small = tensor4(1, 16, 1, 16, rv), y = {0};
+        CHECK(tx_conv(g_ctx, x8, routes[0].w, &(tx_conv_desc){.residual = r_small}, &y) ==
+                      TX_STATUS_SHAPE_MISMATCH &&
+                  strstr(tx_last_error(g_ctx), "residual [1, 16, 1, 16]") &&
+                  strstr(tx_last_error(g_ctx), "[1, 16, 8, 16]") && y.id == 0,
+              "%s", tx_last_error(g_ctx));
+        tx_tensor r_int =
+            tx_test_tensor(g_ctx, 4, (int64_t[]){1, 16, 8, 16}, TX_DTYPE_INT32, (int32_t[2048]){0});
+        CHECK(tx_conv(g_ctx, x8, routes[0].w, &(tx_conv_desc){.residual = r_int}, &y) != 0 &&
+                  strstr(tx_last_error(g_ctx), "residual") && y.id == 0,
+              "%s", tx_last_error(g_ctx));
+        TX_DESTROY(g_ctx, r_small, r_int, x8, routes[0].w, routes[1].w, routes[2].w);
+        tx_test_end();
+    }
     TX_DESTROY(g_ctx, x, w);
     tx_stats st;
     tx_ctx_stats(g_ctx, &st);

@@ -111,6 +111,8 @@ static const gcase k_cases[] = {
     {G("conv", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3")},
     {G("conv/pad_bias_relu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU)},
     {G("conv/pad_bias", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1})},
+    {G("conv/residual_relu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4,2x4x6x6"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU)},
+    {G("conv_transpose/residual", K_OP, TX_OP_CONV_TRANSPOSE, "1x3x4x4,3x2x3x3,2,1x2x8x7"), CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 0})},
     {G("conv/stride2", K_OP, TX_OP_CONV, "1x2x7x7,3x2x3x3"), CONV(.strides = {2, 2}, .pads = {1, 1, 0, 0})},
     {G("conv/dilation2", K_OP, TX_OP_CONV, "1x2x7x6,3x2x2x2"), CONV(.dilations = {2, 2})},
     {G("conv/depthwise", K_OP, TX_OP_CONV, "2x3x6x6,3x1x3x3,3"), CONV(.group = 3, .pads = {1, 1, 1, 1})},

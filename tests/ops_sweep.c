@@ -132,6 +132,17 @@ static const shape_case k_conv[] = {
     {.shapes = "1x2x11x12,2x1x3x2", CONV(.group = 2, .strides = {1, 3}, .dilations = {2, 2}, .pads = {2, 1, 2, 1}), .label = "depthwise/generic"},
     {.shapes = "1x8x5x7,6x4x1x1", CONV(.group = 2), .bias = true, .label = "1x1/group2"},
     {.shapes = "1x16x20x20,8x16x5x5", CONV(.pads = {2, 2, 2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "im2col-tiles"},
+    /* a residual (x, w, bias, residual of y's shape) on each GPU route: the
+     * unpack pass (Wo % 4 == 0 or not), the 1x1 matmul (8-row tiles and 1-row
+     * tiles), the one-pass depthwise; the CPU's GEMM, Winograd and depthwise */
+    {.shapes = "1x8x9x12,8x8x3x3,8,1x8x9x12", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .label = "residual/relu"},
+    {.shapes = "2x3x6x7,5x3x3x3,5,2x5x6x7", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_CLIP, .lo = -0.5f, .hi = 0.5f), .label = "residual/clip/unaligned"},
+    {.shapes = "1x8x16x16,12x8x3x3,12,1x12x8x8", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "residual/s2"},
+    {.shapes = "2x12x8x8,20x12x1x1,20,2x20x8x8", CONV(.activation = TX_OP_RELU6), .label = "residual/1x1/matmul"},
+    {.shapes = "1x5x3x8,4x5x1x1,4,1x4x3x8", CONV(.activation = TX_OP_SIGMOID), .label = "residual/1x1/matmul/1-row"},
+    {.shapes = "1x6x9x16,6x1x3x3,6,1x6x9x16", CONV(.group = 6, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .label = "residual/depthwise/direct"},
+    {.shapes = "1x4x9x9,4x1x3x3,4,1x4x9x9", CONV(.group = 4, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .label = "residual/depthwise"},
+    {.shapes = "1x16x19x19,16x16x3x3,16,1x16x17x17", .label = "residual/winograd"},
     /* the CPU's Winograd F(2x2, 3x3) (where its GEMM is 4-wide: wasm): groups,
      * asymmetric pads, an activation run afterwards, odd output sizes
      * (partial tiles), several strips */
@@ -154,6 +165,8 @@ static const shape_case k_conv_transpose[] = {
     {.shapes = "2x8x5x6,8x4x4x4", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}), .bias = true, .label = "k4/s2"},
     {.shapes = "1x4x4x9,4x4x3x3", CONV(.strides = {2, 2}), .label = "8-wide-tile/tail"},
     {.shapes = "1x4x3x5,4x6x1x1", CONV(.strides = {2, 2}), .bias = true, .label = "1x1/s2"},
+    /* a residual (x, w, bias, residual of y's shape), added before the activation */
+    {.shapes = "1x2x4x5,2x3x3x3,3,1x3x9x11", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .label = "s2/residual/relu"},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}
@@ -425,8 +438,10 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
         d->n_inputs = 3;
     }
     int arity = tx_op_arity(op);
+    bool conv = op == TX_OP_CONV || op == TX_OP_CONV_TRANSPOSE;
     return d->n_inputs == arity || (arity == 0 && d->n_inputs >= 1) ||
-           (c->bias && d->n_inputs == 3) || (op == TX_OP_LAYER_NORM && d->n_inputs == 2);
+           (c->bias && d->n_inputs == 3) || (conv && !c->bias && d->n_inputs == 4) ||
+           (op == TX_OP_LAYER_NORM && d->n_inputs == 2);
 }
 
 typedef struct mode {

@@ -395,7 +395,8 @@ static const attr_field k_attr_fields[] = {
         FIELD(F, "activation", conv.activation, A_OP), FIELD(F, "lo", conv.lo, A_FLOAT),           \
         FIELD(F, "hi", conv.hi, A_FLOAT),                                                          \
         FIELDN(F, "output_padding", conv.output_padding, A_INT, 2),                                \
-        FIELDN(F, "output_shape", conv.output_shape, A_INT, 2)
+        FIELDN(F, "output_shape", conv.output_shape, A_INT, 2),                                    \
+        FIELD(F, "residual", conv.residual, A_TENSOR)
     CONV_FIELDS(CONV),
     CONV_FIELDS(CONV_TRANSPOSE),
     FIELDN(POOL, "kernel_shape", pool.kernel_shape, A_INT, 2),

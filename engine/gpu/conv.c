@@ -136,7 +136,7 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
 static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
     const tx_conv_call *cc = call;
     const char *op = cc->transpose ? "conv_transpose" : "conv";
-    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *ys = cc->y;
+    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *rs = cc->resid, *ys = cc->y;
     bool transpose = cc->transpose;
     conv_plan p;
     plan_make(cc, ctx->caps.max_draw_buffers, tp, &p);
@@ -199,7 +199,8 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
             tx_req_define(&r, "TX_BIAS", "1");
-        tx_req_act(&r, cc->act, cc->lo, cc->hi);
+        if (!rs) /* else the unpack applies it, after the residual */
+            tx_req_act(&r, cc->act, cc->lo, cc->hi);
         TX_REQ_INTS(&r, {"p_ntex", (int)t_tex}, {"p_out_ws", tiles.wshift}, {"p_x_ws", xp.wshift},
                     {"p_w_ws", wp->wshift}, {"p_b_ws", bs ? bs->st->tex.wshift : 0},
                     {"p_XT", (int)p.xt}, {"p_Ho", (int)p.ho}, {"p_NOB", (int)p.nobt},
@@ -219,16 +220,21 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
 
     /* pass 3: unpack into NCHW */
     if (!st) {
-        req_common(&r, &p, 3, 1, 1);
+        req_common(&r, &p, 3, rs ? 2 : 1, 1);
         r.array_inputs = 1;
         if (p.wo % 4 == 0)
             tx_req_define(&r, "TX_ALIGNED", "1");
+        if (rs) {
+            tx_req_define(&r, "TX_RESID", "u_in1");
+            tx_req_int(&r, "p_r_ws", rs->st->tex.wshift);
+            tx_req_act(&r, cc->act, cc->lo, cc->hi);
+        }
         TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
                     {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles.wshift}, {"p_Wo", (int)p.wo},
                     {"p_Ho", (int)p.ho}, {"p_M", (int)p.m}, {"p_Mg", (int)p.mg},
                     {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt}, {"p_XT", (int)p.xt});
-        st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&tiles}, 1,
-                        (const tx_texture *[]){&ys->st->tex}, 1);
+        st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&tiles, rs ? &rs->st->tex : NULL},
+                        rs ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);
     }
     tx_pool_release(ctx, &xp);
     tx_pool_release(ctx, &tiles);
@@ -278,6 +284,7 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
                          .b = &b,
                          .bias = cc->bias,
                          .bias_rows = true,
+                         .resid = cc->resid,
                          .y = &y};
     return tx_gpu_matmul(ctx, &mc);
 }
@@ -325,7 +332,9 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
      * (-pl) mod 4 of its first texel */
     int off = ((-cc->pl) % 4 + 4) % 4;
     int wt = (off + 3 * cc->sw + cc->kw + 3) / 4;
-    tx_req_init(&r, TX_FAMILY_CONV, "conv", bs ? 3 : 2, 1);
+    const tx_slot *rs = cc->resid;
+    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    tx_req_init(&r, TX_FAMILY_CONV, "conv", n_in, 1);
     tx_req_define_int(&r, "TX_PASS", 4);
     tx_req_define_int(&r, "TX_WT", wt);
     tx_req_define_int(&r, "TX_OFF", off);
@@ -333,14 +342,20 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     tx_req_define_int(&r, "TX_KW", cc->kw);
     if (bs)
         tx_req_define(&r, "TX_BIAS", "1");
+    if (rs) {
+        tx_req_define(&r, "TX_RESID", bs ? "u_in3" : "u_in2");
+        tx_req_int(&r, "p_r_ws", rs->st->tex.wshift);
+    }
     tx_req_act(&r, cc->act, cc->lo, cc->hi);
     TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
                 {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", wst->packed.wshift},
                 {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_Wo", (int)cc->wo}, {"p_W", (int)cc->w},
                 {"p_Ho", (int)cc->ho}, {"p_H", (int)cc->h}, {"p_M", (int)cc->m}, {"p_kh", cc->kh},
                 {"p_sh", cc->sh}, {"p_pt", cc->pt}, {"p_pl", cc->pl});
-    const tx_texture *ins[3] = {&xs->st->tex, &wst->packed, bs ? &bs->st->tex : NULL};
-    return tx_gpu_run(ctx, op, &r, ins, bs ? 3 : 2, (const tx_texture *[]){&ys->st->tex}, 1);
+    const tx_texture *ins[4] = {&xs->st->tex, &wst->packed, bs ? &bs->st->tex : NULL, NULL};
+    if (rs)
+        ins[n_in - 1] = &rs->st->tex;
+    return tx_gpu_run(ctx, op, &r, ins, n_in, (const tx_texture *[]){&ys->st->tex}, 1);
 }
 
 /* Positions per fragment (4 or 8) chosen per device where both apply: dense

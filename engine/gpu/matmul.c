@@ -38,6 +38,11 @@ static void matmul_vary(const tx_matmul_call *c, bool *m, bool *n, bool *k) {
     *n = rb == 1 ? false : (tb ? b_prev : b_last);
 }
 
+static void req_act(const tx_matmul_call *c, tx_program_req *r) {
+    bool clip = c->act == TX_OP_CLIP;
+    tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
+}
+
 /* The compute pass's request for tm-row tiles written to textures of width
  * 2^out_ws (tm 1: the output itself). */
 static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req *r) {
@@ -48,7 +53,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     matmul_vary(c, &vary_m, &vary_n, &vary_k);
     bool vec = N % 4 == 0 && !vary_n;
     int64_t mt = (M + tm - 1) / tm;
-    tx_req_init(r, TX_FAMILY_MATMUL, "matmul", cs ? 3 : 2, tm);
+    tx_req_init(r, TX_FAMILY_MATMUL, "matmul", 2 + (cs != NULL) + (c->resid && tm == 1), tm);
     tx_req_define_int(r, "TX_PASS", 0);
     tx_req_define_int(r, "TX_TM", tm);
     if (vec)
@@ -67,8 +72,14 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
         tx_req_define(r, "TX_BIAS", "1");
     if (cs && c->bias_rows)
         tx_req_define(r, "TX_BIAS_ROWS", "1");
-    bool clip = c->act == TX_OP_CLIP;
-    tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
+    /* a residual: added here with 1-row tiles (the output itself), else by
+     * the interleaving pass, which then applies the activation too */
+    if (c->resid && tm == 1) {
+        tx_req_define(r, "TX_RESID", cs ? "u_in3" : "u_in2");
+        tx_req_int(r, "p_r_ws", c->resid->st->tex.wshift);
+    }
+    if (!c->resid || tm == 1)
+        req_act(c, r);
     int64_t ntex = vec ? c->nbatch * mt * (N / 4) : (ys->numel + 3) / 4;
     tx_req_int(r, "p_M", (int)M);
     tx_req_int(r, "p_N", (int)N);
@@ -114,12 +125,15 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
             layer[i] = tm > 1 ? tx_layer(&tiles, i) : ys->st->tex;
             out_tex[i] = &layer[i];
         }
-        const tx_texture *ins[3] = {&c->a->st->tex, &c->b->st->tex, cs ? &cs->st->tex : NULL};
-        st = tx_gpu_run(ctx, name, &r, ins, cs ? 3 : 2, out_tex, tm);
+        const tx_texture *ins[4] = {&c->a->st->tex, &c->b->st->tex, cs ? &cs->st->tex : NULL, NULL};
+        int n_in = cs ? 3 : 2;
+        if (c->resid && tm == 1)
+            ins[n_in++] = &c->resid->st->tex;
+        st = tx_gpu_run(ctx, name, &r, ins, n_in, out_tex, tm);
     }
     if (!st && tm > 1) {
         tx_program_req r2;
-        tx_req_init(&r2, TX_FAMILY_MATMUL, "matmul", 1, 1);
+        tx_req_init(&r2, TX_FAMILY_MATMUL, "matmul", c->resid ? 2 : 1, 1);
         r2.array_inputs = 1;
         /* A copy pass: constant folding buys nothing; keep it to one program. */
         r2.generic_only = true;
@@ -131,8 +145,14 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         tx_req_int(&r2, "p_ntex", (int)((ys->numel + 3) / 4));
         tx_req_int(&r2, "p_out_ws", ys->st->tex.wshift);
         tx_req_int(&r2, "p_a_ws", tiles.wshift);
-        st = tx_gpu_run(ctx, name, &r2, (const tx_texture *[]){&tiles}, 1,
-                        (const tx_texture *[]){&ys->st->tex}, 1);
+        if (c->resid) {
+            tx_req_define(&r2, "TX_RESID", "u_in1");
+            tx_req_int(&r2, "p_r_ws", c->resid->st->tex.wshift);
+            req_act(c, &r2);
+        }
+        st = tx_gpu_run(ctx, name, &r2,
+                        (const tx_texture *[]){&tiles, c->resid ? &c->resid->st->tex : NULL},
+                        c->resid ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);
     }
     if (tm > 1 && tiles.gl)
         tx_pool_release(ctx, &tiles);

@@ -460,10 +460,14 @@ typedef struct tx_conv_desc {
     tx_tensor bias;        /* {0} = none; else [M] */
     tx_op activation;      /* TX_OP_NONE, any UNARY op (relu, relu6 …) or TX_OP_CLIP */
     float lo, hi;          /* clip bounds when activation == TX_OP_CLIP (±INFINITY: open) */
+    tx_tensor residual;    /* {0} = none; else a float tensor of y's shape, added before
+                              the activation (a residual block's skip connection) */
 } tx_conv_desc;
 
-/* y = act(conv(x, w) + bias): x [N, C, (H,) W], w [M, C/group, (kH,) kW]
- * → [N, M, (Ho,) Wo]. Depthwise is group = C = M. */
+/* y = act(conv(x, w) + bias + residual): x [N, C, (H,) W], w [M, C/group,
+ * (kH,) kW] → [N, M, (Ho,) Wo]. Depthwise is group = C = M. The residual is
+ * added in the conv's own last pass (no separate add over y); under a
+ * recording tape it runs as conv, add and activation, so gradients reach it. */
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out);
 /* The gradient of conv w.r.t. its input: x [N, C, (H,) W], w [C, M/group, (kH,) kW]
  * → [N, M, (Ho,) Wo], Ho = stride·(H−1) + output_padding + (kH−1)·dilation + 1 − pads. */
@@ -660,7 +664,7 @@ tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *
 typedef struct tx_op_attrs {
     float lo, hi;            /* clip */
     tx_matmul_desc matmul;   /* matmul */
-    tx_conv_desc conv;       /* conv, conv_transpose (bias: the third input) */
+    tx_conv_desc conv;       /* conv, conv_transpose (bias: the third input, residual the fourth) */
     tx_pool_desc pool;       /* maxpool, averagepool (global pools ignore it) */
     tx_reduce_desc reduce;   /* REDUCE family */
     tx_softmax_desc softmax; /* softmax, log_softmax (zero: axis 0) */

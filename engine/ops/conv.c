@@ -245,6 +245,24 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
     return TX_STATUS_OK;
 }
 
+/* The residual r (named "residual") as an input of y's shape, into *rs. */
+static tx_status check_residual(tx_ctx *ctx, const char *op, tx_tensor r, int rank,
+                                const int64_t *shape, tx_slot **rs) {
+    tx_status st = tx_check_input(ctx, op, "residual", r, true, rs);
+    if (st)
+        return st;
+    bool same = (*rs)->rank == rank;
+    for (int i = 0; same && i < rank; i++)
+        same = (*rs)->shape[i] == shape[i];
+    if (same)
+        return TX_STATUS_OK;
+    char want[160], got[160];
+    tx_shape_str(want, sizeof want, rank, shape);
+    tx_shape_str(got, sizeof got, (*rs)->rank, (*rs)->shape);
+    return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: residual %s must have y's shape %s", op, got,
+                   want);
+}
+
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                           const tx_conv_desc *desc, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
@@ -254,24 +272,59 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                                         d.bias, s);
     if (st)
         return st;
-    tx_slot *xs = s[0], *ws = s[1], *bs = s[2];
+    tx_slot *xs = s[0], *ws = s[1], *bs = s[2], *rs = NULL;
     tx_conv_call c;
     int orank = 0;
     int64_t oshape[TX_MAX_RANK];
     st = conv_geom(ctx, op, transpose, xs, ws, bs, &d, &c, &orank, oshape);
+    if (!st && d.residual.id)
+        st = check_residual(ctx, op, d.residual, orank, oshape, &rs);
     if (st)
         return st;
     tx_device dev;
     tx_tensor y;
-    st = tx_op_output(ctx, op, (const tx_slot *[]){xs, ws, bs}, 3, orank, oshape, TX_DTYPE_FLOAT32,
-                      &dev, &y);
+    st = tx_op_output(ctx, op, (const tx_slot *[]){xs, ws, bs, rs}, 4, orank, oshape,
+                      TX_DTYPE_FLOAT32, &dev, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);
     c.wt = tx_slot_get(ctx, w);
     c.bias = d.bias.id ? tx_slot_get(ctx, d.bias) : NULL;
+    c.resid = d.residual.id ? tx_slot_get(ctx, d.residual) : NULL;
     c.y = tx_slot_get(ctx, y);
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, conv, c), y, out);
+}
+
+/* A conv with a residual under a recording tape: conv, add and activation
+ * as three recorded ops, so the residual gets its gradient. */
+static tx_status conv_residual_recorded(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
+                                        const tx_conv_desc *desc, tx_tensor *out) {
+    const char *op = transpose ? "conv_transpose" : "conv";
+    tx_status st = tx_op_begin(ctx, op, out);
+    if (st)
+        return st;
+    tx_conv_desc d = *desc;
+    d.residual = (tx_tensor){0};
+    d.activation = TX_OP_NONE;
+    tx_tensor z, sum;
+    st = transpose ? tx_conv_transpose(ctx, x, w, &d, &z) : tx_conv(ctx, x, w, &d, &z);
+    if (st)
+        return st;
+    tx_slot *rs;
+    const tx_slot *zs = tx_slot_get(ctx, z);
+    st = check_residual(ctx, op, desc->residual, zs->rank, zs->shape, &rs);
+    if (!st)
+        st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, &sum);
+    tx_tensor_destroy(ctx, z);
+    if (st || desc->activation == TX_OP_NONE) {
+        if (!st)
+            *out = sum;
+        return st;
+    }
+    st = desc->activation == TX_OP_CLIP ? tx_clip(ctx, sum, desc->lo, desc->hi, out)
+                                        : tx_unary(ctx, desc->activation, sum, out);
+    tx_tensor_destroy(ctx, sum);
+    return st;
 }
 
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,
@@ -303,10 +356,14 @@ static tx_status noted(tx_ctx *ctx, tx_status st, tx_op op, tx_tensor x, tx_tens
 }
 
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {
+    if (desc && desc->residual.id && tx_tape_recording(ctx))
+        return conv_residual_recorded(ctx, false, x, w, desc, out);
     return noted(ctx, conv_run(ctx, false, x, w, desc, out), TX_OP_CONV, x, w, desc, out);
 }
 
 tx_status tx_conv_transpose(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
                             tx_tensor *out) {
+    if (desc && desc->residual.id && tx_tape_recording(ctx))
+        return conv_residual_recorded(ctx, true, x, w, desc, out);
     return noted(ctx, conv_run(ctx, true, x, w, desc, out), TX_OP_CONV_TRANSPOSE, x, w, desc, out);
 }

@@ -92,7 +92,9 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     int want = k_arity[op];
     bool biased = fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV ||
                   fam == TX_FAMILY_CONV_TRANSPOSE; /* optional third input */
-    bool optional_last = (biased && n_inputs == 3) || (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
+    bool conv = fam == TX_FAMILY_CONV || fam == TX_FAMILY_CONV_TRANSPOSE;
+    bool optional_last = (biased && n_inputs == 3) || (conv && n_inputs == 4) ||
+                         (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
                          (want == 0 && n_inputs >= 1); /* variadic */
     if (n_inputs != want && !optional_last)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", k_names[op],
@@ -112,8 +114,10 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
         return tx_matmul(ctx, inputs[0], inputs[1], &a.matmul, out);
     case TX_FAMILY_CONV:
     case TX_FAMILY_CONV_TRANSPOSE:
-        if (n_inputs == 3)
+        if (n_inputs >= 3) /* x, w, bias[, residual] */
             a.conv.bias = inputs[2];
+        if (n_inputs == 4)
+            a.conv.residual = inputs[3];
         return fam == TX_FAMILY_CONV ? tx_conv(ctx, inputs[0], inputs[1], &a.conv, out)
                                      : tx_conv_transpose(ctx, inputs[0], inputs[1], &a.conv, out);
     case TX_FAMILY_POOL: return tx_pooling(ctx, op, inputs[0], &a.pool, out);

@@ -40,6 +40,12 @@ static double activate(const tx_conv_desc *c, double v) {
 
 /* What both references start from: the optional bias, the attributes and
  * the number of spatial dims (-1: unusable operands). */
+/* The residual (a fourth input: y's values added before the activation) at
+ * y's element i, 0 without one (its size is checked against y's). */
+static double resid_at(const tx_ref_tensor *in, int n_in, int64_t i) {
+    return n_in > 3 ? (double)in[3].data[i] : 0.0;
+}
+
 static int conv_args(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                      const tx_ref_tensor **b, tx_conv_desc *c) {
     if (n_in < 2)
@@ -98,6 +104,11 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_
     }
     if (conv_out(out, x, m, out_sz))
         return -1;
+    if (n_in > 3 && tx_ref_numel(&in[3]) != tx_ref_numel(out)) {
+        free(out->data);
+        out->data = NULL;
+        return -1;
+    }
     int64_t ih = in_sz[0], iw = in_sz[1], kh = g.k[0], kw = g.k[1];
     float *y = out->data;
     for (int64_t ni = 0; ni < n; ni++)
@@ -120,7 +131,8 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_
                                 s += xv * wv;
                             }
                         }
-                    *y++ = (float)activate(&c, s);
+                    *y = (float)activate(&c, s + resid_at(in, n_in, y - out->data));
+                    y++;
                 }
     return 0;
 }
@@ -170,6 +182,11 @@ int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
     if (conv_out(out, x, m, out_sz))
         return -1;
     int64_t total = tx_ref_numel(out);
+    if (n_in > 3 && tx_ref_numel(&in[3]) != total) {
+        free(out->data);
+        out->data = NULL;
+        return -1;
+    }
     int64_t oh = out_sz[0], ow = out_sz[1], ih = in_sz[0], iw = in_sz[1];
     int64_t kh = g.k[0], kw = g.k[1];
     double *acc = calloc((size_t)(total ? total : 1), sizeof(double));
@@ -201,7 +218,8 @@ int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
         }
     for (int64_t i = 0; i < total; i++) {
         int64_t mi = (i / (oh * ow)) % m;
-        out->data[i] = (float)activate(&c, acc[i] + (b ? b->data[mi] : 0.0));
+        out->data[i] =
+            (float)activate(&c, acc[i] + (b ? b->data[mi] : 0.0) + resid_at(in, n_in, i));
     }
     free(acc);
     return 0;

@@ -549,6 +549,27 @@ test('build: the threaded engine exactly when the page is cross-origin isolated'
   t1.dispose();
 });
 
+test('conv with a residual: relu(conv + bias + residual) on both devices, a wrong shape refused', async () => {
+  const xv = rand(1 * 8 * 6 * 8, 51), wv = rand(8 * 8 * 9, 52), bv = rand(8, 53), rv = rand(8 * 6 * 8, 54);
+  for (const device of ['gpu', 'cpu']) {
+    tx.scope(() => {
+      const o = { device };
+      const x = tx.tensor(xv, [1, 8, 6, 8], o), w = tx.tensor(wv, [8, 8, 3, 3], o);
+      const b = tx.tensor(bv, [8], o), r = tx.tensor(rv, [1, 8, 6, 8], o);
+      const plain = x.conv(w, { pads: [1, 1, 1, 1], bias: b }).dataSync();
+      const got = x.conv(w, { pads: [1, 1, 1, 1], bias: b, residual: r, activation: 'relu' }).dataSync();
+      close(got, plain.map((v, i) => Math.max(0, v + rv[i])), 1e-5, `${device}: residual`);
+      let msg = '';
+      try {
+        x.conv(w, { pads: [1, 1, 1, 1], residual: tx.tensor(rv.slice(0, 48), [1, 8, 6, 1], o) });
+      } catch (e) {
+        msg = String(e.message);
+      }
+      check(/residual \[1, 8, 6, 1\] must have y's shape \[1, 8, 6, 8\]/.test(msg), `${device}: ${msg}`);
+    });
+  }
+});
+
 test('build: without wasm SIMD (texel-scalar.wasm) the CPU device gives the SIMD build\'s results', async () => {
   check(texel.simdAvailable() === true, 'Chromium validates wasm SIMD');
   check(tx.simd === true, `tx.simd ${tx.simd}`);
