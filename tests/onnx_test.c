@@ -147,6 +147,36 @@ static buf conv_bn_model(int64_t c, int64_t m, int64_t h, int64_t w, const float
     return model(&g, 15);
 }
 
+/* A residual block on x [1, 4, 6, 8]: a = Conv3x3(x), y = Relu(Conv1x1(a) +
+ * a), and z = Conv3x3(y) + r with r [1, 4, 1, 1] (a graph input that
+ * broadcasts): both Adds fold into their convs (fuse_residual), the Relu too;
+ * z's residual runs as conv then add, having another shape. */
+static buf residual_model(const float *w3, const float *w1, const float *b) {
+    buf g = {0};
+    init_f(&g, "W3", (int64_t[]){4, 4, 3, 3}, 4, w3);
+    init_f(&g, "W1", (int64_t[]){4, 4, 1, 1}, 4, w1);
+    init_f(&g, "B", (int64_t[]){4}, 1, b);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 8}, 4);
+    vinfo(&g, 11, "r", TX_ONNX_FLOAT, (int64_t[]){1, 4, 1, 1}, 4);
+    buf pads[2] = {{0}, {0}}; /* node() takes the attribute's bytes */
+    for (int k = 0; k < 2; k++) {
+        str_field(&pads[k], 1, "pads");
+        for (int i = 0; i < 4; i++)
+            int_field(&pads[k], 8, 1);
+        int_field(&pads[k], 20, TX_ATTR_INTS);
+    }
+    node(&g, "Conv", "c1", (const char *[]){"x", "W3", "B"}, 3, (const char *[]){"a"}, 1, &pads[0],
+         1);
+    node(&g, "Conv", "c2", (const char *[]){"a", "W1"}, 2, (const char *[]){"b"}, 1, NULL, 0);
+    node(&g, "Add", "add1", (const char *[]){"b", "a"}, 2, (const char *[]){"s"}, 1, NULL, 0);
+    node(&g, "Relu", "relu", (const char *[]){"s"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    node(&g, "Conv", "c3", (const char *[]){"y", "W3"}, 2, (const char *[]){"c"}, 1, &pads[1], 1);
+    node(&g, "Add", "add2", (const char *[]){"r", "c"}, 2, (const char *[]){"z"}, 1, NULL, 0);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 8}, 4);
+    vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 8}, 4);
+    return model(&g, 13);
+}
+
 /* One node `op` reading x [rank, shape] (and the initializers "W" 3x3 conv
  * weights, "pads" / "split" int64 lists when `inits` says so), writing y (and
  * a second output "i" when n_out is 2). */
@@ -198,6 +228,21 @@ static void fuzz_bytes(const uint8_t *d, size_t n, int *crashes_ok, int *errors)
         (*crashes_ok)++;
     }
     free(c);
+}
+
+/* A session of model m with fusion on or off, checked to plan `steps` steps
+ * with `fused` nodes folded away; NULL (the failure recorded) otherwise. */
+static tx_session *fusion_session(tx_ctx *ctx, buf m, int fusion, int steps, int fused) {
+    tx_session *s;
+    tx_status st = tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.no_fusion = !fusion}, &s);
+    CHECK(!st, "%s", tx_last_error(ctx));
+    if (st)
+        return NULL;
+    tx_session_stats ss;
+    tx_session_stats_get(s, &ss);
+    CHECK(ss.steps == steps && ss.fused == fused, "fusion %d: steps %d fused %d (want %d, %d)",
+          fusion, ss.steps, ss.fused, steps, fused);
+    return s;
 }
 
 #define EXPECT_ST(call, status, needle)                                                            \
@@ -585,20 +630,13 @@ int main(int argc, char **argv) {
                     }
             buf m = conv_bn_model(C, M, H, W, wt, b, bn, hswish);
             for (int fusion = 1; fusion >= 0; fusion--) {
-                tx_session *s;
-                tx_status st =
-                    tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.no_fusion = !fusion}, &s);
-                CHECK(!st, "%s", tx_last_error(ctx));
-                if (st)
-                    break;
-                tx_session_stats ss;
-                tx_session_stats_get(s, &ss);
                 /* unfused: conv, bn, relu (or add, clip, mul, div), argmax */
-                int steps = fusion ? 2 : (hswish ? 7 : 4), fused = fusion ? (hswish ? 5 : 2) : 0;
-                CHECK(ss.steps == steps && ss.fused == fused, "fusion %d: steps %d fused %d",
-                      fusion, ss.steps, ss.fused);
+                tx_session *s = fusion_session(ctx, m, fusion, fusion ? 2 : (hswish ? 7 : 4),
+                                               fusion ? (hswish ? 5 : 2) : 0);
+                if (!s)
+                    break;
                 tx_tensor tx = mk(ctx, 4, (int64_t[]){1, C, H, W}, x), out[2];
-                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out);
+                tx_status st = tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out);
                 CHECK(!st, "%s", tx_last_error(ctx));
                 if (!st) {
                     float y[M * H * W];
@@ -633,6 +671,47 @@ int main(int argc, char **argv) {
             free(m.d);
             tx_test_end();
         }
+    }
+    if (tx_test_begin("fusion: a residual Add (and the Relu after it) into the conv")) {
+        float w3[4 * 4 * 9], w1[16], b[4] = {0.1f, -0.2f, 0.3f, 0}, x[4 * 6 * 8],
+                                     r[4] = {0.5f, -0.5f, 1, -1};
+        for (int i = 0; i < 4 * 4 * 9; i++)
+            w3[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < 16; i++)
+            w1[i] = (float)((i * 3) % 5) / 5.0f - 0.4f;
+        for (int i = 0; i < 4 * 6 * 8; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        buf m = residual_model(w3, w1, b);
+        float got[2][2][4 * 6 * 8];
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            /* unfused: 3 convs, 2 adds, relu */
+            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 3 : 6, fusion ? 3 : 0);
+            if (!s)
+                break;
+            tx_tensor tx = mk(ctx, 4, (int64_t[]){1, 4, 6, 8}, x),
+                      tr = mk(ctx, 4, (int64_t[]){1, 4, 1, 1}, r), out[2];
+            tx_status st = tx_session_run(s, (tx_feed[]){{"x", tx}, {"r", tr}}, 2, NULL, 2, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                CHECK(!tx_tensor_read(ctx, out[0], got[fusion][0], sizeof got[0][0]) &&
+                          !tx_tensor_read(ctx, out[1], got[fusion][1], sizeof got[0][1]),
+                      "%s", tx_last_error(ctx));
+                TX_DESTROY(ctx, out[0], out[1]);
+            }
+            TX_DESTROY(ctx, tx, tr);
+            tx_session_destroy(s);
+        }
+        double err = 0;
+        int negative = 0;
+        for (int o = 0; o < 2 && !tx_t.cur_failed; o++)
+            for (int i = 0; i < 4 * 6 * 8; i++) {
+                err = fmax(err, fabs(got[1][o][i] - got[0][o][i]));
+                negative += o == 0 && got[1][0][i] < 0;
+            }
+        CHECK(err < 1e-5 && negative == 0, "fused vs unfused: max difference %g, %d negatives", err,
+              negative);
+        free(m.d);
+        tx_test_end();
     }
     if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
         static const struct {

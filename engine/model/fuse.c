@@ -1,4 +1,5 @@
-/* Plan-time fusion: BN into Conv, GELU/HardSwish patterns, MatMul/Gemm + bias + activation. */
+/* Plan-time fusion: BN into Conv, GELU/HardSwish patterns, MatMul/Gemm + bias
+ * + activation, Conv + residual Add + activation. */
 #include <math.h>
 #include <string.h>
 
@@ -309,6 +310,39 @@ static void fuse_matmul(tx_session *s) {
     }
 }
 
+/* Conv + Add(conv output, r) → one Conv with the residual r as a fourth
+ * input (tx_conv_desc.residual: added in the conv's own last pass); an
+ * activation after the Add is then fused by fuse_activations. r must exist
+ * before the conv runs (a graph input, a constant or an earlier step's
+ * output) and the Add must be the conv output's only reader. Shapes are
+ * checked at run time: a residual that would broadcast runs as conv then
+ * add (exec_conv). 2-D and 1-D convs only (the volume path takes 3 inputs). */
+static void fuse_residual(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        if (!is_op(sp, "Conv") || sp->n_out != 1 || sp->n_in > 3 || sp->act || sp->in[0] < 0)
+            continue;
+        int xr = s->vals[sp->in[0]].rank;
+        int c = sole_consumer(s, sp->out[0]);
+        if ((xr != 3 && xr != 4) || c < 0 || !is_op(&s->steps[c], "Add") || s->steps[c].n_in != 2)
+            continue;
+        tx_step *add = &s->steps[c];
+        int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
+        if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||
+            (s->vals[r].elem > 0 && !tx_onnx_type_is_float(s->vals[r].elem)))
+            continue;
+        for (int i = sp->n_in; i < 3; i++)
+            sp->in[i] = -1; /* no bias */
+        sp->in[3] = r;      /* in[] has room for 3 more than the node's inputs */
+        sp->n_in = 4;
+        sp->out[0] = add->out[0];
+        s->vals[sp->out[0]].producer = k;
+        add->dead = true;
+        s->fused++;
+        tx_graph_count_uses(s);
+    }
+}
+
 /* Fuses a following activation into every op that takes one (MatMul, Gemm;
  * Conv once it exists: its table entry sets TX_OPF_FUSE_ACT). */
 static void fuse_activations(tx_session *s) {
@@ -338,6 +372,7 @@ tx_status tx_graph_fuse(tx_session *s) {
     if (!st && !(st = fuse_gelu(s)))
         st = fuse_hard_swish(s);
     fuse_matmul(s);
+    fuse_residual(s);
     fuse_activations(s);
     return st;
 }

@@ -150,6 +150,48 @@ static bool is_volume(tx_xnode *x) {
     return tx_x_shape(x, 0, &rank, shape) == TX_STATUS_OK && rank == 5;
 }
 
+/* Conv + the residual input 3 (then x->act): in the conv's own pass where
+ * the residual has the conv output's shape, else as the Add it was, with
+ * broadcasting. */
+static tx_status exec_conv_residual(tx_xnode *x, bool tr, tx_tensor in, tx_tensor w,
+                                    tx_conv_desc *d) {
+    tx_ctx *ctx = x->ctx;
+    tx_tensor r, y;
+    tx_status st = tx_x_dev(x, 3, &r);
+    if (st)
+        return st;
+    int xr, wr, rr, br = 0;
+    int64_t xs[TX_MAX_RANK], ws[TX_MAX_RANK], rs[TX_MAX_RANK], bs[TX_MAX_RANK], ys[TX_MAX_RANK];
+    tx_tensor_shape(ctx, in, &xr, xs, NULL);
+    tx_tensor_shape(ctx, w, &wr, ws, NULL);
+    tx_tensor_shape(ctx, r, &rr, rs, NULL);
+    if (d->bias.id)
+        tx_tensor_shape(ctx, d->bias, &br, bs, NULL);
+    bool same = xr == wr && xr == rr &&
+                tx_conv_out_shape(ctx, tr, xr, xs, ws, d->bias.id ? bs[0] : -1, d, ys) == 0;
+    for (int i = 0; same && i < rr; i++)
+        same = ys[i] == rs[i];
+    if (same) {
+        d->residual = r;
+        st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
+        return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    }
+    tx_op act = d->activation;
+    d->activation = TX_OP_NONE;
+    tx_tensor z;
+    st = tr ? tx_conv_transpose(ctx, in, w, d, &z) : tx_conv(ctx, in, w, d, &z);
+    if (st)
+        return st;
+    st = tx_binary(ctx, TX_OP_ADD, z, r, &y);
+    tx_tensor_destroy(ctx, z);
+    if (!st && act != TX_OP_NONE) {
+        z = y;
+        st = tx_unary(ctx, act, z, &y);
+        tx_tensor_destroy(ctx, z);
+    }
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
 static tx_status exec_conv(tx_xnode *x) {
     bool tr = strcmp(x->node->op_type, "ConvTranspose") == 0;
     if (is_volume(x))
@@ -171,6 +213,8 @@ static tx_status exec_conv(tx_xnode *x) {
     if (st)
         return st;
     d.activation = x->act;
+    if (tx_x_has(x, 3)) /* a fused residual Add (fuse.c) */
+        return exec_conv_residual(x, tr, in, w, &d);
     st = tr ? tx_conv_transpose(x->ctx, in, w, &d, &y) : tx_conv(x->ctx, in, w, &d, &y);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
