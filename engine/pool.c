@@ -153,11 +153,16 @@ tx_status tx_pool_acquire_layers(tx_ctx *ctx, const char *op, int64_t texels, in
     }
     size_t bytes = (size_t)w * (size_t)h * (ctx->caps.float16_storage ? 8u : 16u) *
                    (size_t)(layers ? layers : 1);
+    char dims[48]; /* "W×H" or, for an array texture, "W×H×layers array" */
+    if (layers)
+        snprintf(dims, sizeof dims, "%d×%d×%d array", w, h, layers);
+    else
+        snprintf(dims, sizeof dims, "%d×%d", w, h);
     if (ctx->stats.live_texture_bytes + bytes > ctx->budget)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
-                       "%s: a %d×%d%s texture (%zu bytes) would exceed the memory budget of %zu "
+                       "%s: a %s texture (%zu bytes) would exceed the memory budget of %zu "
                        "bytes (%llu live)",
-                       op, w, h, layers ? " array" : "", bytes, ctx->budget,
+                       op, dims, bytes, ctx->budget,
                        (unsigned long long)ctx->stats.live_texture_bytes);
     tx_pool_trim(ctx, min_size(p->limit, ctx->budget - ctx->stats.live_texture_bytes - bytes));
     tx_texture t = {0};
@@ -172,9 +177,8 @@ tx_status tx_pool_acquire_layers(tx_ctx *ctx, const char *op, int64_t texels, in
         tx_pool_trim(ctx, 0);
         if (!tex_create(ctx, w, h, layers, &t.gl)) {
             char what[96];
-            snprintf(what, sizeof what, "allocating a %d×%d %s texture%s (%zu bytes)", w, h,
-                     ctx->caps.float16_storage ? "RGBA16F" : "RGBA32F", layers ? " array" : "",
-                     bytes);
+            snprintf(what, sizeof what, "allocating a %s %s texture (%zu bytes)", dims,
+                     ctx->caps.float16_storage ? "RGBA16F" : "RGBA32F", bytes);
             return tx_gl_failure(ctx, TX_STATUS_OUT_OF_MEMORY, op, what);
         }
     }

@@ -445,7 +445,7 @@ static void test_context_loss(void) {
     /* The driver reported the loss: no old name was deleted (in a real loss
      * it could belong to the new context by now). The simulated loss left
      * the context alive, so the texture is still there to see. */
-    CHECK(tx_gl_tex_exists(a_name), "texture %u of a lost context was deleted", a_name);
+    CHECK(tx_gl_tex_exists(a_name), "texture %u of a lost context was deleted", TX_GL_NAME(a_name));
 
     EXPECT_LOST(tx_tensor_read(ctx, a, buf, sizeof buf));
     CHECK(strstr(tx_last_error(ctx), "created before the GL context was lost"), "%s",
@@ -505,7 +505,8 @@ static void test_context_loss(void) {
           "after mark_lost: %llu losses, %llu live bytes, %llu tensors",
           (unsigned long long)s5.context_losses, (unsigned long long)s5.live_texture_bytes,
           (unsigned long long)s5.live_tensors);
-    CHECK(!tx_gl_tex_exists(c_name), "a healthy context marked lost kept texture %u", c_name);
+    CHECK(!tx_gl_tex_exists(c_name), "a healthy context marked lost kept texture %u",
+          TX_GL_NAME(c_name));
     CHECK(tx_ctx_is_lost(ctx), "not lost after tx_ctx_mark_lost");
     EXPECT_LOST(tx_unary(ctx, TX_OP_RELU, c, &z));
     tx_ctx_mark_lost(ctx); /* twice is harmless */

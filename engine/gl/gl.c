@@ -211,7 +211,7 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
             glFramebufferTextureLayer(GL_FRAMEBUFFER, att, TX_GL_NAME(t), 0,
                                       (GLint)TX_GL_LAYER_OF(t));
         else
-            glFramebufferTexture2D(GL_FRAMEBUFFER, att, GL_TEXTURE_2D, t, 0);
+            glFramebufferTexture2D(GL_FRAMEBUFFER, att, GL_TEXTURE_2D, TX_GL_NAME(t), 0);
         g->fbo_att[idx][i] = t;
     }
 }
@@ -281,10 +281,6 @@ bool tx_gl_tex_create_array(tx_gl *g, int w, int h, int layers, tx_gl_tex *out) 
     drain_errors(g);
     GLuint t = 0;
     glGenTextures(1, &t);
-    if (t != TX_GL_NAME(t)) { /* past the handle's 24 bits: never seen in practice */
-        glDeleteTextures(1, &t);
-        return false;
-    }
     tx_gl_tex a = t | TX_GL_ARRAY;
     bind_unit(g, 0, a);
     if (g->active_unit != 0) {

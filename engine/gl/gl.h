@@ -9,20 +9,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef unsigned int tx_gl_tex;
+typedef uint64_t tx_gl_tex;
 typedef unsigned int tx_gl_prog;
 
 /* A tx_gl_tex names a 2D texture, a 2D array texture (TX_GL_ARRAY set:
  * sampled as a sampler2DArray) or one layer of an array texture as a render
- * target (TX_GL_LAYER): the GL name is the low 24 bits (tx_gl_tex_create_array
- * refuses a name past them), the layer bits 24-26. An op that writes several
- * row phases renders them into the layers of one array texture, and the pass
- * that gathers them fetches once from the layer it needs instead of picking
- * one of several textures through an if-chain, which SwiftShader runs in full. */
-#define TX_GL_ARRAY       0x80000000u
-#define TX_GL_LAYER(t, i) ((t) | ((unsigned)(i) << 24))
-#define TX_GL_NAME(t)     ((t)&0x00FFFFFFu)
-#define TX_GL_LAYER_OF(t) (((t) >> 24) & 7u)
+ * target (TX_GL_LAYER): the GL name is the low 32 bits, the flag and the
+ * layer live above them (a GL name may take all 32 bits: WebGL's counter
+ * only grows). An op that writes several row phases renders them into the
+ * layers of one array texture, and the pass that gathers them fetches once
+ * from the layer it needs instead of picking one of several textures
+ * through an if-chain, which SwiftShader runs in full. */
+#define TX_GL_ARRAY       (1ull << 63)
+#define TX_GL_LAYER(t, i) ((t) | ((tx_gl_tex)(i) << 32))
+#define TX_GL_NAME(t)     ((unsigned)((t)&0xFFFFFFFFull))
+#define TX_GL_LAYER_OF(t) ((int)(((t) >> 32) & 7u))
 #define TX_GL_MAX_LAYERS  8
 
 #define TX_GL_MAX_OUTPUTS  8  /* draw buffers used at most (matmul, conv tiles) */

@@ -316,7 +316,8 @@ static void fuse_matmul(tx_session *s) {
  * before the conv runs (a graph input, a constant or an earlier step's
  * output) and the Add must be the conv output's only reader. Shapes are
  * checked at run time: a residual that would broadcast runs as conv then
- * add (exec_conv). 2-D and 1-D convs only (the volume path takes 3 inputs). */
+ * add (exec_conv_residual). 2-D and 1-D convs only (the volume path takes
+ * 3 inputs). */
 static void fuse_residual(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -329,7 +330,7 @@ static void fuse_residual(tx_session *s) {
         tx_step *add = &s->steps[c];
         int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
         if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||
-            (s->vals[r].elem > 0 && !tx_onnx_type_is_float(s->vals[r].elem)))
+            !tx_onnx_type_is_float(s->vals[r].elem)) /* as tx_conv takes it, not cast */
             continue;
         for (int i = sp->n_in; i < 3; i++)
             sp->in[i] = -1; /* no bias */

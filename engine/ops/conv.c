@@ -300,7 +300,17 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
 static tx_status conv_residual_recorded(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                                         const tx_conv_desc *desc, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
-    tx_status st = tx_op_begin(ctx, op, out);
+    /* every operand and attribute checked first, as the fused call does */
+    tx_slot *sl[3], *rs;
+    tx_conv_call c;
+    int orank;
+    int64_t oshape[TX_MAX_RANK];
+    tx_status st = tx_op_begin_operands(ctx, op, out, (const char *const[]){"x", "w", "bias"}, x, w,
+                                        desc->bias, sl);
+    if (!st)
+        st = conv_geom(ctx, op, transpose, sl[0], sl[1], sl[2], desc, &c, &orank, oshape);
+    if (!st)
+        st = check_residual(ctx, op, desc->residual, orank, oshape, &rs);
     if (st)
         return st;
     tx_conv_desc d = *desc;
@@ -310,11 +320,7 @@ static tx_status conv_residual_recorded(tx_ctx *ctx, bool transpose, tx_tensor x
     st = transpose ? tx_conv_transpose(ctx, x, w, &d, &z) : tx_conv(ctx, x, w, &d, &z);
     if (st)
         return st;
-    tx_slot *rs;
-    const tx_slot *zs = tx_slot_get(ctx, z);
-    st = check_residual(ctx, op, desc->residual, zs->rank, zs->shape, &rs);
-    if (!st)
-        st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, &sum);
+    st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, &sum);
     tx_tensor_destroy(ctx, z);
     if (st || desc->activation == TX_OP_NONE) {
         if (!st)

@@ -38,14 +38,14 @@ static double activate(const tx_conv_desc *c, double v) {
     return v;
 }
 
-/* What both references start from: the optional bias, the attributes and
- * the number of spatial dims (-1: unusable operands). */
 /* The residual (a fourth input: y's values added before the activation) at
  * y's element i, 0 without one (its size is checked against y's). */
 static double resid_at(const tx_ref_tensor *in, int n_in, int64_t i) {
     return n_in > 3 ? (double)in[3].data[i] : 0.0;
 }
 
+/* What both references start from: the optional bias, the attributes and
+ * the number of spatial dims (-1: unusable operands). */
 static int conv_args(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs,
                      const tx_ref_tensor **b, tx_conv_desc *c) {
     if (n_in < 2)
