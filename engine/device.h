@@ -61,7 +61,7 @@ typedef struct tx_matmul_call {
     const tx_slot *a, *b;
     const tx_slot *bias; /* N values added to every row, or NULL */
     bool bias_rows;      /* bias holds M values instead, one per row (a 1x1 conv's) */
-    const tx_slot *resid; /* GPU only (a 1x1 conv's): y's shape, added before act; or NULL */
+    const tx_slot *resid; /* y's shape, added before act (a residual), or NULL */
     tx_slot *y;
 } tx_matmul_call;
 

@@ -53,6 +53,38 @@ int tx_broadcast(int p, int ra, const int64_t *a, int rb, const int64_t *b, int6
     return -1;
 }
 
+tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, int rank,
+                            const int64_t *shape, tx_slot **rs) {
+    tx_status st = tx_check_input(ctx, op, "residual", r, true, rs);
+    if (st)
+        return st;
+    bool same = (*rs)->rank == rank;
+    for (int i = 0; same && i < rank; i++)
+        same = (*rs)->shape[i] == shape[i];
+    if (same)
+        return TX_STATUS_OK;
+    char want[160], got[160];
+    tx_shape_str(want, sizeof want, rank, shape);
+    tx_shape_str(got, sizeof got, (*rs)->rank, (*rs)->shape);
+    return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: residual %s must have y's shape %s", op, got,
+                   want);
+}
+
+tx_status tx_residual_act(tx_ctx *ctx, tx_tensor z, tx_tensor r, tx_op act, float lo, float hi,
+                          tx_tensor *out) {
+    tx_tensor sum;
+    tx_status st = tx_binary(ctx, TX_OP_ADD, z, r, &sum);
+    tx_tensor_destroy(ctx, z);
+    if (st || act == TX_OP_NONE) {
+        if (!st)
+            *out = sum;
+        return st;
+    }
+    st = act == TX_OP_CLIP ? tx_clip(ctx, sum, lo, hi, out) : tx_unary(ctx, act, sum, out);
+    tx_tensor_destroy(ctx, sum);
+    return st;
+}
+
 tx_status tx_op_output(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n, int rank,
                        const int64_t *shape, tx_dtype dtype, tx_device *dev, tx_tensor *y) {
     tx_status st = tx_op_device(ctx, op, ins, n, dev);

@@ -425,6 +425,21 @@ typedef struct tx_window {
 tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const int kernel[2],
                          const int strides[2], const int dilations[2], const int pads[4],
                          tx_auto_pad auto_pad, bool ceil_mode, tx_window *g);
+
+/* A residual operand r of a conv or matmul (named "residual"): a float
+ * tensor of y's shape (rank, shape), into *rs. */
+tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, int rank,
+                            const int64_t *shape, tx_slot **rs);
+/* The end of a conv or matmul with a residual run as separate ops (under a
+ * recording tape, or over split tensors): *out = act(z + r), z destroyed. */
+tx_status tx_residual_act(tx_ctx *ctx, tx_tensor z, tx_tensor r, tx_op act, float lo, float hi,
+                          tx_tensor *out);
+
+/* The output shape tx_matmul gives for a and b of these shapes and d's
+ * transposes (d's bias and residual are not read), with its checks. */
+tx_status tx_matmul_out_shape(tx_ctx *ctx, int ra, const int64_t *ashape, int rb,
+                              const int64_t *bshape, const tx_matmul_desc *d, int *orank,
+                              int64_t *oshape);
 /* The output shape tx_conv / tx_conv_transpose give for x and w of these
  * shapes (rank 3 or 4) and d's attributes, with the same checks and messages,
  * and nothing run: shape inference at model load. bias_len < 0: no bias. */

@@ -307,7 +307,7 @@ static void test_op_run(void) {
         return;
     tx_tensor a = mk(1, (int64_t[]){4}, TX_DTYPE_FLOAT32, NULL),
               m = mk(2, (int64_t[]){4, 4}, TX_DTYPE_FLOAT32, NULL), y;
-    tx_tensor in3[3] = {m, m, a};
+    tx_tensor in3[5] = {m, m, a, a, m}; /* a, b, bias, then a residual, then one too many */
     CHECK(tx_op_run(NULL, TX_OP_RELU, &a, 1, NULL, &y) == TX_STATUS_INVALID_ARGUMENT, "ctx");
     EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RELU, NULL, 1, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
                   "inputs is NULL");
@@ -323,8 +323,11 @@ static void test_op_run(void) {
                   "got 3");
     EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RELU, &a, -1, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
                   "got -1");
-    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_MATMUL, in3, 4, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
-                  "matmul", "got 4");
+    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_MATMUL, in3, 5, NULL, &y), TX_STATUS_INVALID_ARGUMENT,
+                  "matmul", "got 5");
+    /* a fourth input is the residual, of y's shape */
+    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_MATMUL, in3, 4, NULL, &y), TX_STATUS_SHAPE_MISMATCH,
+                  "matmul", "residual [4] must have y's shape [4, 4]");
     /* three inputs: the third is the bias, validated as such */
     EXPECT(tx_op_run(ctx, TX_OP_MATMUL, in3, 3, NULL, &y), TX_STATUS_OK, "");
     tx_tensor_destroy(ctx, y);

@@ -108,6 +108,7 @@ static const gcase k_cases[] = {
     {G("matmul/vector_b", K_OP, TX_OP_MATMUL, "2x3x5,5")},
     {G("matmul/vectors", K_OP, TX_OP_MATMUL, "5,5")},
     {G("matmul/vector_flags", K_OP, TX_OP_MATMUL, "5,4x5"), MM(.transpose_a = true, .transpose_b = true)},
+    {G("matmul/residual_gelu", K_OP, TX_OP_MATMUL, "2x5x6,6x4,4,2x5x4"), MM(.activation = TX_OP_GELU)},
     {G("conv", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3")},
     {G("conv/pad_bias_relu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU)},
     {G("conv/pad_bias", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1})},

@@ -177,6 +177,25 @@ static buf residual_model(const float *w3, const float *w1, const float *b) {
     return model(&g, 13);
 }
 
+/* The same for MatMul on x [n, 6] (n symbolic): y = Relu(x W + B + x), z =
+ * y W + r with r [6] (broadcasts: the op then add at run time). */
+static buf residual_mm_model(const float *w, const float *b) {
+    buf g = {0};
+    init_f(&g, "W", (int64_t[]){6, 6}, 2, w);
+    init_f(&g, "B", (int64_t[]){6}, 1, b);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, 6}, 2);
+    vinfo(&g, 11, "r", TX_ONNX_FLOAT, (int64_t[]){6}, 1);
+    node(&g, "MatMul", "m1", (const char *[]){"x", "W"}, 2, (const char *[]){"m"}, 1, NULL, 0);
+    node(&g, "Add", "bias", (const char *[]){"m", "B"}, 2, (const char *[]){"mb"}, 1, NULL, 0);
+    node(&g, "Add", "res", (const char *[]){"mb", "x"}, 2, (const char *[]){"s"}, 1, NULL, 0);
+    node(&g, "Relu", "relu", (const char *[]){"s"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+    node(&g, "MatMul", "m2", (const char *[]){"y", "W"}, 2, (const char *[]){"c"}, 1, NULL, 0);
+    node(&g, "Add", "res2", (const char *[]){"c", "r"}, 2, (const char *[]){"z"}, 1, NULL, 0);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, 6}, 2);
+    vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){-1, 6}, 2);
+    return model(&g, 13);
+}
+
 /* One node `op` reading x [rank, shape] (and the initializers "W" 3x3 conv
  * weights, "pads" / "split" int64 lists when `inits` says so), writing y (and
  * a second output "i" when n_out is 2). */
@@ -713,6 +732,49 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: MatMul + bias + residual Add (+ Relu) into one matmul")) {
+        float w[36], b[6], x[5 * 6], r[6] = {1, -1, 0.5f, -0.5f, 2, -2};
+        for (int i = 0; i < 36; i++)
+            w[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < 6; i++)
+            b[i] = (float)i / 10.0f - 0.25f;
+        for (int i = 0; i < 30; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        buf m = residual_mm_model(w, b);
+        float got[2][2][30];
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            /* unfused: 2 matmuls, 3 adds, relu */
+            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 2 : 6, fusion ? 4 : 0);
+            if (!s)
+                break;
+            tx_tensor tx = mk(ctx, 2, (int64_t[]){5, 6}, x), tr = mk(ctx, 1, (int64_t[]){6}, r),
+                      out[2];
+            tx_status st = tx_session_run(s, (tx_feed[]){{"x", tx}, {"r", tr}}, 2, NULL, 2, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                CHECK(!tx_tensor_read(ctx, out[0], got[fusion][0], sizeof got[0][0]) &&
+                          !tx_tensor_read(ctx, out[1], got[fusion][1], sizeof got[0][1]),
+                      "%s", tx_last_error(ctx));
+                TX_DESTROY(ctx, out[0], out[1]);
+            }
+            TX_DESTROY(ctx, tx, tr);
+            tx_session_destroy(s);
+        }
+        double err = 0;
+        for (int o = 0; o < 2 && !tx_t.cur_failed; o++)
+            for (int i = 0; i < 30; i++) {
+                err = fmax(err, fabs(got[1][o][i] - got[0][o][i]));
+                double want = b[i % 6] + x[i]; /* y from a plain-C reference */
+                for (int k = 0; k < 6; k++)
+                    want += (double)x[(i / 6) * 6 + k] * w[k * 6 + i % 6];
+                if (o == 0)
+                    err = fmax(err, fabs(got[1][0][i] - fmax(0, want)));
+            }
+        CHECK(err < 1e-5, "fused vs unfused and the reference: max difference %g", err);
+        free(m.d);
+        tx_test_end();
+    }
+
     if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
         static const struct {
             const char *op;

@@ -73,6 +73,14 @@ static const shape_case k_matmul[] = {
     {.shapes = "2x12x8,2x12x1", .attrs = {.matmul = {.transpose_a = true}}, .bias = true},
     {.shapes = "9x5,9x1", .attrs = {.matmul = {.transpose_a = true}}},
     {.shapes = "6x8,10x8", .attrs = {.matmul = {.transpose_b = true}}, .bias = true},
+    /* a residual (a, b, bias, residual of y's shape) on the 8- and 4-row tiles'
+     * interleave, 1-row tiles, unaligned rows, a matrix-vector product, batches */
+    {.shapes = "20x16,16x24,24,20x24", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .label = "residual/relu"},
+    {.shapes = "2x40x12,12x16,16,2x40x16", .attrs = {.matmul = {.activation = TX_OP_TANH}}, .label = "residual/batch"},
+    {.shapes = "5x7,7x8,8,5x8", .label = "residual/1-row"},
+    {.shapes = "11x13,13x7,7,11x7", .attrs = {.matmul = {.activation = TX_OP_GELU}}, .label = "residual/unaligned"},
+    {.shapes = "2x9x16,16x1,1,2x9x1", .label = "residual/matvec"},
+    {.shapes = "3x1x6x4,2x4x8,8,3x2x6x8", .label = "residual/broadcast-batch"},
 };
 
 #define CONV(...) .attrs = {.conv = {__VA_ARGS__}}
@@ -438,9 +446,9 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
         d->n_inputs = 3;
     }
     int arity = tx_op_arity(op);
-    bool conv = op == TX_OP_CONV || op == TX_OP_CONV_TRANSPOSE;
+    bool resid = op == TX_OP_CONV || op == TX_OP_CONV_TRANSPOSE || op == TX_OP_MATMUL;
     return d->n_inputs == arity || (arity == 0 && d->n_inputs >= 1) ||
-           (c->bias && d->n_inputs == 3) || (conv && !c->bias && d->n_inputs == 4) ||
+           (c->bias && d->n_inputs == 3) || (resid && !c->bias && d->n_inputs == 4) ||
            (op == TX_OP_LAYER_NORM && d->n_inputs == 2);
 }
 

@@ -386,6 +386,7 @@ static const attr_field k_attr_fields[] = {
     FIELD(MATMUL, "transpose_b", matmul.transpose_b, A_BOOL),
     FIELD(MATMUL, "bias", matmul.bias, A_TENSOR),
     FIELD(MATMUL, "activation", matmul.activation, A_OP),
+    FIELD(MATMUL, "residual", matmul.residual, A_TENSOR),
 /* enums cross as their C values (auto_pad: 0 notset, 1 same_upper, 2
  * same_lower, 3 valid; see texel.h) */
 #define CONV_FIELDS(F)                                                                             \

@@ -699,29 +699,6 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
     return TX_STATUS_OK;
 }
 
-/* y = act(y + resid) over chunks of y. */
-typedef struct resid_job {
-    const tx_conv_call *c;
-    float *y;
-    const float *r;
-    int64_t n;
-} resid_job;
-
-#define TX_RESID_CHUNK 16384
-
-static void resid_items(void *arg, int64_t begin, int64_t end, int thread) {
-    (void)thread;
-    const resid_job *j = arg;
-    for (int64_t i = begin; i < end; i++) {
-        int64_t e0 = i * TX_RESID_CHUNK,
-                e1 = e0 + TX_RESID_CHUNK < j->n ? e0 + TX_RESID_CHUNK : j->n;
-        for (int64_t e = e0; e < e1; e++)
-            j->y[e] += j->r[e];
-        if (j->c->act != TX_OP_NONE)
-            tx_cpu_unary_apply(j->c->act, j->c->lo, j->c->hi, j->y + e0, j->y + e0, e1 - e0);
-    }
-}
-
 static tx_status conv_route(tx_ctx *ctx, const tx_conv_call *c);
 
 /* A residual is added after the conv's own epilogue (bias), then the
@@ -735,8 +712,8 @@ tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
     tx_status st = conv_route(ctx, &base);
     if (st)
         return st;
-    resid_job j = {c, tx_cpu_data(c->y), tx_cpu_data(c->resid), c->y->numel};
-    tx_cpu_for(ctx, (j.n + TX_RESID_CHUNK - 1) / TX_RESID_CHUNK, 1, resid_items, &j);
+    tx_cpu_add_act(ctx, tx_cpu_data(c->y), tx_cpu_data(c->resid), c->y->numel, c->act, c->lo,
+                   c->hi);
     return TX_STATUS_OK;
 }
 

@@ -27,6 +27,10 @@ tx_threadpool *tx_cpu_pool_of(tx_ctx *ctx);
  * beta); x and y may be the same array. Also the fused activation of matmul
  * and conv. */
 void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, int64_t n);
+/* y = act(y + r) over n elements, in place, on the context's threads (a
+ * residual after a conv's or matmul's own epilogue; act NONE: the add alone). */
+void tx_cpu_add_act(tx_ctx *ctx, float *y, const float *r, int64_t n, tx_op act, float lo,
+                    float hi);
 
 /* stmt for each int64_t i < w, in chunks of 8: gcc -O2 vectorizes loops of a
  * fixed count only. */

@@ -69,6 +69,16 @@ static void mm_batches(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 tx_status tx_cpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
+    if (c->resid) { /* the product and bias, then y = act(y + residual) in place */
+        tx_matmul_call base = *c;
+        base.act = TX_OP_NONE;
+        base.resid = NULL;
+        tx_status st = tx_cpu_matmul(ctx, &base);
+        if (!st)
+            tx_cpu_add_act(ctx, tx_cpu_data(c->y), tx_cpu_data(c->resid), c->y->numel, c->act,
+                           c->lo, c->hi);
+        return st;
+    }
     mm_job j = {.c = c, .tp = tx_cpu_pool_of(ctx)};
     if (c->nbatch > 1 && c->M * c->N * c->K < TX_MATMUL_SMALL) {
         j.tp = NULL;

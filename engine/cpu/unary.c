@@ -136,3 +136,32 @@ tx_status tx_cpu_unary(tx_ctx *ctx, const tx_unary_call *c) {
     tx_cpu_for(ctx, c->y->numel, 16384, unary_range, (void *)c);
     return TX_STATUS_OK;
 }
+
+typedef struct add_act_job {
+    float *y;
+    const float *r;
+    int64_t n;
+    tx_op act;
+    float lo, hi;
+} add_act_job;
+
+#define TX_ADD_ACT_CHUNK 16384
+
+static void add_act_items(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const add_act_job *j = arg;
+    for (int64_t i = begin; i < end; i++) {
+        int64_t e0 = i * TX_ADD_ACT_CHUNK;
+        int64_t e1 = e0 + TX_ADD_ACT_CHUNK < j->n ? e0 + TX_ADD_ACT_CHUNK : j->n;
+        for (int64_t e = e0; e < e1; e++)
+            j->y[e] += j->r[e];
+        if (j->act != TX_OP_NONE)
+            tx_cpu_unary_apply(j->act, j->lo, j->hi, j->y + e0, j->y + e0, e1 - e0);
+    }
+}
+
+void tx_cpu_add_act(tx_ctx *ctx, float *y, const float *r, int64_t n, tx_op act, float lo,
+                    float hi) {
+    add_act_job j = {y, r, n, act, lo, hi};
+    tx_cpu_for(ctx, (n + TX_ADD_ACT_CHUNK - 1) / TX_ADD_ACT_CHUNK, 1, add_act_items, &j);
+}

@@ -423,10 +423,15 @@ typedef struct tx_matmul_desc {
     bool transpose_b;
     tx_tensor bias;   /* {0} = none; else shape [N] (or broadcastable [1, N]) */
     tx_op activation; /* TX_OP_NONE, or any UNARY op (relu, relu6, gelu …) */
+    tx_tensor residual; /* {0} = none; else a float tensor of y's shape, added
+                           before the activation (a transformer's skip connection) */
 } tx_matmul_desc;
 
 /* Batched matmul: a [..., M, K] × b [..., K, N] → [..., M, N]; batch dims
- * broadcast; rank-1 operands follow numpy (a vector is [1, K] or [K, 1]). */
+ * broadcast; rank-1 operands follow numpy (a vector is [1, K] or [K, 1]).
+ * y = act(a × b + bias + residual); the residual is added where the
+ * product is written (under a recording tape, or with split tensors, as a
+ * separate add). */
 tx_status tx_matmul(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matmul_desc *desc,
                     tx_tensor *out);
 
@@ -663,7 +668,7 @@ tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *
  * (CLI and tests use this to walk the op list.) */
 typedef struct tx_op_attrs {
     float lo, hi;            /* clip */
-    tx_matmul_desc matmul;   /* matmul */
+    tx_matmul_desc matmul;   /* matmul (bias: the third input, residual the fourth) */
     tx_conv_desc conv;       /* conv, conv_transpose (bias: the third input, residual the fourth) */
     tx_pool_desc pool;       /* maxpool, averagepool (global pools ignore it) */
     tx_reduce_desc reduce;   /* REDUCE family */

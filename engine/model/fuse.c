@@ -310,22 +310,26 @@ static void fuse_matmul(tx_session *s) {
     }
 }
 
-/* Conv + Add(conv output, r) → one Conv with the residual r as a fourth
- * input (tx_conv_desc.residual: added in the conv's own last pass); an
- * activation after the Add is then fused by fuse_activations. r must exist
+/* Conv or MatMul (its bias already fused) + Add(output, r) → one step with
+ * the residual r as a fourth input (tx_conv_desc / tx_matmul_desc.residual:
+ * added where the op writes y); an activation after the Add is then fused
+ * by fuse_activations. r must exist
  * before the conv runs (a graph input, a constant or an earlier step's
  * output) and the Add must be the conv output's only reader. Shapes are
- * checked at run time: a residual that would broadcast runs as conv then
- * add (exec_conv_residual). 2-D and 1-D convs only (the volume path takes
- * 3 inputs). */
+ * checked at run time: a residual that would broadcast runs as the op then
+ * add (exec_conv_residual, exec_matmul). 2-D and 1-D convs only (the
+ * volume path takes 3 inputs). */
 static void fuse_residual(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
-        if (!is_op(sp, "Conv") || sp->n_out != 1 || sp->n_in > 3 || sp->act || sp->in[0] < 0)
+        bool conv = is_op(sp, "Conv"), mm = is_op(sp, "MatMul");
+        if ((!conv && !mm) || sp->n_out != 1 || sp->n_in > 3 || (mm && sp->n_in != 2) || sp->act ||
+            sp->in[0] < 0)
             continue;
         int xr = s->vals[sp->in[0]].rank;
         int c = sole_consumer(s, sp->out[0]);
-        if ((xr != 3 && xr != 4) || c < 0 || !is_op(&s->steps[c], "Add") || s->steps[c].n_in != 2)
+        if ((conv && xr != 3 && xr != 4) || c < 0 || !is_op(&s->steps[c], "Add") ||
+            s->steps[c].n_in != 2)
             continue;
         tx_step *add = &s->steps[c];
         int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
@@ -333,7 +337,7 @@ static void fuse_residual(tx_session *s) {
             !tx_onnx_type_is_float(s->vals[r].elem)) /* as tx_conv takes it, not cast */
             continue;
         for (int i = sp->n_in; i < 3; i++)
-            sp->in[i] = -1; /* no bias */
+            sp->in[i] = -1; /* no bias input (MatMul's is sp->bias) */
         sp->in[3] = r;      /* in[] has room for 3 more than the node's inputs */
         sp->n_in = 4;
         sp->out[0] = add->out[0];

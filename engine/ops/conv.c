@@ -245,24 +245,6 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
     return TX_STATUS_OK;
 }
 
-/* The residual r (named "residual") as an input of y's shape, into *rs. */
-static tx_status check_residual(tx_ctx *ctx, const char *op, tx_tensor r, int rank,
-                                const int64_t *shape, tx_slot **rs) {
-    tx_status st = tx_check_input(ctx, op, "residual", r, true, rs);
-    if (st)
-        return st;
-    bool same = (*rs)->rank == rank;
-    for (int i = 0; same && i < rank; i++)
-        same = (*rs)->shape[i] == shape[i];
-    if (same)
-        return TX_STATUS_OK;
-    char want[160], got[160];
-    tx_shape_str(want, sizeof want, rank, shape);
-    tx_shape_str(got, sizeof got, (*rs)->rank, (*rs)->shape);
-    return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: residual %s must have y's shape %s", op, got,
-                   want);
-}
-
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                           const tx_conv_desc *desc, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
@@ -278,7 +260,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     int64_t oshape[TX_MAX_RANK];
     st = conv_geom(ctx, op, transpose, xs, ws, bs, &d, &c, &orank, oshape);
     if (!st && d.residual.id)
-        st = check_residual(ctx, op, d.residual, orank, oshape, &rs);
+        st = tx_check_residual(ctx, op, d.residual, orank, oshape, &rs);
     if (st)
         return st;
     tx_device dev;
@@ -310,27 +292,16 @@ static tx_status conv_residual_recorded(tx_ctx *ctx, bool transpose, tx_tensor x
     if (!st)
         st = conv_geom(ctx, op, transpose, sl[0], sl[1], sl[2], desc, &c, &orank, oshape);
     if (!st)
-        st = check_residual(ctx, op, desc->residual, orank, oshape, &rs);
+        st = tx_check_residual(ctx, op, desc->residual, orank, oshape, &rs);
     if (st)
         return st;
     tx_conv_desc d = *desc;
     d.residual = (tx_tensor){0};
     d.activation = TX_OP_NONE;
-    tx_tensor z, sum;
+    tx_tensor z;
     st = transpose ? tx_conv_transpose(ctx, x, w, &d, &z) : tx_conv(ctx, x, w, &d, &z);
-    if (st)
-        return st;
-    st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, &sum);
-    tx_tensor_destroy(ctx, z);
-    if (st || desc->activation == TX_OP_NONE) {
-        if (!st)
-            *out = sum;
-        return st;
-    }
-    st = desc->activation == TX_OP_CLIP ? tx_clip(ctx, sum, desc->lo, desc->hi, out)
-                                        : tx_unary(ctx, desc->activation, sum, out);
-    tx_tensor_destroy(ctx, sum);
-    return st;
+    return st ? st
+              : tx_residual_act(ctx, z, desc->residual, desc->activation, desc->lo, desc->hi, out);
 }
 
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,

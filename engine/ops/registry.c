@@ -92,8 +92,7 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     int want = k_arity[op];
     bool biased = fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV ||
                   fam == TX_FAMILY_CONV_TRANSPOSE; /* optional third input */
-    bool conv = fam == TX_FAMILY_CONV || fam == TX_FAMILY_CONV_TRANSPOSE;
-    bool optional_last = (biased && n_inputs == 3) || (conv && n_inputs == 4) ||
+    bool optional_last = (biased && (n_inputs == 3 || n_inputs == 4)) || /* bias, residual */
                          (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
                          (want == 0 && n_inputs >= 1); /* variadic */
     if (n_inputs != want && !optional_last)
@@ -109,8 +108,10 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     case TX_FAMILY_CLIP: return tx_clip(ctx, inputs[0], a.lo, a.hi, out);
     case TX_FAMILY_BINARY: return tx_binary(ctx, op, inputs[0], inputs[1], out);
     case TX_FAMILY_MATMUL:
-        if (n_inputs == 3)
+        if (n_inputs >= 3) /* a, b, bias[, residual] */
             a.matmul.bias = inputs[2];
+        if (n_inputs == 4)
+            a.matmul.residual = inputs[3];
         return tx_matmul(ctx, inputs[0], inputs[1], &a.matmul, out);
     case TX_FAMILY_CONV:
     case TX_FAMILY_CONV_TRANSPOSE:

@@ -1,4 +1,4 @@
-/* Reference: MATMUL (numpy semantics, optional transposes, bias, activation). */
+/* Reference: MATMUL (numpy semantics, optional transposes, bias, residual, activation). */
 #include <stdlib.h>
 
 #include "ref.h"
@@ -8,6 +8,7 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
         return -1;
     const tx_ref_tensor *a = &in[0], *b = &in[1];
     const tx_ref_tensor *bias = n_in > 2 ? &in[2] : NULL;
+    const tx_ref_tensor *resid = n_in > 3 ? &in[3] : NULL; /* y's shape */
     bool ta = attrs && attrs->matmul.transpose_a && a->rank >= 2;
     bool tb = attrs && attrs->matmul.transpose_b && b->rank >= 2;
     tx_op act = attrs ? attrs->matmul.activation : TX_OP_NONE;
@@ -50,6 +51,8 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
     for (int i = 0; i < br; i++)
         nb *= bd[i];
     int64_t total = nb * am * bn;
+    if (resid && tx_ref_numel(resid) != total)
+        return -1;
     out->data = malloc((size_t)(total > 0 ? total : 1) * sizeof(float));
     if (!out->data)
         return -1;
@@ -69,6 +72,8 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
                 }
                 if (bias)
                     s += bias->data[n];
+                if (resid)
+                    s += resid->data[bi * am * bn + m * bn + n];
                 if (act != TX_OP_NONE)
                     s = tx_ref_unary_scalar(act, s);
                 C[m * bn + n] = (float)s;

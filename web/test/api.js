@@ -549,6 +549,20 @@ test('build: the threaded engine exactly when the page is cross-origin isolated'
   t1.dispose();
 });
 
+test('matmul with a residual: relu(a b + bias + residual) on both devices', async () => {
+  const av = rand(3 * 16 * 12, 61), bv = rand(12 * 20, 62), cv = rand(20, 63), rv = rand(3 * 16 * 20, 64);
+  for (const device of ['gpu', 'cpu']) {
+    tx.scope(() => {
+      const o = { device };
+      const a = tx.tensor(av, [3, 16, 12], o), b = tx.tensor(bv, [12, 20], o);
+      const c = tx.tensor(cv, [20], o), r = tx.tensor(rv, [3, 16, 20], o);
+      const plain = a.matmul(b, { bias: c }).dataSync();
+      const got = a.matmul(b, { bias: c, residual: r, activation: 'relu' }).dataSync();
+      close(got, plain.map((v, i) => Math.max(0, v + rv[i])), 1e-5, `${device}: residual`);
+    });
+  }
+});
+
 test('conv with a residual: relu(conv + bias + residual) on both devices, a wrong shape refused', async () => {
   const xv = rand(1 * 8 * 6 * 8, 51), wv = rand(8 * 8 * 9, 52), bv = rand(8, 53), rv = rand(8 * 6 * 8, 54);
   for (const device of ['gpu', 'cpu']) {

@@ -176,19 +176,12 @@ static tx_status exec_conv_residual(tx_xnode *x, bool tr, tx_tensor in, tx_tenso
         st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
         return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
     }
-    tx_op act = d->activation;
+    tx_op act = d->activation; /* a unary op (fuse.c never fuses CLIP) */
     d->activation = TX_OP_NONE;
     tx_tensor z;
     st = tr ? tx_conv_transpose(ctx, in, w, d, &z) : tx_conv(ctx, in, w, d, &z);
-    if (st)
-        return st;
-    st = tx_binary(ctx, TX_OP_ADD, z, r, &y);
-    tx_tensor_destroy(ctx, z);
-    if (!st && act != TX_OP_NONE) {
-        z = y;
-        st = tx_unary(ctx, act, z, &y);
-        tx_tensor_destroy(ctx, z);
-    }
+    if (!st)
+        st = tx_residual_act(ctx, z, r, act, 0, 0, &y);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 

@@ -23,6 +23,36 @@ static tx_status check_float_inputs(tx_xnode *x) {
     return TX_STATUS_OK;
 }
 
+/* MatMul + the residual input 3 (then x->act): where the product is written
+ * when the residual has its shape, else as the Add it was, broadcasting. */
+static tx_status exec_matmul_residual(tx_xnode *x, tx_tensor a, tx_tensor b, tx_matmul_desc *d) {
+    tx_ctx *ctx = x->ctx;
+    tx_tensor r, y;
+    tx_status st = tx_x_dev(x, 3, &r);
+    if (st)
+        return st;
+    int ra, rb, rr, ry;
+    int64_t sa[TX_MAX_RANK], sb[TX_MAX_RANK], sr[TX_MAX_RANK], sy[TX_MAX_RANK];
+    tx_tensor_shape(ctx, a, &ra, sa, NULL);
+    tx_tensor_shape(ctx, b, &rb, sb, NULL);
+    tx_tensor_shape(ctx, r, &rr, sr, NULL);
+    bool same = tx_matmul_out_shape(ctx, ra, sa, rb, sb, d, &ry, sy) == 0 && ry == rr;
+    for (int i = 0; same && i < rr; i++)
+        same = sy[i] == sr[i];
+    if (same) {
+        d->residual = r;
+        st = tx_matmul(ctx, a, b, d, &y);
+    } else {
+        tx_op act = d->activation;
+        d->activation = TX_OP_NONE;
+        tx_tensor z;
+        st = tx_matmul(ctx, a, b, d, &z);
+        if (!st)
+            st = tx_residual_act(ctx, z, r, act, 0, 0, &y);
+    }
+    return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+}
+
 static tx_status exec_matmul(tx_xnode *x) {
     tx_status st = check_float_inputs(x);
     if (st)
@@ -39,6 +69,8 @@ static tx_status exec_matmul(tx_xnode *x) {
         bx.n_in = 1;
         st = tx_x_dev(&bx, 0, &d.bias);
     }
+    if (!st && tx_x_has(x, 3)) /* a fused residual Add (fuse.c) */
+        return exec_matmul_residual(x, a, b, &d);
     if (!st)
         st = tx_matmul(x->ctx, a, b, &d, &y);
     if (!st)
