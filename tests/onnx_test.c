@@ -264,6 +264,22 @@ static tx_session *fusion_session(tx_ctx *ctx, buf m, int fusion, int steps, int
     return s;
 }
 
+/* Runs session s on feeds x and r (taking them), reads its two outputs
+ * (bytes each) into y and z, and destroys s. */
+static void run_xr(tx_ctx *ctx, tx_session *s, tx_tensor x, tx_tensor r, float *y, float *z,
+                   size_t bytes) {
+    tx_tensor out[2];
+    tx_status st = tx_session_run(s, (tx_feed[]){{"x", x}, {"r", r}}, 2, NULL, 2, out);
+    CHECK(!st, "%s", tx_last_error(ctx));
+    if (!st) {
+        CHECK(!tx_tensor_read(ctx, out[0], y, bytes) && !tx_tensor_read(ctx, out[1], z, bytes),
+              "%s", tx_last_error(ctx));
+        TX_DESTROY(ctx, out[0], out[1]);
+    }
+    TX_DESTROY(ctx, x, r);
+    tx_session_destroy(s);
+}
+
 #define EXPECT_ST(call, status, needle)                                                            \
     do {                                                                                           \
         tx_status s_ = (call);                                                                     \
@@ -707,18 +723,9 @@ int main(int argc, char **argv) {
             tx_session *s = fusion_session(ctx, m, fusion, fusion ? 3 : 6, fusion ? 3 : 0);
             if (!s)
                 break;
-            tx_tensor tx = mk(ctx, 4, (int64_t[]){1, 4, 6, 8}, x),
-                      tr = mk(ctx, 4, (int64_t[]){1, 4, 1, 1}, r), out[2];
-            tx_status st = tx_session_run(s, (tx_feed[]){{"x", tx}, {"r", tr}}, 2, NULL, 2, out);
-            CHECK(!st, "%s", tx_last_error(ctx));
-            if (!st) {
-                CHECK(!tx_tensor_read(ctx, out[0], got[fusion][0], sizeof got[0][0]) &&
-                          !tx_tensor_read(ctx, out[1], got[fusion][1], sizeof got[0][1]),
-                      "%s", tx_last_error(ctx));
-                TX_DESTROY(ctx, out[0], out[1]);
-            }
-            TX_DESTROY(ctx, tx, tr);
-            tx_session_destroy(s);
+            run_xr(ctx, s, mk(ctx, 4, (int64_t[]){1, 4, 6, 8}, x),
+                   mk(ctx, 4, (int64_t[]){1, 4, 1, 1}, r), got[fusion][0], got[fusion][1],
+                   sizeof got[0][0]);
         }
         double err = 0;
         int negative = 0;
@@ -747,18 +754,8 @@ int main(int argc, char **argv) {
             tx_session *s = fusion_session(ctx, m, fusion, fusion ? 2 : 6, fusion ? 4 : 0);
             if (!s)
                 break;
-            tx_tensor tx = mk(ctx, 2, (int64_t[]){5, 6}, x), tr = mk(ctx, 1, (int64_t[]){6}, r),
-                      out[2];
-            tx_status st = tx_session_run(s, (tx_feed[]){{"x", tx}, {"r", tr}}, 2, NULL, 2, out);
-            CHECK(!st, "%s", tx_last_error(ctx));
-            if (!st) {
-                CHECK(!tx_tensor_read(ctx, out[0], got[fusion][0], sizeof got[0][0]) &&
-                          !tx_tensor_read(ctx, out[1], got[fusion][1], sizeof got[0][1]),
-                      "%s", tx_last_error(ctx));
-                TX_DESTROY(ctx, out[0], out[1]);
-            }
-            TX_DESTROY(ctx, tx, tr);
-            tx_session_destroy(s);
+            run_xr(ctx, s, mk(ctx, 2, (int64_t[]){5, 6}, x), mk(ctx, 1, (int64_t[]){6}, r),
+                   got[fusion][0], got[fusion][1], sizeof got[0][0]);
         }
         double err = 0;
         for (int o = 0; o < 2 && !tx_t.cur_failed; o++)
