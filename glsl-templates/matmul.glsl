@@ -1,5 +1,5 @@
-// glsl-templates/matmul.glsl: C[b] = act(A[b] x B[b] + bias), batched with
-// broadcast batch dims.
+// glsl-templates/matmul.glsl: C[b] = act(A[b] x B[b] + bias + residual),
+// batched with broadcast batch dims.
 //
 // TX_PASS 0 computes. With TX_VEC (N % 4 == 0) a fragment owns a tile of
 // TX_TM rows x 4 columns: per 4-step of K it fetches TX_TM texels of A and 4

@@ -10,7 +10,8 @@
 
 typedef struct tx_check_desc {
     tx_op op;
-    int n_inputs;                 /* matmul: 2, or 3 with bias; variadic ops: any */
+    int n_inputs; /* matmul, conv: 2, 3 with bias, 4 with a residual; variadic
+                     ops: any */
     int rank[TX_CHECK_MAX_INPUTS];
     int64_t shape[TX_CHECK_MAX_INPUTS][TX_MAX_RANK];
     tx_dtype dtype[TX_CHECK_MAX_INPUTS]; /* int32: whole values from the input's range

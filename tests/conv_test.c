@@ -343,6 +343,66 @@ int main(int argc, char **argv) {
         TX_DESTROY(g_ctx, r_small, r_int, x8, routes[0].w, routes[1].w, routes[2].w);
         tx_test_end();
     }
+    if (tx_test_begin("residual on a matmul: no draw or CPU op of its own; a wrong shape or "
+                      "dtype refused")) {
+        /* 16x12 x 12x20 (8-row tiles) and 5x12 x 12x20 (1-row tiles) */
+        static float av[16 * 12], bv[12 * 20], rv[16 * 20], base[16 * 20], got[16 * 20];
+        for (int i = 0; i < 16 * 12; i++)
+            av[i] = (float)((i * 7 % 11) - 5);
+        for (int i = 0; i < 12 * 20; i++)
+            bv[i] = (float)((i * 5 % 7) - 3);
+        for (int i = 0; i < 16 * 20; i++)
+            rv[i] = (float)((i * 13 % 17) - 8);
+        tx_tensor b = tx_test_tensor(g_ctx, 2, (int64_t[]){12, 20}, TX_DTYPE_FLOAT32, bv), y;
+        for (int64_t m = 16; m >= 5 && !tx_t.cur_failed; m -= 11) {
+            tx_tensor a = tx_test_tensor(g_ctx, 2, (int64_t[]){m, 12}, TX_DTYPE_FLOAT32, av),
+                      r = tx_test_tensor(g_ctx, 2, (int64_t[]){m, 20}, TX_DTYPE_FLOAT32, rv);
+            size_t bytes = (size_t)(m * 20) * sizeof(float);
+            for (int call = 0; call < 3 && !tx_t.cur_failed; call++) {
+                tx_stats s0, s1, s2;
+                tx_ctx_stats(g_ctx, &s0);
+                CHECK(!tx_matmul(g_ctx, a, b, NULL, &y) && !tx_tensor_read(g_ctx, y, base, bytes),
+                      "%s", tx_last_error(g_ctx));
+                tx_tensor_destroy(g_ctx, y);
+                tx_ctx_stats(g_ctx, &s1);
+                CHECK(!tx_matmul(g_ctx, a, b,
+                                 &(tx_matmul_desc){.residual = r, .activation = TX_OP_RELU}, &y) &&
+                          !tx_tensor_read(g_ctx, y, got, bytes),
+                      "%s", tx_last_error(g_ctx));
+                tx_tensor_destroy(g_ctx, y);
+                tx_ctx_stats(g_ctx, &s2);
+                if (call > 0)
+                    CHECK(s2.draws - s1.draws == s1.draws - s0.draws &&
+                              s2.cpu_ops - s1.cpu_ops == s1.cpu_ops - s0.cpu_ops,
+                          "M %lld call %d: %llu draws, %llu CPU ops with the residual, %llu, %llu "
+                          "without",
+                          (long long)m, call, (unsigned long long)(s2.draws - s1.draws),
+                          (unsigned long long)(s2.cpu_ops - s1.cpu_ops),
+                          (unsigned long long)(s1.draws - s0.draws),
+                          (unsigned long long)(s1.cpu_ops - s0.cpu_ops));
+                for (int64_t i = 0; i < m * 20 && !tx_t.cur_failed; i++) {
+                    float want = base[i] + rv[i] > 0 ? base[i] + rv[i] : 0.0f;
+                    CHECK(got[i] == want, "M %lld [%lld] = %g, want %g", (long long)m, (long long)i,
+                          (double)got[i], (double)want);
+                }
+            }
+            tx_tensor r_row = tx_test_tensor(g_ctx, 1, (int64_t[]){20}, TX_DTYPE_FLOAT32, rv),
+                      r_int = tx_test_tensor(g_ctx, 2, (int64_t[]){m, 20}, TX_DTYPE_INT32,
+                                             (int32_t[16 * 20]){0});
+            y = (tx_tensor){0};
+            CHECK(tx_matmul(g_ctx, a, b, &(tx_matmul_desc){.residual = r_row}, &y) ==
+                          TX_STATUS_SHAPE_MISMATCH &&
+                      strstr(tx_last_error(g_ctx), "matmul: residual [20] must have y's shape") &&
+                      y.id == 0,
+                  "%s", tx_last_error(g_ctx));
+            CHECK(tx_matmul(g_ctx, a, b, &(tx_matmul_desc){.residual = r_int}, &y) != 0 &&
+                      strstr(tx_last_error(g_ctx), "residual") && y.id == 0,
+                  "%s", tx_last_error(g_ctx));
+            TX_DESTROY(g_ctx, a, r, r_row, r_int);
+        }
+        tx_tensor_destroy(g_ctx, b);
+        tx_test_end();
+    }
     TX_DESTROY(g_ctx, x, w);
     tx_stats st;
     tx_ctx_stats(g_ctx, &st);

@@ -81,6 +81,10 @@ static const shape_case k_matmul[] = {
     {.shapes = "11x13,13x7,7,11x7", .attrs = {.matmul = {.activation = TX_OP_GELU}}, .label = "residual/unaligned"},
     {.shapes = "2x9x16,16x1,1,2x9x1", .label = "residual/matvec"},
     {.shapes = "3x1x6x4,2x4x8,8,3x2x6x8", .label = "residual/broadcast-batch"},
+    {.shapes = "3x1x16x4,2x4x8,8,3x2x16x8", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .label = "residual/broadcast-batch/tiles"},
+    {.shapes = "16x12,20x12,20,16x20", .attrs = {.matmul = {.transpose_b = true}}, .label = "residual"},
+    {.shapes = "12x16,12x20,20,16x20", .attrs = {.matmul = {.transpose_a = true, .activation = TX_OP_SIGMOID}}, .label = "residual"},
+    {.shapes = "130x40,40x128,128,130x128", .label = "residual/split-at-64x64"},
 };
 
 #define CONV(...) .attrs = {.conv = {__VA_ARGS__}}

@@ -10,7 +10,11 @@
  * Where an operand's dim may change size between runs (tx_slot.vary: a
  * session's symbolic sequence length), the variant does not depend on it: a
  * varying M takes the large-M tile, a varying N or K the path for any size,
- * so every length runs the programs compiled for the first. */
+ * so every length runs the programs compiled for the first.
+ *
+ * A residual (y's shape, tx_matmul_call.resid) is added by the pass that
+ * writes y: the 1-row tiles, or the interleave, which then applies the
+ * activation the row tiles leave out. */
 #include <math.h>
 
 #include "../device.h"

@@ -668,8 +668,10 @@ tx_status tx_space_to_depth(tx_ctx *ctx, tx_tensor x, int blocksize, tx_tensor *
  * (CLI and tests use this to walk the op list.) */
 typedef struct tx_op_attrs {
     float lo, hi;            /* clip */
-    tx_matmul_desc matmul;   /* matmul (bias: the third input, residual the fourth) */
-    tx_conv_desc conv;       /* conv, conv_transpose (bias: the third input, residual the fourth) */
+    tx_matmul_desc matmul;   /* matmul (bias: the third input, residual the fourth; with
+                                fewer inputs, attrs' own bias / residual are used) */
+    tx_conv_desc conv;       /* conv, conv_transpose (bias: the third input, residual the
+                                fourth; with fewer inputs, attrs' own are used) */
     tx_pool_desc pool;       /* maxpool, averagepool (global pools ignore it) */
     tx_reduce_desc reduce;   /* REDUCE family */
     tx_softmax_desc softmax; /* softmax, log_softmax (zero: axis 0) */

@@ -1,5 +1,5 @@
 /* Plan-time fusion: BN into Conv, GELU/HardSwish patterns, MatMul/Gemm + bias
- * + activation, Conv + residual Add + activation. */
+ * + activation, Conv / MatMul + residual Add + activation. */
 #include <math.h>
 #include <string.h>
 
@@ -313,12 +313,12 @@ static void fuse_matmul(tx_session *s) {
 /* Conv or MatMul (its bias already fused) + Add(output, r) → one step with
  * the residual r as a fourth input (tx_conv_desc / tx_matmul_desc.residual:
  * added where the op writes y); an activation after the Add is then fused
- * by fuse_activations. r must exist
- * before the conv runs (a graph input, a constant or an earlier step's
- * output) and the Add must be the conv output's only reader. Shapes are
- * checked at run time: a residual that would broadcast runs as the op then
- * add (exec_conv_residual, exec_matmul). 2-D and 1-D convs only (the
- * volume path takes 3 inputs). */
+ * by fuse_activations. r must exist before the op runs (a graph input, a
+ * constant or an earlier step's output) and the Add must be the op output's
+ * only reader. Shapes are checked at run time: a residual that would
+ * broadcast runs as the op then add (exec_conv_residual,
+ * exec_matmul_residual). 2-D and 1-D convs only (the volume path takes 3
+ * inputs). */
 static void fuse_residual(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];

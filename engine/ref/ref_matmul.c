@@ -51,8 +51,11 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
     for (int i = 0; i < br; i++)
         nb *= bd[i];
     int64_t total = nb * am * bn;
-    if (resid && tx_ref_numel(resid) != total)
+    if (resid && resid->rank != out->rank)
         return -1;
+    for (int i = 0; resid && i < out->rank; i++)
+        if (resid->shape[i] != out->shape[i])
+            return -1;
     out->data = malloc((size_t)(total > 0 ? total : 1) * sizeof(float));
     if (!out->data)
         return -1;
