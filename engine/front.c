@@ -53,11 +53,16 @@ int tx_broadcast(int p, int ra, const int64_t *a, int rb, const int64_t *b, int6
     return -1;
 }
 
-tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, int rank,
+tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_slot *x, int rank,
                             const int64_t *shape, tx_slot **rs) {
     tx_status st = tx_check_input(ctx, op, "residual", r, true, rs);
     if (st)
         return st;
+    if ((*rs)->st->dev != x->st->dev)
+        return tx_fail(ctx, TX_STATUS_DEVICE_MISMATCH,
+                       "%s: the residual is on the %s, input 0 on the %s: move one with "
+                       "tx_tensor_to",
+                       op, tx_device_name((*rs)->st->dev), tx_device_name(x->st->dev));
     bool same = (*rs)->rank == rank;
     for (int i = 0; same && i < rank; i++)
         same = (*rs)->shape[i] == shape[i];

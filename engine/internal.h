@@ -427,8 +427,9 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
                          tx_auto_pad auto_pad, bool ceil_mode, tx_window *g);
 
 /* A residual operand r of a conv or matmul (named "residual"): a float
- * tensor of y's shape (rank, shape), into *rs. */
-tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, int rank,
+ * tensor of y's shape (rank, shape) on the device of x (the op's first
+ * input), into *rs. */
+tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_slot *x, int rank,
                             const int64_t *shape, tx_slot **rs);
 /* The end of a conv or matmul with a residual run as separate ops (under a
  * recording tape, or over split tensors): *out = act(z + r), z destroyed. */

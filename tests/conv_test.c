@@ -340,6 +340,18 @@ int main(int argc, char **argv) {
         CHECK(tx_conv(g_ctx, x8, routes[0].w, &(tx_conv_desc){.residual = r_int}, &y) != 0 &&
                   strstr(tx_last_error(g_ctx), "residual") && y.id == 0,
               "%s", tx_last_error(g_ctx));
+        /* a residual on the other device: named before its shape */
+        tx_device dev;
+        tx_tensor r_other = {0};
+        tx_tensor_device(g_ctx, x8, &dev);
+        CHECK(!tx_tensor_to(g_ctx, r_small, dev == TX_DEVICE_GPU ? TX_DEVICE_CPU : TX_DEVICE_GPU,
+                            &r_other),
+              "%s", tx_last_error(g_ctx));
+        CHECK(tx_conv(g_ctx, x8, routes[0].w, &(tx_conv_desc){.residual = r_other}, &y) ==
+                      TX_STATUS_DEVICE_MISMATCH &&
+                  strstr(tx_last_error(g_ctx), "conv: the residual is on the") && y.id == 0,
+              "%s", tx_last_error(g_ctx));
+        tx_tensor_destroy(g_ctx, r_other);
         TX_DESTROY(g_ctx, r_small, r_int, x8, routes[0].w, routes[1].w, routes[2].w);
         tx_test_end();
     }

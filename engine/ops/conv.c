@@ -245,8 +245,22 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
     return TX_STATUS_OK;
 }
 
+/* act(conv + bias + residual) as separate ops, under a recording tape (so
+ * the residual gets its gradient). */
+static tx_status conv_residual_parts(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
+                                     const tx_conv_desc *desc, tx_tensor *out) {
+    tx_conv_desc d = *desc;
+    d.residual = (tx_tensor){0};
+    d.activation = TX_OP_NONE;
+    tx_tensor z;
+    tx_status st = transpose ? tx_conv_transpose(ctx, x, w, &d, &z) : tx_conv(ctx, x, w, &d, &z);
+    return st ? st
+              : tx_residual_act(ctx, z, desc->residual, desc->activation, desc->lo, desc->hi, out);
+}
+
+/* parts: a residual runs as separate ops (a recording tape) */
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
-                          const tx_conv_desc *desc, tx_tensor *out) {
+                          const tx_conv_desc *desc, bool parts, tx_tensor *out) {
     const char *op = transpose ? "conv_transpose" : "conv";
     tx_conv_desc d = desc ? *desc : (tx_conv_desc){0};
     tx_slot *s[3];
@@ -260,9 +274,11 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     int64_t oshape[TX_MAX_RANK];
     st = conv_geom(ctx, op, transpose, xs, ws, bs, &d, &c, &orank, oshape);
     if (!st && d.residual.id)
-        st = tx_check_residual(ctx, op, d.residual, orank, oshape, &rs);
+        st = tx_check_residual(ctx, op, d.residual, xs, orank, oshape, &rs);
     if (st)
         return st;
+    if (rs && parts)
+        return conv_residual_parts(ctx, transpose, x, w, &d, out);
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, op, (const tx_slot *[]){xs, ws, bs, rs}, 4, orank, oshape,
@@ -275,33 +291,6 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     c.resid = d.residual.id ? tx_slot_get(ctx, d.residual) : NULL;
     c.y = tx_slot_get(ctx, y);
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, conv, c), y, out);
-}
-
-/* A conv with a residual under a recording tape: conv, add and activation
- * as three recorded ops, so the residual gets its gradient. */
-static tx_status conv_residual_recorded(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
-                                        const tx_conv_desc *desc, tx_tensor *out) {
-    const char *op = transpose ? "conv_transpose" : "conv";
-    /* every operand and attribute checked first, as the fused call does */
-    tx_slot *sl[3], *rs;
-    tx_conv_call c;
-    int orank;
-    int64_t oshape[TX_MAX_RANK];
-    tx_status st = tx_op_begin_operands(ctx, op, out, (const char *const[]){"x", "w", "bias"}, x, w,
-                                        desc->bias, sl);
-    if (!st)
-        st = conv_geom(ctx, op, transpose, sl[0], sl[1], sl[2], desc, &c, &orank, oshape);
-    if (!st)
-        st = tx_check_residual(ctx, op, desc->residual, orank, oshape, &rs);
-    if (st)
-        return st;
-    tx_conv_desc d = *desc;
-    d.residual = (tx_tensor){0};
-    d.activation = TX_OP_NONE;
-    tx_tensor z;
-    st = transpose ? tx_conv_transpose(ctx, x, w, &d, &z) : tx_conv(ctx, x, w, &d, &z);
-    return st ? st
-              : tx_residual_act(ctx, z, desc->residual, desc->activation, desc->lo, desc->hi, out);
 }
 
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,
@@ -332,15 +321,20 @@ static tx_status noted(tx_ctx *ctx, tx_status st, tx_op op, tx_tensor x, tx_tens
     return st;
 }
 
+/* a residual under a tape: conv, add and activation are recorded (not noted here) */
+static bool conv_parts(tx_ctx *ctx, const tx_conv_desc *desc) {
+    return desc && desc->residual.id && tx_tape_recording(ctx);
+}
+
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {
-    if (desc && desc->residual.id && tx_tape_recording(ctx))
-        return conv_residual_recorded(ctx, false, x, w, desc, out);
-    return noted(ctx, conv_run(ctx, false, x, w, desc, out), TX_OP_CONV, x, w, desc, out);
+    bool parts = conv_parts(ctx, desc);
+    tx_status st = conv_run(ctx, false, x, w, desc, parts, out);
+    return parts ? st : noted(ctx, st, TX_OP_CONV, x, w, desc, out);
 }
 
 tx_status tx_conv_transpose(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc,
                             tx_tensor *out) {
-    if (desc && desc->residual.id && tx_tape_recording(ctx))
-        return conv_residual_recorded(ctx, true, x, w, desc, out);
-    return noted(ctx, conv_run(ctx, true, x, w, desc, out), TX_OP_CONV_TRANSPOSE, x, w, desc, out);
+    bool parts = conv_parts(ctx, desc);
+    tx_status st = conv_run(ctx, true, x, w, desc, parts, out);
+    return parts ? st : noted(ctx, st, TX_OP_CONV_TRANSPOSE, x, w, desc, out);
 }

@@ -102,24 +102,18 @@ static tx_status matmul_run(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_matm
     int64_t oshape[TX_MAX_RANK];
     st = matmul_geom(ctx, as, bs, cs, &d, &c, &orank, oshape);
     if (!st && d.residual.id)
-        st = tx_check_residual(ctx, name, d.residual, orank, oshape, &rs);
+        st = tx_check_residual(ctx, name, d.residual, as, orank, oshape, &rs);
     if (st)
         return st;
     int64_t ynumel = 1;
     for (int i = 0; i < orank; i++)
         ynumel *= oshape[i];
     bool split = as->st->n_parts || bs->st->n_parts || tx_needs_split(ctx, as->st->dev, ynumel);
-    if (rs && (split || parts)) {
-        if (rs->st->dev != as->st->dev) /* named as the kernel call would (split tensors too) */
-            return tx_fail(ctx, TX_STATUS_DEVICE_MISMATCH,
-                           "%s: input 0 is on the %s, input 3 on the %s: move one with "
-                           "tx_tensor_to",
-                           name, tx_device_name(as->st->dev), tx_device_name(rs->st->dev));
+    if (rs && (split || parts))
         return matmul_residual_parts(ctx, a, b, &d, out);
-    }
-    tx_device dev;
     if (split)
         return tx_split_matmul(ctx, a, b, &d, out);
+    tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){as, bs, cs, rs}, 4, orank, oshape,
                       TX_DTYPE_FLOAT32, &dev, &y);
