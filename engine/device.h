@@ -59,8 +59,8 @@ typedef struct tx_matmul_call {
     tx_op act;            /* a UNARY op, CLIP (GPU only: a 1x1 conv's), or NONE */
     float lo, hi;         /* CLIP's bounds */
     const tx_slot *a, *b;
-    const tx_slot *bias; /* N values added to every row, or NULL */
-    bool bias_rows;      /* bias holds M values instead, one per row (a 1x1 conv's) */
+    const tx_slot *bias;  /* N values added to every row, or NULL */
+    bool bias_rows;       /* bias holds M values instead, one per row (a 1x1 conv's) */
     const tx_slot *resid; /* y's shape, added before act (a residual), or NULL */
     tx_slot *y;
 } tx_matmul_call;

@@ -1,5 +1,6 @@
 /* The steps every op front shares around its device kernel (declared in device.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "device.h"
 
@@ -63,10 +64,7 @@ tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_s
                        "%s: the residual is on the %s, input 0 on the %s: move one with "
                        "tx_tensor_to",
                        op, tx_device_name((*rs)->st->dev), tx_device_name(x->st->dev));
-    bool same = (*rs)->rank == rank;
-    for (int i = 0; same && i < rank; i++)
-        same = (*rs)->shape[i] == shape[i];
-    if (same)
+    if ((*rs)->rank == rank && !memcmp((*rs)->shape, shape, sizeof(int64_t) * (size_t)rank))
         return TX_STATUS_OK;
     char want[160], got[160];
     tx_shape_str(want, sizeof want, rank, shape);

@@ -131,7 +131,7 @@ typedef struct tx_program_req {
     char defines[384];         /* structural "#define X v\n" lines (both variants) */
     int n_inputs, n_outputs;
     unsigned array_inputs; /* bit i: u_in<i> is a sampler2DArray (a TX_GL_ARRAY texture) */
-    bool generic_only; /* a helper pass (e.g. matmul's interleave): never specialized */
+    bool generic_only;     /* a helper pass (e.g. matmul's interleave): never specialized */
     int n_params;
     tx_param params[TX_MAX_PARAMS];
 } tx_program_req;
@@ -338,6 +338,9 @@ void tx_req_clip(tx_program_req *r, float lo, float hi);
 /* A fused activation (none: TX_OP_NONE): TX_ACT names its function tx_u_<op>;
  * a clip's bounds as tx_req_clip. */
 void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi);
+/* A residual read as the program's input `in` (TX_RESID and p_r_ws, what
+ * shaders/elementwise.glsl's tx_resid_act adds). */
+void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid);
 /* Full GLSL for the generic (specialized = false) or specialized variant.
  * Returns a malloc'd string. */
 char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div);

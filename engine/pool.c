@@ -92,7 +92,9 @@ static void evict_old(tx_ctx *ctx) {
     ctx->stats.textures_evicted += (uint64_t)drop;
 }
 
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static size_t min_size(size_t a, size_t b) {
+    return a < b ? a : b;
+}
 
 /* A texture from the driver; the test hook fault_tex_create refuses some. */
 static bool tex_create(tx_ctx *ctx, int w, int h, int layers, tx_gl_tex *out) {
@@ -137,7 +139,7 @@ tx_status tx_pool_acquire_layers(tx_ctx *ctx, const char *op, int64_t texels, in
         const tx_texture *f = &p->free_tex[i];
         if (f->size_class != c || f->w != w || f->h != h || f->layers != layers)
             continue;
-        if (pick >= 0 && p->free_tex[i].released != p->free_tex[pick].released)
+        if (pick >= 0 && f->released != p->free_tex[pick].released)
             break;
         pick = i;
     }

@@ -18,25 +18,25 @@ typedef struct tx_check_desc {
                                             (tx_ref_input_dtype may ask for int32 too) */
     tx_op_attrs attrs;
     uint64_t seed;
-    int repeat;                   /* timed calls after the first; 0 = none */
-    bool skip_reference;          /* timing only */
+    int repeat;          /* timed calls after the first; 0 = none */
+    bool skip_reference; /* timing only */
 } tx_check_desc;
 
 typedef struct tx_check_result {
-    tx_status status;             /* of the GPU run */
-    char error[1024];             /* tx_last_error when status != OK */
-    int n_outputs;                /* tx_op_outputs(op, attrs): split has several */
-    int out_rank;                 /* of the first output */
-    tx_dtype out_dtype;            /* of the first output */
+    tx_status status;   /* of the GPU run */
+    char error[1024];   /* tx_last_error when status != OK */
+    int n_outputs;      /* tx_op_outputs(op, attrs): split has several */
+    int out_rank;       /* of the first output */
+    tx_dtype out_dtype; /* of the first output */
     int64_t out_shape[TX_MAX_RANK];
-    int64_t numel;                /* all outputs together */
+    int64_t numel; /* all outputs together */
     double max_abs_err;
-    int64_t bad;                  /* elements outside tolerance (NaN/Inf mismatch included) */
+    int64_t bad; /* elements outside tolerance (NaN/Inf mismatch included) */
     int64_t first_bad;
     float first_bad_got, first_bad_want;
-    double first_ms;              /* first call: compile + run + download */
-    double *call_ms;              /* repeat entries, each run + download; caller frees */
-    double flops;                 /* per call (matmul) */
+    double first_ms; /* first call: compile + run + download */
+    double *call_ms; /* repeat entries, each run + download; caller frees */
+    double flops;    /* per call (matmul) */
 } tx_check_result;
 
 /* Parses "2x3x4" into a shape; returns the rank or -1. */

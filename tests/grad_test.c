@@ -555,19 +555,18 @@ static void run_exact(tx_ctx *ctx, const char *mode) {
         return;
     float got[8];
     const int64_t two[1] = {2};
-    CHECK(!grad_of_sum(ctx, TX_OP_CELU, &(tx_op_attrs){.alpha = 0.1f}, 1, two,
-                       (float[]){100, -1}, got, 2 * sizeof(float)),
+    CHECK(!grad_of_sum(ctx, TX_OP_CELU, &(tx_op_attrs){.alpha = 0.1f}, 1, two, (float[]){100, -1},
+                       got, 2 * sizeof(float)),
           "%s", tx_last_error(ctx));
     CHECK(got[0] == 1 && fabsf(got[1] - expf(-10)) < 1e-8f, "celu' at 100, -1: %g %g",
           (double)got[0], (double)got[1]);
     CHECK(!grad_of_sum(ctx, TX_OP_SELU, &(tx_op_attrs){.alpha = 1.67326319f, .beta = 1.05070102f},
                        1, two, (float[]){1e5f, 2}, got, 2 * sizeof(float)),
           "%s", tx_last_error(ctx));
-    CHECK(got[0] == 1.05070102f && got[1] == 1.05070102f, "selu' at 1e5, 2: %g %g",
-          (double)got[0], (double)got[1]);
-    CHECK(!grad_of_sum(ctx, TX_OP_REDUCE_L2,
-                       &(tx_op_attrs){.reduce = {.n_axes = 1, .axes = {1}}}, 2,
-                       (int64_t[]){2, 2}, (float[]){0, 0, 3, 4}, got, 4 * sizeof(float)),
+    CHECK(got[0] == 1.05070102f && got[1] == 1.05070102f, "selu' at 1e5, 2: %g %g", (double)got[0],
+          (double)got[1]);
+    CHECK(!grad_of_sum(ctx, TX_OP_REDUCE_L2, &(tx_op_attrs){.reduce = {.n_axes = 1, .axes = {1}}},
+                       2, (int64_t[]){2, 2}, (float[]){0, 0, 3, 4}, got, 4 * sizeof(float)),
           "%s", tx_last_error(ctx));
     CHECK(got[0] == 0 && got[1] == 0 && fabsf(got[2] - 0.6f) < 1e-6f &&
               fabsf(got[3] - 0.8f) < 1e-6f,
@@ -592,12 +591,12 @@ static void run_exact(tx_ctx *ctx, const char *mode) {
           "maxpool 2x2/1 ties: %g %g %g", (double)got[0], (double)got[1], (double)got[2]);
     /* resize with tf_half_pixel_for_nearest moves scale-1 dims in linear mode:
      * refused by name, not approximated */
-    tx_status st = grad_of_sum(
-        ctx, TX_OP_RESIZE,
-        &(tx_op_attrs){.move = {.resize = {.mode = TX_RESIZE_LINEAR,
-                                           .coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST,
-                                           .scales = {1, 1, 2, 2}}}},
-        4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 2, 3, 4}, got, 4 * sizeof(float));
+    tx_status st =
+        grad_of_sum(ctx, TX_OP_RESIZE,
+                    &(tx_op_attrs){.move = {.resize = {.mode = TX_RESIZE_LINEAR,
+                                                       .coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST,
+                                                       .scales = {1, 1, 2, 2}}}},
+                    4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 2, 3, 4}, got, 4 * sizeof(float));
     CHECK(st == TX_STATUS_UNSUPPORTED && strstr(tx_last_error(ctx), "tf_half_pixel") != NULL,
           "%s: %s", tx_status_name(st), tx_last_error(ctx));
     tx_test_expect_clean(ctx);

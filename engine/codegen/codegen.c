@@ -108,6 +108,13 @@ void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi) {
         tx_req_clip(r, lo, hi);
 }
 
+void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid) {
+    char name[16];
+    snprintf(name, sizeof name, "u_in%d", in);
+    tx_req_define(r, "TX_RESID", name);
+    tx_req_int(r, "p_r_ws", resid->wshift);
+}
+
 /* A float literal that reads back as exactly v (finite values only). */
 static void float_literal(char *buf, size_t n, float v) {
     snprintf(buf, n, "%.9g", (double)v);

@@ -254,49 +254,40 @@ static unsigned take_error(tx_gl *g) {
     return e;
 }
 
-bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
+/* A w×h texture (layers 0) or array texture of `layers` layers, RGBA32F
+ * (RGBA16F with half_storage), nearest sampling. */
+static bool tex_create(tx_gl *g, int w, int h, int layers, tx_gl_tex *out) {
     if (g->fault_lost)
         return false;
     drain_errors(g);
-    GLuint t = 0;
-    glGenTextures(1, &t);
+    GLuint name = 0;
+    glGenTextures(1, &name);
+    tx_gl_tex t = layers ? name | TX_GL_ARRAY : name;
+    GLenum target = target_of(t), fmt = g->half_storage ? GL_RGBA16F : GL_RGBA32F;
     bind_for_edit(g, t);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    glTexStorage2D(GL_TEXTURE_2D, 1, g->half_storage ? GL_RGBA16F : GL_RGBA32F, w, h);
+    glTexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    if (layers)
+        glTexStorage3D(target, 1, fmt, w, h, layers);
+    else
+        glTexStorage2D(target, 1, fmt, w, h);
     if (glGetError() != GL_NO_ERROR) {
         bind_unit(g, 0, 0);
-        glDeleteTextures(1, &t);
+        glDeleteTextures(1, &name);
         return false;
     }
     *out = t;
     return true;
 }
 
+bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
+    return tex_create(g, w, h, 0, out);
+}
+
 bool tx_gl_tex_create_array(tx_gl *g, int w, int h, int layers, tx_gl_tex *out) {
-    if (g->fault_lost || layers < 1 || layers > TX_GL_MAX_LAYERS)
-        return false;
-    drain_errors(g);
-    GLuint t = 0;
-    glGenTextures(1, &t);
-    tx_gl_tex a = t | TX_GL_ARRAY;
-    bind_unit(g, 0, a);
-    if (g->active_unit != 0) {
-        glActiveTexture(GL_TEXTURE0);
-        g->active_unit = 0;
-    }
-    glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D_ARRAY, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexStorage3D(GL_TEXTURE_2D_ARRAY, 1, g->half_storage ? GL_RGBA16F : GL_RGBA32F, w, h, layers);
-    if (glGetError() != GL_NO_ERROR) {
-        bind_unit(g, 0, 0);
-        glDeleteTextures(1, &t);
-        return false;
-    }
-    *out = a;
-    return true;
+    return layers >= 1 && layers <= TX_GL_MAX_LAYERS && tex_create(g, w, h, layers, out);
 }
 
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t) {

@@ -225,8 +225,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
         if (p.wo % 4 == 0)
             tx_req_define(&r, "TX_ALIGNED", "1");
         if (rs) {
-            tx_req_define(&r, "TX_RESID", "u_in1");
-            tx_req_int(&r, "p_r_ws", rs->st->tex.wshift);
+            tx_req_resid(&r, 1, &rs->st->tex);
             tx_req_act(&r, cc->act, cc->lo, cc->hi);
         }
         TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
@@ -342,10 +341,8 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     tx_req_define_int(&r, "TX_KW", cc->kw);
     if (bs)
         tx_req_define(&r, "TX_BIAS", "1");
-    if (rs) {
-        tx_req_define(&r, "TX_RESID", bs ? "u_in3" : "u_in2");
-        tx_req_int(&r, "p_r_ws", rs->st->tex.wshift);
-    }
+    if (rs)
+        tx_req_resid(&r, n_in - 1, &rs->st->tex);
     tx_req_act(&r, cc->act, cc->lo, cc->hi);
     TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
                 {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", wst->packed.wshift},

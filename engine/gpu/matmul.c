@@ -78,10 +78,8 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
         tx_req_define(r, "TX_BIAS_ROWS", "1");
     /* a residual: added here with 1-row tiles (the output itself), else by
      * the interleaving pass, which then applies the activation too */
-    if (c->resid && tm == 1) {
-        tx_req_define(r, "TX_RESID", cs ? "u_in3" : "u_in2");
-        tx_req_int(r, "p_r_ws", c->resid->st->tex.wshift);
-    }
+    if (c->resid && tm == 1)
+        tx_req_resid(r, cs ? 3 : 2, &c->resid->st->tex);
     if (!c->resid || tm == 1)
         req_act(c, r);
     int64_t ntex = vec ? c->nbatch * mt * (N / 4) : (ys->numel + 3) / 4;
@@ -150,15 +148,14 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         tx_req_int(&r2, "p_out_ws", ys->st->tex.wshift);
         tx_req_int(&r2, "p_a_ws", tiles.wshift);
         if (c->resid) {
-            tx_req_define(&r2, "TX_RESID", "u_in1");
-            tx_req_int(&r2, "p_r_ws", c->resid->st->tex.wshift);
+            tx_req_resid(&r2, 1, &c->resid->st->tex);
             req_act(c, &r2);
         }
         st = tx_gpu_run(ctx, name, &r2,
                         (const tx_texture *[]){&tiles, c->resid ? &c->resid->st->tex : NULL},
                         c->resid ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);
     }
-    if (tm > 1 && tiles.gl)
+    if (tiles.gl)
         tx_pool_release(ctx, &tiles);
     return st;
 }

@@ -421,8 +421,8 @@ tx_status tx_binary(tx_ctx *ctx, tx_op op, tx_tensor a, tx_tensor b, tx_tensor *
 typedef struct tx_matmul_desc {
     bool transpose_a; /* use the last two dims of a swapped */
     bool transpose_b;
-    tx_tensor bias;   /* {0} = none; else shape [N] (or broadcastable [1, N]) */
-    tx_op activation; /* TX_OP_NONE, or any UNARY op (relu, relu6, gelu …) */
+    tx_tensor bias;     /* {0} = none; else shape [N] (or broadcastable [1, N]) */
+    tx_op activation;   /* TX_OP_NONE, or any UNARY op (relu, relu6, gelu …) */
     tx_tensor residual; /* {0} = none; else a float tensor of y's shape, added
                            before the activation (a transformer's skip connection) */
 } tx_matmul_desc;

@@ -90,11 +90,12 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     if (fam == TX_FAMILY_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
     int want = k_arity[op];
-    bool biased = fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV ||
-                  fam == TX_FAMILY_CONV_TRANSPOSE; /* optional third input */
-    bool optional_last = (biased && (n_inputs == 3 || n_inputs == 4)) || /* bias, residual */
-                         (op == TX_OP_LAYER_NORM && n_inputs == 2) ||
-                         (want == 0 && n_inputs >= 1); /* variadic */
+    /* optional inputs: a matmul's or conv's bias (third) and residual
+     * (fourth), layer_norm's bias; a variadic op (want 0) takes any number */
+    bool biased =
+        fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV || fam == TX_FAMILY_CONV_TRANSPOSE;
+    bool optional_last = (biased && (n_inputs == 3 || n_inputs == 4)) ||
+                         (op == TX_OP_LAYER_NORM && n_inputs == 2) || (want == 0 && n_inputs >= 1);
     if (n_inputs != want && !optional_last)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", k_names[op],
                        want, n_inputs);

@@ -167,11 +167,9 @@ static tx_status exec_conv_residual(tx_xnode *x, bool tr, tx_tensor in, tx_tenso
     tx_tensor_shape(ctx, r, &rr, rs, NULL);
     if (d->bias.id)
         tx_tensor_shape(ctx, d->bias, &br, bs, NULL);
-    bool same = xr == wr && xr == rr &&
-                tx_conv_out_shape(ctx, tr, xr, xs, ws, d->bias.id ? bs[0] : -1, d, ys) == 0;
-    for (int i = 0; same && i < rr; i++)
-        same = ys[i] == rs[i];
-    if (same) {
+    if (xr == wr && xr == rr &&
+        !tx_conv_out_shape(ctx, tr, xr, xs, ws, d->bias.id ? bs[0] : -1, d, ys) &&
+        !memcmp(ys, rs, sizeof(int64_t) * (size_t)rr)) {
         d->residual = r;
         st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
         return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);

@@ -1,4 +1,6 @@
 /* ONNX MatMul and Gemm (a fused bias and activation ride in the matmul). */
+#include <string.h>
+
 #include "common.h"
 
 static tx_status apply_act(tx_xnode *x, tx_tensor *y) {
@@ -36,10 +38,8 @@ static tx_status exec_matmul_residual(tx_xnode *x, tx_tensor a, tx_tensor b, tx_
     tx_tensor_shape(ctx, a, &ra, sa, NULL);
     tx_tensor_shape(ctx, b, &rb, sb, NULL);
     tx_tensor_shape(ctx, r, &rr, sr, NULL);
-    bool same = tx_matmul_out_shape(ctx, ra, sa, rb, sb, d, &ry, sy) == 0 && ry == rr;
-    for (int i = 0; same && i < rr; i++)
-        same = sy[i] == sr[i];
-    if (same) {
+    if (!tx_matmul_out_shape(ctx, ra, sa, rb, sb, d, &ry, sy) && ry == rr &&
+        !memcmp(sy, sr, sizeof(int64_t) * (size_t)rr)) {
         d->residual = r;
         st = tx_matmul(ctx, a, b, d, &y);
     } else {
