@@ -383,6 +383,19 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
  * host copies stay readable), or with `release` every one and the table
  * (context destroy). Handles stay unique across a loss. */
 void tx_readbacks_drop(tx_ctx *ctx, bool release);
+/* How tx_readback_finish_with hands a float32 read's values over: bound(user,
+ * bytes) while the pixel-pack buffer holding them is bound as
+ * GL_PIXEL_PACK_BUFFER, or host(user, values, bytes) for values already in
+ * host memory (a split tensor's). False: out of memory. web/texel_web.c reads
+ * them into a JS array, skipping the copies through wasm memory. */
+typedef struct tx_read_copy {
+    bool (*bound)(void *user, size_t bytes);
+    bool (*host)(void *user, const float *values, size_t bytes);
+    void *user;
+} tx_read_copy;
+/* tx_readback_finish, the values handed to copy; float32 reads only (another
+ * dtype is refused, and the read freed, as any finish frees it). */
+tx_status tx_readback_finish_with(tx_ctx *ctx, tx_readback h, const tx_read_copy *copy);
 
 /* cpu/device.c: stops the CPU device's threads (context destroy). */
 void tx_cpu_shutdown(tx_ctx *ctx);

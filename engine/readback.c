@@ -146,7 +146,10 @@ tx_status tx_readback_info(tx_ctx *ctx, tx_readback h, int64_t *numel, tx_dtype 
     return TX_STATUS_OK;
 }
 
-tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes) {
+/* Ends read h: its values into dst, or (copy set: float32 only) handed to
+ * copy with the pixel-pack buffer bound or, for host values, a pointer. */
+static tx_status finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes,
+                        const tx_read_copy *copy) {
     const char *fn = "tx_readback_finish";
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
@@ -154,35 +157,62 @@ tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes
     tx_status st = readback_check(ctx, fn, h, &r);
     if (st)
         return st;
-    if (!dst || bytes < (size_t)r->numel * 4u) {
-        st = tx_fail(ctx, !dst ? TX_STATUS_INVALID_ARGUMENT : TX_STATUS_SHAPE_MISMATCH,
-                     "%s: %s (the tensor needs %lld bytes, %zu given)", fn,
-                     !dst ? "dst is NULL" : "dst is too small", (long long)r->numel * 4, bytes);
+    size_t need = (size_t)r->numel * 4u;
+    if (copy ? r->dtype != TX_DTYPE_FLOAT32 : !dst || bytes < need) {
+        st = copy ? tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                            "%s: only float32 values are handed over as they are; finish an "
+                            "int32 read into memory",
+                            fn)
+                  : tx_fail(ctx, !dst ? TX_STATUS_INVALID_ARGUMENT : TX_STATUS_SHAPE_MISMATCH,
+                            "%s: %s (the tensor needs %zu bytes, %zu given)", fn,
+                            !dst ? "dst is NULL" : "dst is too small", need, bytes);
         readback_free(ctx, r);
         return st;
     }
     if (r->host) {
-        tx_texels_to_values(r->dtype, r->host, r->numel, dst);
+        bool ok = true;
+        if (copy)
+            ok = copy->host(copy->user, r->host, need);
+        else
+            tx_texels_to_values(r->dtype, r->host, r->numel, dst);
         readback_free(ctx, r);
-        return TX_STATUS_OK;
+        return ok ? TX_STATUS_OK : tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of memory", fn);
     }
-    float *buf = malloc((size_t)r->texels * 16u);
-    if (!buf) {
+    /* float32 values go straight to the caller; int32 are converted from a
+     * copy of the texels */
+    float *buf = r->dtype == TX_DTYPE_FLOAT32 ? dst : malloc((size_t)r->texels * 16u);
+    if (!buf && !copy) {
         readback_free(ctx, r);
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", fn);
     }
     /* As in tx_tensor_read: values reach the caller here, so ask the driver
      * whether the context survived even when the copy reported no error. */
-    bool ok = tx_gl_read_end(&ctx->gl, r->buf, r->texels, buf) && !tx_gl_context_lost(&ctx->gl);
+    bool ok = tx_gl_read_end(&ctx->gl, r->buf,
+                             r->dtype == TX_DTYPE_FLOAT32 ? need : (size_t)r->texels * 16u, buf,
+                             copy ? copy->bound : NULL, copy ? copy->user : NULL) &&
+              !tx_gl_context_lost(&ctx->gl);
     if (ok) {
-        tx_texels_to_values(r->dtype, buf, r->numel, dst);
+        if (buf != dst)
+            tx_texels_to_values(r->dtype, buf, r->numel, dst);
         ctx->stats.bytes_downloaded += (uint64_t)r->texels * 16u;
     }
-    free(buf);
+    if (buf != dst)
+        free(buf);
     readback_free(ctx, r);
     if (ok)
         return TX_STATUS_OK;
     return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "reading the pixel-pack buffer");
+}
+
+tx_status tx_readback_finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes) {
+    return finish(ctx, h, dst, bytes, NULL);
+}
+
+tx_status tx_readback_finish_with(tx_ctx *ctx, tx_readback h, const tx_read_copy *copy) {
+    if (!copy || !copy->bound || !copy->host)
+        return ctx ? tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_readback_finish: no copy given")
+                   : TX_STATUS_INVALID_ARGUMENT;
+    return finish(ctx, h, NULL, 0, copy);
 }
 
 tx_status tx_readback_cancel(tx_ctx *ctx, tx_readback h) {

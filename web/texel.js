@@ -516,12 +516,20 @@ class Context {
             later(poll, polls++);
             return;
           }
+          if (dtype === 'float32') {
+            // straight into a new array (texel_web.c txw_read_finish_js)
+            c.txwRead = null;
+            this._check(c._txw_read_finish_js(this._w, rid));
+            const values = c.txwRead;
+            c.txwRead = null;
+            settle(resolve, values);
+            return;
+          }
           const bytes = size * 4;
           const ptr = c._malloc(Math.max(bytes, 4));
           try {
             this._check(c._txw_read_finish(this._w, rid, ptr, bytes));
-            const Typed = dtype === 'int32' ? Int32Array : Float32Array;
-            settle(resolve, new Typed(c.HEAPU8.slice(ptr, ptr + bytes).buffer));
+            settle(resolve, new Int32Array(c.HEAPU8.slice(ptr, ptr + bytes).buffer));
           } finally {
             c._free(ptr);
           }

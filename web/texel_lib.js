@@ -35,6 +35,19 @@ mergeInto(LibraryManager.library, {
     var s = e ? gl.getParameter(e.UNMASKED_RENDERER_WEBGL) : '';
     if (s) stringToUTF8(String(s), out, n);
   },
+  // A float32 read's values (web/texel_web.c txw_read_finish_js) into a new
+  // Float32Array, Module.txwRead: from the bound pixel-pack buffer, or from
+  // host values in wasm memory (a split tensor's).
+  txw_js_read_bound: function(bytes) {
+    var a = new Float32Array(bytes / 4);
+    if (bytes > 0) GLctx.getBufferSubData(0x88EB /* PIXEL_PACK_BUFFER */, 0, a);
+    Module['txwRead'] = a;
+    return 1;
+  },
+  txw_js_read_host: function(values, bytes) {
+    Module['txwRead'] = HEAPF32.slice(values >> 2, (values >> 2) + bytes / 4);
+    return 1;
+  },
   // Chromium keeps at most 16 WebGL contexts alive and drops the oldest with a
   // warning; losing ours on purpose frees its GPU memory now.
   txw_js_context_destroy__deps: ['$GL'],

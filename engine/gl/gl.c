@@ -365,22 +365,27 @@ bool tx_gl_read_ready(void *sync) {
     return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
 }
 
-bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst) {
+bool tx_gl_read_end(tx_gl *g, unsigned buf, size_t bytes, void *dst,
+                    bool (*copy)(void *user, size_t bytes), void *user) {
     if (g->fault_lost)
         return false;
-    size_t bytes = (size_t)texels * 16u;
     glBindBuffer(GL_PIXEL_PACK_BUFFER, buf);
-#ifdef __EMSCRIPTEN__
-    glGetBufferSubData(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, dst);
     bool ok = true;
+    if (copy) {
+        ok = copy(user, bytes);
+    } else if (bytes > 0) { /* a zero-length map is an error */
+#ifdef __EMSCRIPTEN__
+        glGetBufferSubData(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, dst);
 #else
-    const void *p = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, GL_MAP_READ_BIT);
-    bool ok = p != NULL;
-    if (ok) {
-        memcpy(dst, p, bytes);
-        glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
-    }
+        const void *p =
+            glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)bytes, GL_MAP_READ_BIT);
+        ok = p != NULL;
+        if (ok) {
+            memcpy(dst, p, bytes);
+            glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+        }
 #endif
+    }
     glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
     return take_error(g) == GL_NO_ERROR && ok;
 }

@@ -95,8 +95,12 @@ bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, v
 /* Has the fence signalled? Never blocks (under WebGL the answer only changes
  * between tasks of the event loop, so the caller must yield between polls). */
 bool tx_gl_read_ready(void *sync);
-/* Copies the buffer into dst (4 floats per texel); stalls if not ready. */
-bool tx_gl_read_end(tx_gl *g, unsigned buf, int texels, float *dst);
+/* Copies the buffer's first `bytes` into dst, or, with copy, binds it as
+ * GL_PIXEL_PACK_BUFFER and lets copy(user) take them (the web build reads
+ * them into a JS array: no round trip through wasm memory). Stalls if not
+ * ready. */
+bool tx_gl_read_end(tx_gl *g, unsigned buf, size_t bytes, void *dst,
+                    bool (*copy)(void *user, size_t bytes), void *user);
 /* Deletes the buffer and fence (skipped once g->lost). */
 void tx_gl_read_free(tx_gl *g, unsigned buf, void *sync);
 

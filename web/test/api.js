@@ -171,6 +171,32 @@ test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => 
   for (const t of [x, y, i]) t.dispose();
 });
 
+test('data(): float32 values straight into a JS array: whole texture rows, a split tensor, empty', async () => {
+  // 512 x 512 texels: the pixel-pack buffer read into a new Float32Array
+  const x = tx.tensor(rand(1 << 20, 5), [1 << 20]);
+  const y = x.relu();
+  const got = await y.data();
+  check(got instanceof Float32Array && got.length === 1 << 20, `${got.length}`);
+  close(got, rand(1 << 20, 5).map((v) => Math.max(v, 0)), 0, 'relu of 2^20');
+  check(got.buffer.byteLength === got.byteLength, 'the values share a larger buffer');
+  const again = await y.data(); // a fresh array each time, not a view the next read overwrites
+  again[0] = 123;
+  check(got[0] !== 123, 'two reads share their values');
+  // a tensor split across textures (a 64-texel limit): values from host memory
+  const small = await texel.create({ maxTextureSize: 64 });
+  try {
+    const v = rand(64 * 64 * 4 * 3 + 5, 6);
+    const s = small.tensor(v, [v.length]).neg();
+    close(await s.data(), v.map((e) => -e), 0, 'split tensor');
+    const e = small.tensor(new Float32Array(0), [0]);
+    const ev = await e.data();
+    check(ev instanceof Float32Array && ev.length === 0, `empty: ${ev}`);
+  } finally {
+    small.dispose();
+  }
+  for (const t of [x, y]) t.dispose();
+});
+
 test('scope/dispose: 1,000 scoped op calls leave no live textures behind', async () => {
   const a = tx.tensor(rand(64 * 64, 1), [64, 64]), b = tx.tensor(rand(64, 2), [64]);
   tx.scope(() => a.add(b).relu().dispose()); // warm the pool and programs
