@@ -421,6 +421,21 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
     e->state = SPEC_FAILED;
 }
 
+/* A software rasterizer runs a draw of this many multiply-adds in ~20 ms or
+ * more (SwiftShader ~1.5 GFLOP/s; llvmpipe ~10-20 on two cores): about one
+ * compile. From there a draw's specialized program is compiled before its
+ * first draw, whatever k: the generic program's draw costs more than the
+ * compile it saves (Chromium on SwiftShader, matmul 512: generic 78-89 ms
+ * a call vs 63 specialized; first call 150-168 vs 121-125 ms), and a
+ * repeated shape compiles one program, not two. A GPU draws it in well under
+ * a millisecond, where the generic program is the right first call. */
+#define TX_SPECIALIZE_AT_ONCE_MACS (1 << 25)
+
+static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {
+    return ctx->k > 0 && !r->generic_only && ctx->software_gl &&
+           r->macs >= TX_SPECIALIZE_AT_ONCE_MACS;
+}
+
 /* The index of r's signature (added when new; a full table is shrunk first). */
 static int sig_index(tx_ctx *ctx, const tx_program_req *r) {
     tx_cache *c = ctx->cache;
@@ -455,12 +470,14 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         sig = &c->sigs.e[si];
         sig->count++;
         sig->last_use = c->tick;
-        if (sig->state == SPEC_NONE && ctx->k == 0) {
+        bool now = ctx->k == 0 || at_once(ctx, r);
+        if (sig->state == SPEC_NONE && now) {
             issue_specialized(ctx, op, si, r, true);
             compiled = true;
             sig = &c->sigs.e[si];
         }
-        if (sig->state == SPEC_PENDING && tx_gl_program_done(&ctx->gl, sig->spec.prog))
+        /* a big draw waits for its specialized program (warmed at load) */
+        if (sig->state == SPEC_PENDING && (now || tx_gl_program_done(&ctx->gl, sig->spec.prog)))
             settle_pending(ctx, op, sig, r);
         if (sig->state == SPEC_NONE && sig->count >= ctx->k) {
             c->todo_sig = si;
@@ -542,6 +559,12 @@ tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_cache *c = ctx->cache;
     ctx->warm_requests++;
+    if (at_once(ctx, r)) { /* the program its first call will use */
+        int si = sig_index(ctx, r);
+        if (c->sigs.e[si].state == SPEC_NONE)
+            issue_specialized(ctx, op, si, r, false);
+        return TX_STATUS_OK;
+    }
     size_t len = make_key(c, r, false);
     uint64_t h = tx_fnv1a(c->keybuf, len);
     if (table_find(&c->generic, h, c->keybuf, len) >= 0)

@@ -1,5 +1,6 @@
 /* tx_ctx: takes a current GL ES 3.0 context, probes it by rendering, keeps
  * stats and the last error. */
+#include <ctype.h>
 #include <string.h>
 
 #include "internal.h"
@@ -25,6 +26,22 @@ static int resolve_k(const tx_ctx_desc *d) {
     }
 }
 
+/* Does the renderer string name a software rasterizer (the GPU's work runs
+ * on the CPU's cores)? */
+bool tx_software_renderer(const char *renderer) {
+    static const char *const soft[] = {"llvmpipe", "softpipe",     "swiftshader",
+                                       "swrast",   "basic render", "software"};
+    char low[128];
+    size_t n = 0;
+    for (; renderer[n] && n + 1 < sizeof low; n++)
+        low[n] = (char)tolower((unsigned char)renderer[n]);
+    low[n] = 0;
+    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
+        if (strstr(low, soft[i]))
+            return true;
+    return false;
+}
+
 /* Probes the current context by rendering; false (message in ctx->err) when
  * texel cannot run on it. Used at creation and by tx_ctx_restore. */
 static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
@@ -35,6 +52,7 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
     c->max_texture_size = tx_gl_max_texture_size();
     c->max_draw_buffers = tx_gl_max_draw_buffers();
     c->parallel_compile = ctx->gl.has_parallel;
+    ctx->software_gl = tx_software_renderer(c->renderer);
     c->float32_render = tx_gl_probe_render(&ctx->gl, false);
     c->float16_render = tx_gl_probe_render(&ctx->gl, true);
     ctx->max_tex = c->max_texture_size;

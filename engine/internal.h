@@ -132,6 +132,9 @@ typedef struct tx_program_req {
     int n_inputs, n_outputs;
     unsigned array_inputs; /* bit i: u_in<i> is a sampler2DArray (a TX_GL_ARRAY texture) */
     bool generic_only;     /* a helper pass (e.g. matmul's interleave): never specialized */
+    double macs;           /* the draw's multiply-adds, where the op counts them (0: not
+                              counted): a big draw on a software rasterizer runs
+                              its specialized program from the first call (cache.c) */
     int n_params;
     tx_param params[TX_MAX_PARAMS];
 } tx_program_req;
@@ -175,6 +178,7 @@ struct tx_ctx {
     bool compile_only;              /* GPU kernels warm their programs, draw nothing */
     uint64_t warm_requests; /* tx_cache_warm calls: programs a compile-only walk asked for */
     double probe_gflops;    /* auto's software-rasterizer probe (0: not made) */
+    bool software_gl;       /* caps.renderer names a software rasterizer */
     bool tune_kernels;      /* env TEXEL_TUNE=1: kernel variants timed on first use */
     bool tune_measuring;    /* tx_tune_run is timing the variants: each runs as asked */
     signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
@@ -357,8 +361,12 @@ void tx_cache_destroy(tx_ctx *ctx);
 /* Picks (and compiles when needed) the program for this request, counts the
  * invocation, binds the program and sets its parameters. */
 tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req);
+/* Does the renderer string name a software rasterizer (llvmpipe, SwiftShader,
+ * ...: the GPU's work runs on the CPU's cores)? (context.c) */
+bool tx_software_renderer(const char *renderer);
 /* The warm-up pass (ctx->compile_only): starts compiling req's generic
- * program unless it exists, binds nothing. With KHR_parallel_shader_compile
+ * program (a big draw's specialized one, as tx_cache_bind would use) unless
+ * it exists, binds nothing. With KHR_parallel_shader_compile
  * the driver compiles in the background; the first tx_cache_bind that needs
  * the program reads its link status. */
 tx_status tx_cache_warm(tx_ctx *ctx, const char *op, const tx_program_req *req);

@@ -150,6 +150,55 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("software rasterizer: a big draw is specialized from its first call")) {
+        /* cache.c TX_SPECIALIZE_AT_ONCE_MACS: 2^25 multiply-adds. A GPU's
+         * draws wait for k identical calls whatever their size. */
+        for (int never = 0; never < 2; never++) {
+            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = never ? TX_SPECIALIZE_NEVER : 2,
+                                             .no_parallel_compile = true});
+            tx_caps caps;
+            tx_ctx_caps(ctx, &caps);
+            bool soft = tx_software_renderer(caps.renderer) && !never;
+            /* 256 x 512 x 256 = 2^25 (big); N = 252: just under; 64^3: small */
+            const int64_t cases[3][3] = {{256, 512, 256}, {256, 512, 252}, {64, 64, 64}};
+            for (int ci = 0; ci < 3; ci++) {
+                int64_t M = cases[ci][0], K = cases[ci][1], N = cases[ci][2];
+                tx_tensor a = make(ctx, 2, (int64_t[]){M, K}, 0),
+                          b = make(ctx, 2, (int64_t[]){K, N}, 1), c;
+                tx_stats s0 = stats(ctx);
+                CHECK(!tx_matmul(ctx, a, b, NULL, &c), "%s", tx_last_error(ctx));
+                tx_stats s1 = stats(ctx);
+                uint64_t runs = s1.specialized_runs - s0.specialized_runs;
+                uint64_t want = soft && ci == 0 ? 1 : 0;
+                CHECK(runs == want, "%s, %lldx%lldx%lld: %llu specialized runs in the first call",
+                      never ? "never" : caps.renderer, (long long)M, (long long)K, (long long)N,
+                      (unsigned long long)runs);
+                float *av = malloc((size_t)(M * K) * 4), *bv = malloc((size_t)(K * N) * 4),
+                      *y = malloc((size_t)(M * N) * 4);
+                CHECK(!tx_tensor_read(ctx, a, av, (size_t)(M * K) * 4) &&
+                          !tx_tensor_read(ctx, b, bv, (size_t)(K * N) * 4) &&
+                          !tx_tensor_read(ctx, c, y, (size_t)(M * N) * 4),
+                      "read");
+                double err = 0;
+                for (int64_t i = 0; i < M; i += 37) /* rows 0, 37, ...: every row phase */
+                    for (int64_t j = 0; j < N; j++) {
+                        double acc = 0;
+                        for (int64_t k = 0; k < K; k++)
+                            acc += (double)av[i * K + k] * bv[k * N + j];
+                        err = fmax(err, fabs(acc - y[i * N + j]) / (1 + fabs(acc)));
+                    }
+                CHECK(err < 1e-5, "%lldx%lldx%lld: error %g", (long long)M, (long long)K,
+                      (long long)N, err);
+                free(av);
+                free(bv);
+                free(y);
+                TX_DESTROY(ctx, a, b, c);
+            }
+            tx_host_close(h, ctx);
+        }
+        tx_test_end();
+    }
+
     if (tx_test_begin("never: only generic programs")) {
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
         tx_tensor a = make(ctx, 1, (int64_t[]){100}, 0);

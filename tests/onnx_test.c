@@ -1277,6 +1277,74 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("session: a big MatMul on a software rasterizer warms its specialized "
+                      "program at load")) {
+        /* the suite's context (a second tx_ctx on the same GL context would
+         * leave this one's cached GL bindings stale) */
+        tx_ctx *fc = ctx;
+        enum { M = 256, K = 512, N = 256 }; /* 2^25 multiply-adds: cache.c's "big" */
+        float *w = malloc((size_t)K * N * 4), *x = malloc((size_t)M * K * 4),
+              *y = malloc((size_t)M * N * 4);
+        for (int i = 0; i < K * N; i++)
+            w[i] = (float)((i * 7) % 13) * 0.125f - 0.75f;
+        for (int i = 0; i < M * K; i++)
+            x[i] = (float)((i * 5) % 11) * 0.25f - 1.25f;
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){K, N}, 2, w);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){M, K}, 2);
+        node(&g, "MatMul", "mm", (const char *[]){"x", "W"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){M, N}, 2);
+        buf mm = model(&g, 13);
+        tx_session *s = NULL;
+        if (fc) {
+            tx_caps caps;
+            tx_ctx_caps(fc, &caps);
+            bool soft = tx_software_renderer(caps.renderer);
+            bool counted = tx_ctx_specialize_after(fc) > 0; /* else k rules every draw */
+            tx_stats a, b, c;
+            tx_ctx_stats(fc, &a);
+            CHECK(tx_session_create(fc, mm.d, mm.n, &(tx_session_desc){.device = TX_DEVICE_GPU},
+                                    &s) == TX_STATUS_OK,
+                  "%s", tx_last_error(fc));
+            tx_ctx_stats(fc, &b);
+            tx_tensor tx = mk(fc, 2, (int64_t[]){M, K}, x), out = {0};
+            CHECK(s && tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 1, &out) == TX_STATUS_OK,
+                  "%s", tx_last_error(fc));
+            tx_ctx_stats(fc, &c);
+            /* software: the specialized program at load, served from the first
+             * run, nothing compiled in it; a GPU: generic programs first */
+            CHECK(!counted || b.specialized_compiles - a.specialized_compiles == (soft ? 1u : 0u),
+                  "%s: %llu specialized programs at load", caps.renderer,
+                  (unsigned long long)(b.specialized_compiles - a.specialized_compiles));
+            CHECK(!counted || c.specialized_runs - b.specialized_runs == (soft ? 1u : 0u),
+                  "%s: %llu specialized runs in the first run", caps.renderer,
+                  (unsigned long long)(c.specialized_runs - b.specialized_runs));
+            CHECK(!counted || (c.generic_compiles == b.generic_compiles &&
+                               c.specialized_compiles == b.specialized_compiles),
+                  "the first run compiled %llu generic, %llu specialized programs",
+                  (unsigned long long)(c.generic_compiles - b.generic_compiles),
+                  (unsigned long long)(c.specialized_compiles - b.specialized_compiles));
+            CHECK(out.id && tx_tensor_read(fc, out, y, (size_t)M * N * 4) == TX_STATUS_OK, "read");
+            double err = 0;
+            for (int i = 0; out.id && i < M; i += 31)
+                for (int j = 0; j < N; j++) {
+                    double acc = 0;
+                    for (int k = 0; k < K; k++)
+                        acc += (double)x[i * K + k] * w[k * N + j];
+                    err = fmax(err, fabs(acc - y[i * N + j]) / (1 + fabs(acc)));
+                }
+            CHECK(err < 1e-5, "error %g", err);
+            if (out.id)
+                tx_tensor_destroy(fc, out);
+            tx_tensor_destroy(fc, tx);
+            tx_session_destroy(s);
+        }
+        free(mm.d);
+        free(w);
+        free(x);
+        free(y);
+        tx_test_end();
+    }
     if (tx_test_begin("session: a GPU session issues its generic programs at load")) {
         /* a fresh context on the same GL context: no program of an earlier
          * test is cached (last: the shared context's cached GL state is stale

@@ -26,7 +26,8 @@ export declare class TexelError extends Error {
 export interface CreateOptions {
   /** Canvas to create the WebGL2 context on (default: a canvas of its own, never shown). */
   canvas?: HTMLCanvasElement | OffscreenCanvas;
-  /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2. */
+  /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2.
+   *  With k > 0 on a software rasterizer (SwiftShader), a matmul / conv of >= 2^25 multiply-adds is specialized at once. */
   specializeAfter?: number | 'always' | 'never';
   /** 'f16': tensors stored as RGBA16F (EXT_color_buffer_half_float), half the
    *  texture memory, ~3 significant digits per stored value (caps.float16Storage);

@@ -117,6 +117,13 @@ static void packed_done(tx_ctx *ctx, tx_storage *wst, uint64_t key, tx_status st
 }
 
 /* What the packed weights depend on: equal keys, equal packed texels. */
+/* The multiply-adds of the conv's compute (a transposed conv's inserted
+ * zeros included: the draw computes them). */
+static double conv_macs(const tx_conv_call *cc) {
+    return (double)cc->n * (double)cc->m * (double)cc->ho * (double)cc->wo * (double)cc->cg *
+           cc->kh * cc->kw;
+}
+
 static uint64_t weights_key(const conv_plan *p, int64_t w_tex) {
     const int64_t k[] = {p->transpose, p->depthwise, p->kh, p->kw,     p->m,  p->mg,   p->cg,
                          p->ib,        p->ob,        p->nb, p->groups, p->tc, p->nobt, w_tex};
@@ -195,6 +202,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
     /* pass 2: compute the tiles */
     if (!st) {
         req_common(&r, &p, 2, bs ? 3 : 2, n_tiles);
+        r.macs = conv_macs(cc);
         if (p.slide)
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
@@ -334,6 +342,7 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     const tx_slot *rs = cc->resid;
     int n_in = 2 + (bs != NULL) + (rs != NULL);
     tx_req_init(&r, TX_FAMILY_CONV, "conv", n_in, 1);
+    r.macs = conv_macs(cc);
     tx_req_define_int(&r, "TX_PASS", 4);
     tx_req_define_int(&r, "TX_WT", wt);
     tx_req_define_int(&r, "TX_OFF", off);

@@ -58,6 +58,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     bool vec = N % 4 == 0 && !vary_n;
     int64_t mt = (M + tm - 1) / tm;
     tx_req_init(r, TX_FAMILY_MATMUL, "matmul", 2 + (cs != NULL) + (c->resid && tm == 1), tm);
+    r->macs = (double)c->nbatch * (double)M * (double)N * (double)K;
     tx_req_define_int(r, "TX_PASS", 0);
     tx_req_define_int(r, "TX_TM", tm);
     if (vec)

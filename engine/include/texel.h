@@ -175,7 +175,10 @@ typedef struct tx_ctx_desc {
                                                         emscripten */
     int specialize_after;                            /* k > 0: identical calls before specializing;
                                                         0: default (2, or env TEXEL_SPECIALIZE_AFTER);
-                                                        TX_SPECIALIZE_ALWAYS / TX_SPECIALIZE_NEVER */
+                                                        TX_SPECIALIZE_ALWAYS / TX_SPECIALIZE_NEVER.
+                                                        With k > 0 on a software rasterizer, a
+                                                        matmul / conv draw of >= 2^25
+                                                        multiply-adds is specialized at once */
     int max_specialized;                             /* LRU cap on specialized programs; 0: 1024 */
     size_t memory_budget;                            /* bytes of live + pooled textures; 0: 1 GiB */
     int max_texture_size;     /* clamp the probed limit (tests); 0: device limit */

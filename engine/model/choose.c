@@ -14,20 +14,6 @@
 #include "hash.h"
 #include "internal.h" /* ctx->probe_ms */
 
-static bool software_renderer(const char *renderer) {
-    static const char *const soft[] = {"llvmpipe", "softpipe",     "swiftshader",
-                                       "swrast",   "basic render", "software"};
-    char low[128];
-    size_t n = 0;
-    for (; renderer[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)tolower((unsigned char)renderer[n]);
-    low[n] = 0;
-    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
-        if (strstr(low, soft[i]))
-            return true;
-    return false;
-}
-
 /* The timed probe that confirms a renderer string naming a software
  * rasterizer: GFLOP/s of a 256x256x256 matmul on the GPU (after a warm
  * call; the best of 3, each waited for by a one-texel read). GPUs do well over 100; llvmpipe
@@ -183,7 +169,7 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
     tx_ctx_caps(ctx, &caps);
     /* TEXEL_AUTO_MEASURE: measure even on a software rasterizer (tests, and
      * users who want to see the numbers) */
-    if (software_renderer(caps.renderer) && !getenv("TEXEL_AUTO_MEASURE")) {
+    if (tx_software_renderer(caps.renderer) && !getenv("TEXEL_AUTO_MEASURE")) {
         /* the CPU; the probe that confirms it waits for the second run */
         c->current = TX_DEVICE_CPU;
         c->phase = TX_TRIAL_PROBE;
