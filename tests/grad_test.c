@@ -777,6 +777,99 @@ static void run_finetune(tx_ctx *ctx, const char *mode, tx_device dev) {
     tx_test_end();
 }
 
+/* Work (draws + CPU ops) a tape's backward does for the sources xs, and
+ * the first source's gradient read into g0 (n0 floats). */
+static uint64_t grad_work(tx_ctx *ctx, tx_tape *tape, tx_tensor loss, const tx_tensor *xs, int n,
+                          float *g0, size_t n0) {
+    tx_stats a, b;
+    tx_ctx_stats(ctx, &a);
+    tx_tensor g[4] = {{0}};
+    CHECK(!tx_tape_grad(ctx, tape, loss, xs, n, g), "%s", tx_last_error(ctx));
+    tx_ctx_stats(ctx, &b);
+    CHECK(!tx_tensor_read(ctx, g[0], g0, n0 * 4), "read");
+    for (int i = 0; i < n; i++)
+        if (g[i].id)
+            tx_tensor_destroy(ctx, g[i]);
+    return (b.draws - a.draws) + (b.cpu_ops - a.cpu_ops);
+}
+
+/* A backward computes only the gradients asked for: a first layer's data
+ * input (matmul, conv) and a loss's targets take none, and the gradients
+ * that are asked for come out the same. */
+static void run_need(tx_ctx *ctx, const char *mode) {
+    char name[128];
+    snprintf(name, sizeof name, "%s/only the gradients asked for", mode);
+    if (!tx_test_begin(name))
+        return;
+    float xv[24], wv[30], tv[20], iv[36], kv[18], bv[2];
+    for (int i = 0; i < 24; i++)
+        xv[i] = (float)((i * 7) % 11) / 5.0f - 1;
+    for (int i = 0; i < 30; i++)
+        wv[i] = (float)((i * 5) % 9) / 4.0f - 1;
+    for (int i = 0; i < 20; i++)
+        tv[i] = (float)(i % 3) - 1;
+    for (int i = 0; i < 36; i++)
+        iv[i] = (float)((i * 3) % 7) / 3.0f - 1;
+    for (int i = 0; i < 18; i++)
+        kv[i] = (float)((i * 5) % 7) / 3.0f - 1;
+    bv[0] = 0.25f, bv[1] = -0.5f;
+    tx_tensor x = tx_test_tensor(ctx, 2, (int64_t[]){4, 6}, TX_DTYPE_FLOAT32, xv),
+              w = tx_test_tensor(ctx, 2, (int64_t[]){6, 5}, TX_DTYPE_FLOAT32, wv),
+              t = tx_test_tensor(ctx, 2, (int64_t[]){4, 5}, TX_DTYPE_FLOAT32, tv),
+              img = tx_test_tensor(ctx, 4, (int64_t[]){1, 1, 6, 6}, TX_DTYPE_FLOAT32, iv),
+              k = tx_test_tensor(ctx, 4, (int64_t[]){2, 1, 3, 3}, TX_DTYPE_FLOAT32, kv),
+              b = tx_test_tensor(ctx, 1, (int64_t[]){2}, TX_DTYPE_FLOAT32, bv);
+    tx_tape *tape;
+    tx_tensor y = {0}, loss = {0}, c = {0}, c2 = {0}, closs = {0}, total = {0};
+    CHECK(!tx_tape_begin(ctx, &tape), "%s", tx_last_error(ctx));
+    tx_status st = tx_matmul(ctx, x, w, NULL, &y);
+    if (!st)
+        st = tx_mse_loss(ctx, y, t, TX_LOSS_MEAN, &loss);
+    if (!st)
+        st = tx_conv(ctx, img, k, &(tx_conv_desc){.pads = {1, 1, 1, 1}, .bias = b}, &c);
+    if (!st)
+        st = tx_binary(ctx, TX_OP_MUL, c, c, &c2);
+    if (!st)
+        st = tx_reduce(ctx, TX_OP_REDUCE_SUM, c2, NULL, &closs);
+    if (!st)
+        st = tx_binary(ctx, TX_OP_ADD, loss, closs, &total);
+    CHECK(!st, "%s", tx_last_error(ctx));
+    if (!st) {
+        float gw1[30], gw2[30], gk1[18], gk2[18];
+        /* the weights alone, then with the data and targets too */
+        uint64_t few = grad_work(ctx, tape, total, (tx_tensor[]){w, k, b}, 3, gw1, 30);
+        uint64_t with_x = grad_work(ctx, tape, total, (tx_tensor[]){w, k, b, x}, 4, gw2, 30);
+        uint64_t with_ti = grad_work(ctx, tape, total, (tx_tensor[]){k, w, b, t, img}, 5, gk2, 18);
+        grad_work(ctx, tape, total, (tx_tensor[]){k}, 1, gk1, 18);
+        /* + x: dX's matmul; + t and the image: the targets' negation and the
+         * conv's conv_transpose */
+        CHECK(few < with_x && few + 1 < with_ti,
+              "work: weights %llu, + x %llu, + t and the image %llu", (unsigned long long)few,
+              (unsigned long long)with_x, (unsigned long long)with_ti);
+        for (int i = 0; i < 30; i++)
+            CHECK(gw1[i] == gw2[i], "dW[%d] %g vs %g", i, (double)gw1[i], (double)gw2[i]);
+        for (int i = 0; i < 18; i++)
+            CHECK(gk1[i] == gk2[i], "dK[%d] %g vs %g", i, (double)gk1[i], (double)gk2[i]);
+        /* dW against the formula: 2 / 20 x^T (x w - t) */
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 5; j++) {
+                double d = 0;
+                for (int n = 0; n < 4; n++) {
+                    double yv = 0;
+                    for (int q = 0; q < 6; q++)
+                        yv += (double)xv[n * 6 + q] * wv[q * 5 + j];
+                    d += xv[n * 6 + i] * (yv - tv[n * 5 + j]) * 2.0 / 20.0;
+                }
+                CHECK(fabs(gw1[i * 5 + j] - d) < 1e-5, "dW[%d, %d] = %g, want %g", i, j,
+                      (double)gw1[i * 5 + j], d);
+            }
+    }
+    tx_tape_end(ctx, tape);
+    TX_DESTROY(ctx, x, w, t, img, k, b, y, loss, c, c2, closs, total);
+    tx_test_expect_clean(ctx);
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -797,6 +890,7 @@ int main(int argc, char **argv) {
         run_finetune(ctx, modes[m].name, m == 2 ? TX_DEVICE_CPU : TX_DEVICE_GPU);
         run_edges(ctx, modes[m].name);
         run_exact(ctx, modes[m].name);
+        run_need(ctx, modes[m].name);
         tx_host_close(host, ctx);
     }
     return tx_test_finish();

@@ -74,7 +74,15 @@ typedef struct gx_node {
     tx_tensor out;
     tx_loss_desc loss; /* the losses (weight: in[2]) */
     tx_tensor aux;     /* a value saved by the forward (the losses: log_prob) */
+    unsigned need;     /* bit i: input i's gradient is asked for (it is one of the sources,
+                          or depends on one); set by tx_tape_grad before the walk */
 } gx_node;
+
+/* Does the walk want input i's gradient? A backward may skip the others
+ * (a matmul's data input, a loss's targets): they would be thrown away. */
+static inline bool gx_need(const gx_node *nd, int i) {
+    return (nd->need >> i) & 1u;
+}
 
 /* ---- backward of one node (grad_*.c) ----
  * g: the gradient of the node's output; gin[i] (zeroed by the caller) gets

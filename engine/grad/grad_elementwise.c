@@ -225,10 +225,14 @@ static tx_status binary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
     tx_status st = TX_STATUS_OK;
     switch (nd->op) {
     case TX_OP_ADD: break;
-    case TX_OP_SUB: st = gx_bin_s(ctx, TX_OP_MUL, g, -1.0f, l, &gb); break;
-    case TX_OP_MUL:
-        st = gx_bin(ctx, TX_OP_MUL, g, b, l, &ga);
-        if (!st)
+    case TX_OP_SUB:
+        if (gx_need(nd, 1))
+            st = gx_bin_s(ctx, TX_OP_MUL, g, -1.0f, l, &gb);
+        break;
+    case TX_OP_MUL: /* the sides asked for (a mask or a constant takes none) */
+        if (gx_need(nd, 0))
+            st = gx_bin(ctx, TX_OP_MUL, g, b, l, &ga);
+        if (!st && gx_need(nd, 1))
             st = gx_bin(ctx, TX_OP_MUL, g, a, l, &gb);
         break;
     case TX_OP_DIV: /* g / b, -g y / b */
@@ -287,9 +291,9 @@ static tx_status binary(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                        tx_op_name((tx_op)nd->op));
     }
     const tx_slot *as = gx_slot(ctx, a), *bs = gx_slot(ctx, b);
-    if (!st)
+    if (!st && gx_need(nd, 0))
         st = gx_unbroadcast(ctx, ga, as->rank, as->shape, l, &gin[0]);
-    if (!st)
+    if (!st && gx_need(nd, 1))
         st = gx_unbroadcast(ctx, gb, bs->rank, bs->shape, l, &gin[1]);
     return st;
 }

@@ -83,19 +83,22 @@ static tx_status matmul_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, g
         if (!st)
             st = gx_view(ctx, gz, gr, gsh, l, &g);
     }
-    if (!st)
+    /* only the gradients asked for: a first layer's data input takes none */
+    if (!st && gx_need(nd, 0)) {
         st = ta ? mm(ctx, b, g, tb, true, l, &da) : mm(ctx, g, b, false, !tb, l, &da);
-    if (!st)
+        if (!st)
+            st = gx_unbroadcast(ctx, da, ar, ash, l, &da);
+        if (!st)
+            st = gx_view(ctx, da, as->rank, as->shape, l, &gin[0]);
+    }
+    if (!st && gx_need(nd, 1)) {
         st = tb ? mm(ctx, g, a, true, ta, l, &db) : mm(ctx, a, g, !ta, false, l, &db);
-    if (!st)
-        st = gx_unbroadcast(ctx, da, ar, ash, l, &da);
-    if (!st)
-        st = gx_unbroadcast(ctx, db, br, bsh, l, &db);
-    if (!st)
-        st = gx_view(ctx, da, as->rank, as->shape, l, &gin[0]);
-    if (!st)
-        st = gx_view(ctx, db, bs->rank, bs->shape, l, &gin[1]);
-    if (!st && nd->n_in > 2) {
+        if (!st)
+            st = gx_unbroadcast(ctx, db, br, bsh, l, &db);
+        if (!st)
+            st = gx_view(ctx, db, bs->rank, bs->shape, l, &gin[1]);
+    }
+    if (!st && nd->n_in > 2 && gx_need(nd, 2)) {
         const tx_slot *cs = gx_slot(ctx, nd->in[2]);
         st = gx_unbroadcast(ctx, gz, cs->rank, cs->shape, l, &gin[2]);
     }
@@ -253,15 +256,17 @@ static tx_status conv_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor gz, gx_
                        .pads = {w.pt, w.pl, w.pb, w.pr},
                        .group = group};
     gx_output_padding(&w, td.output_padding);
-    st = gx_kept(tx_conv_transpose(ctx, g4, w4, &td, &dx4), l, &dx4);
-    if (!st)
-        st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
-    if (!st)
+    if (gx_need(nd, 0)) { /* not for a first layer's input image */
+        st = gx_kept(tx_conv_transpose(ctx, g4, w4, &td, &dx4), l, &dx4);
+        if (!st)
+            st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    }
+    if (!st && gx_need(nd, 1)) {
         st = grouped_weight_grad(ctx, x4, g4, group, &w, l, &dw);
-    if (st)
-        return st;
-    st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
-    if (!st && nd->n_in > 2)
+        if (!st)
+            st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
+    }
+    if (!st && nd->n_in > 2 && gx_need(nd, 2))
         st = bias_grad(ctx, g4, l, &gin[2]);
     return st;
 }
@@ -316,7 +321,7 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
         st = gx_view(ctx, nd->in[1], 4, (int64_t[]){c, ws->shape[1], w.kh, w.kw}, l, &w4);
     if (!st)
         st = gx_view(ctx, gz, 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &g4);
-    if (!st)
+    if (!st && gx_need(nd, 0)) {
         st = gx_kept(tx_conv(ctx, g4, w4,
                              &(tx_conv_desc){.strides = {w.sh, w.sw},
                                              .dilations = {w.dh, w.dw},
@@ -324,13 +329,15 @@ static tx_status conv_transpose_backward(tx_ctx *ctx, const gx_node *nd, tx_tens
                                              .group = group},
                              &dx4),
                      l, &dx4);
-    if (!st)
-        st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
-    if (!st)
+        if (!st)
+            st = gx_view(ctx, dx4, xs->rank, xs->shape, l, &gin[0]);
+    }
+    if (!st && gx_need(nd, 1)) {
         st = grouped_weight_grad(ctx, g4, x4, group, &w, l, &dw);
-    if (!st)
-        st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
-    if (!st && nd->n_in > 2)
+        if (!st)
+            st = gx_view(ctx, dw, ws->rank, ws->shape, l, &gin[1]);
+    }
+    if (!st && nd->n_in > 2 && gx_need(nd, 2))
         st = bias_grad(ctx, g4, l, &gin[2]);
     return st;
 }

@@ -240,17 +240,15 @@ static tx_status mse_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tm
     st = gx_bin_s(ctx, TX_OP_MUL, diff, k, l, &two);
     if (!st)
         st = gx_bin(ctx, TX_OP_MUL, two, g, l, &two);
-    if (!st)
-        st = gx_unbroadcast(ctx, two, as->rank, as->shape, l, &ga);
-    if (!st)
+    if (!st && gx_need(nd, 0) && !(st = gx_unbroadcast(ctx, two, as->rank, as->shape, l, &ga)))
+        gin[0] = ga;
+    /* the targets' gradient only when asked for (they are data, mostly) */
+    if (!st && gx_need(nd, 1)) {
         st = gx_unbroadcast(ctx, two, bs->rank, bs->shape, l, &gb);
-    if (!st)
-        st = gx_bin_s(ctx, TX_OP_MUL, gb, -1.0f, l, &neg);
-    if (st)
-        return st;
-    gin[0] = ga;
-    gin[1] = neg;
-    return TX_STATUS_OK;
+        if (!st && !(st = gx_bin_s(ctx, TX_OP_MUL, gb, -1.0f, l, &neg)))
+            gin[1] = neg;
+    }
+    return st;
 }
 
 tx_status gx_backward_loss(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,

@@ -209,8 +209,9 @@ static const char *node_name(int op) {
     }
 }
 
-/* Marks, per node, whether its output depends on one of xs (dep[k]). */
-static bool *depends(const tx_tape *tape, const tx_tensor *xs, int n) {
+/* Marks, per node, whether its output depends on one of xs (dep[k]), and
+ * which of its inputs do (or are one of xs): nodes[k].need. */
+static bool *depends(tx_tape *tape, const tx_tensor *xs, int n) {
     bool *dep = calloc((size_t)tape->n + 1, sizeof *dep);
     uint32_t *ids = malloc(sizeof *ids * ((size_t)tape->n + (size_t)n + 1));
     if (!dep || !ids) {
@@ -222,10 +223,13 @@ static bool *depends(const tx_tape *tape, const tx_tensor *xs, int n) {
     for (int i = 0; i < n; i++)
         ids[n_ids++] = xs[i].id;
     for (int k = 0; k < tape->n; k++) {
-        const gx_node *nd = &tape->nodes[k];
-        for (int i = 0; i < nd->n_in && !dep[k]; i++)
-            for (int j = 0; j < n_ids && !dep[k]; j++)
-                dep[k] = nd->in_id[i] && nd->in_id[i] == ids[j];
+        gx_node *nd = &tape->nodes[k];
+        nd->need = 0;
+        for (int i = 0; i < nd->n_in; i++)
+            for (int j = 0; j < n_ids && nd->in_id[i] && !gx_need(nd, i); j++)
+                if (nd->in_id[i] == ids[j])
+                    nd->need |= 1u << i;
+        dep[k] = nd->need != 0;
         if (dep[k])
             ids[n_ids++] = nd->out_id;
     }
@@ -266,7 +270,7 @@ static tx_status walk(tx_ctx *ctx, tx_tape *tape, const bool *dep, gx_table *tab
         tx_tensor gin[GX_MAX_IN] = {{0}};
         tx_status st = fn(ctx, nd, e->g, &l, gin);
         for (int i = 0; i < nd->n_in && !st; i++)
-            if (gin[i].id && nd->in_id[i])
+            if (gin[i].id && gx_need(nd, i))
                 st = same_shape(ctx, nd, i, gin[i]) ? accumulate(ctx, tab, nd->in_id[i], gin[i])
                                                     : TX_STATUS_SHAPE_MISMATCH;
         gx_free(ctx, &l);
