@@ -294,6 +294,18 @@ static void drop_gl_objects(tx_ctx *ctx) {
     ctx->gl_dropped = true;
 }
 
+tx_status tx_ctx_reset_gl_state(tx_ctx *ctx) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (ctx->no_gpu)
+        return TX_STATUS_OK; /* no GL context to share */
+    if (ctx->lost)
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
+                       "tx_ctx_reset_gl_state: the GL context is lost");
+    tx_gl_reset_state(&ctx->gl);
+    return TX_STATUS_OK;
+}
+
 void tx_ctx_mark_lost(tx_ctx *ctx) {
     if (!ctx)
         return;

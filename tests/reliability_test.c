@@ -563,6 +563,74 @@ static void test_destroy_leaves_no_gl_objects(void) {
     tx_test_end();
 }
 
+/* relu(x w + x w) for x [33, 40], w [40, 24], read into y; false if any
+ * call failed (a scrambled context may make uploads fail). */
+static bool shared_run(tx_ctx *ctx, float *y) {
+    static float xv[33 * 40], wv[40 * 24];
+    for (int i = 0; i < 33 * 40; i++)
+        xv[i] = (float)((i * 7) % 13) * 0.25f - 1.5f;
+    for (int i = 0; i < 40 * 24; i++)
+        wv[i] = (float)((i * 5) % 11) * 0.125f - 0.6f;
+    tx_tensor x = {0}, w = {0}, m = {0}, s = {0}, r = {0};
+    bool ok =
+        !tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {33, 40}, .data = xv}, &x) &&
+        !tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {40, 24}, .data = wv}, &w) &&
+        !tx_matmul(ctx, x, w, NULL, &m) && !tx_binary(ctx, TX_OP_ADD, m, m, &s) &&
+        !tx_unary(ctx, TX_OP_RELU, s, &r) && !tx_tensor_read(ctx, r, y, 33 * 24 * 4);
+    tx_tensor all[5] = {x, w, m, s, r};
+    for (int i = 0; i < 5; i++)
+        if (all[i].id)
+            tx_tensor_destroy(ctx, all[i]);
+    return ok;
+}
+
+static void test_shared_gl_state(void) {
+    if (!tx_test_begin("a shared GL context: the caller's state, another tx_ctx, "
+                       "tx_ctx_reset_gl_state"))
+        return;
+    tx_ctx *a = open_ctx((tx_ctx_desc){0});
+    static float want[33 * 24], got[33 * 24];
+    CHECK(shared_run(a, want), "%s", tx_last_error(a));
+    for (int i = 0; i < 33; i++) /* against the formula */
+        for (int j = 0; j < 24; j++) {
+            double acc = 0;
+            for (int k = 0; k < 40; k++)
+                acc += (double)((float)(((i * 40 + k) * 7) % 13) * 0.25f - 1.5f) *
+                       ((float)(((k * 24 + j) * 5) % 11) * 0.125f - 0.6f);
+            acc = acc + acc > 0 ? acc + acc : 0;
+            CHECK(fabs(want[i * 24 + j] - acc) < 1e-4, "y[%d, %d] = %g, want %g", i, j,
+                  (double)want[i * 24 + j], acc);
+        }
+    /* the caller draws behind texel's back: without a reset the results go
+     * wrong (or calls fail), which shows the scramble bites */
+    tx_gl_test_scramble();
+    bool ok = shared_run(a, got);
+    CHECK(!ok || memcmp(got, want, sizeof want) != 0, "the scrambled state changed nothing");
+    tx_gl_test_scramble();
+    CHECK(!tx_ctx_reset_gl_state(a), "%s", tx_last_error(a));
+    CHECK(shared_run(a, got) && memcmp(got, want, sizeof want) == 0, "after the reset: %s",
+          tx_last_error(a));
+    /* a second tx_ctx on the scrambled context starts from the state it needs */
+    tx_gl_test_scramble();
+    tx_ctx *b = NULL;
+    CHECK(!tx_host_new_ctx(g_host, &(tx_ctx_desc){0}, &b), "second context");
+    if (b) {
+        CHECK(shared_run(b, got) && memcmp(got, want, sizeof want) == 0, "second context: %s",
+              tx_last_error(b));
+        tx_ctx_destroy(b);
+    }
+    /* and the first one, told so, carries on */
+    CHECK(!tx_ctx_reset_gl_state(a), "%s", tx_last_error(a));
+    CHECK(shared_run(a, got) && memcmp(got, want, sizeof want) == 0, "first context again: %s",
+          tx_last_error(a));
+    CHECK(tx_ctx_reset_gl_state(NULL) == TX_STATUS_INVALID_ARGUMENT, "NULL context");
+    tx_ctx_mark_lost(a);
+    CHECK(tx_ctx_reset_gl_state(a) == TX_STATUS_CONTEXT_LOST, "a lost context");
+    tx_host_close(g_host, a);
+    g_host = NULL;
+    tx_test_end();
+}
+
 int main(int argc, char **argv) {
     if (argc > 1)
         tx_t.filter = argv[1];
@@ -574,5 +642,6 @@ int main(int argc, char **argv) {
     test_gl_error_after_draw();
     test_link_failures();
     test_context_loss();
+    test_shared_gl_state();
     return tx_test_finish();
 }

@@ -281,6 +281,8 @@ export declare class Context {
   loadModel(source: ArrayBuffer | ArrayBufferView | string | URL, options?: LoadModelOptions): Promise<Session>;
   finish(): void;
   trim(): void;
+  /** After your own drawing on the WebGL context texel uses (create({canvas})): sets texel's state again and forgets its cached bindings; call before the next texel call. */
+  resetGLState(): void;
   on(event: 'contextlost', fn: (err: TexelError) => void): () => void;
   on(event: 'contextrestored', fn: (info: { generation: number }) => void): () => void;
   dispose(): void;

@@ -842,6 +842,10 @@ class Context {
   /** Frees pooled (unused) textures. */
   trim() { this._core._txw_trim(this._ctx()); }
 
+  /** After drawing of your own on the canvas's WebGL context texel uses (create({canvas})):
+   *  sets the state texel relies on again and forgets its cached bindings. Call before the next texel call. */
+  resetGLState() { this._check(this._core._txw_reset_gl_state(this._ctx())); }
+
   // ---- context loss ----
 
   get lost() { return !this._w || this._core._txw_is_lost(this._w) !== 0; }

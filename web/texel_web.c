@@ -146,6 +146,9 @@ EXPORT void txw_trim(txw *w) {
 
 /* ---- context loss ---- */
 
+EXPORT int txw_reset_gl_state(txw *w) {
+    return tx_ctx_reset_gl_state(use(w));
+}
 EXPORT void txw_mark_lost(txw *w) {
     tx_ctx_mark_lost(use(w));
 }

@@ -92,17 +92,69 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
     if (g->has_parallel && glMaxShaderCompilerThreadsKHR)
         glMaxShaderCompilerThreadsKHR(0xFFFFFFFFu);
 #endif
-    g->cur_fbo = -1;
     glGenVertexArrays(1, &g->vao);
     g->vs = compile_shader(GL_VERTEX_SHADER, k_vs);
+    /* the context may have been used before (another tx_ctx, the caller's
+     * drawing): what the caches below assume is made so */
+    tx_gl_reset_state(g);
+    return true;
+}
+
+void tx_gl_reset_state(tx_gl *g) {
     glBindVertexArray(g->vao);
-    glDisable(GL_BLEND);
-    glDisable(GL_DEPTH_TEST);
-    glDisable(GL_SCISSOR_TEST);
-    glDisable(GL_DITHER);
+    static const GLenum off[] = {GL_BLEND,
+                                 GL_DEPTH_TEST,
+                                 GL_SCISSOR_TEST,
+                                 GL_STENCIL_TEST,
+                                 GL_CULL_FACE,
+                                 GL_DITHER,
+                                 GL_POLYGON_OFFSET_FILL,
+                                 GL_RASTERIZER_DISCARD,
+                                 GL_SAMPLE_ALPHA_TO_COVERAGE,
+                                 GL_SAMPLE_COVERAGE};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        glDisable(off[i]);
+    glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
+    static const GLenum zero[] = {
+        GL_PACK_ROW_LENGTH,  GL_PACK_SKIP_ROWS,     GL_PACK_SKIP_PIXELS,    GL_UNPACK_ROW_LENGTH,
+        GL_UNPACK_SKIP_ROWS, GL_UNPACK_SKIP_PIXELS, GL_UNPACK_IMAGE_HEIGHT, GL_UNPACK_SKIP_IMAGES};
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+        glPixelStorei(zero[i], 0);
     glPixelStorei(GL_PACK_ALIGNMENT, 4);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    return true;
+    glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    glUseProgram(0);
+    g->cur_prog = 0;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    g->cur_fbo = -1;
+    g->vp_w = g->vp_h = 0;
+    /* every unit empty (both targets texel binds) and no sampler object */
+    for (int u = TX_GL_UNITS - 1; u >= 0; u--) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)u);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+        glBindSampler((GLuint)u, 0);
+        g->unit_tex[u] = 0;
+    }
+    g->active_unit = 0;
+}
+
+void tx_gl_test_scramble(void) {
+    glActiveTexture(GL_TEXTURE3);
+    for (int u = 0; u < 4; u++) {
+        glActiveTexture(GL_TEXTURE0 + (GLenum)u);
+        glBindTexture(GL_TEXTURE_2D, 0);
+    }
+    glUseProgram(0);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_ONE, GL_ONE);
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(0, 0, 1, 1);
+    glViewport(0, 0, 1, 1);
+    glColorMask(GL_TRUE, GL_FALSE, GL_TRUE, GL_FALSE);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 3);
 }
 
 void tx_gl_shutdown(tx_gl *g) {

@@ -66,6 +66,15 @@ typedef struct tx_gl {
  * false with a message in err when the context is unusable. */
 bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, size_t n);
 void tx_gl_shutdown(tx_gl *g);
+/* Sets the GL state texel draws, reads and uploads with (no blending,
+ * scissor, masks; pixel-store defaults; its VAO; nothing bound on its texture
+ * units) and empties the binding caches: at init, and after the caller's own
+ * GL calls (tx_ctx_reset_gl_state). */
+void tx_gl_reset_state(tx_gl *g);
+/* Test hook: GL state a caller's drawing could leave behind (another active
+ * unit, emptied units, blending, a 1x1 scissor and viewport, a color mask, an
+ * unpack row length), behind the caches' back. */
+void tx_gl_test_scramble(void);
 void tx_gl_strings(char *renderer, char *version, char *glsl, size_t n);
 int tx_gl_max_texture_size(void);
 int tx_gl_max_draw_buffers(void);

@@ -391,6 +391,17 @@ tx_status tx_readback_info(tx_ctx *ctx, tx_readback r, int64_t *numel, tx_dtype 
  * restore; context_losses and context_restores count both events. */
 typedef void (*tx_restore_hook)(tx_ctx *ctx, void *user);
 
+/* For a GL context texel shares with the caller's own drawing (or, one at a
+ * time, with another tx_ctx): texel caches its GL bindings and relies on some
+ * state (no blending, scissor or color mask, default pixel-store values, its
+ * vertex array). After GL calls of your own on this context, call this
+ * before the next texel call: it sets that state again and forgets the
+ * cached bindings. Without it, results may be wrong. The state texel leaves
+ * behind is its own: bindings of its textures, framebuffers and program.
+ * TX_STATUS_CONTEXT_LOST once the context is lost; a CPU-only context has
+ * nothing to reset. */
+tx_status tx_ctx_reset_gl_state(tx_ctx *ctx);
+
 /* Latches the loss and forgets the old context's GL objects at once (their
  * bytes leave the counters). Harmless when already lost. */
 void tx_ctx_mark_lost(tx_ctx *ctx);

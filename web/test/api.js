@@ -292,6 +292,31 @@ test('GL calls per op in steady state stay few (bound state is cached in engine/
   }
 });
 
+test('resetGLState: the page draws on texel\'s WebGL context, texel carries on after a reset', async () => {
+  const t5 = await texel.create();
+  try {
+    const gl = t5.canvas.getContext('webgl2');
+    const a = t5.tensor(rand(33 * 40, 3), [33, 40]), b = t5.tensor(rand(40 * 24, 4), [40, 24]);
+    const want = a.matmul(b).add(1).dataSync();
+    close(want, refMatmul(rand(33 * 40, 3), rand(40 * 24, 4), 33, 40, 24).map((v) => v + 1), 1e-4, 'before');
+    const scramble = () => { // state a page's own drawing could leave
+      gl.enable(gl.BLEND); gl.blendFunc(gl.ONE, gl.ONE);
+      gl.enable(gl.SCISSOR_TEST); gl.scissor(0, 0, 1, 1); gl.viewport(0, 0, 1, 1);
+      gl.colorMask(true, false, true, false);
+      for (let u = 0; u < 4; u++) { gl.activeTexture(gl.TEXTURE0 + u); gl.bindTexture(gl.TEXTURE_2D, null); }
+      gl.activeTexture(gl.TEXTURE3);
+    };
+    scramble();
+    const bad = a.matmul(b).add(1).dataSync();
+    check(bad.some((v, i) => v !== want[i]), 'the scrambled state changed nothing');
+    scramble();
+    t5.resetGLState();
+    close(a.matmul(b).add(1).dataSync(), want, 0, 'after resetGLState');
+  } finally {
+    t5.dispose();
+  }
+});
+
 test('GL errors: deferred to the next read by default, per op with debug: true', async () => {
   const S = texel.Status;
   for (const debug of [false, true]) {
