@@ -141,8 +141,7 @@ void tx_gl_reset_state(tx_gl *g) {
 }
 
 void tx_gl_test_scramble(void) {
-    glActiveTexture(GL_TEXTURE3);
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < 4; u++) { /* units 0-3 emptied, unit 3 left active */
         glActiveTexture(GL_TEXTURE0 + (GLenum)u);
         glBindTexture(GL_TEXTURE_2D, 0);
     }

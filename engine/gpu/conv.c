@@ -116,7 +116,6 @@ static void packed_done(tx_ctx *ctx, tx_storage *wst, uint64_t key, tx_status st
     wst->packed_version = wst->version;
 }
 
-/* What the packed weights depend on: equal keys, equal packed texels. */
 /* The multiply-adds of the conv's compute (a transposed conv's inserted
  * zeros included: the draw computes them). */
 static double conv_macs(const tx_conv_call *cc) {
@@ -124,6 +123,7 @@ static double conv_macs(const tx_conv_call *cc) {
            cc->kh * cc->kw;
 }
 
+/* What the packed weights depend on: equal keys, equal packed texels. */
 static uint64_t weights_key(const conv_plan *p, int64_t w_tex) {
     const int64_t k[] = {p->transpose, p->depthwise, p->kh, p->kw,     p->m,  p->mg,   p->cg,
                          p->ib,        p->ob,        p->nb, p->groups, p->tc, p->nobt, w_tex};
