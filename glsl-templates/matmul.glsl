@@ -17,6 +17,13 @@
 // TX_RESID (the sampler of a residual of the output's layout, added before
 // TX_ACT: by the compute pass with TX_TM 1, else by the interleave, which
 // then applies TX_ACT instead of the tiles).
+// TX_PASS 2 is the first calls' program: small (a software rasterizer
+// translates each program at its first draw, 30-80 ms for the others on
+// SwiftShader), the transposes and the bias parameters (p_sam, p_sak, p_sbk,
+// p_sbn: element strides of A's rows and columns and B's; p_bias 0 none, 1
+// per column, 2 per row; u_in2 always declared), so that one generic program
+// serves a training step's or a model's every matmul until its own steady
+// program is ready.
 // Params: p_M, p_N, p_K, p_MT (row tiles per batch), p_ntex (output/tile
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
@@ -49,6 +56,57 @@ void tx_batch_offsets(int b, out int ao, out int bo) {
   ao *= p_M * p_K;
   bo *= p_K * p_N;
 }
+
+// Elements e .. e + 3 of a texture, wherever they start: the two texels
+// that hold them, shifted (the second is not read from when e % 4 == 0).
+vec4 tx_run(highp sampler2D s, int e, int ws) {
+  int i = e >> 2, sh = e & 3;
+  vec4 t0 = tx_texel(s, i, ws);
+  if (sh == 0)
+    return t0;
+  vec4 t1 = tx_texel(s, i + 1, ws);
+  return sh == 1 ? vec4(t0.yzw, t1.x) : (sh == 2 ? vec4(t0.zw, t1.xy) : vec4(t0.w, t1.xyz));
+}
+
+#if TX_PASS == 2
+// Elements e, e + st, e + 2 st, e + 3 st: one or two texels where st == 1.
+vec4 tx_seq(highp sampler2D s, int e, int st, int ws) {
+  if (st == 1)
+    return tx_run(s, e, ws);
+  return vec4(tx_elem(s, e, ws), tx_elem(s, e + st, ws), tx_elem(s, e + 2 * st, ws),
+              tx_elem(s, e + 3 * st, ws));
+}
+
+// One output texel: 4 consecutive elements of y, each its own dot product.
+void main() {
+  TX_OUTPUT_TEXEL(t)
+  int nbatch = p_bd0 * p_bd1 * p_bd2 * p_bd3;
+  vec4 res = vec4(0.0);
+  for (int j = 0; j < 4; j++) {
+    ivec3 bmn = tx_split3(t * 4 + j, p_M, p_N);
+    if (bmn.x >= nbatch)
+      break;
+    int ao, bo;
+    tx_batch_offsets(bmn.x, ao, bo);
+    int a = ao + bmn.y * p_sam, b = bo + bmn.z * p_sbn;
+    float s = 0.0;
+    for (int k0 = 0; k0 < p_K; k0 += 4) {
+      vec4 av = tx_seq(u_in0, a + k0 * p_sak, p_sak, p_a_ws);
+      vec4 bv = tx_seq(u_in1, b + k0 * p_sbk, p_sbk, p_b_ws);
+      if (k0 + 4 > p_K) { // past K: zeros, whatever was read there
+        bvec4 in_k = lessThan(ivec4(k0) + ivec4(0, 1, 2, 3), ivec4(p_K));
+        av = mix(vec4(0.0), av, in_k);
+        bv = mix(vec4(0.0), bv, in_k);
+      }
+      s += dot(av, bv);
+    }
+    if (p_bias != 0)
+      s += tx_elem(u_in2, p_bias == 2 ? bmn.y : bmn.z, p_c_ws);
+    res[j] = s;
+  }
+  o0 = tx_resid_act(res, t);
+}
+#else
 
 float tx_b(int bo, int k, int n) {
 #ifdef TX_TB
@@ -97,17 +155,6 @@ vec4 tx_a4(int a, int k0, bool tail) {
   }
   return v;
 #endif
-}
-
-// Elements e .. e + 3 of a texture, wherever they start: the two texels
-// that hold them, shifted (the second is not read from when e % 4 == 0).
-vec4 tx_run(highp sampler2D s, int e, int ws) {
-  int i = e >> 2, sh = e & 3;
-  vec4 t0 = tx_texel(s, i, ws);
-  if (sh == 0)
-    return t0;
-  vec4 t1 = tx_texel(s, i + 1, ws);
-  return sh == 1 ? vec4(t0.yzw, t1.x) : (sh == 2 ? vec4(t0.zw, t1.xy) : vec4(t0.w, t1.xyz));
 }
 
 // B[k][n0..n0+3]: one texel where rows are whole texels (TX_VEC), else a
@@ -269,5 +316,6 @@ void main() {
   }
   o0 = tx_resid_act(res, t);
 }
+#endif
 #endif
 #endif

@@ -569,6 +569,51 @@ int main(int argc, char **argv) {
         unsetenv("TEXEL_CACHE_DIR");
         tx_test_end();
     }
+    if (tx_test_begin("a training step's first matmuls share one generic program")) {
+        /* an MLP step's five shapes: the forward with a bias (N aligned, then
+         * N = 10), dH = dY W2^T, dW2 = h^T dY, dW1 = x^T dH. Transposes, the
+         * bias and an unaligned N are the general program's parameters. */
+        ctx = open_ctx(&h, (tx_ctx_desc){0});
+        static const struct {
+            int64_t a[2], b[2];
+            bool ta, tb, bias;
+        } k[5] = {{{32, 64}, {64, 64}, false, false, true},
+                  {{32, 64}, {64, 10}, false, false, true},
+                  {{32, 10}, {64, 10}, false, true, false},
+                  {{32, 64}, {32, 10}, true, false, false},
+                  {{32, 64}, {32, 64}, true, false, false}};
+        for (int i = 0; i < 5; i++) {
+            int64_t M = k[i].ta ? k[i].a[1] : k[i].a[0], K = k[i].ta ? k[i].a[0] : k[i].a[1];
+            int64_t N = k[i].tb ? k[i].b[0] : k[i].b[1];
+            tx_tensor a = make(ctx, 2, k[i].a, 0.5f * (float)i), b = make(ctx, 2, k[i].b, 1),
+                      bias = k[i].bias ? make(ctx, 1, (int64_t[]){N}, 2) : (tx_tensor){0}, y;
+            tx_matmul_desc d = {.transpose_a = k[i].ta, .transpose_b = k[i].tb, .bias = bias};
+            CHECK(tx_matmul(ctx, a, b, &d, &y) == TX_STATUS_OK, "%s", tx_last_error(ctx));
+            CHECK(stats(ctx).generic_compiles == 1, "matmul %d: %llu generic programs", i,
+                  (unsigned long long)stats(ctx).generic_compiles);
+            float av[64 * 64], bv[64 * 64], cv[64] = {0}, yv[64 * 64];
+            CHECK(!tx_tensor_read(ctx, a, av, sizeof(float) * (size_t)(M * K)) &&
+                      !tx_tensor_read(ctx, b, bv, sizeof(float) * (size_t)(K * N)) &&
+                      (!k[i].bias || !tx_tensor_read(ctx, bias, cv, sizeof(float) * (size_t)N)) &&
+                      !tx_tensor_read(ctx, y, yv, sizeof(float) * (size_t)(M * N)),
+                  "read");
+            double err = 0;
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t n = 0; n < N; n++) {
+                    double s = cv[n];
+                    for (int64_t kk = 0; kk < K; kk++)
+                        s += (double)(k[i].ta ? av[kk * M + m] : av[m * K + kk]) *
+                             (k[i].tb ? bv[n * K + kk] : bv[kk * N + n]);
+                    err = fmax(err, fabs(yv[m * N + n] - s) / (1 + fabs(s)));
+                }
+            CHECK(err < 1e-5, "matmul %d: off by %g", i, err);
+            TX_DESTROY(ctx, a, b, y);
+            if (k[i].bias)
+                tx_tensor_destroy(ctx, bias);
+        }
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
         setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});

@@ -584,6 +584,15 @@ static bool shared_run(tx_ctx *ctx, float *y) {
     return ok;
 }
 
+/* Within rounding: the first call's program and the steady one sum in
+ * different orders. */
+static bool shared_same(const float *got, const float *want) {
+    for (int i = 0; i < 33 * 24; i++)
+        if (!(fabs(got[i] - want[i]) <= 1e-5 * (1 + fabs(want[i]))))
+            return false;
+    return true;
+}
+
 static void test_shared_gl_state(void) {
     if (!tx_test_begin("a shared GL context: the caller's state, another tx_ctx, "
                        "tx_ctx_reset_gl_state"))
@@ -605,23 +614,21 @@ static void test_shared_gl_state(void) {
      * wrong (or calls fail), which shows the scramble bites */
     tx_gl_test_scramble();
     bool ok = shared_run(a, got);
-    CHECK(!ok || memcmp(got, want, sizeof want) != 0, "the scrambled state changed nothing");
+    CHECK(!ok || !shared_same(got, want), "the scrambled state changed nothing");
     tx_gl_test_scramble();
     CHECK(!tx_ctx_reset_gl_state(a), "%s", tx_last_error(a));
-    CHECK(shared_run(a, got) && memcmp(got, want, sizeof want) == 0, "after the reset: %s",
-          tx_last_error(a));
+    CHECK(shared_run(a, got) && shared_same(got, want), "after the reset: %s", tx_last_error(a));
     /* a second tx_ctx on the scrambled context starts from the state it needs */
     tx_gl_test_scramble();
     tx_ctx *b = NULL;
     CHECK(!tx_host_new_ctx(g_host, &(tx_ctx_desc){0}, &b), "second context");
     if (b) {
-        CHECK(shared_run(b, got) && memcmp(got, want, sizeof want) == 0, "second context: %s",
-              tx_last_error(b));
+        CHECK(shared_run(b, got) && shared_same(got, want), "second context: %s", tx_last_error(b));
         tx_ctx_destroy(b);
     }
     /* and the first one, told so, carries on */
     CHECK(!tx_ctx_reset_gl_state(a), "%s", tx_last_error(a));
-    CHECK(shared_run(a, got) && memcmp(got, want, sizeof want) == 0, "first context again: %s",
+    CHECK(shared_run(a, got) && shared_same(got, want), "first context again: %s",
           tx_last_error(a));
     CHECK(tx_ctx_reset_gl_state(NULL) == TX_STATUS_INVALID_ARGUMENT, "NULL context");
     tx_ctx_mark_lost(a);

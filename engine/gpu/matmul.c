@@ -105,11 +105,48 @@ static int64_t tile_texels(const tx_matmul_call *c, int tm) {
     return c->nbatch * ((c->M + tm - 1) / tm) * (c->N / 4);
 }
 
+/* A shape's first calls (until its steady program is ready): the first-call
+ * program (TX_PASS 2), whose signature never specializes. One generic program
+ * per activation and residual serves every shape, transpose and bias. */
+static tx_status run_first(tx_ctx *ctx, const tx_matmul_call *c) {
+    const tx_slot *as = c->a, *bs = c->b, *cs = c->bias, *ys = c->y;
+    int64_t M = c->M, N = c->N, K = c->K;
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_MATMUL, "matmul", c->resid ? 4 : 3, 1);
+    r.generic_only = true;
+    tx_req_define_int(&r, "TX_PASS", 2);
+    tx_req_define_int(&r, "TX_TM", 1);
+    if (c->resid)
+        tx_req_resid(&r, 3, &c->resid->st->tex);
+    req_act(c, &r);
+    tx_req_int(&r, "p_M", (int)M);
+    tx_req_int(&r, "p_N", (int)N);
+    tx_req_int(&r, "p_K", (int)K);
+    tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
+    tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
+    tx_req_int(&r, "p_a_ws", as->st->tex.wshift);
+    tx_req_int(&r, "p_b_ws", bs->st->tex.wshift);
+    tx_req_int(&r, "p_c_ws", cs ? cs->st->tex.wshift : 0);
+    tx_req_int(&r, "p_sam", (int)(c->ta ? 1 : K));
+    tx_req_int(&r, "p_sak", (int)(c->ta ? M : 1));
+    tx_req_int(&r, "p_sbk", (int)(c->tb ? 1 : N));
+    tx_req_int(&r, "p_sbn", (int)(c->tb ? K : 1));
+    tx_req_int(&r, "p_bias", cs ? (c->bias_rows ? 2 : 1) : 0);
+    for (int i = 0; i < 4; i++) {
+        tx_req_int(&r, k_bd[i], (int)c->bd[i]);
+        tx_req_int(&r, k_ab[i], (int)c->sa[i]);
+        tx_req_int(&r, k_bb[i], (int)c->sb[i]);
+    }
+    /* without a bias its slot holds any texture: the program never reads it */
+    const tx_texture *ins[4] = {&as->st->tex, &bs->st->tex, cs ? &cs->st->tex : &as->st->tex,
+                                c->resid ? &c->resid->st->tex : NULL};
+    return tx_gpu_run(ctx, "matmul", &r, ins, r.n_inputs, (const tx_texture *[]){&ys->st->tex}, 1);
+}
+
 /* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
  * target per row phase, each a layer of one array texture, then the
- * interleaving pass). first: the 1 x 4 tiles
- * of a shape's first calls, whose signature never specializes (the steady
- * variant's does). */
+ * interleaving pass). first: the 1 x 4 tiles of a shape's first calls,
+ * whose signature never specializes (the steady variant's does). */
 static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first) {
     const char *name = "matmul";
     const tx_slot *cs = c->bias, *ys = c->y;
@@ -168,16 +205,24 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
  * SwiftShader, first call: matmul 128 53 vs 128 ms, 256 73 vs 126 ms (TF.js
  * webgl 79-98); 512 gains nothing (228 vs 217 ms), its 1 x 4 run being slow. */
 #define TX_MATMUL_FIRST_SMALL_MACS (1 << 24)
+/* At most this many, the first calls run the first-call program (TX_PASS 2),
+ * one for every transpose, bias and N: a training step's or a small model's
+ * matmuls translate one program, not one each. SwiftShader translates a
+ * program at its first draw: the 1 x 4 tiles ~30 ms, the unaligned-N program
+ * ~80 ms, the first-call program 40-70 ms; it runs slower (128^3 25 ms
+ * against 3), hence only for small products. */
+#define TX_MATMUL_FIRST_TINY_MACS  (1 << 18)
 
 static tx_status run_variant(tx_ctx *ctx, const void *call, int tm) {
     const tx_matmul_call *c = call;
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
-    int ws = tm > 1 ? tx_tex_wshift(ctx, tile_texels(c, tm)) : -1;
-    if (ws >= 0 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS) {
+    int ws = tm > 1 ? tx_tex_wshift(ctx, tile_texels(c, tm)) : c->y->st->tex.wshift;
+    if (ws >= 0 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS &&
+        (tm > 1 || macs <= TX_MATMUL_FIRST_TINY_MACS)) {
         tx_program_req r;
         main_req(c, tm, ws, &r);
         if (!tx_cache_steady(ctx, "matmul", &r))
-            return run_tm(ctx, c, 1, true);
+            return macs <= TX_MATMUL_FIRST_TINY_MACS ? run_first(ctx, c) : run_tm(ctx, c, 1, true);
     }
     return run_tm(ctx, c, tm, false);
 }
@@ -193,7 +238,7 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     if (tm == 4 && can8)
         tm = 8;
     if (tm == 1)
-        return run_tm(ctx, c, tm, false);
+        return run_variant(ctx, c, tm);
     /* per device: the 8-target tile that wins on llvmpipe may lose elsewhere */
     static const int cand[3] = {1, 4, 8};
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
