@@ -217,12 +217,16 @@ static tx_status run_variant(tx_ctx *ctx, const void *call, int tm) {
     const tx_matmul_call *c = call;
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
     int ws = tm > 1 ? tx_tex_wshift(ctx, tile_texels(c, tm)) : c->y->st->tex.wshift;
-    if (ws >= 0 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS &&
-        (tm > 1 || macs <= TX_MATMUL_FIRST_TINY_MACS)) {
+    /* not where a dim may vary: every length must run the programs compiled
+     * for the first, and a length would move the product across the line */
+    bool vary_m, vary_n, vary_k;
+    matmul_vary(c, &vary_m, &vary_n, &vary_k);
+    bool tiny = macs <= TX_MATMUL_FIRST_TINY_MACS && !vary_m && !vary_n && !vary_k;
+    if (ws >= 0 && !ctx->tune_measuring && macs <= TX_MATMUL_FIRST_SMALL_MACS && (tm > 1 || tiny)) {
         tx_program_req r;
         main_req(c, tm, ws, &r);
         if (!tx_cache_steady(ctx, "matmul", &r))
-            return macs <= TX_MATMUL_FIRST_TINY_MACS ? run_first(ctx, c) : run_tm(ctx, c, 1, true);
+            return tiny ? run_first(ctx, c) : run_tm(ctx, c, 1, true);
     }
     return run_tm(ctx, c, tm, false);
 }
