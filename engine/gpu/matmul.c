@@ -47,6 +47,15 @@ static void req_act(const tx_matmul_call *c, tx_program_req *r) {
     tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
 }
 
+/* The output's batch dims and A's and B's batch strides (p_bd*, p_ab*, p_bb*). */
+static void req_batch(const tx_matmul_call *c, tx_program_req *r) {
+    for (int i = 0; i < 4; i++) {
+        tx_req_int(r, k_bd[i], (int)c->bd[i]);
+        tx_req_int(r, k_ab[i], (int)c->sa[i]);
+        tx_req_int(r, k_bb[i], (int)c->sb[i]);
+    }
+}
+
 /* The compute pass's request for tm-row tiles written to textures of width
  * 2^out_ws (tm 1: the output itself). */
 static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req *r) {
@@ -93,11 +102,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     tx_req_int(r, "p_a_ws", as->st->tex.wshift);
     tx_req_int(r, "p_b_ws", bs->st->tex.wshift);
     tx_req_int(r, "p_c_ws", cs ? cs->st->tex.wshift : 0);
-    for (int i = 0; i < 4; i++) {
-        tx_req_int(r, k_bd[i], (int)c->bd[i]);
-        tx_req_int(r, k_ab[i], (int)c->sa[i]);
-        tx_req_int(r, k_bb[i], (int)c->sb[i]);
-    }
+    req_batch(c, r);
 }
 
 /* Texels of each tile texture (tm > 1: vec, every row tile's N / 4). */
@@ -132,11 +137,7 @@ static tx_status run_first(tx_ctx *ctx, const tx_matmul_call *c) {
     tx_req_int(&r, "p_sbk", (int)(c->tb ? 1 : N));
     tx_req_int(&r, "p_sbn", (int)(c->tb ? K : 1));
     tx_req_int(&r, "p_bias", cs ? (c->bias_rows ? 2 : 1) : 0);
-    for (int i = 0; i < 4; i++) {
-        tx_req_int(&r, k_bd[i], (int)c->bd[i]);
-        tx_req_int(&r, k_ab[i], (int)c->sa[i]);
-        tx_req_int(&r, k_bb[i], (int)c->sb[i]);
-    }
+    req_batch(c, &r);
     /* without a bias its slot holds any texture: the program never reads it */
     const tx_texture *ins[4] = {&as->st->tex, &bs->st->tex, cs ? &cs->st->tex : &as->st->tex,
                                 c->resid ? &c->resid->st->tex : NULL};
