@@ -3,8 +3,9 @@
  *
  * A large reduction is a tree: no fragment loops over more than
  * TX_REDUCE_CHUNK_X elements of x or TX_REDUCE_CHUNK_STATES partial states,
- * so a sum of 1M values is three short draws, each spread over thousands of
- * fragments, instead of one fragment walking a million texels. */
+ * so a sum of 1M values is three short draws (two on a software rasterizer,
+ * below), each spread over thousands of fragments, instead of one fragment
+ * walking a million texels. */
 #include "reduce.h"
 
 /* Elements of x one fragment reduces in a partial pass, and partial states
@@ -14,6 +15,10 @@
  * llvmpipe caps a loop at 65535 iterations. Chunks keep every loop far below. */
 #define TX_REDUCE_CHUNK_X      1024
 #define TX_REDUCE_CHUNK_STATES 32
+/* On a software rasterizer a fragment merging 1024 states costs little (no
+ * GPU to keep busy), and each pass's program is translated at its first
+ * draw (~25 ms on SwiftShader): 1M values reduce in two passes, not three. */
+#define TX_REDUCE_CHUNK_STATES_SOFTWARE 1024
 
 static const char *const k_ksz[3] = {"p_k0", "p_k1", "p_k2"};
 static const char *const k_kst[3] = {"p_ks0", "p_ks1", "p_ks2"};
@@ -86,7 +91,9 @@ tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x, cons
     int cur = -1; /* which tmp holds src, if any */
     tx_status st = TX_STATUS_OK;
     for (;;) {
-        int64_t chunk = src_states ? TX_REDUCE_CHUNK_STATES : TX_REDUCE_CHUNK_X;
+        int64_t chunk = !src_states       ? TX_REDUCE_CHUNK_X
+                        : ctx->software_gl ? TX_REDUCE_CHUNK_STATES_SOFTWARE
+                                           : TX_REDUCE_CHUNK_STATES;
         if (n <= chunk) {
             if (final_out) {
                 st = reduce_pass(ctx, name, p, acc, fin, last, packed, src, src_states, n, 0, 0,
