@@ -630,6 +630,29 @@ static void test_shared_gl_state(void) {
     CHECK(!tx_ctx_reset_gl_state(a), "%s", tx_last_error(a));
     CHECK(shared_run(a, got) && shared_same(got, want), "first context again: %s",
           tx_last_error(a));
+    /* the caller's drawing took texel's render target off the framebuffer
+     * texel left bound (the scramble does): after the reset, reading a tensor
+     * that stayed alive attaches it again rather than trusting the old cache */
+    {
+        static const float v[6] = {-2, -1, 0, 0.5f, 1, 3};
+        float back[6] = {0};
+        tx_tensor t = {0}, u = {0};
+        CHECK(!tx_tensor_create(a, &(tx_tensor_desc){.rank = 1, .shape = {6}, .data = v}, &t) &&
+                  !tx_unary(a, TX_OP_RELU, t, &u) && !tx_tensor_read(a, u, back, sizeof back),
+              "%s", tx_last_error(a));
+        tx_gl_test_scramble();
+        CHECK(!tx_ctx_reset_gl_state(a), "%s", tx_last_error(a));
+        memset(back, 0, sizeof back);
+        CHECK(!tx_tensor_read(a, u, back, sizeof back), "read after the reset: %s",
+              tx_last_error(a));
+        for (int i = 0; i < 6; i++)
+            CHECK(back[i] == (v[i] > 0 ? v[i] : 0), "relu[%d] = %g after the reset", i,
+                  (double)back[i]);
+        if (t.id)
+            tx_tensor_destroy(a, t);
+        if (u.id)
+            tx_tensor_destroy(a, u);
+    }
     CHECK(tx_ctx_reset_gl_state(NULL) == TX_STATUS_INVALID_ARGUMENT, "NULL context");
     tx_ctx_mark_lost(a);
     CHECK(tx_ctx_reset_gl_state(a) == TX_STATUS_CONTEXT_LOST, "a lost context");

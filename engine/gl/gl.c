@@ -100,6 +100,15 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
     return true;
 }
 
+/* Framebuffer idx (bound) draws to and reads from its idx + 1 attachments. */
+static void fbo_buffers(int idx) {
+    static const GLenum bufs[TX_GL_MAX_OUTPUTS] = {
+        GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2, GL_COLOR_ATTACHMENT3,
+        GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5, GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
+    glDrawBuffers(idx + 1, bufs);
+    glReadBuffer(GL_COLOR_ATTACHMENT0);
+}
+
 void tx_gl_reset_state(tx_gl *g) {
     glBindVertexArray(g->vao);
     static const GLenum off[] = {GL_BLEND,
@@ -126,6 +135,19 @@ void tx_gl_reset_state(tx_gl *g) {
     glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
     glUseProgram(0);
     g->cur_prog = 0;
+    /* texel's framebuffers: the caller's drawing may have used one it found
+     * bound, so each loses its attachments (the cache forgets them too) and
+     * gets its draw buffers back */
+    for (int f = 0; f < TX_GL_MAX_OUTPUTS; f++) {
+        if (!g->fbos[f])
+            continue;
+        glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[f]);
+        for (int i = 0; i <= f; i++)
+            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + (GLenum)i, GL_TEXTURE_2D,
+                                   0, 0);
+        fbo_buffers(f);
+    }
+    memset(g->fbo_att, 0, sizeof g->fbo_att);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     g->cur_fbo = -1;
     g->vp_w = g->vp_h = 0;
@@ -146,6 +168,12 @@ void tx_gl_test_scramble(void) {
         glBindTexture(GL_TEXTURE_2D, 0);
     }
     glUseProgram(0);
+    /* the caller's drawing reuses whatever framebuffer texel left bound */
+    GLint fbo = 0;
+    glGetIntegerv(GL_FRAMEBUFFER_BINDING, &fbo);
+    if (fbo)
+        for (GLenum i = 0; i < 4; i++)
+            glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0 + i, GL_TEXTURE_2D, 0, 0);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glEnable(GL_BLEND);
     glBlendFunc(GL_ONE, GL_ONE);
@@ -236,17 +264,12 @@ static void bind_for_edit(tx_gl *g, tx_gl_tex t) {
 static void bind_fbo(tx_gl *g, int idx) {
     if (g->cur_fbo == idx)
         return;
-    if (!g->fbos[idx]) {
-        static const GLenum bufs[TX_GL_MAX_OUTPUTS] = {
-            GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1, GL_COLOR_ATTACHMENT2, GL_COLOR_ATTACHMENT3,
-            GL_COLOR_ATTACHMENT4, GL_COLOR_ATTACHMENT5, GL_COLOR_ATTACHMENT6, GL_COLOR_ATTACHMENT7};
+    bool fresh = !g->fbos[idx];
+    if (fresh)
         glGenFramebuffers(1, &g->fbos[idx]);
-        glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[idx]);
-        glDrawBuffers(idx + 1, bufs);
-        glReadBuffer(GL_COLOR_ATTACHMENT0);
-    } else {
-        glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[idx]);
-    }
+    glBindFramebuffer(GL_FRAMEBUFFER, g->fbos[idx]);
+    if (fresh)
+        fbo_buffers(idx);
     g->cur_fbo = idx;
 }
 
