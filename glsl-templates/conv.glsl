@@ -192,6 +192,19 @@ void main() {
     int wb = (blk * p_IB + ib) * p_kh * p_kw * 4;
 #endif
     for (int ky = 0; ky < p_kh; ky++, rb += rowstep) {
+#ifdef TX_TRANSPOSE
+      // A row of the inserted zeros (or of the padding) adds nothing: a
+      // stride-s ConvTranspose skips all but every s-th kernel row.
+      int u = y + ky * p_dh - p_pt;
+      if (u < 0 || u % p_uh != 0 || u >= p_H * p_uh) {
+#ifdef TX_DW
+        wb += p_kw;
+#else
+        wb += p_kw * 4;
+#endif
+        continue;
+      }
+#endif
 #ifdef TX_SLIDE
       CV_LOAD_A(rb)
 #endif

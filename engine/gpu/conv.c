@@ -13,7 +13,10 @@
  *
  * ConvTranspose runs through the same passes as a stride-1 conv over the
  * input upsampled by the stride (the pack pass inserts the zeros), with
- * flipped, transposed weights and padding dk - 1 - pad. */
+ * flipped, transposed weights and padding dk - 1 - pad. The compute pass
+ * skips the kernel rows that meet a row of inserted zeros (all but every
+ * s-th); along x the zeros are still multiplied, since a fragment's
+ * consecutive positions need different kernel columns. */
 #include <math.h>
 #include <string.h>
 
@@ -207,6 +210,10 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
             tx_req_define(&r, "TX_BIAS", "1");
+        if (transpose) { /* which kernel rows meet input rows */
+            tx_req_define(&r, "TX_TRANSPOSE", "1");
+            TX_REQ_INTS(&r, {"p_pt", p.ut}, {"p_uh", p.uh}, {"p_H", (int)p.h});
+        }
         if (!rs) /* else the unpack applies it, after the residual */
             tx_req_act(&r, cc->act, cc->lo, cc->hi);
         TX_REQ_INTS(&r, {"p_ntex", (int)t_tex}, {"p_out_ws", tiles.wshift}, {"p_x_ws", xp.wshift},
