@@ -11,6 +11,7 @@
  * before the first draw; k < 0 never does. Specialized programs are capped
  * (LRU); the signature table is bounded too, so dynamic shapes cannot grow
  * memory without limit. */
+#include <math.h>
 #include <string.h>
 
 #include "hash.h"
@@ -436,6 +437,39 @@ static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {
            r->macs >= TX_SPECIALIZE_AT_ONCE_MACS;
 }
 
+/* The other end of the same trade: a small draw on a software rasterizer
+ * saves a fraction of a millisecond a call once specialized, and its compile
+ * (with the translation at its first draw) costs 20-60 ms. With the default
+ * k such a signature waits until its calls have done about a compile's worth
+ * of work (TX_SPECIALIZE_AT_ONCE_MACS in all: ski rental, never more than
+ * twice the best choice made knowing the number of calls), and at most
+ * TX_SPECIALIZE_SOFT_MAX calls, so that a long run still ends up specialized.
+ * A draw's work is its multiply-adds where the op counts them, else 16 per
+ * output texel. Chromium on SwiftShader, the bench's training steps, first
+ * three steps with k = 2: MLP 292 + 383 + 76 ms, CNN 556 + 263 + 401 ms; never
+ * specialized, the CNN's 60 steps took 1.3 s instead of 2.0 s at the same
+ * steady speed; an epoch of `texel train --model cnn` on llvmpipe 7.2 s
+ * against 4.6 s. */
+#define TX_SPECIALIZE_SOFT_MAX 64
+#define TX_WORK_PER_TEXEL      16.0
+
+/* The calls of r's signature before its specialized program is compiled. */
+static int sig_k(const tx_ctx *ctx, const tx_program_req *r, double texels) {
+    if (!ctx->k_default || !ctx->software_gl || ctx->k <= 0)
+        return ctx->k;
+    double work = r->macs > 0 ? r->macs : texels * TX_WORK_PER_TEXEL;
+    double calls = work > 0 ? ceil(TX_SPECIALIZE_AT_ONCE_MACS / work) : TX_SPECIALIZE_SOFT_MAX;
+    return calls <= ctx->k ? ctx->k : (int)fmin(calls, TX_SPECIALIZE_SOFT_MAX);
+}
+
+int tx_cache_waiting(const tx_ctx *ctx) {
+    const tx_cache *c = ctx->cache;
+    int n = 0;
+    for (int i = 0; c && !ctx->lost && i < c->sigs.n; i++)
+        n += c->sigs.e[i].state == SPEC_NONE && c->sigs.e[i].count > 0;
+    return n;
+}
+
 /* The index of r's signature (added when new; a full table is shrunk first). */
 static int sig_index(tx_ctx *ctx, const tx_program_req *r) {
     tx_cache *c = ctx->cache;
@@ -452,7 +486,7 @@ static int sig_index(tx_ctx *ctx, const tx_program_req *r) {
     return si;
 }
 
-tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
+tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r, double texels) {
     /* A loss latched earlier in this op (an allocation, a previous pass):
      * no program of that context may be used, and after a drop none exist. */
     if (ctx->lost || !ctx->cache)
@@ -479,7 +513,7 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *r) {
         /* a big draw waits for its specialized program (warmed at load) */
         if (sig->state == SPEC_PENDING && (now || tx_gl_program_done(&ctx->gl, sig->spec.prog)))
             settle_pending(ctx, op, sig, r);
-        if (sig->state == SPEC_NONE && sig->count >= ctx->k) {
+        if (sig->state == SPEC_NONE && sig->count >= sig_k(ctx, r, texels)) {
             c->todo_sig = si;
             c->todo_req = *r;
         }
@@ -546,7 +580,7 @@ bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     sig->last_use = ++c->tick;
     if (sig->state == SPEC_PENDING && tx_gl_program_done(&ctx->gl, sig->spec.prog))
         settle_pending(ctx, op, sig, r);
-    if (sig->state == SPEC_NONE && ++sig->count >= ctx->k) {
+    if (sig->state == SPEC_NONE && ++sig->count >= sig_k(ctx, r, 0)) {
         issue_specialized(ctx, op, si, r, false);
         sig = &c->sigs.e[si];
     }

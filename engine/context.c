@@ -10,8 +10,9 @@
 #define TX_DEFAULT_MAX_SPECIALIZED  1024
 #define TX_DEFAULT_BUDGET           ((size_t)1 << 30)
 
-static int resolve_k(const tx_ctx_desc *d) {
+static int resolve_k(const tx_ctx_desc *d, bool *is_default) {
     const char *env = getenv("TEXEL_SPECIALIZE_AFTER");
+    *is_default = false;
     if (env && *env) {
         char *end = NULL;
         long v = strtol(env, &end, 10);
@@ -20,7 +21,7 @@ static int resolve_k(const tx_ctx_desc *d) {
         fprintf(stderr, "texel: ignoring TEXEL_SPECIALIZE_AFTER=\"%s\" (not an integer)\n", env);
     }
     switch (d->specialize_after) {
-    case TX_SPECIALIZE_DEFAULT: return TX_DEFAULT_SPECIALIZE_AFTER;
+    case TX_SPECIALIZE_DEFAULT: *is_default = true; return TX_DEFAULT_SPECIALIZE_AFTER;
     case TX_SPECIALIZE_ALWAYS: return 0;
     default: return d->specialize_after < 0 ? -1 : d->specialize_after;
     }
@@ -137,7 +138,7 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
         static _Atomic unsigned contexts_made;
         ctx->handle_salt = (unsigned)contexts_made++ * 1237u;
     }
-    ctx->k = resolve_k(&d);
+    ctx->k = resolve_k(&d, &ctx->k_default);
     ctx->max_specialized = d.max_specialized > 0 ? d.max_specialized : TX_DEFAULT_MAX_SPECIALIZED;
     ctx->budget = d.memory_budget ? d.memory_budget : TX_DEFAULT_BUDGET;
     ctx->pool.limit = d.pool_limit ? d.pool_limit : ctx->budget / 4;
@@ -214,6 +215,7 @@ tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out) {
     if (!ctx || !out)
         return TX_STATUS_INVALID_ARGUMENT;
     *out = ctx->stats;
+    out->specializations_waiting = (uint64_t)tx_cache_waiting(ctx);
     return TX_STATUS_OK;
 }
 

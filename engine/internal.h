@@ -152,6 +152,8 @@ struct tx_ctx {
     tx_caps caps;
     tx_stats stats;
     int k; /* specialize after k identical calls; -1 never */
+    bool k_default; /* k is the default (neither the desc nor TEXEL_SPECIALIZE_AFTER set it):
+                       on a software rasterizer small draws then wait longer (cache.c) */
     int max_specialized;
     size_t budget;
     int max_tex; /* effective max texture width/height */
@@ -359,8 +361,12 @@ tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t);
 tx_status tx_cache_create(tx_ctx *ctx);
 void tx_cache_destroy(tx_ctx *ctx);
 /* Picks (and compiles when needed) the program for this request, counts the
- * invocation, binds the program and sets its parameters. */
-tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req);
+ * invocation, binds the program and sets its parameters. texels: the draw's
+ * output texels over all its render targets, its work where req counts no
+ * multiply-adds (the cost-aware k below). */
+tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req, double texels);
+/* Signatures seen and not yet specialized that further calls will specialize. */
+int tx_cache_waiting(const tx_ctx *ctx);
 /* Does the renderer string name a software rasterizer (llvmpipe, SwiftShader,
  * ...: the GPU's work runs on the CPU's cores)? (context.c) */
 bool tx_software_renderer(const char *renderer);

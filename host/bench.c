@@ -72,9 +72,11 @@ typedef struct bench_mode {
     int cpu_threads; /* CPU: 0 all cores */
 } bench_mode;
 
-/* Warm-up stops after a call that linked, issued and finished nothing and
- * left no specialized compile pending (every one issued is ready or failed). */
-#define MAX_WARMUP 16
+/* Warm-up stops after a call that linked, issued and finished nothing, left
+ * no specialized compile pending (every one issued is ready or failed) and no
+ * signature waiting for more calls (the default k on a software rasterizer
+ * lets a small draw's signature wait up to 64 calls: cache.c). */
+#define MAX_WARMUP 80
 static bool settled(tx_ctx *ctx, const tx_stats *before) {
     tx_stats now;
     tx_ctx_stats(ctx, &now);
@@ -82,7 +84,8 @@ static bool settled(tx_ctx *ctx, const tx_stats *before) {
            now.specialized_compiles == before->specialized_compiles &&
            now.specialized_ready == before->specialized_ready &&
            now.compile_failures == before->compile_failures &&
-           now.specialized_compiles <= now.specialized_ready + now.compile_failures;
+           now.specialized_compiles <= now.specialized_ready + now.compile_failures &&
+           now.specializations_waiting == 0;
 }
 
 /* --matmul-tm: the matmul tiling every GPU context uses (0: the default) */

@@ -150,6 +150,49 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("software rasterizer, default k: a small draw waits until its work pays "
+                      "for a compile")) {
+        /* cache.c sig_k: a relu's work is 16 per output texel, 4 per value;
+         * a signature specializes once its calls did 2^25 of it (at least k,
+         * at most 64 calls). Explicit k, and any k on a GPU, is exact. */
+        for (int explicit_k = 0; explicit_k < 2; explicit_k++) {
+            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = explicit_k ? 2 : 0,
+                                             .no_parallel_compile = true});
+            tx_caps caps;
+            tx_ctx_caps(ctx, &caps);
+            bool cost = tx_software_renderer(caps.renderer) && !explicit_k &&
+                        !getenv("TEXEL_SPECIALIZE_AFTER");
+            /* values, and the call whose draw issues the specialized compile */
+            const int64_t cases[3][2] = {{1 << 22, 2}, {1 << 20, 8}, {1024, 64}};
+            for (int ci = 0; ci < 3; ci++) {
+                int64_t n = cases[ci][0];
+                int due = cost ? (int)cases[ci][1] : 2;
+                tx_tensor x = make(ctx, 1, (int64_t[]){n}, 3);
+                tx_stats s0 = stats(ctx), s = s0;
+                for (int call = 1; call <= due + 1; call++) {
+                    tx_tensor y;
+                    CHECK(!tx_unary(ctx, TX_OP_RELU, x, &y), "%s", tx_last_error(ctx));
+                    if (y.id)
+                        tx_tensor_destroy(ctx, y);
+                    s = stats(ctx);
+                    uint64_t issued = s.specialized_compiles - s0.specialized_compiles;
+                    CHECK(issued == (call >= due), "%s, relu of %lld, call %d: %llu issued",
+                          caps.renderer, (long long)n, call, (unsigned long long)issued);
+                    CHECK(s.specializations_waiting == (call < due), "call %d: %llu waiting", call,
+                          (unsigned long long)s.specializations_waiting);
+                    if (issued != (call >= due))
+                        break;
+                }
+                CHECK(s.specialized_runs - s0.specialized_runs == 1,
+                      "relu of %lld: %llu specialized runs after %d calls", (long long)n,
+                      (unsigned long long)(s.specialized_runs - s0.specialized_runs), due + 1);
+                tx_tensor_destroy(ctx, x);
+            }
+            tx_host_close(h, ctx);
+        }
+        tx_test_end();
+    }
+
     if (tx_test_begin("software rasterizer: a big draw is specialized from its first call")) {
         /* cache.c TX_SPECIALIZE_AT_ONCE_MACS: 2^25 multiply-adds. A GPU's
          * draws wait for k identical calls whatever their size. */
@@ -286,7 +329,7 @@ int main(int argc, char **argv) {
         tx_req_int(&r1, "p_in_ws", 3);
         r2 = r1;
         r2.params[2].v.i = 4;
-        CHECK(!tx_cache_bind(ctx, "relu", &r1), "bind");
+        CHECK(!tx_cache_bind(ctx, "relu", &r1, 1), "bind");
         tx_texture t8, t16;
         CHECK(!tx_pool_acquire(ctx, "test", 64, &t8), "acquire");
         t16 = t8;
@@ -296,7 +339,7 @@ int main(int argc, char **argv) {
         outs[0] = &tmp;
         CHECK(!tx_draw(ctx, "relu", ins, 1, outs, 1), "draw");
         CHECK(stats(ctx).specialized_compiles == 1, "r1 specialized");
-        CHECK(!tx_cache_bind(ctx, "relu", &r2), "bind");
+        CHECK(!tx_cache_bind(ctx, "relu", &r2, 1), "bind");
         CHECK(!tx_draw(ctx, "relu", ins, 1, outs, 1), "draw");
         tx_stats s = stats(ctx);
         CHECK(s.specialized_compiles == 2 && s.specialized_runs == 0,

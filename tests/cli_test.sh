@@ -20,7 +20,7 @@ check "TEXEL_EMULATE_DIVISION: info says so" 'j["emulated_division"]' \
     env TEXEL_EMULATE_DIVISION=1 "$TEXEL" info --json
 check "emulated division, broadcast, both variants: equal to the reference" \
     'j["mismatches"] == 0 and j["max_abs_err"] == 0 and j["specialized_runs"] >= 1' \
-    env TEXEL_EMULATE_DIVISION=1 "$TEXEL" op div --shape 33x64,64 --repeat 3 --json
+    env TEXEL_EMULATE_DIVISION=1 "$TEXEL" op div --shape 33x64,64 --repeat 3 --specialize-after 2 --json
 check "matmul 256, k=2: one specialized compile, accurate" \
     'j["specialized_compiles"] == 1 and j["max_abs_err"] <= 1e-3 and j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
     "$TEXEL" op matmul --shape 256x256,256x256 --repeat 6 --specialize-after 2 --json

@@ -223,7 +223,7 @@ int main(int argc, char **argv) {
         tx_session *s = NULL;
         CHECK(!tx_session_create(ctx, bytes, len, &(tx_session_desc){.choice_cache = cache}, &s),
               "%s", tx_last_error(ctx));
-        enum { MAX_RUNS = 64 };
+        enum { MAX_RUNS = 128 }; /* the default k on llvmpipe: a trial of up to 70 GPU runs */
         tx_device seq[MAX_RUNS];
         int runs = 0;
         tx_stats c0, c1, first, second;

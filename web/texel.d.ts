@@ -145,6 +145,8 @@ export interface Stats {
   /** Wasm memory owned by live CPU tensors. */
   liveHostBytes: number;
   peakHostBytes: number;
+  /** call signatures seen that more calls will specialize (still on their generic program) */
+  specializationsWaiting: number;
   compileMs: number;
   /** Compile cost per program family (GLSL template: "matmul", "conv" ...):
    *  programs issued, synchronous compile ms, and the programs' first draws. */

@@ -188,7 +188,8 @@ EXPORT int txw_generation(txw *w) {
     X(context_restores) \
     X(cpu_ops) \
     X(live_host_bytes) \
-    X(peak_host_bytes)
+    X(peak_host_bytes) \
+    X(specializations_waiting)
 /* clang-format on */
 
 EXPORT const char *txw_stats_json(txw *w) {

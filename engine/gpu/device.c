@@ -88,7 +88,7 @@ tx_status tx_gpu_run(tx_ctx *ctx, const char *op, const tx_program_req *req,
         return tx_cache_warm(ctx, op, req);
     for (int i = 0; i < n_in; i++) /* the program declares the sampler type it binds */
         TX_ASSERT(!(ins[i]->gl & TX_GL_ARRAY) == !((req->array_inputs >> i) & 1));
-    tx_status st = tx_cache_bind(ctx, op, req);
+    tx_status st = tx_cache_bind(ctx, op, req, (double)outs[0]->w * outs[0]->h * n_out);
     return st ? st : tx_draw(ctx, op, ins, n_in, outs, n_out);
 }
 

@@ -178,7 +178,10 @@ typedef struct tx_ctx_desc {
                                                         TX_SPECIALIZE_ALWAYS / TX_SPECIALIZE_NEVER.
                                                         With k > 0 on a software rasterizer, a
                                                         matmul / conv draw of >= 2^25
-                                                        multiply-adds is specialized at once */
+                                                        multiply-adds is specialized at once;
+                                                        with the default k there, a smaller
+                                                        draw waits until its calls did 2^25
+                                                        (at most 64 calls) */
     int max_specialized;                             /* LRU cap on specialized programs; 0: 1024 */
     size_t memory_budget;                            /* bytes of live + pooled textures; 0: 1 GiB */
     int max_texture_size;     /* clamp the probed limit (tests); 0: device limit */
@@ -257,6 +260,8 @@ typedef struct tx_stats {
     uint64_t cpu_ops;              /* ops run by the CPU device */
     uint64_t live_host_bytes;      /* host memory owned by live CPU tensors */
     uint64_t peak_host_bytes;      /* max of live_host_bytes */
+    uint64_t specializations_waiting; /* call signatures seen, running their generic
+                                         program, that more calls will specialize */
 } tx_stats;
 
 tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
