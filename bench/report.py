@@ -48,19 +48,20 @@ def table(desk, browser):
         lines.append("")
         lines.append("Browser: %s, same page, fresh profile (%s).\n" % (
             browser.get("browser", "Chromium"), browser.get("renderer", "")))
-        lines.append("| case | texel first ms | texel steady ms | TF.js webgl first ms | "
-                     "TF.js webgl steady ms | texel/TF.js steady | texel/TF.js first | "
+        lines.append("| case | texel first ms | texel first 10 ms | texel steady ms | "
+                     "TF.js webgl first ms | TF.js webgl first 10 ms | TF.js webgl steady ms | "
+                     "texel/TF.js steady | texel/TF.js first | texel/TF.js first 10 | "
                      "texel cpu first ms | texel cpu steady ms | TF.js wasm first ms | "
                      "TF.js wasm steady ms | texel cpu/TF.js wasm steady |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ratio = lambda a, b, k: ("%.2f" % (a[k] / b[k])) if a.get(k) and b.get(k) else "-"
         for c in browser["cases"]:
             t, w = c.get("texel", {}), c.get("tfjs_webgl", {})
             tc, a = c.get("texel_cpu", {}), c.get("tfjs_wasm", {})
-            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                c["name"], fmt(t.get("first_ms")), fmt(t.get("median_ms")),
-                fmt(w.get("first_ms")), fmt(w.get("median_ms")),
-                ratio(t, w, "median_ms"), ratio(t, w, "first_ms"),
+            lines.append("| %s |%s" % (c["name"], " %s |" * 14) % (
+                fmt(t.get("first_ms")), fmt(t.get("first10_ms")), fmt(t.get("median_ms")),
+                fmt(w.get("first_ms")), fmt(w.get("first10_ms")), fmt(w.get("median_ms")),
+                ratio(t, w, "median_ms"), ratio(t, w, "first_ms"), ratio(t, w, "first10_ms"),
                 fmt(tc.get("first_ms")), fmt(tc.get("median_ms")),
                 fmt(a.get("first_ms")), fmt(a.get("median_ms")), ratio(tc, a, "median_ms")))
     return "\n".join(lines) + "\n"

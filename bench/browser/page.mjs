@@ -104,8 +104,11 @@ function tfFor(name) {
 // 0.3 ms case timed one call at a time. Every engine is timed the same way.
 // prepare() makes the input tensors from values filled before it (the fill is
 // the page's work, not an engine's), times the first call (tensors, run, read)
-// and returns a sampler.
-async function prepare(makeInputs, run, read, dispose) {
+// and the first ten together (first10_ms: what a short run pays, an engine's
+// later compiles included), then calls settle(once) if the engine has one
+// (texel: calls until nothing compiles, as `texel bench` does) and returns a
+// sampler.
+async function prepare(makeInputs, run, read, dispose, settle = null) {
   const t0 = performance.now();
   const inputs = makeInputs();
   const out = run(inputs);
@@ -117,6 +120,13 @@ async function prepare(makeInputs, run, read, dispose) {
     await read(o);
     dispose([o]);
   };
+  let first10 = first;
+  for (let i = 1; i < 10; i++) {
+    const t = performance.now();
+    await once();
+    first10 += performance.now() - t;
+  }
+  const warmup = settle ? await settle(once) : 0;
   const t1 = performance.now();
   await once();
   const probe = performance.now() - t1;
@@ -130,8 +140,8 @@ async function prepare(makeInputs, run, read, dispose) {
     },
     finish: () => {
       dispose(inputs);
-      return { first_ms: first, median_ms: median(ms), min_ms: Math.min(...ms),
-        max_ms: Math.max(...ms), calls_per_sample: calls };
+      return { first_ms: first, first10_ms: first10, warmup_calls: warmup, median_ms: median(ms),
+        min_ms: Math.min(...ms), max_ms: Math.max(...ms), calls_per_sample: calls };
     },
   };
 }
@@ -196,12 +206,30 @@ const texelContexts = {};
 function statsDelta(after, before) {
   const d = {};
   for (const [k, v] of Object.entries(after)) {
-    if (typeof v === 'number') d[k] = /live|pooled|peak|pending|generation|specializedPrograms/i.test(k) ? v : +(v - (before[k] || 0)).toFixed(3);
+    if (typeof v === 'number') d[k] = /live|pooled|peak|pending|waiting|generation|specializedPrograms/i.test(k) ? v : +(v - (before[k] || 0)).toFixed(3);
     else if (v && typeof v === 'object') d[k] = statsDelta(v, before[k] || {});
     else d[k] = v;
   }
   return d;
 }
+// Calls (at most 80) until one compiles nothing, leaves nothing compiling and
+// no call signature waits for more calls before its specialized program (on a
+// software rasterizer a small draw's may wait up to 64 calls): the steady
+// samples then time the programs a long run ends up with; the transition
+// shows in first10_ms and warmup_calls.
+async function settleTexel(tx, once) {
+  for (let i = 1; i <= 80; i++) {
+    const b = tx.stats();
+    await once();
+    const a = tx.stats();
+    if (a.genericCompiles === b.genericCompiles && a.specializedCompiles === b.specializedCompiles &&
+        a.specializedReady === b.specializedReady && a.compileFailures === b.compileFailures &&
+        a.specializedCompiles <= a.specializedReady + a.compileFailures && !a.specializationsWaiting)
+      return i;
+  }
+  return 80;
+}
+
 function texelEngine(c, texel, device = 'gpu') {
   let tx = null;
   let before = null;
@@ -221,7 +249,8 @@ function texelEngine(c, texel, device = 'gpu') {
         () => c.inputs.map((shape, i) => tx.tensor(values[i], shape)),
         (t) => texel.cases[c.name](tx, t),
         (o) => o.data(),
-        (ts) => ts.forEach((t) => t.dispose()));
+        (ts) => ts.forEach((t) => t.dispose()),
+        (once) => settleTexel(tx, once));
     },
     done: () => {
       if (!tx) return {};
