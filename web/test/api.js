@@ -369,7 +369,8 @@ test('FinalizationRegistry frees the GPU memory of forgotten tensors', async () 
 
 test('context loss: pending reads reject, calls fail, restore rebuilds, old tensors say so', async () => {
   const S = texel.Status;
-  const t2 = await texel.create();
+  // k given: exact on SwiftShader too (the default makes a small draw wait)
+  const t2 = await texel.create({ specializeAfter: 2 });
   const gl = t2.canvas.getContext('webgl2');
   const ext = gl.getExtension('WEBGL_lose_context');
   check(ext, 'no WEBGL_lose_context');
@@ -728,8 +729,10 @@ test("auto on a software rasterizer (SwiftShader): the CPU, saying why", async (
 
 test('auto remembers its measured decision in localStorage per model + renderer', async () => {
   texel.forgetDeviceChoices();
-  // measure even on SwiftShader (the engine's TEXEL_AUTO_MEASURE)
-  const t2 = await texel.create({ env: { TEXEL_AUTO_MEASURE: '1' } });
+  // measure even on SwiftShader (the engine's TEXEL_AUTO_MEASURE); k given, so
+  // that the trial's GPU runs specialize after 2 calls (the default k makes a
+  // small draw wait up to 64 there, and the trial with it)
+  const t2 = await texel.create({ env: { TEXEL_AUTO_MEASURE: '1', TEXEL_SPECIALIZE_AFTER: '2' } });
   try {
     const bytes = elemBytes();
     const s = await t2.loadModel(bytes, { device: 'auto' });
@@ -767,7 +770,7 @@ test('auto remembers its measured decision in localStorage per model + renderer'
     x.dispose();
   } finally {
     t2.dispose();
-    (await texel.create({ env: { TEXEL_AUTO_MEASURE: null } })).dispose();
+    (await texel.create({ env: { TEXEL_AUTO_MEASURE: null, TEXEL_SPECIALIZE_AFTER: null } })).dispose();
     texel.forgetDeviceChoices();
   }
 });
