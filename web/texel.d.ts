@@ -27,7 +27,8 @@ export interface CreateOptions {
   /** Canvas to create the WebGL2 context on (default: a canvas of its own, never shown). */
   canvas?: HTMLCanvasElement | OffscreenCanvas;
   /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2.
-   *  With k > 0 on a software rasterizer (SwiftShader), a matmul / conv of >= 2^25 multiply-adds is specialized at once. */
+   *  With k > 0 on a software rasterizer (SwiftShader), a matmul / conv of >= 2^25 multiply-adds is specialized at once;
+   *  left at the default there, a smaller draw waits until its calls did 2^25 of work (at most 64 calls). */
   specializeAfter?: number | 'always' | 'never';
   /** 'f16': tensors stored as RGBA16F (EXT_color_buffer_half_float), half the
    *  texture memory, ~3 significant digits per stored value (caps.float16Storage);
