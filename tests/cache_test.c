@@ -657,6 +657,37 @@ int main(int argc, char **argv) {
         tx_host_close(h, ctx);
         tx_test_end();
     }
+    if (tx_test_begin("the first-call matmul zeroes what it reads past K (inf beyond there)")) {
+        /* b [2, 5, 8]: batch 0's last k step reads rows 5..7, which are
+         * batch 1's, all inf; a [2, 4, 5] finite. Batch 0 stays exact. */
+        ctx = open_ctx(&h, (tx_ctx_desc){0});
+        float av[2 * 4 * 5], bv[2 * 5 * 8], yv[2 * 4 * 8];
+        for (int i = 0; i < 40; i++)
+            av[i] = (float)(i % 7) - 3;
+        for (int i = 0; i < 80; i++)
+            bv[i] = i < 40 ? (float)(i % 5) * 0.5f : INFINITY;
+        tx_tensor a, b, y = {0};
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 3, .shape = {2, 4, 5}, .data = av},
+                                &a) &&
+                  !tx_tensor_create(
+                      ctx, &(tx_tensor_desc){.rank = 3, .shape = {2, 5, 8}, .data = bv}, &b) &&
+                  !tx_matmul(ctx, a, b, NULL, &y) && !tx_tensor_read(ctx, y, yv, sizeof yv),
+              "%s", tx_last_error(ctx));
+        for (int m = 0; m < 4; m++)
+            for (int n = 0; n < 8; n++) {
+                float want = 0;
+                for (int k = 0; k < 5; k++)
+                    want += av[m * 5 + k] * bv[k * 8 + n];
+                CHECK(yv[m * 8 + n] == want, "y[0][%d][%d] = %g, want %g", m, n,
+                      (double)yv[m * 8 + n], (double)want);
+            }
+        CHECK(stats(ctx).specialized_runs == 0, "not the first-call program");
+        if (y.id)
+            tx_tensor_destroy(ctx, y);
+        TX_DESTROY(ctx, a, b);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
         setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS});
