@@ -462,11 +462,13 @@ static int sig_k(const tx_ctx *ctx, const tx_program_req *r, double texels) {
     return calls <= ctx->k ? ctx->k : (int)fmin(calls, TX_SPECIALIZE_SOFT_MAX);
 }
 
+/* Signatures called k times or more (a one-off shape is not waiting for
+ * anything) whose specialized program is not issued yet. */
 int tx_cache_waiting(const tx_ctx *ctx) {
     const tx_cache *c = ctx->cache;
     int n = 0;
-    for (int i = 0; c && !ctx->lost && i < c->sigs.n; i++)
-        n += c->sigs.e[i].state == SPEC_NONE && c->sigs.e[i].count > 0;
+    for (int i = 0; c && !ctx->lost && ctx->k > 0 && i < c->sigs.n; i++)
+        n += c->sigs.e[i].state == SPEC_NONE && c->sigs.e[i].count >= ctx->k;
     return n;
 }
 

@@ -365,7 +365,8 @@ void tx_cache_destroy(tx_ctx *ctx);
  * output texels over all its render targets, its work where req counts no
  * multiply-adds (the cost-aware k below). */
 tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req, double texels);
-/* Signatures seen and not yet specialized that further calls will specialize. */
+/* Signatures called at least k times whose specialized program further calls
+ * will issue (the cost-aware wait on a software rasterizer). */
 int tx_cache_waiting(const tx_ctx *ctx);
 /* Does the renderer string name a software rasterizer (llvmpipe, SwiftShader,
  * ...: the GPU's work runs on the CPU's cores)? (context.c) */

@@ -146,7 +146,7 @@ export interface Stats {
   /** Wasm memory owned by live CPU tensors. */
   liveHostBytes: number;
   peakHostBytes: number;
-  /** call signatures seen that more calls will specialize (still on their generic program) */
+  /** call signatures called k times or more, still on their generic program, that more calls will specialize */
   specializationsWaiting: number;
   compileMs: number;
   /** Compile cost per program family (GLSL template: "matmul", "conv" ...):

@@ -260,8 +260,10 @@ typedef struct tx_stats {
     uint64_t cpu_ops;              /* ops run by the CPU device */
     uint64_t live_host_bytes;      /* host memory owned by live CPU tensors */
     uint64_t peak_host_bytes;      /* max of live_host_bytes */
-    uint64_t specializations_waiting; /* call signatures seen, running their generic
-                                         program, that more calls will specialize */
+    uint64_t specializations_waiting; /* call signatures called k times or more,
+                                         still on their generic program, that more
+                                         calls will specialize (a software
+                                         rasterizer's small draws: cache.c) */
 } tx_stats;
 
 tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
