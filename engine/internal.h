@@ -363,7 +363,7 @@ void tx_cache_destroy(tx_ctx *ctx);
 /* Picks (and compiles when needed) the program for this request, counts the
  * invocation, binds the program and sets its parameters. texels: the draw's
  * output texels over all its render targets, its work where req counts no
- * multiply-adds (the cost-aware k below). */
+ * multiply-adds (sig_k in cache.c: the default k on a software rasterizer). */
 tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req, double texels);
 /* Signatures called at least k times whose specialized program further calls
  * will issue (the cost-aware wait on a software rasterizer). */
