@@ -105,11 +105,13 @@ int main(int argc, char **argv) {
      * is a program its first draw translates there): `hw` draws on a GPU, one
      * fewer in every case below on llvmpipe. */
     uint64_t soft = g_ctx->software_gl ? 1 : 0;
-    if (tx_test_begin("tree: sum of 1M values is 3 draws on a GPU (1024 -> 32 -> 1), 2 in software")) {
+    if (tx_test_begin(
+            "tree: sum of 1M values is 3 draws on a GPU (1024 -> 32 -> 1), 2 in software")) {
         check_case(TX_OP_REDUCE_SUM, "1048576", (tx_op_attrs){0}, 3 - soft);
         tx_test_end();
     }
-    if (tx_test_begin("tree: 1.5M values merge states twice (1536 -> 48 -> 2 -> 1; 1536 -> 2 -> 1)")) {
+    if (tx_test_begin(
+            "tree: 1.5M values merge states twice (1536 -> 48 -> 2 -> 1; 1536 -> 2 -> 1)")) {
         /* software: the one case here whose states outnumber a fragment's
          * 1024, so its state-to-state partial pass runs on llvmpipe too */
         check_case(TX_OP_REDUCE_SUM, "1572864", (tx_op_attrs){0}, 4 - soft);

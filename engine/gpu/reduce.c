@@ -13,8 +13,8 @@
  * for chunks of 64..2048 (noise dominated) and ~1 ms for 1M; one fragment
  * looping over everything is not only slow in principle but wrong there:
  * llvmpipe caps a loop at 65535 iterations. Chunks keep every loop far below. */
-#define TX_REDUCE_CHUNK_X      1024
-#define TX_REDUCE_CHUNK_STATES 32
+#define TX_REDUCE_CHUNK_X               1024
+#define TX_REDUCE_CHUNK_STATES          32
 /* On a software rasterizer a fragment merging 1024 states costs little (no
  * GPU to keep busy), and each pass's program is translated at its first
  * draw (~25 ms on SwiftShader): 1M values reduce in two passes, not three. */
@@ -91,7 +91,7 @@ tx_status tx_reduce_run(tx_ctx *ctx, const char *name, const tx_texture *x, cons
     int cur = -1; /* which tmp holds src, if any */
     tx_status st = TX_STATUS_OK;
     for (;;) {
-        int64_t chunk = !src_states       ? TX_REDUCE_CHUNK_X
+        int64_t chunk = !src_states        ? TX_REDUCE_CHUNK_X
                         : ctx->software_gl ? TX_REDUCE_CHUNK_STATES_SOFTWARE
                                            : TX_REDUCE_CHUNK_STATES;
         if (n <= chunk) {

@@ -251,15 +251,15 @@ typedef struct tx_stats {
     uint64_t pooled_texture_bytes; /* free textures kept for reuse */
     uint64_t peak_texture_bytes;   /* max of live + pooled */
     uint64_t live_tensors;
-    uint64_t specialized_programs; /* specialized programs held now */
-    double compile_ms;             /* wall time spent in synchronous compiles */
-    uint64_t pooled_textures;      /* free textures held for reuse now */
-    uint64_t textures_evicted;     /* free textures deleted (age, pool_limit, budget, trim) */
-    uint64_t context_losses;       /* times the GL context was found lost */
-    uint64_t context_restores;     /* successful tx_ctx_restore calls */
-    uint64_t cpu_ops;              /* ops run by the CPU device */
-    uint64_t live_host_bytes;      /* host memory owned by live CPU tensors */
-    uint64_t peak_host_bytes;      /* max of live_host_bytes */
+    uint64_t specialized_programs;    /* specialized programs held now */
+    double compile_ms;                /* wall time spent in synchronous compiles */
+    uint64_t pooled_textures;         /* free textures held for reuse now */
+    uint64_t textures_evicted;        /* free textures deleted (age, pool_limit, budget, trim) */
+    uint64_t context_losses;          /* times the GL context was found lost */
+    uint64_t context_restores;        /* successful tx_ctx_restore calls */
+    uint64_t cpu_ops;                 /* ops run by the CPU device */
+    uint64_t live_host_bytes;         /* host memory owned by live CPU tensors */
+    uint64_t peak_host_bytes;         /* max of live_host_bytes */
     uint64_t specializations_waiting; /* call signatures called k times or more,
                                          still on their generic program, that more
                                          calls will specialize (a software
