@@ -443,15 +443,15 @@ static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {
  * k such a signature waits until its calls have done about a compile's worth
  * of work (TX_SPECIALIZE_AT_ONCE_MACS in all: ski rental, never more than
  * twice the best choice made knowing the number of calls), and at most
- * TX_SPECIALIZE_SOFT_MAX calls, so that a long run still ends up specialized.
+ * TX_SPECIALIZE_SOFT_MAX calls (internal.h), so that a long run still ends up
+ * specialized.
  * A draw's work is its multiply-adds where the op counts them, else 16 per
  * output texel. Chromium on SwiftShader, the bench's training steps, first
  * three steps with k = 2: MLP 292 + 383 + 76 ms, CNN 556 + 263 + 401 ms; never
  * specialized, the CNN's 60 steps took 1.3 s instead of 2.0 s at the same
  * steady speed; an epoch of `texel train --model cnn` on llvmpipe 7.2 s
  * against 4.6 s. */
-#define TX_SPECIALIZE_SOFT_MAX 64
-#define TX_WORK_PER_TEXEL      16.0
+#define TX_WORK_PER_TEXEL 16.0
 
 /* The calls of r's signature before its specialized program is compiled. */
 static int sig_k(const tx_ctx *ctx, const tx_program_req *r, double texels) {

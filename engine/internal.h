@@ -151,7 +151,7 @@ struct tx_ctx {
     tx_gl gl;
     tx_caps caps;
     tx_stats stats;
-    int k; /* specialize after k identical calls; -1 never */
+    int k;          /* specialize after k identical calls; -1 never */
     bool k_default; /* k is the default (neither the desc nor TEXEL_SPECIALIZE_AFTER set it):
                        on a software rasterizer small draws then wait longer (cache.c) */
     int max_specialized;
@@ -368,6 +368,8 @@ tx_status tx_cache_bind(tx_ctx *ctx, const char *op, const tx_program_req *req, 
 /* Signatures called at least k times whose specialized program further calls
  * will issue (the cost-aware wait on a software rasterizer). */
 int tx_cache_waiting(const tx_ctx *ctx);
+/* The most calls a signature waits there before its specialized program. */
+#define TX_SPECIALIZE_SOFT_MAX 64
 /* Does the renderer string name a software rasterizer (llvmpipe, SwiftShader,
  * ...: the GPU's work runs on the CPU's cores)? (context.c) */
 bool tx_software_renderer(const char *renderer);

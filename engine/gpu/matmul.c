@@ -47,8 +47,13 @@ static void req_act(const tx_matmul_call *c, tx_program_req *r) {
     tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
 }
 
-/* The output's batch dims and A's and B's batch strides (p_bd*, p_ab*, p_bb*). */
-static void req_batch(const tx_matmul_call *c, tx_program_req *r) {
+/* The operands' texture widths (p_a_ws, p_b_ws, p_c_ws: the bias's, 0
+ * without one), the output's batch dims and A's and B's batch strides
+ * (p_bd*, p_ab*, p_bb*). */
+static void req_operands(const tx_matmul_call *c, tx_program_req *r) {
+    tx_req_int(r, "p_a_ws", c->a->st->tex.wshift);
+    tx_req_int(r, "p_b_ws", c->b->st->tex.wshift);
+    tx_req_int(r, "p_c_ws", c->bias ? c->bias->st->tex.wshift : 0);
     for (int i = 0; i < 4; i++) {
         tx_req_int(r, k_bd[i], (int)c->bd[i]);
         tx_req_int(r, k_ab[i], (int)c->sa[i]);
@@ -59,7 +64,7 @@ static void req_batch(const tx_matmul_call *c, tx_program_req *r) {
 /* The compute pass's request for tm-row tiles written to textures of width
  * 2^out_ws (tm 1: the output itself). */
 static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req *r) {
-    const tx_slot *as = c->a, *bs = c->b, *cs = c->bias, *ys = c->y;
+    const tx_slot *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N, K = c->K;
     bool ta = c->ta, tb = c->tb;
     bool vary_m, vary_n, vary_k;
@@ -99,10 +104,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     tx_req_int(r, "p_MT", (int)mt);
     tx_req_int(r, "p_ntex", (int)ntex);
     tx_req_int(r, "p_out_ws", out_ws);
-    tx_req_int(r, "p_a_ws", as->st->tex.wshift);
-    tx_req_int(r, "p_b_ws", bs->st->tex.wshift);
-    tx_req_int(r, "p_c_ws", cs ? cs->st->tex.wshift : 0);
-    req_batch(c, r);
+    req_operands(c, r);
 }
 
 /* Texels of each tile texture (tm > 1: vec, every row tile's N / 4). */
@@ -129,15 +131,12 @@ static tx_status run_first(tx_ctx *ctx, const tx_matmul_call *c) {
     tx_req_int(&r, "p_K", (int)K);
     tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
     tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
-    tx_req_int(&r, "p_a_ws", as->st->tex.wshift);
-    tx_req_int(&r, "p_b_ws", bs->st->tex.wshift);
-    tx_req_int(&r, "p_c_ws", cs ? cs->st->tex.wshift : 0);
     tx_req_int(&r, "p_sam", (int)(c->ta ? 1 : K));
     tx_req_int(&r, "p_sak", (int)(c->ta ? M : 1));
     tx_req_int(&r, "p_sbk", (int)(c->tb ? 1 : N));
     tx_req_int(&r, "p_sbn", (int)(c->tb ? K : 1));
     tx_req_int(&r, "p_bias", cs ? (c->bias_rows ? 2 : 1) : 0);
-    req_batch(c, &r);
+    req_operands(c, &r);
     /* without a bias its slot holds any texture: the program never reads it */
     const tx_texture *ins[4] = {&as->st->tex, &bs->st->tex, cs ? &cs->st->tex : &as->st->tex,
                                 c->resid ? &c->resid->st->tex : NULL};

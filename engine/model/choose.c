@@ -189,7 +189,8 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
     snprintf(c->reason, sizeof c->reason, "trial: first result on the CPU");
 }
 
-#define TX_TRIAL_MAX_GPU_RUNS 72 /* 64 waiting calls and the k + 2 after them, rounded up */
+/* the waiting calls and the k + 2 after them, rounded up */
+#define TX_TRIAL_MAX_GPU_RUNS (TX_SPECIALIZE_SOFT_MAX + 8)
 
 static void decide(tx_ctx *ctx, tx_session_choice *c) {
     c->current = c->gpu_ms < c->cpu_ms ? TX_DEVICE_GPU : TX_DEVICE_CPU;
@@ -270,9 +271,9 @@ void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compilin
         break;
     case TX_TRIAL_GPU:
         /* with the default k on a software rasterizer a small draw's
-         * signature waits for up to 64 calls (cache.c): while one waits, the
-         * trial goes on to the second run of its specialized program (the
-         * first may pay its translation) */
+         * signature waits for up to TX_SPECIALIZE_SOFT_MAX calls (cache.c):
+         * while one waits, the trial goes on to the second run of its
+         * specialized program (the first may pay its translation) */
         if (tx_cache_waiting(ctx) > 0 && c->gpu_trials < c->gpu_runs + 4 &&
             c->gpu_runs < TX_TRIAL_MAX_GPU_RUNS)
             c->gpu_trials = c->gpu_runs + 4;
