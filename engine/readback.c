@@ -129,7 +129,7 @@ tx_status tx_readback_poll(tx_ctx *ctx, tx_readback h, bool *ready) {
     st = readback_check(ctx, "tx_readback_poll", h, &r);
     if (st)
         return st;
-    *ready = r->host || tx_gl_read_ready(r->sync);
+    *ready = r->host || tx_gl_read_ready(&ctx->gl, r->sync);
     return TX_STATUS_OK;
 }
 

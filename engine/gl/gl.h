@@ -103,7 +103,7 @@ bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst);
 bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, void **sync);
 /* Has the fence signalled? Never blocks (under WebGL the answer only changes
  * between tasks of the event loop, so the caller must yield between polls). */
-bool tx_gl_read_ready(void *sync);
+bool tx_gl_read_ready(tx_gl *g, void *sync);
 /* Copies the buffer's first `bytes` into dst, or, with copy, binds it as
  * GL_PIXEL_PACK_BUFFER and lets copy(user) take them (the web build reads
  * them into a JS array: no round trip through wasm memory). Stalls if not
