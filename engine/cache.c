@@ -425,16 +425,23 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
 /* A software rasterizer runs a draw of this many multiply-adds in ~20 ms or
  * more (SwiftShader ~1.5 GFLOP/s; llvmpipe ~10-20 on two cores): about one
  * compile. From there a draw's specialized program is compiled before its
- * first draw, whatever k: the generic program's draw costs more than the
- * compile it saves (Chromium on SwiftShader, matmul 512: generic 78-89 ms
- * a call vs 63 specialized; first call 150-168 vs 121-125 ms), and a
- * repeated shape compiles one program, not two. A GPU draws it in well under
- * a millisecond, where the generic program is the right first call. */
+ * first draw, whatever k (with the default k, from half that: at_once): the generic program's draw
+ * costs more than the compile it saves (Chromium on SwiftShader, matmul 512: generic 78-89 ms a
+ * call vs 63 specialized; first call 150-168 vs 121-125 ms), and a repeated shape compiles one
+ * program, not two. A GPU draws it in well under a millisecond, where the generic program is the
+ * right first call. */
 #define TX_SPECIALIZE_AT_ONCE_MACS (1 << 25)
 
 static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {
-    return ctx->k > 0 && !r->generic_only && ctx->software_gl &&
-           r->macs >= TX_SPECIALIZE_AT_ONCE_MACS;
+    if (ctx->k <= 0 || r->generic_only || !ctx->software_gl)
+        return false;
+    /* With the default k, so does a draw whose k calls do that much work:
+     * its signature would be specialized at its k-th call anyway (sig_k),
+     * and waiting adds a generic compile (Chromium on SwiftShader,
+     * mobilenet_head's 1x1 convs at 2^24.6: first ten calls 1191-1308 ->
+     * 1122-1128 ms). */
+    double at = TX_SPECIALIZE_AT_ONCE_MACS / (ctx->k_default ? (double)ctx->k : 1.0);
+    return r->macs >= at;
 }
 
 /* The other end of the same trade: a small draw on a software rasterizer

@@ -196,17 +196,24 @@ int main(int argc, char **argv) {
     }
 
     if (tx_test_begin("software rasterizer: a big draw is specialized from its first call")) {
-        /* cache.c TX_SPECIALIZE_AT_ONCE_MACS: 2^25 multiply-adds. A GPU's
+        /* cache.c TX_SPECIALIZE_AT_ONCE_MACS: 2^25 multiply-adds with an
+         * explicit k; with the default k (2), 2^24: two calls' work. A GPU's
          * draws wait for k identical calls whatever their size. */
-        for (int never = 0; never < 2; never++) {
-            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = never ? TX_SPECIALIZE_NEVER : 2,
+        for (int mode = 0; mode < 3; mode++) { /* explicit k = 2, default k, never */
+            bool never = mode == 2, dflt = mode == 1;
+            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = never  ? TX_SPECIALIZE_NEVER
+                                                                 : dflt ? TX_SPECIALIZE_DEFAULT
+                                                                        : 2,
                                              .no_parallel_compile = true});
             tx_caps caps;
             tx_ctx_caps(ctx, &caps);
             bool soft = tx_software_renderer(caps.renderer) && !never;
-            /* 256 x 512 x 256 = 2^25 (big); N = 252: just under; 64^3: small */
-            const int64_t cases[3][3] = {{256, 512, 256}, {256, 512, 252}, {64, 64, 64}};
-            for (int ci = 0; ci < 3; ci++) {
+            /* 256 x 512 x 256 = 2^25 (big); N = 252: just under; N = 260 over
+             * 2^24: big with the default k only; 256 x 256 x 252: under that
+             * too (and at most 2^24, matmul.c's 1 x 4 first calls) */
+            const int64_t cases[5][3] = {
+                {256, 512, 256}, {256, 512, 252}, {256, 256, 260}, {256, 256, 252}, {64, 64, 64}};
+            for (int ci = 0; ci < 5; ci++) {
                 int64_t M = cases[ci][0], K = cases[ci][1], N = cases[ci][2];
                 tx_tensor a = make(ctx, 2, (int64_t[]){M, K}, 0),
                           b = make(ctx, 2, (int64_t[]){K, N}, 1), c;
@@ -214,10 +221,11 @@ int main(int argc, char **argv) {
                 CHECK(!tx_matmul(ctx, a, b, NULL, &c), "%s", tx_last_error(ctx));
                 tx_stats s1 = stats(ctx);
                 uint64_t runs = s1.specialized_runs - s0.specialized_runs;
-                uint64_t want = soft && ci == 0 ? 1 : 0;
-                CHECK(runs == want, "%s, %lldx%lldx%lld: %llu specialized runs in the first call",
-                      never ? "never" : caps.renderer, (long long)M, (long long)K, (long long)N,
-                      (unsigned long long)runs);
+                uint64_t want = soft && (ci == 0 || (dflt && (ci == 1 || ci == 2))) ? 1 : 0;
+                CHECK(runs == want,
+                      "%s, %s, %lldx%lldx%lld: %llu specialized runs in the first call",
+                      never ? "never" : caps.renderer, dflt ? "default k" : "explicit k = 2",
+                      (long long)M, (long long)K, (long long)N, (unsigned long long)runs);
                 float *av = malloc((size_t)(M * K) * 4), *bv = malloc((size_t)(K * N) * 4),
                       *y = malloc((size_t)(M * N) * 4);
                 CHECK(!tx_tensor_read(ctx, a, av, (size_t)(M * K) * 4) &&
