@@ -35,9 +35,24 @@ typedef struct mode_result {
     double warmup_ms;
     tx_stats stats;
     uint64_t steady_generic_runs, steady_specialized_runs; /* invocations in the timed runs */
+    double max_error; /* the first call's output against the reference's (-1: none) */
+    bool wrong;       /* beyond TX_BENCH_TOLERANCE (or another count of values): not timed */
     tx_status status;
     char error[256];
 } mode_result;
+
+/* The reference output a mode's first call is checked against. */
+typedef struct expected {
+    float *data; /* NULL: no reference (its run failed) */
+    int64_t n;
+} expected;
+
+/* A mode whose first call is further than this from the plain-C reference
+ * (|y - ref| / (1 + |ref|), any element) fails: a timing of wrong numbers is
+ * no timing. A second tx_ctx on a GL context another had used once computed
+ * garbage on stale texture units, and fast (llvmpipe matmul_1024 73 ms
+ * against 121 correct), for every mode `texel bench` ran. */
+#define TX_BENCH_TOLERANCE 1e-3
 
 static int64_t numel(int rank, const int64_t *shape) {
     int64_t n = 1;
@@ -93,8 +108,9 @@ static bool settled(tx_ctx *ctx, const tx_stats *before) {
 static int g_matmul_tm;
 
 static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const bench_mode *m,
-                     int runs, mode_result *r) {
+                     int runs, const expected *want, mode_result *r) {
     memset(r, 0, sizeof *r);
+    r->max_error = -1;
     tx_ctx *ctx;
     int k = m->k;
     int kk = k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
@@ -133,9 +149,29 @@ static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const ben
         }
     }
     r->first_ms = tx_host_ms() - t0;
+    if (!r->status && want->data) {
+        int64_t n = (int64_t)(out_bytes / sizeof(float)), worst = 0;
+        r->max_error = n == want->n ? 0 : INFINITY;
+        for (int64_t i = 0; i < n && n == want->n; i++) {
+            double e = fabs((double)out[i] - want->data[i]) / (1 + fabs(want->data[i]));
+            if (!(e <= r->max_error)) { /* NaN too */
+                r->max_error = isnan(e) ? INFINITY : e;
+                worst = i;
+            }
+        }
+        r->wrong = r->max_error > TX_BENCH_TOLERANCE;
+        if (n != want->n)
+            snprintf(r->error, sizeof r->error, "wrong result: %lld values, the reference %lld",
+                     (long long)n, (long long)want->n);
+        else if (r->wrong)
+            snprintf(r->error, sizeof r->error,
+                     "wrong result: y[%lld] = %g, the reference %g (relative error %.3g > %g)",
+                     (long long)worst, out[worst], want->data[worst], r->max_error,
+                     TX_BENCH_TOLERANCE);
+    }
     r->first10_ms = r->first_ms;
     int calls = 1; /* timed calls so far, for first10_ms */
-    while (!r->status && r->warmup_calls < MAX_WARMUP) {
+    while (!r->status && !r->wrong && r->warmup_calls < MAX_WARMUP) {
         tx_stats before;
         tx_ctx_stats(ctx, &before);
         double t1 = tx_host_ms();
@@ -155,7 +191,7 @@ static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const ben
      * 200 calls; nvidia-smi's SM clock read 1980 MHz throughout, so some
      * other power state). The medians are of a device at work. */
     double ramp_ms = r->warmup_ms + r->first_ms;
-    for (int i = 0; !r->status && ramp_ms < TX_BENCH_RAMP_MS && i < 10000; i++) {
+    for (int i = 0; !r->status && !r->wrong && ramp_ms < TX_BENCH_RAMP_MS && i < 10000; i++) {
         double t1 = tx_host_ms();
         r->status = one_call(ctx, c, in, out, out_bytes);
         ramp_ms += tx_host_ms() - t1;
@@ -163,7 +199,7 @@ static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const ben
     tx_stats steady0;
     tx_ctx_stats(ctx, &steady0);
     double *ms = calloc((size_t)runs, sizeof *ms);
-    for (int i = 0; i < runs && !r->status; i++) {
+    for (int i = 0; i < runs && !r->status && !r->wrong; i++) {
         double t1 = tx_host_ms();
         r->status = one_call(ctx, c, in, out, out_bytes);
         ms[i] = tx_host_ms() - t1;
@@ -172,7 +208,7 @@ static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const ben
     }
     if (r->status) {
         snprintf(r->error, sizeof r->error, "%s", tx_last_error(ctx));
-    } else {
+    } else if (!r->wrong) {
         r->median_ms = tx_median(ms, runs);
         r->min_ms = r->max_ms = ms[0];
         for (int i = 1; i < runs; i++) {
@@ -191,18 +227,22 @@ static void run_mode(tx_host *h, const tx_bench_case *c, float **vals, const ben
     tx_ctx_destroy(ctx);
 }
 
-static double run_reference(const tx_bench_case *c, float **vals) {
+/* The plain-C reference: its ms, and its output into *want (the modes'
+ * check; want->data NULL where it failed). */
+static double run_reference(const tx_bench_case *c, float **vals, expected *want) {
     tx_ref_tensor in[TX_BENCH_MAX_INPUTS];
     for (int i = 0; i < c->n_inputs; i++) {
         in[i] = (tx_ref_tensor){.rank = c->rank[i], .data = vals[i]};
         memcpy(in[i].shape, c->shape[i], sizeof in[i].shape);
     }
     tx_ref_tensor out;
+    *want = (expected){0};
     double t0 = tx_host_ms();
     if (c->ref(in, &out) != 0)
         return -1;
     double ms = tx_host_ms() - t0;
-    tx_ref_free(&out);
+    want->data = out.data; /* float32 outputs only in the bench */
+    want->n = numel(out.rank, out.shape);
     return ms;
 }
 
@@ -321,7 +361,12 @@ int tx_cmd_bench(int argc, char **argv) {
             continue;
         float *vals[TX_BENCH_MAX_INPUTS];
         make_inputs(c, vals);
-        double ref_ms = no_ref ? -1 : run_reference(c, vals);
+        /* run even with --no-reference (no cpu-ref row then): the modes'
+         * first outputs are checked against it */
+        expected want;
+        double ref_ms = run_reference(c, vals, &want);
+        if (no_ref)
+            ref_ms = -1;
         if (js)
             fprintf(js,
                     "%s\n {\"name\": \"%s\", \"what\": \"%s\", \"flops\": %.0f, "
@@ -330,12 +375,12 @@ int tx_cmd_bench(int argc, char **argv) {
         ncase++;
         for (size_t m = 0; m < n_modes; m++) {
             mode_result r;
-            run_mode(h, c, vals, &modes[m], runs, &r);
+            run_mode(h, c, vals, &modes[m], runs, &want, &r);
             double gf = (c->flops > 0 && r.median_ms > 0) ? c->flops / (r.median_ms * 1e6) : 0;
-            if (r.status) {
+            if (r.status || r.wrong) {
                 failures++;
                 printf("%-14s %-11s failed: %s: %s\n", c->name, modes[m].name,
-                       tx_status_name(r.status), r.error);
+                       r.wrong ? "WRONG" : tx_status_name(r.status), r.error);
             } else {
                 printf("%-14s %-11s %10.2f %8.2f/%-3d %10.3f %9.3f %9.3f %8.2f %6llu %6llu\n",
                        c->name, modes[m].name, r.first_ms, r.warmup_ms, r.warmup_calls, r.median_ms,
@@ -345,15 +390,16 @@ int tx_cmd_bench(int argc, char **argv) {
             if (js)
                 fprintf(
                     js,
-                    "%s\"%s\": {\"status\": \"%s\", \"first_ms\": %.3f, \"first10_ms\": %.3f, "
+                    "%s\"%s\": {\"status\": \"%s\", \"max_error\": %.3g, \"first_ms\": %.3f, "
+                    "\"first10_ms\": %.3f, "
                     "\"warmup_calls\": %d, \"warmup_ms\": %.3f, \"steady_generic_runs\": %llu, "
                     "\"steady_specialized_runs\": %llu, "
                     "\"median_ms\": %.3f, \"min_ms\": %.3f, \"max_ms\": %.3f, \"gflops\": %.3f, "
                     "\"generic_compiles\": %llu, \"specialized_compiles\": %llu, "
                     "\"cache_hits\": %llu, \"draws\": %llu, \"compile_ms\": %.3f, "
                     "\"peak_texture_bytes\": %llu}",
-                    m ? ", " : "", modes[m].name, tx_status_name(r.status), r.first_ms,
-                    r.first10_ms, r.warmup_calls, r.warmup_ms,
+                    m ? ", " : "", modes[m].name, r.wrong ? "WRONG" : tx_status_name(r.status),
+                    r.max_error, r.first_ms, r.first10_ms, r.warmup_calls, r.warmup_ms,
                     (unsigned long long)r.steady_generic_runs,
                     (unsigned long long)r.steady_specialized_runs, r.median_ms, r.min_ms, r.max_ms,
                     gf, (unsigned long long)r.stats.generic_compiles,
@@ -367,6 +413,7 @@ int tx_cmd_bench(int argc, char **argv) {
             fprintf(js, "}}");
         for (int i = 0; i < c->n_inputs; i++)
             free(vals[i]);
+        free(want.data);
     }
     if (js) {
         fprintf(js, "\n]}\n");

@@ -78,6 +78,8 @@ for c in j['cases']:
     for m in ('generic', 'specialized', 'adaptive'):
         r = c['modes'][m]
         assert r['status'] == 'TX_STATUS_OK' and r['median_ms'] > 0 and r['first_ms'] > 0, (c['name'], m)
+        # the first call's output was checked against the plain-C reference
+        assert 0 <= r['max_error'] <= 1e-3, (c['name'], m, r['max_error'])
     assert c['modes']['generic']['specialized_compiles'] == 0
     assert c['modes']['specialized']['specialized_compiles'] >= 1
     # adaptive's timed runs start after its transition: served exactly as always-specialized
