@@ -34,6 +34,15 @@ for c in j["cases"]:
         else:
             bad += 1
             print("FAIL %s %s: %s" % (c["name"], eng, r.get("status")))
+    # the engines' first outputs agree (page.mjs checkCase): texel's two
+    # devices on every case, texel and TF.js where the layouts agree
+    chk = c.get("check", {})
+    want = ["texel_vs_texel_cpu"] + (["texel_vs_tfjs_webgl"] if c["name"] != "train_cnn_step" else [])
+    if all(k in chk and chk[k] is not None and chk[k] <= 1e-3 for k in want):
+        ok += 1
+    else:
+        bad += 1
+        print("FAIL %s: first outputs disagree or were not compared: %s" % (c["name"], chk))
 if not j["cases"]:
     bad += 1
     print("FAIL no smoke cases")

@@ -112,7 +112,7 @@ async function prepare(makeInputs, run, read, dispose, settle = null) {
   const t0 = performance.now();
   const inputs = makeInputs();
   const out = run(inputs);
-  await read(out);
+  const values = await read(out);
   const first = performance.now() - t0;
   dispose([out]);
   const once = async () => {
@@ -133,6 +133,7 @@ async function prepare(makeInputs, run, read, dispose, settle = null) {
   const calls = probe >= 5 ? 1 : Math.min(100, Math.ceil(5 / Math.max(probe, 0.05)));
   const ms = [];
   return {
+    values, // the first call's output: checked against the other engines' (checkCase)
     sample: async () => {
       const t = performance.now();
       for (let k = 0; k < calls; k++) await once();
@@ -169,6 +170,7 @@ async function timeTogether(engines) {
     if (x.r) return (x.e.done && x.e.done(), x.r);
     if (!x.p.sample) return (x.e.done && x.e.done(), x.p);
     const r = { status: 'ok', ...x.p.finish(), ...(x.e.done ? x.e.done() : {}) };
+    Object.defineProperty(r, 'values', { value: x.p.values }); // not in the JSON
     return r;
   });
 }
@@ -262,6 +264,35 @@ function texelEngine(c, texel, device = 'gpu') {
   };
 }
 
+// The engines' first outputs against each other: max |a - b| / (1 + |b|).
+// texel's two devices share the inputs on every case; TF.js gets the same
+// values in the same order where the layouts agree (not the NHWC convs).
+const SAME_LAYOUT = /^(matmul|add|relu|softmax|sum|train_mlp)/;
+function maxRel(a, b) {
+  if (!a || !b) return null;
+  if (a.length !== b.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const e = Math.abs(a[i] - b[i]) / (1 + Math.abs(b[i]));
+    if (!(e <= m)) m = Number.isNaN(e) ? Infinity : e;
+  }
+  return m;
+}
+function checkCase(entry) {
+  const v = (e) => entry[e] && entry[e].values;
+  const check = {};
+  const pair = (a, b) => {
+    const d = maxRel(v(a), v(b));
+    if (d !== null) check[`${a}_vs_${b}`] = d;
+  };
+  pair('texel', 'texel_cpu');
+  if (SAME_LAYOUT.test(entry.name)) {
+    pair('texel', 'tfjs_webgl');
+    pair('texel_cpu', 'tfjs_wasm');
+  }
+  return check;
+}
+
 async function main() {
   const cases = await (await fetch('/cases.json')).json();
   let texel = null;
@@ -294,6 +325,7 @@ async function main() {
     const cr = await timeTogether(cpu);
     entry.texel_cpu = ENGINES('texel_cpu') ? cr.shift() : skipped;
     entry.tfjs_wasm = ENGINES('tfjs_wasm') ? cr.shift() : skipped;
+    entry.check = checkCase(entry);
     result.cases.push(entry);
     log(JSON.stringify(entry));
   }

@@ -124,6 +124,10 @@ try {
   if (result.error) throw new Error(result.error);
   writeFileSync(out, JSON.stringify(result, null, 1));
   console.log(`wrote ${out} (${result.cases.length} cases, ${result.renderer})`);
+  // engines that disagree on a case's first output: a timing of wrong numbers is no timing
+  const wrong = result.cases.flatMap((c) => Object.entries(c.check || {})
+    .filter(([, d]) => !(d <= 1e-3)).map(([k, d]) => `${c.name}: ${k} ${d}`));
+  if (wrong.length) throw new Error(`first outputs differ by more than 1e-3 (relative):\n  ${wrong.join('\n  ')}`);
   }
 } finally {
   await browser.close();
