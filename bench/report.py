@@ -29,8 +29,9 @@ def table(desk, browser):
     lines.append("Desktop: %s (%s), %d runs per mode, default k = %d.\n" % (
         desk["renderer"], desk["version"], desk["runs"], desk["default_k"]))
     lines.append("| case | generic first / median ms | specialized first / median ms | "
-                 "adaptive first / median ms | GFLOP/s (best) | CPU reference ms |")
-    lines.append("|---|---:|---:|---:|---:|---:|")
+                 "adaptive first / median ms | GFLOP/s (best) | CPU reference ms | "
+                 "max error vs reference |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
     for c in desk["cases"]:
         cells = []
         best = 0
@@ -41,9 +42,11 @@ def table(desk, browser):
                 continue
             cells.append("%s / %s" % (fmt(r["first_ms"]), fmt(r["median_ms"])))
             best = max(best, r["gflops"])
-        lines.append("| %s | %s | %s | %s |" % (c["name"], " | ".join(cells),
-                                               "%.2f" % best if c["flops"] else "-",
-                                               fmt(c["reference_ms"])))
+        errs = [r["max_error"] for r in c["modes"].values() if r.get("max_error", -1) >= 0]
+        lines.append("| %s | %s | %s | %s | %s |" % (c["name"], " | ".join(cells),
+                                                    "%.2f" % best if c["flops"] else "-",
+                                                    fmt(c["reference_ms"]),
+                                                    "%.1e" % max(errs) if errs else "-"))
     if browser:
         lines.append("")
         lines.append("Browser: %s, same page, fresh profile (%s).\n" % (
@@ -52,18 +55,20 @@ def table(desk, browser):
                      "TF.js webgl first ms | TF.js webgl first 10 ms | TF.js webgl steady ms | "
                      "texel/TF.js steady | texel/TF.js first | texel/TF.js first 10 | "
                      "texel cpu first ms | texel cpu steady ms | TF.js wasm first ms | "
-                     "TF.js wasm steady ms | texel cpu/TF.js wasm steady |")
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                     "TF.js wasm steady ms | texel cpu/TF.js wasm steady | first outputs' max difference |")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         ratio = lambda a, b, k: ("%.2f" % (a[k] / b[k])) if a.get(k) and b.get(k) else "-"
         for c in browser["cases"]:
             t, w = c.get("texel", {}), c.get("tfjs_webgl", {})
             tc, a = c.get("texel_cpu", {}), c.get("tfjs_wasm", {})
-            lines.append("| %s |%s" % (c["name"], " %s |" * 14) % (
+            diffs = [d for d in c.get("check", {}).values() if d is not None]
+            lines.append("| %s |%s" % (c["name"], " %s |" * 15) % (
                 fmt(t.get("first_ms")), fmt(t.get("first10_ms")), fmt(t.get("median_ms")),
                 fmt(w.get("first_ms")), fmt(w.get("first10_ms")), fmt(w.get("median_ms")),
                 ratio(t, w, "median_ms"), ratio(t, w, "first_ms"), ratio(t, w, "first10_ms"),
                 fmt(tc.get("first_ms")), fmt(tc.get("median_ms")),
-                fmt(a.get("first_ms")), fmt(a.get("median_ms")), ratio(tc, a, "median_ms")))
+                fmt(a.get("first_ms")), fmt(a.get("median_ms")), ratio(tc, a, "median_ms"),
+                "%.1e" % max(diffs) if diffs else "-"))
     return "\n".join(lines) + "\n"
 
 
