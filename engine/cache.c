@@ -425,11 +425,12 @@ static void settle_pending(tx_ctx *ctx, const char *op, entry *e, const tx_progr
 /* A software rasterizer runs a draw of this many multiply-adds in ~20 ms or
  * more (SwiftShader ~1.5 GFLOP/s; llvmpipe ~10-20 on two cores): about one
  * compile. From there a draw's specialized program is compiled before its
- * first draw, whatever k (with the default k, from half that: at_once): the generic program's draw
- * costs more than the compile it saves (Chromium on SwiftShader, matmul 512: generic 78-89 ms a
- * call vs 63 specialized; first call 150-168 vs 121-125 ms), and a repeated shape compiles one
- * program, not two. A GPU draws it in well under a millisecond, where the generic program is the
- * right first call. */
+ * first draw, whatever k (with the default k, from a k-th of it: at_once):
+ * the generic program's draw costs more than the compile it saves (Chromium
+ * on SwiftShader, matmul 512: generic 78-89 ms a call vs 63 specialized;
+ * first call 150-168 vs 121-125 ms), and a repeated shape compiles one
+ * program, not two. A GPU draws it in well under a millisecond, where the
+ * generic program is the right first call. */
 #define TX_SPECIALIZE_AT_ONCE_MACS (1 << 25)
 
 static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {

@@ -49,9 +49,10 @@ typedef struct expected {
 
 /* A mode whose first call is further than this from the plain-C reference
  * (|y - ref| / (1 + |ref|), any element) fails: a timing of wrong numbers is
- * no timing. A second tx_ctx on a GL context another had used once computed
- * garbage on stale texture units, and fast (llvmpipe matmul_1024 73 ms
- * against 121 correct), for every mode `texel bench` ran. */
+ * no timing. Before 75b5301 a tx_ctx made on a GL context another had used
+ * (texel bench makes one per mode) could bind its inputs on stale texture
+ * units and compute garbage, fast (llvmpipe matmul_1024 73 ms against 121
+ * for the right product). */
 #define TX_BENCH_TOLERANCE 1e-3
 
 static int64_t numel(int rank, const int64_t *shape) {
@@ -403,7 +404,8 @@ int tx_cmd_bench(int argc, char **argv) {
                     "\"cache_hits\": %llu, \"draws\": %llu, \"compile_ms\": %.3f, "
                     "\"peak_texture_bytes\": %llu}",
                     m ? ", " : "", modes[m].name, r.wrong ? "WRONG" : tx_status_name(r.status),
-                    r.max_error, r.first_ms, r.first10_ms, r.warmup_calls, r.warmup_ms,
+                    isfinite(r.max_error) ? r.max_error : 1e300, /* JSON has no inf */
+                    r.first_ms, r.first10_ms, r.warmup_calls, r.warmup_ms,
                     (unsigned long long)r.steady_generic_runs,
                     (unsigned long long)r.steady_specialized_runs, r.median_ms, r.min_ms, r.max_ms,
                     gf, (unsigned long long)r.stats.generic_compiles,
