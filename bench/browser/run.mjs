@@ -111,6 +111,10 @@ try {
     writeFileSync(out, JSON.stringify({ runner: 'browser-models', browser: ua, runs: Number(mruns), results: table }, null, 1));
     console.log(printTable(table));
     console.log(`wrote ${out}`);
+    // texel's outputs against onnxruntime-web wasm's, as tests/bench_browser_test.sh's smoke
+    const off = table.filter((r) => r.status === 'ok' && r.engine.startsWith('texel') &&
+      r.max_abs_diff !== undefined && !(r.max_abs_diff <= 1e-3));
+    if (off.length) throw new Error(`texel's outputs differ from ort-wasm-1t's by more than 1e-3: ${off.map((r) => `${r.model} ${r.engine} ${r.max_abs_diff}`).join(', ')}`);
   } else {
   const page = await browser.newPage();
   page.on('console', (m) => { if (m.type() === 'error') console.error('page:', m.text()); });
