@@ -92,7 +92,7 @@ typedef struct bench_mode {
  * no specialized compile pending (every one issued is ready or failed) and no
  * signature waiting for more calls (the default k on a software rasterizer
  * lets a small draw's signature wait up to 64 calls: cache.c). */
-#define MAX_WARMUP 80
+#define MAX_WARMUP       80
 #define TX_BENCH_RAMP_MS 300.0
 static bool settled(tx_ctx *ctx, const tx_stats *before) {
     tx_stats now;
