@@ -24,6 +24,13 @@
 // per column, 2 per row; u_in2 always declared), so that one generic program
 // serves a training step's or a model's every matmul until its own steady
 // program is ready.
+// TX_A_2D / TX_B_2D (tiles, !TA / !TB, A_VEC / VEC, sizes fixed): A's and
+// B's texels are read with texture() at coordinates stepped per 4 of K, not
+// from element indices: SwiftShader (Subzero) compiles each index's
+// shift-and-mask as written and range-checks texelFetch; 512^2 in Chromium
+// ran 50 ms with index reads, 30 with stepped texture(). 1: no row of the
+// texture is crossed (A: K / 4 divides A's width; B: N is a multiple of B's
+// width), 2: a step may cross one (a carry). p_a_h / p_b_h: their heights.
 // Params: p_M, p_N, p_K, p_MT (row tiles per batch), p_ntex (output/tile
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
@@ -202,9 +209,27 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
 #else
 #define TX_ROWS(R) R(c0, a0, 0)
 #endif
+#if defined(TX_A_2D) || defined(TX_B_2D)
+// Texel t of a texture of width 2^ws: (u, y + 0.5), u normalized, y in texels.
+vec2 tx_uy(int t, int ws) {
+  ivec2 p = tx_coord(t, ws);
+  return vec2((float(p.x) + 0.5) / float(1 << ws), float(p.y) + 0.5);
+}
+// Steps (u, y) by d (d.x normalized, d.y whole rows): with a carry (mode 2)
+// u wraps past the row's end onto the next row.
+#define TX_ADV(P, D, MODE) P += D; if (MODE == 2) { float c_ = step(1.0, P.x); P += vec2(-c_, c_); }
+#endif
+
+#ifdef TX_A_2D
+// A row's texel (u, y): read, then stepped to the next 4 of K
+#define TX_DECL(C, A, I) vec4 C = vec4(0.0); vec2 A = tx_uy(tx_a_base(ao, m0 + I) >> 2, p_a_ws);
+#define TX_STEP(C, A, I) C += bm * texture(u_in0, vec2(A.x, A.y * a_ih)); TX_ADV(A, a_d, TX_A_2D)
+#define TX_TAIL(C, A, I)
+#else
 #define TX_DECL(C, A, I) vec4 C = vec4(0.0); int A = tx_a_base(ao, m0 + I);
 #define TX_STEP(C, A, I) C += bm * tx_a4(A, k0, false);
 #define TX_TAIL(C, A, I) C += bm * tx_a4(A, kfull, true);
+#endif
 
 void main() {
   TX_OUTPUT_TEXEL(t)
@@ -213,10 +238,31 @@ void main() {
   int m0 = mt * TX_TM;
   int ao, bo;
   tx_batch_offsets(b, ao, bo);
+#ifdef TX_A_2D
+  float a_ih = 1.0 / float(p_a_h);
+  vec2 a_d = vec2(1.0 / float(1 << p_a_ws), 0.0);
+#endif
+#ifdef TX_B_2D
+  // B's rows k0 .. k0 + 3 at column n0; 4 rows of K are N texels further
+  float b_ih = 1.0 / float(p_b_h);
+  int lb = (bo + n0) >> 2, nq = p_N >> 2;
+  vec2 b0 = tx_uy(lb, p_b_ws), b1 = tx_uy(lb + nq, p_b_ws), b2 = tx_uy(lb + 2 * nq, p_b_ws),
+       b3 = tx_uy(lb + 3 * nq, p_b_ws);
+  vec2 b_d = vec2(float(p_N & ((1 << p_b_ws) - 1)) / float(1 << p_b_ws), float(p_N >> p_b_ws));
+#endif
   TX_ROWS(TX_DECL)
   int kfull = p_K & ~3;
   for (int k0 = 0; k0 < kfull; k0 += 4) {
+#ifdef TX_B_2D
+    mat4 bm = mat4(texture(u_in1, vec2(b0.x, b0.y * b_ih)), texture(u_in1, vec2(b1.x, b1.y * b_ih)),
+                   texture(u_in1, vec2(b2.x, b2.y * b_ih)), texture(u_in1, vec2(b3.x, b3.y * b_ih)));
+    TX_ADV(b0, b_d, TX_B_2D)
+    TX_ADV(b1, b_d, TX_B_2D)
+    TX_ADV(b2, b_d, TX_B_2D)
+    TX_ADV(b3, b_d, TX_B_2D)
+#else
     mat4 bm = tx_b_block(bo, n0, k0, false);
+#endif
 #if defined(TX_A_TVEC)
 #if TX_TM != 4
 #error TX_A_TVEC fills a 4-row tile

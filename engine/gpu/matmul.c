@@ -85,6 +85,14 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
         tx_req_define(r, "TX_A_VEC", "1");
     if (ta && M % 4 == 0 && tm == 4 && !vary_m)
         tx_req_define(r, "TX_A_TVEC", "1");
+    /* stepped texture() reads (matmul.glsl): 1 where no step crosses a
+     * texture row, 2 with a carry (right for any width: where a dim may
+     * vary, the operand's width may too) */
+    int64_t aw = (int64_t)1 << c->a->st->tex.wshift, bw = (int64_t)1 << c->b->st->tex.wshift;
+    if (vec && !ta && K >= 4 && K % 4 == 0 && !vary_k)
+        tx_req_define_int(r, "TX_A_2D", !c->a->vary && aw % (K / 4) == 0 ? 1 : 2);
+    if (vec && !tb && K >= 4 && !vary_k)
+        tx_req_define_int(r, "TX_B_2D", !c->b->vary && N % bw == 0 ? 1 : 2);
     if (tb && K % 4 == 0 && !vary_k)
         tx_req_define(r, "TX_B_TVEC", "1");
     if (cs)
@@ -104,6 +112,8 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     tx_req_int(r, "p_MT", (int)mt);
     tx_req_int(r, "p_ntex", (int)ntex);
     tx_req_int(r, "p_out_ws", out_ws);
+    tx_req_int(r, "p_a_h", c->a->st->tex.h);
+    tx_req_int(r, "p_b_h", c->b->st->tex.h);
     req_operands(c, r);
 }
 
