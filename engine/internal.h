@@ -339,6 +339,9 @@ void tx_req_ints(tx_program_req *r, const tx_req_iv *p, size_t n);
     tx_req_ints((r), (const tx_req_iv[]){__VA_ARGS__},                                             \
                 sizeof((const tx_req_iv[]){__VA_ARGS__}) / sizeof(tx_req_iv))
 void tx_req_float(tx_program_req *r, const char *name, float v);
+/* 1 / width and 1 / height of t as float params iw and ih (for
+ * tx_texel_n: texture() reads; names are string literals). */
+void tx_req_tex_inv(tx_program_req *r, const char *iw, const char *ih, const tx_texture *t);
 /* A clip's finite bounds: TX_HAS_LO and p_lo, TX_HAS_HI and p_hi. */
 void tx_req_clip(tx_program_req *r, float lo, float hi);
 /* A fused activation (none: TX_OP_NONE): TX_ACT names its function tx_u_<op>;

@@ -130,8 +130,8 @@ void main() {
 
 #elif TX_PASS == 2
 
-vec4 tx_x(int t) { return tx_texel(u_in0, t, p_x_ws); }
-vec4 tx_wt(int t) { return tx_texel(u_in1, t, p_w_ws); }
+vec4 tx_x(int t) { return tx_texel_n(u_in0, t, p_x_ws, vec2(p_x_iw, p_x_ih)); }
+vec4 tx_wt(int t) { return tx_texel_n(u_in1, t, p_w_ws, vec2(p_w_iw, p_w_ih)); }
 // Declares a0 .. a<TX_TP - 1>: the input texels of the tile's TX_TP positions,
 // p_sw apart from texel B (one line: portable preprocessors).
 #if TX_TP == 8
@@ -286,7 +286,7 @@ float tx_win(vec4 w0, vec4 w1, vec4 w2, vec4 w3, int i) {
 
 // Texel q of the input row starting at texel `row` (wq texels): 0 outside.
 vec4 tx_row_texel(int row, int q, int wq) {
-  return q < 0 || q >= wq ? vec4(0.0) : tx_texel(u_in0, row + q, p_in_ws);
+  return q < 0 || q >= wq ? vec4(0.0) : tx_texel_n(u_in0, row + q, p_in_ws, vec2(p_in_iw, p_in_ih));
 }
 
 // Tap KX of the kernel row: its weight W times the 4 positions' inputs,
@@ -319,9 +319,9 @@ void main() {
     w3 = tx_row_texel(row, q0 + 3, wq);
 #endif
     int tt = (c * p_kh + ky) * ((TX_KW + 3) >> 2);
-    vec4 taps = tx_texel(u_in1, tt, p_w_ws);
+    vec4 taps = tx_texel_n(u_in1, tt, p_w_ws, vec2(p_w_iw, p_w_ih));
 #if TX_KW > 4
-    vec4 taps2 = tx_texel(u_in1, tt + 1, p_w_ws);
+    vec4 taps2 = tx_texel_n(u_in1, tt + 1, p_w_ws, vec2(p_w_iw, p_w_ih));
 #endif
     // taps unrolled: every lane index is a constant, so the selects in
     // tx_win fold away (a loop's index would keep them, and they cost more

@@ -87,6 +87,11 @@ void tx_req_float(tx_program_req *r, const char *name, float v) {
     r->params[r->n_params++] = (tx_param){.name = name, .type = TX_PARAM_FLOAT, .v.f = v};
 }
 
+void tx_req_tex_inv(tx_program_req *r, const char *iw, const char *ih, const tx_texture *t) {
+    tx_req_float(r, iw, 1.0f / (float)t->w);
+    tx_req_float(r, ih, 1.0f / (float)t->h);
+}
+
 void tx_req_clip(tx_program_req *r, float lo, float hi) {
     if (isfinite(lo)) {
         tx_req_define(r, "TX_HAS_LO", "1");

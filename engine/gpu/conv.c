@@ -223,6 +223,8 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
                     {"p_Hp", (int)p.hp}, {"p_Wp", (int)p.wp}, {"p_kh", p.kh}, {"p_kw", p.kw},
                     {"p_sh", p.sh}, {"p_sw", p.sw}, {"p_dh", p.dh}, {"p_dw", p.dw},
                     {"p_M", (int)p.m}, {"p_Mg", (int)p.mg});
+        tx_req_tex_inv(&r, "p_x_iw", "p_x_ih", &xp);
+        tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", wp);
         const tx_texture *ins[3] = {&xp, wp, bs ? &bs->st->tex : NULL};
         tx_texture layer[8];
         const tx_texture *outs[8];
@@ -365,6 +367,8 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
                 {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_Wo", (int)cc->wo}, {"p_W", (int)cc->w},
                 {"p_Ho", (int)cc->ho}, {"p_H", (int)cc->h}, {"p_M", (int)cc->m}, {"p_kh", cc->kh},
                 {"p_sh", cc->sh}, {"p_pt", cc->pt}, {"p_pl", cc->pl});
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
+    tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &wst->packed);
     const tx_texture *ins[4] = {&xs->st->tex, &wst->packed, bs ? &bs->st->tex : NULL, NULL};
     if (rs)
         ins[n_in - 1] = &rs->st->tex;
