@@ -207,18 +207,18 @@ vec4 r_range(int o, int j0, int j1) {
 #ifdef TX_VEC
   // Contiguous, texel-aligned: p_rs2 == 1, p_r2 % 4 == 0, j0 % 4 == 0.
   for (int j = j0; j < j1; j += 4) {
-    r_add4(s, tx_texel(u_in0, off >> 2, p_in_ws), j);
+    r_add4(s, tx_texel_n(u_in0, off >> 2, p_in_ws, vec2(p_in_iw, p_in_ih)), j);
     c2 += 4;
     off += 4;
 #elif defined(TX_KVEC)
   // The 4 outputs' elements are adjacent in one texel (p_ks2 == 1, p_k2 % 4 == 0).
   for (int j = j0; j < j1; j++) {
-    r_lanes_add(s, tx_texel(u_in0, off >> 2, p_in_ws), j);
+    r_lanes_add(s, tx_texel_n(u_in0, off >> 2, p_in_ws, vec2(p_in_iw, p_in_ih)), j);
     c2++;
     off += p_rs2;
 #else
   for (int j = j0; j < j1; j++) {
-    r_add(s, tx_elem(u_in0, off, p_in_ws), j);
+    r_add(s, tx_elem_n(u_in0, off, p_in_ws, vec2(p_in_iw, p_in_ih)), j);
     c2++;
     off += p_rs2;
 #endif
@@ -237,12 +237,12 @@ vec4 r_range(int o, int j0, int j1) {
 #else
 vec4 r_range(int o, int j0, int j1) {
   int t = o * p_Pin + j0;
-  vec4 s = tx_texel(u_in0, t, p_in_ws);
+  vec4 s = tx_texel_n(u_in0, t, p_in_ws, vec2(p_in_iw, p_in_ih));
   for (int j = j0 + 1; j < j1; j++) {
 #ifdef TX_KVEC
-    r_lanes_merge(s, tx_texel(u_in0, ++t, p_in_ws));
+    r_lanes_merge(s, tx_texel_n(u_in0, ++t, p_in_ws, vec2(p_in_iw, p_in_ih)));
 #else
-    r_merge(s, tx_texel(u_in0, ++t, p_in_ws));
+    r_merge(s, tx_texel_n(u_in0, ++t, p_in_ws, vec2(p_in_iw, p_in_ih)));
 #endif
   }
   return s;

@@ -37,6 +37,7 @@ ivec3 tx_split3(int i, int n1, int n2) {
 float tx_lane(vec4 v, int c) { return c == 0 ? v.x : (c == 1 ? v.y : (c == 2 ? v.z : v.w)); }
 
 float tx_elem(highp sampler2D s, int i, int ws) { return tx_lane(tx_texel(s, i >> 2, ws), i & 3); }
+float tx_elem_n(highp sampler2D s, int i, int ws, vec2 inv) { return tx_lane(tx_texel_n(s, i >> 2, ws, inv), i & 3); }
 
 float tx_nan() { return uintBitsToFloat(0x7fc00000u); }
 float tx_inf() { return uintBitsToFloat(0x7f800000u); }

@@ -48,6 +48,7 @@ static tx_status reduce_pass(tx_ctx *ctx, const char *name, const tx_reduce_plan
     tx_req_int(&r, "p_ntex", (int)ntex);
     tx_req_int(&r, "p_out_ws", dst->wshift);
     tx_req_int(&r, "p_in_ws", src->wshift);
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", src);
     tx_req_int(&r, "p_R", (int)p->R);
     if (out_final) {
         tx_req_int(&r, "p_nout", (int)p->nout);
