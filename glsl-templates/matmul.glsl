@@ -30,7 +30,8 @@
 // shift-and-mask as written and range-checks texelFetch; 512^2 in Chromium
 // ran 50 ms with index reads, 30 with stepped texture(). 1: no row of the
 // texture is crossed (A: K / 4 divides A's width; B: N is a multiple of B's
-// width), 2: a step may cross one (a carry). p_a_h / p_b_h: their heights.
+// width), 2: a step may cross one (a carry). p_a_iw, p_a_ih, p_b_iw, p_b_ih:
+// 1 / their widths and heights (tx_req_tex_inv).
 // Params: p_M, p_N, p_K, p_MT (row tiles per batch), p_ntex (output/tile
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
@@ -210,10 +211,11 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
 #define TX_ROWS(R) R(c0, a0, 0)
 #endif
 #if defined(TX_A_2D) || defined(TX_B_2D)
-// Texel t of a texture of width 2^ws: (u, y + 0.5), u normalized, y in texels.
-vec2 tx_uy(int t, int ws) {
+// Texel t of a texture of width 2^ws = 1 / iw: (u, y + 0.5), u normalized, y
+// in texels.
+vec2 tx_uy(int t, int ws, float iw) {
   ivec2 p = tx_coord(t, ws);
-  return vec2((float(p.x) + 0.5) / float(1 << ws), float(p.y) + 0.5);
+  return vec2((float(p.x) + 0.5) * iw, float(p.y) + 0.5);
 }
 // Steps (u, y) by d (d.x normalized, d.y whole rows): with a carry (mode 2)
 // u wraps past the row's end onto the next row.
@@ -222,8 +224,8 @@ vec2 tx_uy(int t, int ws) {
 
 #ifdef TX_A_2D
 // A row's texel (u, y): read, then stepped to the next 4 of K
-#define TX_DECL(C, A, I) vec4 C = vec4(0.0); vec2 A = tx_uy(tx_a_base(ao, m0 + I) >> 2, p_a_ws);
-#define TX_STEP(C, A, I) C += bm * texture(u_in0, vec2(A.x, A.y * a_ih)); TX_ADV(A, a_d, TX_A_2D)
+#define TX_DECL(C, A, I) vec4 C = vec4(0.0); vec2 A = tx_uy(tx_a_base(ao, m0 + I) >> 2, p_a_ws, p_a_iw);
+#define TX_STEP(C, A, I) C += bm * texture(u_in0, vec2(A.x, A.y * p_a_ih)); TX_ADV(A, a_d, TX_A_2D)
 #define TX_TAIL(C, A, I)
 #else
 #define TX_DECL(C, A, I) vec4 C = vec4(0.0); int A = tx_a_base(ao, m0 + I);
@@ -239,23 +241,21 @@ void main() {
   int ao, bo;
   tx_batch_offsets(b, ao, bo);
 #ifdef TX_A_2D
-  float a_ih = 1.0 / float(p_a_h);
-  vec2 a_d = vec2(1.0 / float(1 << p_a_ws), 0.0);
+  vec2 a_d = vec2(p_a_iw, 0.0);
 #endif
 #ifdef TX_B_2D
   // B's rows k0 .. k0 + 3 at column n0; 4 rows of K are N texels further
-  float b_ih = 1.0 / float(p_b_h);
   int lb = (bo + n0) >> 2, nq = p_N >> 2;
-  vec2 b0 = tx_uy(lb, p_b_ws), b1 = tx_uy(lb + nq, p_b_ws), b2 = tx_uy(lb + 2 * nq, p_b_ws),
-       b3 = tx_uy(lb + 3 * nq, p_b_ws);
-  vec2 b_d = vec2(float(p_N & ((1 << p_b_ws) - 1)) / float(1 << p_b_ws), float(p_N >> p_b_ws));
+  vec2 b0 = tx_uy(lb, p_b_ws, p_b_iw), b1 = tx_uy(lb + nq, p_b_ws, p_b_iw),
+       b2 = tx_uy(lb + 2 * nq, p_b_ws, p_b_iw), b3 = tx_uy(lb + 3 * nq, p_b_ws, p_b_iw);
+  vec2 b_d = vec2(float(p_N & ((1 << p_b_ws) - 1)) * p_b_iw, float(p_N >> p_b_ws));
 #endif
   TX_ROWS(TX_DECL)
   int kfull = p_K & ~3;
   for (int k0 = 0; k0 < kfull; k0 += 4) {
 #ifdef TX_B_2D
-    mat4 bm = mat4(texture(u_in1, vec2(b0.x, b0.y * b_ih)), texture(u_in1, vec2(b1.x, b1.y * b_ih)),
-                   texture(u_in1, vec2(b2.x, b2.y * b_ih)), texture(u_in1, vec2(b3.x, b3.y * b_ih)));
+    mat4 bm = mat4(texture(u_in1, vec2(b0.x, b0.y * p_b_ih)), texture(u_in1, vec2(b1.x, b1.y * p_b_ih)),
+                   texture(u_in1, vec2(b2.x, b2.y * p_b_ih)), texture(u_in1, vec2(b3.x, b3.y * p_b_ih)));
     TX_ADV(b0, b_d, TX_B_2D)
     TX_ADV(b1, b_d, TX_B_2D)
     TX_ADV(b2, b_d, TX_B_2D)

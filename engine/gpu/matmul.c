@@ -112,8 +112,8 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     tx_req_int(r, "p_MT", (int)mt);
     tx_req_int(r, "p_ntex", (int)ntex);
     tx_req_int(r, "p_out_ws", out_ws);
-    tx_req_int(r, "p_a_h", c->a->st->tex.h);
-    tx_req_int(r, "p_b_h", c->b->st->tex.h);
+    tx_req_tex_inv(r, "p_a_iw", "p_a_ih", &c->a->st->tex);
+    tx_req_tex_inv(r, "p_b_iw", "p_b_ih", &c->b->st->tex);
     req_operands(c, r);
 }
 
