@@ -3,8 +3,10 @@
 // Structural: TX_OP (tx_b_add, ...), TX_MODE: 0 general broadcast (per-lane
 // index math), 1 same shape (texel-wise), 2 b is one element, 3 a is one
 // element, 4 b is a row of the last dim with that dim % 4 == 0 (bias add).
-// TX_INT when the dtype is int32 (integer division and pow).
-// Params: p_n, p_ntex, p_out_ws, p_a_ws, p_b_ws; general mode also the
+// TX_INT when the dtype is int32 (integer division and pow). TX_A_HERE,
+// TX_B_HERE (modes 1-4): that operand's texture is as wide as the output's.
+// Params: p_n, p_ntex, p_out_ws, p_a_ws, p_b_ws, p_a_iw / p_a_ih and p_b_iw /
+// p_b_ih (1 / the texture's width and height); general mode also the
 // output dims p_d0..p_d5 and element strides p_as*, p_bs* (0 = broadcast);
 // mode 4: p_bn4 (texels per row of b).
 
@@ -73,6 +75,23 @@ vec4 tx_b_greater(vec4 a, vec4 b) { return vec4(greaterThan(a, b)); }
 vec4 tx_b_less_equal(vec4 a, vec4 b) { return vec4(lessThanEqual(a, b)); }
 vec4 tx_b_greater_equal(vec4 a, vec4 b) { return vec4(greaterThanEqual(a, b)); }
 
+// Texel t of a or b: at the fragment's own position where its texture is as
+// wide as the output's (TX_A_HERE, TX_B_HERE), else by texture() at t.
+vec4 tx_a(int t, vec2 inv) {
+#ifdef TX_A_HERE
+  return tx_texel_here(u_in0, inv);
+#else
+  return tx_texel_n(u_in0, t, p_a_ws, inv);
+#endif
+}
+vec4 tx_b(int t, vec2 inv) {
+#ifdef TX_B_HERE
+  return tx_texel_here(u_in1, inv);
+#else
+  return tx_texel_n(u_in1, t, p_b_ws, inv);
+#endif
+}
+
 #if TX_MODE == 0
 int tx_src_index(int i, out int bi) {
   int r = i;
@@ -91,14 +110,17 @@ int tx_src_index(int i, out int bi) {
 
 void main() {
   TX_OUTPUT_TEXEL(t)
+#if TX_MODE != 0
+  vec2 ia = vec2(p_a_iw, p_a_ih), ib = vec2(p_b_iw, p_b_ih);
+#endif
 #if TX_MODE == 1
-  o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), tx_texel(u_in1, t, p_b_ws));
+  o0 = TX_OP(tx_a(t, ia), tx_b(t, ib));
 #elif TX_MODE == 2
-  o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), vec4(tx_texel(u_in1, 0, p_b_ws).x));
+  o0 = TX_OP(tx_a(t, ia), vec4(texture(u_in1, 0.5 * ib).x));
 #elif TX_MODE == 3
-  o0 = TX_OP(vec4(tx_texel(u_in0, 0, p_a_ws).x), tx_texel(u_in1, t, p_b_ws));
+  o0 = TX_OP(vec4(texture(u_in0, 0.5 * ia).x), tx_b(t, ib));
 #elif TX_MODE == 4
-  o0 = TX_OP(tx_texel(u_in0, t, p_a_ws), tx_texel(u_in1, t % p_bn4, p_b_ws));
+  o0 = TX_OP(tx_a(t, ia), tx_texel_n(u_in1, t % p_bn4, p_b_ws, ib));
 #else
   vec4 a, b;
   for (int j = 0; j < 4; j++) {

@@ -34,6 +34,10 @@ ivec3 tx_split3(int i, int n1, int n2) {
   return ivec3(i0, i1, r - i1 * n2);
 }
 
+// The texel at this fragment's own position in an input of the output's
+// width (codegen checks the widths): no index math at all.
+vec4 tx_texel_here(highp sampler2D s, vec2 inv) { return texture(s, gl_FragCoord.xy * inv); }
+
 float tx_lane(vec4 v, int c) { return c == 0 ? v.x : (c == 1 ? v.y : (c == 2 ? v.z : v.w)); }
 
 float tx_elem(highp sampler2D s, int i, int ws) { return tx_lane(tx_texel(s, i >> 2, ws), i & 3); }

@@ -49,6 +49,16 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
     tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
     tx_req_int(&r, "p_a_ws", as->st->tex.wshift);
     tx_req_int(&r, "p_b_ws", bs->st->tex.wshift);
+    if (mode != 0) {
+        tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", &as->st->tex);
+        tx_req_tex_inv(&r, "p_b_iw", "p_b_ih", &bs->st->tex);
+        /* the operands read at texel t: at the fragment where as wide as y */
+        int yw = ys->st->tex.wshift;
+        if (mode != 3 && as->st->tex.wshift == yw)
+            tx_req_define(&r, "TX_A_HERE", "1");
+        if ((mode == 1 || mode == 3) && bs->st->tex.wshift == yw)
+            tx_req_define(&r, "TX_B_HERE", "1");
+    }
     if (mode == 4)
         tx_req_int(&r, "p_bn4", (int)(last / 4));
     if (mode == 0) {

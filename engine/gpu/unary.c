@@ -18,6 +18,9 @@ tx_status tx_gpu_unary(tx_ctx *ctx, const tx_unary_call *c) {
     tx_req_int(&r, "p_ntex", (int)((c->x->numel + 3) / 4));
     tx_req_int(&r, "p_out_ws", c->y->st->tex.wshift);
     tx_req_int(&r, "p_in_ws", c->x->st->tex.wshift);
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &c->x->st->tex);
+    if (c->x->st->tex.wshift == c->y->st->tex.wshift)
+        tx_req_define(&r, "TX_HERE", "1");
     if (c->family == TX_FAMILY_CLIP)
         tx_req_clip(&r, c->lo, c->hi);
     if (c->family == TX_FAMILY_ACT) {
