@@ -74,7 +74,7 @@ void main() {
       int plane = p_H * p_W;
       int base = (n * p_C + c0) * plane + iy * p_W + ix;
       for (int j = 0; j < 4; j++)
-        if (c0 + j < cend) v[j] = tx_elem(u_in0, base + j * plane, p_in_ws);
+        if (c0 + j < cend) v[j] = tx_elem_n(u_in0, base + j * plane, p_in_ws, vec2(p_in_iw, p_in_ih));
     }
   }
   o0 = v;
@@ -357,7 +357,7 @@ void main() {
 // Target i (layer i of the array texture u_in0) holds output channel i % 4
 // of a block at positions 4 * (i / 4) .. +3 of the tile.
 vec4 tx_tile(int i, int t) {
-  return texelFetch(u_in0, ivec3(tx_coord(t, p_a_ws), i), 0);
+  return tx_layer_texel_n(u_in0, t, p_a_ws, vec2(p_a_iw, p_a_ih), i);
 }
 
 // Output element e = ((n * p_M + co) * p_Ho + y) * p_Wo + x: its tile index

@@ -31,7 +31,8 @@
 // ran 50 ms with index reads, 30 with stepped texture(). 1: no row of the
 // texture is crossed (A: K / 4 divides A's width; B: N is a multiple of B's
 // width), 2: a step may cross one (a carry). p_a_iw, p_a_ih, p_b_iw, p_b_ih:
-// 1 / their widths and heights (tx_req_tex_inv).
+// 1 / their widths and heights (tx_req_tex_inv); in the interleave pass,
+// p_a_iw and p_a_ih are the tiles'.
 // Params: p_M, p_N, p_K, p_MT (row tiles per batch), p_ntex (output/tile
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
@@ -45,9 +46,11 @@ void main() {
   int n4 = p_N >> 2;
   ivec3 bmn = tx_split3(t, p_M, n4);
   int b = bmn.x, m = bmn.y, c = bmn.z;
-  int tt = (b * p_MT + m / TX_TM) * n4 + c;
+  // TX_TM is 4 or 8 and m >= 0: shifts, not a division (SwiftShader divides)
+  int tm_shift = TX_TM == 8 ? 3 : 2;
+  int tt = (b * p_MT + (m >> tm_shift)) * n4 + c;
   // a residual, then the activation the tiles left out (TX_RESID)
-  o0 = tx_resid_act(texelFetch(u_in0, ivec3(tx_coord(tt, p_a_ws), m % TX_TM), 0), t);
+  o0 = tx_resid_act(tx_layer_texel_n(u_in0, tt, p_a_ws, vec2(p_a_iw, p_a_ih), m & (TX_TM - 1)), t);
 }
 #else
 

@@ -34,6 +34,11 @@ ivec3 tx_split3(int i, int n1, int n2) {
   return ivec3(i0, i1, r - i1 * n2);
 }
 
+// Texel t of layer `layer` of an array texture, by texture() (as tx_texel_n).
+vec4 tx_layer_texel_n(highp sampler2DArray s, int t, int ws, vec2 inv, int layer) {
+  return texture(s, vec3((vec2(tx_coord(t, ws)) + 0.5) * inv, float(layer)));
+}
+
 // The texel at this fragment's own position in an input of the output's
 // width (codegen checks the widths): no index math at all.
 vec4 tx_texel_here(highp sampler2D s, vec2 inv) { return texture(s, gl_FragCoord.xy * inv); }

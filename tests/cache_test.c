@@ -337,6 +337,8 @@ int main(int argc, char **argv) {
         tx_req_int(&r1, "p_ntex", 64);
         tx_req_int(&r1, "p_out_ws", 3);
         tx_req_int(&r1, "p_in_ws", 3);
+        tx_req_float(&r1, "p_in_iw", 0.125f);
+        tx_req_float(&r1, "p_in_ih", 0.125f);
         r2 = r1;
         r2.params[2].v.i = 4;
         CHECK(!tx_cache_bind(ctx, "relu", &r1, 1), "bind");

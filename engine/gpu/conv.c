@@ -182,6 +182,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
                 {"p_Wp", (int)p.wp}, {"p_pt", p.ut}, {"p_pl", p.ul}, {"p_uh", p.uh}, {"p_uw", p.uw},
                 {"p_H", (int)p.h}, {"p_W", (int)p.w}, {"p_C", (int)p.c}, {"p_Cg", (int)p.cg},
                 {"p_IB", (int)p.ib});
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
     st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
                     (const tx_texture *[]){&xp}, 1);
 
@@ -249,6 +250,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
                     {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles.wshift}, {"p_Wo", (int)p.wo},
                     {"p_Ho", (int)p.ho}, {"p_M", (int)p.m}, {"p_Mg", (int)p.mg},
                     {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt}, {"p_XT", (int)p.xt});
+        tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", &tiles);
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&tiles, rs ? &rs->st->tex : NULL},
                         rs ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);
     }

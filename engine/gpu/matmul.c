@@ -195,6 +195,7 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         tx_req_int(&r2, "p_ntex", (int)((ys->numel + 3) / 4));
         tx_req_int(&r2, "p_out_ws", ys->st->tex.wshift);
         tx_req_int(&r2, "p_a_ws", tiles.wshift);
+        tx_req_tex_inv(&r2, "p_a_iw", "p_a_ih", &tiles);
         if (c->resid) {
             tx_req_resid(&r2, 1, &c->resid->st->tex);
             req_act(c, &r2);
