@@ -97,12 +97,17 @@ typedef struct tx_conv_call {
  * global forms (g.ho = g.wo = 1, the whole plane). Windows read x at
  * (oy·sh - pt + ky·dh, ox·sw - pl + kx·dw) and skip what lies outside x; an
  * average divides by the positions read, or with include_pad by those inside
- * [-pt, h + pb) × [-pl, w + pr). A window reading nothing gives -inf (max). */
+ * [-pt, h + pb) × [-pl, w + pr). A window reading nothing gives -inf (max).
+ * With gy and gg set, the call is a max pool's gradient over windows that
+ * tile x (stride = kernel, dilation 1, no pads): gy is the pool's output, gg
+ * its gradient, and y (x's shape) gets dx = (x == gy) * gg / (the window's
+ * count of x == gy), 0 where no whole window covers x. */
 typedef struct tx_pool_call {
     tx_op op;
     bool global, is_max, include_pad;
     tx_window g; /* n, c, h, w, ho, wo; kernel, strides, dilations, pads (not global) */
     const tx_slot *x;
+    const tx_slot *gy, *gg; /* the gradient form, or NULL */
     tx_slot *y;
 } tx_pool_call;
 

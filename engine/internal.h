@@ -461,6 +461,12 @@ typedef struct tx_window {
 tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const int kernel[2],
                          const int strides[2], const int dilations[2], const int pads[4],
                          tx_auto_pad auto_pad, bool ceil_mode, tx_window *g);
+/* The gradient of a max pool whose windows w tile x (stride = kernel,
+ * dilation 1, no pads): dx (x's shape) = (x == y) * g / (the count of the
+ * window's elements equal to its max y), 0 where no whole window covers x.
+ * One kernel for what is otherwise seven ops (engine/grad/grad_pool.c). */
+tx_status tx_maxpool_tiles_grad(tx_ctx *ctx, tx_tensor x, tx_tensor y, tx_tensor g,
+                                const tx_window *w, tx_tensor *dx);
 
 /* A residual operand r of a conv or matmul (named "residual"): a float
  * tensor of y's shape (rank, shape) on the device of x (the op's first

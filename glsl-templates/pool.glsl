@@ -8,6 +8,36 @@
 // Params: p_ntex, p_n (output elements), p_out_ws, p_in_ws, p_H, p_W; windowed
 // also p_Ho, p_Wo, p_kh, p_kw, p_sh, p_sw, p_dh, p_dw, p_pt, p_pl (begin pads)
 // and p_He, p_We (end of the padded input: H + end pad).
+// TX_MAX_GRAD: a max pool's gradient where the windows tile x (stride =
+// kernel, no pads or dilation): u_in1 holds the pool's output y (p_y_ws),
+// u_in2 its gradient g (p_g_ws), and the output dx has x's shape (p_n
+// elements): (x == y) * g / (the window's count of x == y), 0 past the last
+// whole window. Params: p_ntex, p_n, p_out_ws, p_in_ws, p_in_iw, p_in_ih, p_H,
+// p_W, p_Ho, p_Wo, p_kh, p_kw.
+
+#ifdef TX_MAX_GRAD
+float tx_x(int i) { return tx_elem_n(u_in0, i, p_in_ws, vec2(p_in_iw, p_in_ih)); }
+
+float tx_pool1(int e) {
+  int ix = e % p_W;
+  int r = e / p_W;
+  int iy = r % p_H;
+  int plane = r / p_H;
+  int oy = iy / p_kh, ox = ix / p_kw;
+  if (oy >= p_Ho || ox >= p_Wo) return 0.0;
+  int o = (plane * p_Ho + oy) * p_Wo + ox;
+  float m = tx_elem(u_in1, o, p_y_ws);
+  int base = (plane * p_H + oy * p_kh) * p_W + ox * p_kw;
+  float ties = 0.0;
+  for (int ky = 0; ky < p_kh; ky++)
+    for (int kx = 0; kx < p_kw; kx++) ties += tx_x(base + ky * p_W + kx) == m ? 1.0 : 0.0;
+  // (x == y) * (g / ties) as the ops it replaces computed it, spelled out
+  // (a compiler may turn a mask's product into a select): 0 * share is NaN
+  // where share is not finite (a window whose max is NaN has no ties)
+  float share = tx_div(tx_elem(u_in2, o, p_g_ws), ties);
+  return tx_x(e) == m ? share : (isnan(share) || isinf(share) ? tx_nan() : 0.0);
+}
+#else
 
 #ifdef TX_MAX
 #define TX_INIT (-tx_inf())
@@ -67,6 +97,7 @@ float tx_pool1(int e) {
   return acc;
 #endif
 }
+#endif
 
 void main() {
   TX_OUTPUT_TEXEL(t)

@@ -581,6 +581,19 @@ static void run_exact(tx_ctx *ctx, const char *mode) {
               fabsf(got[3] - 1.0f / 3) < 1e-6f,
           "maxpool 2x2/2 ties: %g %g %g %g", (double)got[0], (double)got[1], (double)got[2],
           (double)got[3]);
+    /* ... where the windows leave a row and a column of x uncovered: 0 there */
+    float cut[9];
+    CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,
+                       &(tx_op_attrs){.pool = {.kernel_shape = {2, 2}, .strides = {2, 2}}}, 4,
+                       (int64_t[]){1, 1, 3, 3}, (float[]){1, 3, 7, 2, 3, 8, 9, 9, 9}, cut,
+                       sizeof cut),
+          "%s", tx_last_error(ctx));
+    CHECK(cut[0] == 0 && fabsf(cut[1] - 0.5f) < 1e-6f && cut[2] == 0 && cut[3] == 0 &&
+              fabsf(cut[4] - 0.5f) < 1e-6f && cut[5] == 0 && cut[6] == 0 && cut[7] == 0 &&
+              cut[8] == 0,
+          "maxpool 2x2/2 on 3x3: %g %g %g / %g %g %g / %g %g %g", (double)cut[0], (double)cut[1],
+          (double)cut[2], (double)cut[3], (double)cut[4], (double)cut[5], (double)cut[6],
+          (double)cut[7], (double)cut[8]);
     CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,
                        &(tx_op_attrs){.pool = {.kernel_shape = {2, 2}, .strides = {1, 1}}}, 4,
                        (int64_t[]){1, 1, 2, 3}, (float[]){1, 1, 1, 0, 0, 0}, got,

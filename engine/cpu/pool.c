@@ -4,6 +4,7 @@
  * reference does (v > m); averages sum in float. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu.h"
 
@@ -102,10 +103,48 @@ static void window_planes(void *arg, int64_t begin, int64_t end, int thread) {
     }
 }
 
+/* A tiled max pool's gradient (tx_pool_call's gy, gg): per window, its ties
+ * to the max, then dx over its cells; cells no whole window covers get 0. */
+static void grad_planes(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const tx_pool_call *c = ((const pool_job *)arg)->c;
+    const tx_window *g = &c->g;
+    const float *x = tx_cpu_data(c->x), *ym = tx_cpu_data(c->gy), *gg = tx_cpu_data(c->gg);
+    float *dx = tx_cpu_data(c->y);
+    int64_t hw = g->h * g->w, ohw = g->ho * g->wo;
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *xp = x + pl * hw;
+        float *dp = dx + pl * hw;
+        memset(dp, 0, (size_t)hw * sizeof *dp);
+        for (int64_t oy = 0; oy < g->ho; oy++)
+            for (int64_t ox = 0; ox < g->wo; ox++) {
+                int64_t o = pl * ohw + oy * g->wo + ox, base = oy * g->kh * g->w + ox * g->kw;
+                float m = ym[o];
+                int ties = 0;
+                for (int ky = 0; ky < g->kh; ky++)
+                    for (int kx = 0; kx < g->kw; kx++)
+                        ties += xp[base + ky * g->w + kx] == m;
+                /* (x == y) * (g / ties), as the ops it replaces: 0 * share is NaN
+                 * where share is not finite (a NaN max has no ties) */
+                float share = gg[o] / (float)ties;
+                float other = isfinite(share) ? 0.0f : NAN;
+                for (int ky = 0; ky < g->kh; ky++)
+                    for (int kx = 0; kx < g->kw; kx++) {
+                        int64_t i = base + ky * g->w + kx;
+                        dp[i] = xp[i] == m ? share : other;
+                    }
+            }
+    }
+}
+
 tx_status tx_cpu_pool(tx_ctx *ctx, const tx_pool_call *c) {
     const tx_window *g = &c->g;
     int64_t planes = g->n * g->c;
     pool_job j = {.c = c};
+    if (c->gy) {
+        tx_cpu_for(ctx, planes, 1 + 16384 / (g->h * g->w + 1), grad_planes, &j);
+        return TX_STATUS_OK;
+    }
     if (c->global) {
         tx_cpu_for(ctx, planes, 1 + 16384 / (g->h * g->w + 1), global_planes, &j);
         return TX_STATUS_OK;

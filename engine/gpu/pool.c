@@ -5,7 +5,34 @@
  * row-major input is enough; only the global pools take texel-wide steps. */
 #include "../device.h"
 
+/* A tiled max pool's gradient (tx_pool_call's gy, gg): one dx texel per
+ * fragment, each element counting its window's ties (pool.glsl TX_MAX_GRAD). */
+static tx_status max_grad(tx_ctx *ctx, const tx_pool_call *c) {
+    const tx_slot *xs = c->x, *ys = c->y;
+    const tx_window *g = &c->g;
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_POOL, "pool", 3, 1);
+    tx_req_define(&r, "TX_MAX_GRAD", "1");
+    tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
+    tx_req_int(&r, "p_n", (int)ys->numel);
+    tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
+    tx_req_int(&r, "p_in_ws", xs->st->tex.wshift);
+    tx_req_int(&r, "p_y_ws", c->gy->st->tex.wshift);
+    tx_req_int(&r, "p_g_ws", c->gg->st->tex.wshift);
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
+    tx_req_int(&r, "p_H", (int)g->h);
+    tx_req_int(&r, "p_W", (int)g->w);
+    tx_req_int(&r, "p_Ho", (int)g->ho);
+    tx_req_int(&r, "p_Wo", (int)g->wo);
+    tx_req_int(&r, "p_kh", g->kh);
+    tx_req_int(&r, "p_kw", g->kw);
+    const tx_texture *ins[3] = {&xs->st->tex, &c->gy->st->tex, &c->gg->st->tex};
+    return tx_gpu_run(ctx, "maxpool_grad", &r, ins, 3, (const tx_texture *[]){&ys->st->tex}, 1);
+}
+
 tx_status tx_gpu_pool(tx_ctx *ctx, const tx_pool_call *c) {
+    if (c->gy)
+        return max_grad(ctx, c);
     const char *name = tx_op_name(c->op);
     const tx_slot *xs = c->x, *ys = c->y;
     const tx_window *g = &c->g;

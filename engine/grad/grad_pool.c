@@ -2,10 +2,10 @@
  *
  * Global pools spread g over the window (average: g / HW; max: where x equals
  * the max). Windowed pools whose windows tile the input without overlap or
- * padding (stride = kernel, dilation 1, no pads: the usual 2x2/2) upsample y
- * and g to the covered region by a broadcast, take the mask x == y there (max)
- * or g / (kh kw) (average), and pad the uncovered rest with zeros. Ties in a
- * max window share g evenly. Other average pools run as a depthwise
+ * padding (stride = kernel, dilation 1, no pads: the usual 2x2/2): max runs
+ * one kernel (tx_maxpool_tiles_grad: g where x equals the window's max, ties
+ * sharing it evenly), average upsamples g / (kh kw) to the covered region by
+ * a broadcast; the uncovered rest gets zeros. Other average pools run as a depthwise
  * conv_transpose, other max pools as one-hot convs (below), ceil_mode
  * windows past the end included. */
 #include <stdlib.h>
@@ -210,40 +210,15 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
         st = gx_view(ctx, g, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &g4);
     if (st)
         return st;
+    if (nd->op == TX_OP_MAXPOOL) { /* one kernel; ties share g evenly */
+        st = gx_kept(tx_maxpool_tiles_grad(ctx, x4, y4, g4, &w, &dxc), l, &dxc);
+        return st ? st : gx_view(ctx, dxc, xs->rank, xs->shape, l, &gin[0]);
+    }
     int64_t ch = w.ho * w.kh, cw = w.wo * w.kw;
     bool cut = ch != w.h || cw != w.w;
-    if (nd->op == TX_OP_AVERAGEPOOL) {
-        st = upsample(ctx, g4, &w, l, &ug);
-        if (!st)
-            st = gx_bin_s(ctx, TX_OP_MUL, ug, 1.0f / (float)(w.kh * w.kw), l, &dxc);
-    } else {
-        tx_tensor xc = x4, uy, mask;
-        if (cut) {
-            tx_slice_desc sd = {
-                .n = 2, .starts = {0, 0}, .ends = {ch, cw}, .axes = {2, 3}, .has_axes = true};
-            st = gx_kept(tx_slice(ctx, x4, &sd, &xc), l, &xc);
-            if (st)
-                return st;
-        }
-        tx_tensor cnt, gs;
-        st = upsample(ctx, y4, &w, l, &uy);
-        if (!st)
-            st = gx_bin(ctx, TX_OP_EQUAL, xc, uy, l, &mask);
-        if (!st) /* ties share g evenly: the maxima per window, kh kw times their mean */
-            st = gx_kept(
-                tx_pooling(ctx, TX_OP_AVERAGEPOOL, mask,
-                           &(tx_pool_desc){.kernel_shape = {w.kh, w.kw}, .strides = {w.sh, w.sw}},
-                           &cnt),
-                l, &cnt);
-        if (!st)
-            st = gx_bin_s(ctx, TX_OP_MUL, cnt, (float)(w.kh * w.kw), l, &cnt);
-        if (!st)
-            st = gx_bin(ctx, TX_OP_DIV, g4, cnt, l, &gs);
-        if (!st)
-            st = upsample(ctx, gs, &w, l, &ug);
-        if (!st)
-            st = gx_bin(ctx, TX_OP_MUL, mask, ug, l, &dxc);
-    }
+    st = upsample(ctx, g4, &w, l, &ug);
+    if (!st)
+        st = gx_bin_s(ctx, TX_OP_MUL, ug, 1.0f / (float)(w.kh * w.kw), l, &dxc);
     if (st)
         return st;
     tx_tensor dx = dxc;

@@ -65,6 +65,41 @@ static tx_status pool_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, pool, c), y, out);
 }
 
+tx_status tx_maxpool_tiles_grad(tx_ctx *ctx, tx_tensor x, tx_tensor y, tx_tensor g,
+                                const tx_window *w, tx_tensor *dx) {
+    const char *name = "maxpool (gradient)";
+    tx_slot *s[3];
+    tx_status st = tx_check_inputs(ctx, name, 3, (const char *const[]){"x", "y", "g"},
+                                   (const tx_tensor[]){x, y, g}, true, s);
+    if (st)
+        return st;
+    TX_ASSERT(w->sh == w->kh && w->sw == w->kw && w->dh == 1 && w->dw == 1 && !w->pt && !w->pl &&
+              !w->pb && !w->pr && w->ho * w->kh <= w->h && w->wo * w->kw <= w->w);
+    int64_t planes = w->n * w->c;
+    if (s[0]->numel != planes * w->h * w->w || s[1]->numel != planes * w->ho * w->wo ||
+        s[2]->numel != s[1]->numel)
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                       "%s: x, y and g hold %lld, %lld and %lld elements for %lld planes of "
+                       "%lldx%lld pooled to %lldx%lld",
+                       name, (long long)s[0]->numel, (long long)s[1]->numel, (long long)s[2]->numel,
+                       (long long)planes, (long long)w->h, (long long)w->w, (long long)w->ho,
+                       (long long)w->wo);
+    tx_device dev;
+    tx_tensor out;
+    st = tx_op_output(ctx, name, (const tx_slot *[]){s[0], s[1], s[2]}, 3, s[0]->rank, s[0]->shape,
+                      TX_DTYPE_FLOAT32, &dev, &out);
+    if (st)
+        return st;
+    tx_pool_call c = {.op = TX_OP_MAXPOOL,
+                      .is_max = true,
+                      .g = *w,
+                      .x = tx_slot_get(ctx, x),
+                      .gy = tx_slot_get(ctx, y),
+                      .gg = tx_slot_get(ctx, g),
+                      .y = tx_slot_get(ctx, out)};
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, pool, c), out, dx);
+}
+
 tx_status tx_pooling(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_pool_desc *desc, tx_tensor *out) {
     tx_status st = pool_run(ctx, op, x, desc, out);
     if (!st && tx_tape_recording(ctx)) {
