@@ -5,9 +5,9 @@
  * padding (stride = kernel, dilation 1, no pads: the usual 2x2/2): max runs
  * one kernel (tx_maxpool_tiles_grad: g where x equals the window's max, ties
  * sharing it evenly), average upsamples g / (kh kw) to the covered region by
- * a broadcast; the uncovered rest gets zeros. Other average pools run as a depthwise
- * conv_transpose, other max pools as one-hot convs (below), ceil_mode
- * windows past the end included. */
+ * a broadcast; the uncovered rest gets zeros. Other average pools run as a
+ * depthwise conv_transpose, other max pools as one-hot convs (below),
+ * ceil_mode windows past the end included. */
 #include <stdlib.h>
 #include <string.h>
 
