@@ -127,6 +127,13 @@ float tx_b(int bo, int k, int n) {
 #endif
 }
 
+vec4 tx_act(vec4 v) {
+#ifdef TX_ACT
+  v = TX_ACT(v);
+#endif
+  return v;
+}
+
 // Row m's texel at columns n0..n0+3, bias and activation applied.
 vec4 tx_finish(vec4 acc, int m, int n0) {
 #if defined(TX_BIAS_ROWS)
@@ -134,10 +141,7 @@ vec4 tx_finish(vec4 acc, int m, int n0) {
 #elif defined(TX_BIAS) && defined(TX_VEC)
   acc += tx_texel(u_in2, n0 >> 2, p_c_ws);
 #endif
-#ifdef TX_ACT
-  acc = TX_ACT(acc);
-#endif
-  return acc;
+  return tx_act(acc);
 }
 
 // The element index of A[m][0] (A^T: of A^T[0][m]) in batch offset ao. Rows
@@ -289,17 +293,45 @@ void main() {
 #if defined(TX_RESID) && TX_TM == 1
   c0 += texelFetch(TX_RESID, tx_coord(t, p_r_ws), 0); // output texel t
 #endif
-  o0 = tx_finish(c0, m0 + 0, n0);
-#if TX_TM >= 4
-  o1 = tx_finish(c1, m0 + 1, n0);
-  o2 = tx_finish(c2, m0 + 2, n0);
-  o3 = tx_finish(c3, m0 + 3, n0);
-#endif
+#if TX_TM == 1
+  o0 = tx_finish(c0, m0, n0);
+#else
+  // The tile's bias, fetched once, not per row: each fetch site is code
+  // SwiftShader translates at the first draw (8 rows' tx_finish made the
+  // 1x1 conv tile's first draw 69-78 ms, this 53-57). m0 is a multiple of 4,
+  // so rows m0 .. m0 + 3 are one texel of a row bias; rows past M read the
+  // last texel (their results are never stored).
+#if defined(TX_BIAS_ROWS)
+  int bt = m0 >> 2, bl = (p_M - 1) >> 2;
+  vec4 r0 = tx_texel(u_in2, bt, p_c_ws);
+  o0 = tx_act(c0 + r0.x);
+  o1 = tx_act(c1 + r0.y);
+  o2 = tx_act(c2 + r0.z);
+  o3 = tx_act(c3 + r0.w);
 #if TX_TM == 8
-  o4 = tx_finish(c4, m0 + 4, n0);
-  o5 = tx_finish(c5, m0 + 5, n0);
-  o6 = tx_finish(c6, m0 + 6, n0);
-  o7 = tx_finish(c7, m0 + 7, n0);
+  vec4 r1 = tx_texel(u_in2, min(bt + 1, bl), p_c_ws);
+  o4 = tx_act(c4 + r1.x);
+  o5 = tx_act(c5 + r1.y);
+  o6 = tx_act(c6 + r1.z);
+  o7 = tx_act(c7 + r1.w);
+#endif
+#else
+#if defined(TX_BIAS)
+  vec4 cb = tx_texel(u_in2, n0 >> 2, p_c_ws); // one column bias for every row
+#else
+  vec4 cb = vec4(0.0);
+#endif
+  o0 = tx_act(c0 + cb);
+  o1 = tx_act(c1 + cb);
+  o2 = tx_act(c2 + cb);
+  o3 = tx_act(c3 + cb);
+#if TX_TM == 8
+  o4 = tx_act(c4 + cb);
+  o5 = tx_act(c5 + cb);
+  o6 = tx_act(c6 + cb);
+  o7 = tx_act(c7 + cb);
+#endif
+#endif
 #endif
 }
 
