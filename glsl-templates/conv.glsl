@@ -24,8 +24,10 @@
 //   (4 or 8: 1 or 2 blocks from blk = bt * TX_TC / 4) output channels at TX_TP
 //   (4 or 8) positions from x0 = xt * TX_TP. Render target i holds channel
 //   i % 4 of block blk + i / 4 (TX_TC 8) at x0 + 4 * (i / 4) .. +3 (TX_TP 8)
-//   (a transposed tile), with bias (TX_BIAS) and activation (TX_ACT) fused
-//   (with a residual, TX_RESID, the activation moves to the unpack pass).
+//   (a transposed tile), with bias (TX_BIAS; TX_BIAS_VEC where a block's
+//   first channel is a multiple of 4: depthwise, or Mg % 4 == 0) and
+//   activation (TX_ACT) fused (with a residual, TX_RESID, the activation
+//   moves to the unpack pass).
 //   TX_TC 8 is for group-1 1x1 convs: no window overlap for TX_TP 8 to
 //   exploit, and the unpack's target then follows the channel. TX_SLIDE
 //   (stride == dilation along x): the positions' input windows overlap, so
@@ -149,8 +151,15 @@ vec4 tx_bias(int blk) {
   int g = blk / p_OB;
   int co0 = g * p_Mg + (blk - g * p_OB) * 4, cend = g * p_Mg + p_Mg;
 #endif
+#ifdef TX_BIAS_VEC
+  // co0 % 4 == 0: the block's biases are one texel (one fetch site for
+  // SwiftShader to translate, not 4); lanes past cend are selected away
+  bias = mix(tx_texel(u_in2, co0 >> 2, p_b_ws), vec4(0.0),
+             greaterThanEqual(ivec4(co0) + ivec4(0, 1, 2, 3), ivec4(cend)));
+#else
   for (int i = 0; i < 4; i++)
     if (co0 + i < cend) bias[i] = tx_elem(u_in2, co0 + i, p_b_ws);
+#endif
 #endif
   return bias;
 }

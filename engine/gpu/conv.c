@@ -211,6 +211,8 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
             tx_req_define(&r, "TX_SLIDE", "1");
         if (bs)
             tx_req_define(&r, "TX_BIAS", "1");
+        if (bs && (p.depthwise || p.mg % 4 == 0)) /* a block's biases are one texel */
+            tx_req_define(&r, "TX_BIAS_VEC", "1");
         if (transpose) { /* which kernel rows meet input rows */
             tx_req_define(&r, "TX_TRANSPOSE", "1");
             TX_REQ_INTS(&r, {"p_pt", p.ut}, {"p_uh", p.uh}, {"p_H", (int)p.h});
