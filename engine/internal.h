@@ -342,6 +342,10 @@ void tx_req_float(tx_program_req *r, const char *name, float v);
 /* 1 / width and 1 / height of t as float params iw and ih (for
  * tx_texel_n: texture() reads; names are string literals). */
 void tx_req_tex_inv(tx_program_req *r, const char *iw, const char *ih, const tx_texture *t);
+/* Defines `name` where `in` is as wide as `out`: texel t of each then sits
+ * at the same position, so the template may read the fragment's own
+ * (tx_texel_here) instead of computing t's. */
+void tx_req_here(tx_program_req *r, const char *name, const tx_texture *in, const tx_texture *out);
 /* A clip's finite bounds: TX_HAS_LO and p_lo, TX_HAS_HI and p_hi. */
 void tx_req_clip(tx_program_req *r, float lo, float hi);
 /* A fused activation (none: TX_OP_NONE): TX_ACT names its function tx_u_<op>;

@@ -92,6 +92,11 @@ void tx_req_tex_inv(tx_program_req *r, const char *iw, const char *ih, const tx_
     tx_req_float(r, ih, 1.0f / (float)t->h);
 }
 
+void tx_req_here(tx_program_req *r, const char *name, const tx_texture *in, const tx_texture *out) {
+    if (in->wshift == out->wshift)
+        tx_req_define(r, name, "1");
+}
+
 void tx_req_clip(tx_program_req *r, float lo, float hi) {
     if (isfinite(lo)) {
         tx_req_define(r, "TX_HAS_LO", "1");

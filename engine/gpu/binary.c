@@ -52,12 +52,11 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
     if (mode != 0) {
         tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", &as->st->tex);
         tx_req_tex_inv(&r, "p_b_iw", "p_b_ih", &bs->st->tex);
-        /* the operands read at texel t: at the fragment where as wide as y */
-        int yw = ys->st->tex.wshift;
-        if (mode != 3 && as->st->tex.wshift == yw)
-            tx_req_define(&r, "TX_A_HERE", "1");
-        if ((mode == 1 || mode == 3) && bs->st->tex.wshift == yw)
-            tx_req_define(&r, "TX_B_HERE", "1");
+        /* the operands read at texel t (not a broadcast one) */
+        if (mode != 3)
+            tx_req_here(&r, "TX_A_HERE", &as->st->tex, &ys->st->tex);
+        if (mode == 1 || mode == 3)
+            tx_req_here(&r, "TX_B_HERE", &bs->st->tex, &ys->st->tex);
     }
     if (mode == 4)
         tx_req_int(&r, "p_bn4", (int)(last / 4));

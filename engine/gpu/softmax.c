@@ -34,8 +34,7 @@ tx_status tx_gpu_softmax(tx_ctx *ctx, const tx_softmax_call *c) {
     tx_req_int(&r, "p_R", (int)c->R);
     tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
     tx_req_tex_inv(&r, "p_st_iw", "p_st_ih", &stats);
-    if (xs->st->tex.wshift == ys->st->tex.wshift)
-        tx_req_define(&r, "TX_HERE", "1");
+    tx_req_here(&r, "TX_HERE", &xs->st->tex, &ys->st->tex);
     if (!rowvec) {
         tx_req_int(&r, "p_n", (int)ys->numel);
         tx_req_int(&r, "p_B", (int)c->B);

@@ -19,8 +19,7 @@ tx_status tx_gpu_unary(tx_ctx *ctx, const tx_unary_call *c) {
     tx_req_int(&r, "p_out_ws", c->y->st->tex.wshift);
     tx_req_int(&r, "p_in_ws", c->x->st->tex.wshift);
     tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &c->x->st->tex);
-    if (c->x->st->tex.wshift == c->y->st->tex.wshift)
-        tx_req_define(&r, "TX_HERE", "1");
+    tx_req_here(&r, "TX_HERE", &c->x->st->tex, &c->y->st->tex);
     if (c->family == TX_FAMILY_CLIP)
         tx_req_clip(&r, c->lo, c->hi);
     if (c->family == TX_FAMILY_ACT) {

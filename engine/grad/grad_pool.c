@@ -202,16 +202,17 @@ tx_status gx_backward_pool(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
     if (!tiles)
         return nd->op == TX_OP_MAXPOOL ? max_pool(ctx, nd, &w, g, l, &gin[0])
                                        : average_pool(ctx, nd, &w, g, l, &gin[0]);
-    tx_tensor x4, y4, g4, ug, dxc;
-    st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);
-    if (!st)
-        st = gx_view(ctx, nd->out, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &y4);
-    if (!st)
-        st = gx_view(ctx, g, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &g4);
+    tx_tensor g4, ug, dxc;
+    st = gx_view(ctx, g, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &g4);
     if (st)
         return st;
     if (nd->op == TX_OP_MAXPOOL) { /* one kernel; ties share g evenly */
-        st = gx_kept(tx_maxpool_tiles_grad(ctx, x4, y4, g4, &w, &dxc), l, &dxc);
+        tx_tensor x4, y4;
+        st = gx_view(ctx, nd->in[0], 4, (int64_t[]){w.n, w.c, w.h, w.w}, l, &x4);
+        if (!st)
+            st = gx_view(ctx, nd->out, 4, (int64_t[]){w.n, w.c, w.ho, w.wo}, l, &y4);
+        if (!st)
+            st = gx_kept(tx_maxpool_tiles_grad(ctx, x4, y4, g4, &w, &dxc), l, &dxc);
         return st ? st : gx_view(ctx, dxc, xs->rank, xs->shape, l, &gin[0]);
     }
     int64_t ch = w.ho * w.kh, cw = w.wo * w.kw;
