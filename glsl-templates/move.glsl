@@ -157,18 +157,17 @@ void main() {
 
 #if TX_VEC == 1
 #define TX_READ(S, I, WS) tx_texel(S, I, WS)
+#define TX_VALUE vec4
 #else
 #define TX_READ(S, I, WS) tx_elem(S, I, WS)
+#define TX_VALUE float
 #endif
 
 // Value of output element (or texel, TX_VEC) i from this draw's inputs.
-#if TX_VEC == 1
-vec4 tx_concat(int i) {
-  vec4 v = vec4(0.0);
-#else
-float tx_concat(int i) {
-  float v = 0.0;
-#endif
+// One header for both (TX_VALUE): codegen's trimming finds a function by
+// its header, which may not differ between conditional branches.
+TX_VALUE tx_concat(int i) {
+  TX_VALUE v = TX_VALUE(0.0);
   int o = i / p_L;
   int r = i - o * p_L;
 #if TX_PREV

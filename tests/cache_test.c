@@ -32,6 +32,17 @@ static tx_tensor make(tx_ctx *ctx, int rank, const int64_t *shape, float base) {
     return t;
 }
 
+/* A unary program's request as unary.c makes it: 64 texels, width 8. */
+static void unary_req(tx_program_req *r, const char *fn) {
+    tx_req_init(r, TX_FAMILY_UNARY, "unary", 1, 1);
+    tx_req_define(r, "TX_FN", fn);
+    tx_req_int(r, "p_ntex", 64);
+    tx_req_int(r, "p_out_ws", 3);
+    tx_req_int(r, "p_in_ws", 3);
+    tx_req_float(r, "p_in_iw", 0.125f);
+    tx_req_float(r, "p_in_ih", 0.125f);
+}
+
 static tx_stats stats(tx_ctx *ctx) {
     tx_stats s;
     tx_ctx_stats(ctx, &s);
@@ -327,18 +338,43 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("generated programs hold what main reaches, no comments")) {
+        /* codegen trims the shared helpers to the functions main calls,
+         * through macros (TX_FN, TX_OUTPUT_TEXEL) and other functions */
+        tx_program_req r;
+        unary_req(&r, "tx_u_gelu");
+        for (int spec = 0; spec < 2; spec++) {
+            char *src = tx_codegen(&r, spec, false);
+            CHECK(strstr(src, "vec4 tx_u_gelu(") && strstr(src, "vec4 tx_u_erf(") &&
+                      strstr(src, "vec4 tx_keep_nan(") && strstr(src, "int tx_frag_texel("),
+                  "gelu lacks a function it calls:\n%s", src);
+            CHECK(!strstr(src, "tx_u_relu") && !strstr(src, "tx_sin_q") && !strstr(src, "tx_div"),
+                  "gelu keeps functions it never calls:\n%s", src);
+            CHECK(!strstr(src, "//") && !strstr(src, "/*"), "comments left:\n%s", src);
+            CHECK(strstr(src, "void main()") != NULL, "no main:\n%s", src);
+            free(src);
+        }
+        /* binary: the general broadcast's index helper sits in a conditional
+         * and is called from another branch of main; division's exact form
+         * (two overloads, in a conditional) stays when asked for */
+        tx_req_init(&r, TX_FAMILY_BINARY, "binary", 2, 1);
+        tx_req_define(&r, "TX_OP", "tx_b_div");
+        tx_req_define_int(&r, "TX_MODE", 0);
+        char *src = tx_codegen(&r, false, true);
+        CHECK(strstr(src, "int tx_src_index(") && strstr(src, "float tx_div(float a") &&
+                  strstr(src, "vec4 tx_div(vec4 a") && strstr(src, "vec4 tx_b_div("),
+              "binary div lacks a function it calls:\n%s", src);
+        CHECK(!strstr(src, "tx_b_pow") && !strstr(src, "tx_u_gelu"), "binary div keeps too much");
+        free(src);
+        tx_test_end();
+    }
+
     if (tx_test_begin("a changed texture width is a different signature")) {
         /* Same op, same texel count, only the input texture's width differs:
          * the keys must differ because the specialized source bakes p_in_ws. */
         ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 1, .no_parallel_compile = true});
         tx_program_req r1, r2;
-        tx_req_init(&r1, TX_FAMILY_UNARY, "unary", 1, 1);
-        tx_req_define(&r1, "TX_FN", "tx_u_relu");
-        tx_req_int(&r1, "p_ntex", 64);
-        tx_req_int(&r1, "p_out_ws", 3);
-        tx_req_int(&r1, "p_in_ws", 3);
-        tx_req_float(&r1, "p_in_iw", 0.125f);
-        tx_req_float(&r1, "p_in_ih", 0.125f);
+        unary_req(&r1, "tx_u_relu");
         r2 = r1;
         r2.params[2].v.i = 4;
         CHECK(!tx_cache_bind(ctx, "relu", &r1, 1), "bind");

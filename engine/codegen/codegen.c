@@ -132,6 +132,212 @@ static void float_literal(char *buf, size_t n, float v) {
         strncat(buf, ".0", n - strlen(buf) - 1);
 }
 
+/* ---- trimming: what the driver is given ----
+ * A program is its template plus every shared helper (shaders/), most of
+ * which it never calls, and comments. Chromium's translator (ANGLE) parses
+ * and translates all of it before the driver sees the program: a 1M-element
+ * relu's program compiled in ~5 ms as assembled and in ~2 once trimmed to
+ * the functions it calls (SwiftShader; the first draw's time was the same).
+ * So comments go, and so do the functions nothing reachable calls: a
+ * function is kept when its name appears outside every function (in a
+ * #define, a declaration) or in main or in a kept function. Overloads share
+ * their fate. Preprocessor conditionals are not evaluated, so a name in an
+ * inactive branch keeps its function: trimming only ever keeps too much. */
+
+static bool ident_start(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool ident_char(char c) {
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Comments out (a block comment becomes one space; a line comment's newline
+ * stays), trailing spaces and runs of blank lines squeezed; in place. */
+static void strip_comments(char *s) {
+    char *w = s;
+    const char *r = s;
+    bool blank = true; /* w is at a line's start with nothing written on it */
+    bool prev_blank = true;
+    while (*r) {
+        if (r[0] == '/' && r[1] == '/') {
+            while (*r && *r != '\n')
+                r++;
+        } else if (r[0] == '/' && r[1] == '*') {
+            const char *e = strstr(r + 2, "*/");
+            r = e ? e + 2 : r + strlen(r);
+            *w++ = ' ';
+        } else if (*r == '\n') {
+            while (w > s && w[-1] == ' ') /* trailing spaces */
+                w--;
+            if (!(blank && prev_blank))
+                *w++ = '\n';
+            prev_blank = blank;
+            blank = true;
+            r++;
+        } else {
+            if (*r != ' ')
+                blank = false;
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+}
+
+typedef struct fn_def {
+    size_t start, end;     /* the definition: [start, end), its closing brace included */
+    size_t name, name_len; /* its name */
+    bool keep, scanned;
+} fn_def;
+
+/* Top-level function definitions of s (comments gone), at most max; -1 when
+ * braces or conditionals do not pair up as expected (no function is then
+ * taken out).
+ * Every branch of a conditional is read from the depth its #if began at and
+ * must end at the depth the first branch ended at (each branch its own loop
+ * header, say), and one at the top level may not leave a definition open:
+ * so a definition lies within one branch, and every branch's are found. */
+static int find_functions(const char *s, fn_def *defs, int max) {
+    enum { MAX_NEST = 32 };
+    struct {
+        int begin, end; /* brace depth at the #if; at the first branch's end (-1: not yet) */
+    } cond[MAX_NEST];
+    int nest = 0, n = 0, depth = 0, nest_at_open = 0;
+    size_t stmt = 0; /* where the current top-level statement began */
+    bool line_start = true;
+    for (size_t i = 0; s[i]; i++) {
+        char c = s[i];
+        if (line_start && (c == ' ' || c == '\t'))
+            continue;
+        if (line_start && c == '#') {
+            size_t j = i + 1;
+            while (s[j] == ' ')
+                j++;
+            bool is_if = !strncmp(s + j, "if", 2), is_else = !strncmp(s + j, "el", 2),
+                 is_end = !strncmp(s + j, "endif", 5);
+            if (is_if) {
+                if (nest == MAX_NEST)
+                    return -1;
+                cond[nest].begin = depth;
+                cond[nest++].end = -1;
+            } else if (is_else || is_end) { /* #elif, #else, #endif: a branch ends */
+                if (nest == 0)
+                    return -1;
+                int *end = &cond[nest - 1].end;
+                if ((*end >= 0 && depth != *end) || (cond[nest - 1].begin == 0 && depth != 0))
+                    return -1;
+                *end = depth;
+                if (is_else)
+                    depth = cond[nest - 1].begin;
+                else
+                    nest--;
+            }
+            while (s[i + 1] && s[i + 1] != '\n')
+                i++;
+            if (depth == 0)
+                stmt = i + 1;
+            continue;
+        }
+        line_start = c == '\n';
+        if (c == '{') {
+            if (depth++ > 0)
+                continue;
+            size_t k = i;
+            while (k > stmt && (s[k - 1] == ' ' || s[k - 1] == '\n'))
+                k--;
+            if (k == stmt || s[k - 1] != ')')
+                return -1; /* a top-level brace that opens no function */
+            int paren = 0;
+            do {
+                k--;
+                paren += s[k] == ')' ? 1 : s[k] == '(' ? -1 : 0;
+            } while (k > stmt && paren > 0);
+            while (k > stmt && s[k - 1] == ' ')
+                k--;
+            size_t e = k;
+            while (k > stmt && ident_char(s[k - 1]))
+                k--;
+            if (paren != 0 || k == e || n == max)
+                return -1;
+            defs[n] = (fn_def){.start = stmt, .name = k, .name_len = e - k};
+            nest_at_open = nest;
+        } else if (c == '}') {
+            if (--depth < 0)
+                return -1;
+            if (depth == 0) {
+                if (nest != nest_at_open)
+                    return -1; /* a conditional opened or closed inside a definition */
+                defs[n++].end = i + 1;
+                stmt = i + 1;
+            }
+        } else if (c == ';' && depth == 0) {
+            stmt = i + 1;
+        }
+    }
+    return depth == 0 && nest == 0 ? n : -1;
+}
+
+/* Marks kept every definition named by an identifier of s[from, to). */
+static void mark_names(const char *s, size_t from, size_t to, fn_def *defs, int n) {
+    for (size_t i = from; i < to;) {
+        if (!ident_start(s[i])) {
+            /* a number's letters (1.0e5, 2u) are not a name */
+            if (s[i] >= '0' && s[i] <= '9')
+                while (i < to && (ident_char(s[i]) || s[i] == '.'))
+                    i++;
+            else
+                i++;
+            continue;
+        }
+        size_t b = i;
+        while (i < to && ident_char(s[i]))
+            i++;
+        for (int d = 0; d < n; d++)
+            if (!defs[d].keep && defs[d].name_len == i - b &&
+                !memcmp(s + defs[d].name, s + b, i - b))
+                defs[d].keep = true;
+    }
+}
+
+/* s without comments and without the functions main cannot reach; in place. */
+static void trim_source(char *s) {
+    strip_comments(s);
+    enum { MAX_DEFS = 256 };
+    fn_def defs[MAX_DEFS];
+    int n = find_functions(s, defs, MAX_DEFS);
+    if (n <= 0)
+        return;
+    /* roots: main, and every name outside the definitions */
+    size_t at = 0;
+    for (int d = 0; d < n; d++) {
+        mark_names(s, at, defs[d].start, defs, n);
+        at = defs[d].end;
+        if (defs[d].name_len == 4 && !memcmp(s + defs[d].name, "main", 4))
+            defs[d].keep = true;
+    }
+    mark_names(s, at, strlen(s), defs, n);
+    for (bool more = true; more;) {
+        more = false;
+        for (int d = 0; d < n; d++)
+            if (defs[d].keep && !defs[d].scanned) {
+                defs[d].scanned = true;
+                mark_names(s, defs[d].name + defs[d].name_len, defs[d].end, defs, n);
+                more = true;
+            }
+    }
+    char *w = s;
+    at = 0;
+    for (int d = 0; d <= n; d++) {
+        size_t until = d < n ? defs[d].start : strlen(s + at) + at;
+        if (d < n && defs[d].keep)
+            until = defs[d].end;
+        memmove(w, s + at, until - at);
+        w += until - at;
+        if (d < n)
+            at = defs[d].end;
+    }
+    *w = 0;
+}
+
 char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div) {
     sbuf b = {0};
     sb_str(&b, "#version 300 es\n"
@@ -173,5 +379,6 @@ char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div) {
     const char *body = tx_template_source(r->template_name);
     TX_ASSERT(body);
     sb_str(&b, body);
+    trim_source(b.p);
     return b.p;
 }
