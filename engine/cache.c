@@ -668,6 +668,9 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
     /* A program's first draw is timed into its family: drivers that compile
      * the machine code at the first draw (llvmpipe) pay their compile here. */
     tx_cache *c = ctx->cache;
+    const void *prog = c && c->bound ? (const void *)c->bound : (const void *)op;
+    uint64_t draw[3] = {(uint64_t)(uintptr_t)prog, (uint64_t)outs[0]->w, (uint64_t)outs[0]->h};
+    ctx->work_key = (ctx->work_key ^ tx_fnv1a(draw, sizeof draw)) * 1099511628211ull;
     prog_info *first = c && c->bound && !c->bound->drawn ? c->bound : NULL;
     double t0 = first ? tx_now_ms() : 0;
     tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);

@@ -205,6 +205,10 @@ struct tx_ctx {
     tx_cache *cache;
 
     struct tx_readbacks *reads; /* asynchronous reads (readback.c) */
+    /* A hash of the draws (program, output size) since the last read began:
+     * the same work queued again gives the same key, so the web wrapper can
+     * remember how long a read of it waited (texel.js, blocking reads). */
+    uint64_t work_key;
     struct tx_tape *tape;       /* the recording gradient tape (engine/grad/tape.c) */
     int tape_paused;            /* > 0: ops run unrecorded (composites, backward) */
 };

@@ -111,6 +111,8 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
     } else if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf,
                                  &r->sync)) {
         return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "starting the pixel-pack copy");
+    } else {
+        ctx->work_key = 0; /* later draws are the next read's work */
     }
     r->used = true;
     r->texels = texels;

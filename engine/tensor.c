@@ -192,6 +192,7 @@ static void split_release(tx_ctx *ctx, tx_storage *stg) {
 
 static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, const float *vals,
                                int64_t numel) {
+    ctx->work_key = 0; /* the queued work is done once this read returns */
     if (!stg->n_parts)
         return tx_device_of(stg->dev)->write(ctx, op, stg, vals, numel);
     int64_t off = 0;

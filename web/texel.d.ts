@@ -40,6 +40,11 @@ export interface CreateOptions {
   maxTextureSize?: number;
   /** Print every generated shader to the console. */
   logShaders?: boolean;
+  /** data() of a GPU tensor finishes at once, the page waiting as in dataSync, when the
+   *  same work (the same draws since the last read, the same size) was read before and
+   *  took at most this many ms, and no other read is pending; any other read is polled
+   *  (a fence seen ~1-2 ms late in Chromium). Default 8; 0: always polled. */
+  blockingReadMs?: number;
   /** Check GL errors after every op (a synchronous GPU round trip each, ~0.1 ms)
    *  so they name the op; default: errors surface at the next read. */
   debug?: boolean;
@@ -159,6 +164,8 @@ export interface Stats {
   /** Tensors freed by the FinalizationRegistry safety net. */
   jsFinalized: number;
   pendingReads: number;
+  /** data() reads finished at once (CreateOptions.blockingReadMs). */
+  blockingReads: number;
 }
 
 export declare class Tensor {
@@ -169,7 +176,8 @@ export declare class Tensor {
   readonly disposed: boolean;
   readonly id: number;
   dispose(): void;
-  /** Reads without blocking the page (pixel-pack buffer + fence, polled). */
+  /** Reads without blocking the page (pixel-pack buffer + fence, polled), except
+   *  a read of work seen to finish within CreateOptions.blockingReadMs. */
   data(): Promise<TypedValues>;
   /** Reads, stalling until the GPU is done. */
   dataSync(): TypedValues;

@@ -305,13 +305,17 @@ export class Tensor {
 }
 
 class Context {
-  constructor(core, w, canvas) {
+  constructor(core, w, canvas, blockingReadMs = 0) {
     this._core = core;
     this._w = w;
     this.canvas = canvas;
     this._scratch = core._malloc(256);
     this._scopes = [];
     this._pending = new Set();
+    // blocking reads (_readAsync): the work a read waited for -> how long
+    this._readWaits = new Map();
+    this._blockingReadMs = blockingReadMs;
+    this._blockingReads = 0;
     this._listeners = { contextlost: [], contextrestored: [] };
     this._sessions = new Set();
     this._live = 0;
@@ -487,21 +491,69 @@ class Context {
     } catch (e) {
       return Promise.reject(e);
     }
-    let rid;
+    // A read waits for the work queued before it. Polled, its fence is seen
+    // ~1-2 ms after that work is done (Chromium checks it on a timer and
+    // between tasks), which is most of a small op's time. So a read whose
+    // work was seen before (the same draws since the last read: the C
+    // core's key) and then finished within blockingReadMs is finished at
+    // once, the page waiting for it as dataSync would; any other is polled.
+    // Only with no other read pending: one that is would be waited for too.
+    let rid, key, t0;
     try {
       const w = this._ctx();
       const id = this._own(t, 'data: tensor');
+      t0 = performance.now();
       this._check(this._core._txw_read_async(w, id, this._scratch));
       rid = this._u32();
+      key = `${this._u32(1)}:${t.size}`;
     } catch (e) {
       return Promise.reject(e);
     }
+    const seen = this._readWaits.get(key);
+    const block = seen !== undefined && seen <= this._blockingReadMs && this._blockingReadMs > 0 && !this._pending.size;
     const { size, dtype } = t;
+    const c = this._core;
+    // the values, once the fence has signalled (or, blocking, at once: the
+    // driver waits for them)
+    const finish = () => {
+      if (dtype === 'float32') {
+        // straight into a new array (texel_web.c txw_read_finish_js)
+        c.txwRead = null;
+        this._check(c._txw_read_finish_js(this._w, rid));
+        const values = c.txwRead;
+        c.txwRead = null;
+        return values;
+      }
+      const bytes = size * 4;
+      const ptr = c._malloc(Math.max(bytes, 4));
+      try {
+        this._check(c._txw_read_finish(this._w, rid, ptr, bytes));
+        return new Int32Array(c.HEAPU8.slice(ptr, ptr + bytes).buffer);
+      } finally {
+        c._free(ptr);
+      }
+    };
+    // The wait a read of this work took: a blocking one's own time; a polled
+    // one's last poll that found it not done (its fence's lateness left out).
+    const remember = (ms) => {
+      if (this._readWaits.size >= 1024) this._readWaits.clear();
+      this._readWaits.set(key, ms);
+    };
+    if (block) {
+      try {
+        const values = finish();
+        remember(performance.now() - t0);
+        this._blockingReads++;
+        return Promise.resolve(values);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
     return new Promise((resolve, reject) => {
       const entry = { reject, done: false };
       this._pending.add(entry);
-      const c = this._core;
       let polls = 0;
+      let notDone = t0;
       const settle = (fn, v) => {
         entry.done = true;
         this._pending.delete(entry);
@@ -511,28 +563,15 @@ class Context {
         if (entry.done) return; // rejected by a context loss meanwhile
         try {
           const rp = this._scratch + 128;
+          const now = performance.now();
           this._check(c._txw_read_poll(this._w, rid, rp));
           if (!c.HEAP32[rp >> 2]) {
+            notDone = now;
             later(poll, polls++);
             return;
           }
-          if (dtype === 'float32') {
-            // straight into a new array (texel_web.c txw_read_finish_js)
-            c.txwRead = null;
-            this._check(c._txw_read_finish_js(this._w, rid));
-            const values = c.txwRead;
-            c.txwRead = null;
-            settle(resolve, values);
-            return;
-          }
-          const bytes = size * 4;
-          const ptr = c._malloc(Math.max(bytes, 4));
-          try {
-            this._check(c._txw_read_finish(this._w, rid, ptr, bytes));
-            settle(resolve, new Int32Array(c.HEAPU8.slice(ptr, ptr + bytes).buffer));
-          } finally {
-            c._free(ptr);
-          }
+          remember(notDone - t0);
+          settle(resolve, finish());
         } catch (e) {
           settle(reject, e);
         }
@@ -833,6 +872,7 @@ class Context {
     s.jsLiveTensors = this._live;
     s.jsFinalized = this._finalized;
     s.pendingReads = this._pending.size;
+    s.blockingReads = this._blockingReads;
     return s;
   }
 
@@ -1220,6 +1260,9 @@ export async function create(opts = {}) {
     strs.forEach((p) => core._free(p));
   }
   const device = deviceCode(opts.device, 'texel.create', false);
+  const blockingReadMs = opts.blockingReadMs ?? 8;
+  if (typeof blockingReadMs !== 'number' || !(blockingReadMs >= 0))
+    throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: blockingReadMs is a number of milliseconds >= 0, not ${JSON.stringify(blockingReadMs)}`);
   // specializeAfter: k identical calls; 0 or 'always'; 'never'; default 2.
   const k = opts.specializeAfter;
   const code = k === undefined ? 0 : k === 0 || k === 'always' ? -1 : k === 'never' || k < 0 ? -2 : k;
@@ -1230,7 +1273,7 @@ export async function create(opts = {}) {
     opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0, precision === 'f16' ? 1 : 0,
     noGpu ? 1 : 0);
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
-  return new Context(core, w, canvas ?? null);
+  return new Context(core, w, canvas ?? null, blockingReadMs);
 }
 
 export { Context };

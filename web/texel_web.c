@@ -329,8 +329,13 @@ EXPORT int txw_tensor_reshape(txw *w, uint32_t id, int rank, const int32_t *shap
 
 /* ---- asynchronous reads ---- */
 
+/* out[0]: the readback; out[1]: the draws queued before it (tx_ctx.work_key,
+ * folded to 32 bits), which texel.js keys its blocking-read choice on. */
 EXPORT int txw_read_async(txw *w, uint32_t id, uint32_t *out) {
-    return tx_tensor_read_async(use(w), (tx_tensor){id}, (tx_readback *)out);
+    tx_ctx *ctx = use(w);
+    uint64_t key = ctx ? ctx->work_key : 0;
+    out[1] = (uint32_t)(key ^ (key >> 32));
+    return tx_tensor_read_async(ctx, (tx_tensor){id}, (tx_readback *)out);
 }
 
 EXPORT int txw_read_poll(txw *w, uint32_t r, int *ready) {

@@ -171,6 +171,59 @@ test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => 
   for (const t of [x, y, i]) t.dispose();
 });
 
+test('data(): a read of work seen to finish fast finishes at once; not with another pending, nor at 0 ms', async () => {
+  // blockingReadMs large: which reads block must not depend on this machine's speed
+  const t = await texel.create({ blockingReadMs: 1000 });
+  const never = await texel.create({ blockingReadMs: 0 });
+  const S = texel.Status;
+  let bad = null;
+  await texel.create({ blockingReadMs: -1 }).catch((e) => { bad = e; });
+  check(bad instanceof texel.TexelError && bad.status === S.INVALID_ARGUMENT && bad.message.includes('blockingReadMs'), `blockingReadMs -1: ${bad}`);
+  try {
+    for (const c of [t, never]) {
+      const x = c.tensor(rand(4099, 8), [4099]);
+      const ix = c.tensor(Int32Array.from({ length: 37 }, (_, i) => i - 18));
+      for (let i = 0; i < 4; i++) {
+        const y = x.mul(-2);
+        const p = y.data();
+        // the first read of this work is polled (nothing is known of it); later ones
+        // block where allowed: settled before any task runs, with the same values
+        check(c.stats().pendingReads === (i === 0 || c === never ? 1 : 0), `read ${i}: pendingReads ${c.stats().pendingReads}`);
+        close(await p, rand(4099, 8).map((v) => -2 * v), 0, `read ${i}`);
+        y.dispose();
+        const iy = ix.add(ix);
+        const iv = await iy.data();
+        check(iv instanceof Int32Array && iv.join() === ix.dataSync().map((v) => 2 * v).join(), `int32 read ${i}: ${iv}`);
+        iy.dispose();
+      }
+      const blocked = c.stats().blockingReads;
+      check(c === never ? blocked === 0 : blocked === 6, `blockingReads ${blocked}`);
+      if (c === t) {
+        // the same work again, with another read pending: polled (a blocking read would wait for that one too)
+        const other = x.neg();
+        const po = other.data();
+        const y = x.mul(-2);
+        const p = y.data();
+        check(c.stats().pendingReads === 2 && c.stats().blockingReads === blocked, `with a read pending: ${c.stats().pendingReads} pending, ${c.stats().blockingReads} blocking`);
+        close(await p, rand(4099, 8).map((v) => -2 * v), 0, 'with a read pending');
+        close(await po, rand(4099, 8).map((v) => -v), 0, 'the other read');
+        // different work (a different size read after the same ops) is polled again
+        const zx = c.tensor(rand(5000, 9), [5000]);
+        const z = zx.mul(-2);
+        const pz = z.data();
+        check(c.stats().pendingReads === 1, `new work: pendingReads ${c.stats().pendingReads}`);
+        close(await pz, rand(5000, 9).map((v) => -2 * v), 0, 'new work');
+        for (const u of [other, y, z, zx]) u.dispose();
+      }
+      x.dispose();
+      ix.dispose();
+    }
+  } finally {
+    t.dispose();
+    never.dispose();
+  }
+});
+
 test('data(): float32 values straight into a JS array: whole texture rows, a split tensor, empty', async () => {
   // 512 x 512 texels: the pixel-pack buffer read into a new Float32Array
   const x = tx.tensor(rand(1 << 20, 5), [1 << 20]);
