@@ -42,7 +42,8 @@ export interface CreateOptions {
   logShaders?: boolean;
   /** data() of a GPU tensor finishes at once, the page waiting as in dataSync, when the
    *  same work (the same draws since the last read, the same size) was read before and
-   *  took at most this many ms, and no other read is pending; any other read is polled
+   *  took at most this many ms, and no other read is pending (settled from the next task,
+   *  so awaited reads in a loop still let the page paint); any other read is polled
    *  (a fence seen ~1-2 ms late in Chromium). Default 8; 0: always polled. */
   blockingReadMs?: number;
   /** Check GL errors after every op (a synchronous GPU round trip each, ~0.1 ms)

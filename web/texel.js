@@ -540,14 +540,19 @@ class Context {
       this._readWaits.set(key, ms);
     };
     if (block) {
-      try {
-        const values = finish();
-        remember(performance.now() - t0);
-        this._blockingReads++;
-        return Promise.resolve(values);
-      } catch (e) {
-        return Promise.reject(e);
-      }
+      // Settled from the next task, not at once: a loop of awaited reads
+      // must still let the page handle input and paint between them.
+      return new Promise((resolve, reject) => {
+        let values, err = null;
+        try {
+          values = finish();
+          remember(performance.now() - t0);
+          this._blockingReads++;
+        } catch (e) {
+          err = e;
+        }
+        later(() => (err ? reject(err) : resolve(values)), 0);
+      });
     }
     return new Promise((resolve, reject) => {
       const entry = { reject, done: false };
