@@ -142,7 +142,9 @@ static void float_literal(char *buf, size_t n, float v) {
  * function is kept when its name appears outside every function (in a
  * #define, a declaration) or in main or in a kept function. Overloads share
  * their fate. Preprocessor conditionals are not evaluated, so a name in an
- * inactive branch keeps its function: trimming only ever keeps too much. */
+ * inactive branch keeps its function: trimming only ever keeps too much. A
+ * name a macro would paste together (##) is not seen: templates name the
+ * functions they call whole (TX_FN tx_u_relu, TX_OP tx_b_add). */
 
 static bool ident_start(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
