@@ -209,8 +209,8 @@ struct tx_ctx {
      * the same work queued again gives the same key, so the web wrapper can
      * remember how long a read of it waited (texel.js, blocking reads). */
     uint64_t work_key;
-    struct tx_tape *tape;       /* the recording gradient tape (engine/grad/tape.c) */
-    int tape_paused;            /* > 0: ops run unrecorded (composites, backward) */
+    struct tx_tape *tape; /* the recording gradient tape (engine/grad/tape.c) */
+    int tape_paused;      /* > 0: ops run unrecorded (composites, backward) */
 };
 
 /* ---- status and error reporting (error.c) ----

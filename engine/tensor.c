@@ -192,7 +192,6 @@ static void split_release(tx_ctx *ctx, tx_storage *stg) {
 
 static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, const float *vals,
                                int64_t numel) {
-    ctx->work_key = 0; /* the queued work is done once this read returns */
     if (!stg->n_parts)
         return tx_device_of(stg->dev)->write(ctx, op, stg, vals, numel);
     int64_t off = 0;
@@ -209,6 +208,7 @@ static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, con
 
 tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
                           int64_t numel) {
+    ctx->work_key = 0; /* the queued work is done once this read returns */
     if (!stg->n_parts)
         return tx_device_of(stg->dev)->read(ctx, op, stg, vals, numel);
     int64_t off = 0;

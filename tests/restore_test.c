@@ -78,6 +78,29 @@ int main(int argc, char **argv) {
         tx_tensor_destroy(ctx, it);
         tx_test_end();
     }
+    if (tx_test_begin("the work key: draws since the last read, cleared by reads, not by writes")) {
+        /* texel.js keys its blocking-read choice on it (tx_ctx.work_key) */
+        float v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8];
+        tx_tensor x = vec(ctx, 8, v), y, z;
+        CHECK(!tx_tensor_read(ctx, x, got, sizeof got) && ctx->work_key == 0, "a read left %llx",
+              (unsigned long long)ctx->work_key);
+        CHECK(!tx_unary(ctx, TX_OP_NEG, x, &y), "%s", tx_last_error(ctx));
+        uint64_t one = ctx->work_key;
+        CHECK(!tx_tensor_write(ctx, x, v, sizeof v) && ctx->work_key == one,
+              "a write changed the key");
+        CHECK(!tx_unary(ctx, TX_OP_NEG, y, &z) && ctx->work_key != one && ctx->work_key != 0,
+              "a second draw left the key %llx", (unsigned long long)ctx->work_key);
+        CHECK(!tx_tensor_read(ctx, z, got, sizeof got) && ctx->work_key == 0,
+              "a blocking read left %llx", (unsigned long long)ctx->work_key);
+        tx_tensor_destroy(ctx, z);
+        CHECK(!tx_unary(ctx, TX_OP_NEG, y, &z) && ctx->work_key == one,
+              "the same draw after a read gave another key");
+        int polls;
+        CHECK(!read_async(ctx, z, got, sizeof got, &polls) && ctx->work_key == 0,
+              "an async read left %llx", (unsigned long long)ctx->work_key);
+        TX_DESTROY(ctx, x, y, z);
+        tx_test_end();
+    }
     if (tx_test_begin("async read is a snapshot; handles are single-use")) {
         float v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, w[8] = {0}, got[8];
         tx_tensor x = vec(ctx, 8, v);
