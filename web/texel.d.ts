@@ -44,7 +44,9 @@ export interface CreateOptions {
    *  same work (the same draws since the last read, the same size) was read before and
    *  took at most this many ms, and no other read is pending (settled from the next task,
    *  so awaited reads in a loop still let the page paint); any other read is polled
-   *  (a fence seen ~1-2 ms late in Chromium). Default 8; 0: always polled. */
+   *  (a fence seen ~1-2 ms late in Chromium), a longer one of seen work until
+   *  half this (at most 4 ms) before its last time, then finished at once.
+   *  Default 8; 0: always polled. */
   blockingReadMs?: number;
   /** Check GL errors after every op (a synchronous GPU round trip each, ~0.1 ms)
    *  so they name the op; default: errors surface at the next read. */
@@ -165,7 +167,7 @@ export interface Stats {
   /** Tensors freed by the FinalizationRegistry safety net. */
   jsFinalized: number;
   pendingReads: number;
-  /** data() reads finished at once (CreateOptions.blockingReadMs). */
+  /** data() reads finished at once, from the start or after polling (CreateOptions.blockingReadMs). */
   blockingReads: number;
 }
 
@@ -178,7 +180,8 @@ export declare class Tensor {
   readonly id: number;
   dispose(): void;
   /** Reads without blocking the page (pixel-pack buffer + fence, polled), except
-   *  a read of work seen to finish within CreateOptions.blockingReadMs. */
+   *  a read of work seen before (CreateOptions.blockingReadMs): the page waits for
+   *  it, or for the last few ms of it. */
   data(): Promise<TypedValues>;
   /** Reads, stalling until the GPU is done. */
   dataSync(): TypedValues;

@@ -498,6 +498,9 @@ class Context {
     // core's key) and then finished within blockingReadMs is finished at
     // once, the page waiting for it as dataSync would; any other is polled.
     // Only with no other read pending: one that is would be waited for too.
+    // A longer read of seen work is polled until blockingReadMs / 2 (at most
+    // 4 ms) before its last time, then finished at once: the page waits that
+    // long instead of the fence's lateness at the end.
     let rid, key, t0;
     try {
       const w = this._ctx();
@@ -510,7 +513,10 @@ class Context {
       return Promise.reject(e);
     }
     const seen = this._readWaits.get(key);
-    const block = seen !== undefined && seen <= this._blockingReadMs && this._blockingReadMs > 0 && !this._pending.size;
+    const canBlock = seen !== undefined && this._blockingReadMs > 0 && !this._pending.size;
+    const block = canBlock && seen <= this._blockingReadMs;
+    // polled: when to stop polling and wait (never, for unseen work)
+    const blockAt = canBlock ? seen - Math.min(this._blockingReadMs / 2, 4) : Infinity;
     const { size, dtype } = t;
     const c = this._core;
     // the values, once the fence has signalled (or, blocking, at once: the
@@ -571,8 +577,16 @@ class Context {
           const now = performance.now();
           this._check(c._txw_read_poll(this._w, rid, rp));
           if (!c.HEAP32[rp >> 2]) {
-            notDone = now;
-            later(poll, polls++);
+            // past blockAt, and still the only read pending: wait here
+            if (now - t0 < blockAt || this._pending.size > 1) {
+              notDone = now;
+              later(poll, polls++);
+              return;
+            }
+            const values = finish();
+            remember(performance.now() - t0);
+            this._blockingReads++;
+            settle(resolve, values);
             return;
           }
           remember(notDone - t0);

@@ -171,6 +171,57 @@ test('data(): asynchronous, equals dataSync, snapshot, concurrent', async () => 
   for (const t of [x, y, i]) t.dispose();
 });
 
+test('data(): a longer read of seen work is polled until shortly before its last time, then finished at once', async () => {
+  // The work is made to look slow: the fence polls report "not done" for the
+  // first 30 ms of each read (the values are there; finishing reads them).
+  const t = await texel.create({ blockingReadMs: 8 });
+  const core = t._core;
+  const realPoll = core._txw_read_poll;
+  let readStart = 0, fakedNotDone = 0;
+  core._txw_read_poll = (w, rid, rp) => {
+    const st = realPoll(w, rid, rp);
+    if (!st && performance.now() - readStart < 30 && core.HEAP32[rp >> 2]) {
+      core.HEAP32[rp >> 2] = 0;
+      fakedNotDone++;
+    }
+    return st;
+  };
+  try {
+    const x = t.tensor(rand(4099, 10), [4099]);
+    const want = rand(4099, 10).map((v) => 3 * v);
+    const blockedAt = [];
+    for (let i = 0; i < 3; i++) {
+      const y = x.mul(3);
+      readStart = performance.now();
+      const p = y.data();
+      // never at once: the work's last read took longer than 8 ms
+      check(t.stats().pendingReads === 1, `read ${i}: pendingReads ${t.stats().pendingReads}`);
+      close(await p, want, 0, `read ${i}`);
+      const ms = performance.now() - readStart;
+      blockedAt.push(t.stats().blockingReads);
+      // the first read (unseen work) waits out the polls; later ones stop
+      // polling ~4 ms before the last read's ~30 ms and wait there
+      check(i > 0 || ms >= 29, `read ${i} settled after ${ms.toFixed(1)} ms, before the faked work was done`);
+      y.dispose();
+    }
+    check(fakedNotDone > 3, `polls faked: ${fakedNotDone}`);
+    check(blockedAt.join() === '0,1,2', `blockingReads after each read: ${blockedAt}`);
+    // with another read pending it keeps polling (waiting would wait for that one too)
+    const other = x.neg();
+    readStart = performance.now();
+    const po = other.data();
+    const y = x.mul(3);
+    const p = y.data();
+    close(await p, want, 0, 'with a read pending');
+    close(await po, rand(4099, 10).map((v) => -v), 0, 'the other read');
+    check(t.stats().blockingReads === 2, `with a read pending: blockingReads ${t.stats().blockingReads}`);
+    for (const u of [x, y, other]) u.dispose();
+  } finally {
+    core._txw_read_poll = realPoll;
+    t.dispose();
+  }
+});
+
 test('data(): a read of work seen to finish fast finishes at once; not with another pending, nor at 0 ms', async () => {
   // blockingReadMs large: which reads block must not depend on this machine's speed
   const t = await texel.create({ blockingReadMs: 1000 });
