@@ -7,7 +7,9 @@
 // 8 writes the rows to as many render targets (o0..o7, "row phases": the
 // layers of one array texture), and TX_PASS 1 interleaves them into the
 // row-major output. TX_TM = 1 writes
-// the output directly. Without TX_VEC (N % 4 != 0) a fragment computes the 4
+// the output directly. With N % 4 != 0 (N > 4, fixed) the row tiles are
+// padded to whole texels (TX_NPAD) and the interleave gathers each output
+// texel's 4 elements; else, without TX_VEC, a fragment computes the 4
 // consecutive output elements of its texel, one dot product each.
 //
 // Structural: TX_PASS, TX_VEC, TX_TM, TX_TA / TX_TB (transposed operands),
@@ -37,20 +39,55 @@
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
 
+// Texels per tile row: N / 4, or with TX_NPAD (N % 4 != 0, N > 4, tiles
+// only) (N + 3) / 4: the row tiles' rows are padded to whole texels, their
+// last columns computed from whatever B holds past its row (each column of
+// a tile reads only its own column of B) and never stored.
+#ifdef TX_NPAD
+#if TX_TM == 1 || defined(TX_B_2D)
+#error TX_NPAD: row tiles (TX_TM 4 or 8), B read by runs
+#endif
+#define TX_NQ ((p_N + 3) >> 2)
+#else
+#define TX_NQ (p_N >> 2)
+#endif
+
 #if TX_PASS == 1
 // Interleave: output row m comes from row phase m % TX_TM, layer m % TX_TM
 // of the array texture u_in0 (one fetch, where an if-chain over TX_TM
 // textures runs every branch's fetch on SwiftShader).
 void main() {
   TX_OUTPUT_TEXEL(t)
-  int n4 = p_N >> 2;
-  ivec3 bmn = tx_split3(t, p_M, n4);
-  int b = bmn.x, m = bmn.y, c = bmn.z;
   // TX_TM is 4 or 8 and m >= 0: shifts, not a division (SwiftShader divides)
   int tm_shift = TX_TM == 8 ? 3 : 2;
-  int tt = (b * p_MT + (m >> tm_shift)) * n4 + c;
+  vec2 inv = vec2(p_a_iw, p_a_ih);
+#ifdef TX_NPAD
+  // the output texel's 4 elements lie in one row or two (N > 4): each from
+  // its tile texel's lane
+  ivec3 bmn = tx_split3(t * 4, p_M, p_N);
+  int b = bmn.x, m = bmn.y, n = bmn.z;
+  vec4 v;
+  for (int j = 0; j < 4; j++) {
+    int tt = (b * p_MT + (m >> tm_shift)) * TX_NQ + (n >> 2);
+    v[j] = tx_lane(tx_layer_texel_n(u_in0, tt, p_a_ws, inv, m & (TX_TM - 1)), n & 3);
+    n++;
+    if (n == p_N) {
+      n = 0;
+      m++;
+      if (m == p_M) { // the next batch (past the end: lanes never stored)
+        m = 0;
+        b++;
+      }
+    }
+  }
+#else
+  ivec3 bmn = tx_split3(t, p_M, TX_NQ);
+  int b = bmn.x, m = bmn.y, c = bmn.z;
+  int tt = (b * p_MT + (m >> tm_shift)) * TX_NQ + c;
+  vec4 v = tx_layer_texel_n(u_in0, tt, p_a_ws, inv, m & (TX_TM - 1));
+#endif
   // a residual, then the activation the tiles left out (TX_RESID)
-  o0 = tx_resid_act(tx_layer_texel_n(u_in0, tt, p_a_ws, vec2(p_a_iw, p_a_ih), m & (TX_TM - 1)), t);
+  o0 = tx_resid_act(v, t);
 }
 #else
 
@@ -175,7 +212,7 @@ vec4 tx_a4(int a, int k0, bool tail) {
 // B[k][n0..n0+3]: one texel where rows are whole texels (TX_VEC), else a
 // run from two (N % 4 != 0, or N may vary).
 vec4 tx_b_row(int bo, int k, int n0) {
-#ifdef TX_VEC
+#if defined(TX_VEC) && !defined(TX_NPAD)
   return tx_texel(u_in1, (bo + k * p_N + n0) >> 2, p_b_ws);
 #else
   return tx_run(u_in1, bo + k * p_N + n0, p_b_ws);
@@ -190,10 +227,16 @@ mat4 tx_b_block(int bo, int n0, int k0, bool tail) {
   return transpose(mat4(tx_texel(u_in1, base, p_b_ws), tx_texel(u_in1, base + kt, p_b_ws),
                         tx_texel(u_in1, base + 2 * kt, p_b_ws), tx_texel(u_in1, base + 3 * kt, p_b_ws)));
 #elif defined(TX_TB)
-  mat4 v;
-  for (int j = 0; j < 4; j++)
-    for (int c = 0; c < 4; c++) v[j][c] = (!tail || k0 + j < p_K) ? tx_b(bo, k0 + j, n0 + c) : 0.0;
-  return v;
+  if (tail) {
+    mat4 v;
+    for (int j = 0; j < 4; j++)
+      for (int c = 0; c < 4; c++) v[j][c] = k0 + j < p_K ? tx_b(bo, k0 + j, n0 + c) : 0.0;
+    return v;
+  }
+  // B^T's rows n0..n0+3 at k0..k0+3: a run (one or two texels) each
+  int e = bo + n0 * p_K + k0;
+  return transpose(mat4(tx_run(u_in1, e, p_b_ws), tx_run(u_in1, e + p_K, p_b_ws),
+                        tx_run(u_in1, e + 2 * p_K, p_b_ws), tx_run(u_in1, e + 3 * p_K, p_b_ws)));
 #else
   if (tail) {
     mat4 v;
@@ -242,7 +285,7 @@ vec2 tx_uy(int t, int ws, float iw) {
 
 void main() {
   TX_OUTPUT_TEXEL(t)
-  ivec3 bmn = tx_split3(t, p_MT, p_N >> 2);
+  ivec3 bmn = tx_split3(t, p_MT, TX_NQ);
   int b = bmn.x, mt = bmn.y, n0 = bmn.z * 4;
   int m0 = mt * TX_TM;
   int ao, bo;
@@ -271,10 +314,12 @@ void main() {
     mat4 bm = tx_b_block(bo, n0, k0, false);
 #endif
 #if defined(TX_A_TVEC)
-#if TX_TM != 4
-#error TX_A_TVEC fills a 4-row tile
+#if TX_TM != 4 && TX_TM != 8
+#error TX_A_TVEC fills 4-row blocks
 #endif
-    // A^T rows k0..k0+3 hold 4 consecutive m: one texel per k, transposed.
+    // A^T rows k0..k0+3 hold 4 consecutive m: one texel per k, transposed
+    // (8 rows: the next texel too; past M it holds the next k's, whose
+    // results are never stored).
     int at = (ao + k0 * p_M + m0) >> 2, mq = p_M >> 2;
     mat4 a = transpose(mat4(tx_texel(u_in0, at, p_a_ws), tx_texel(u_in0, at + mq, p_a_ws),
                             tx_texel(u_in0, at + 2 * mq, p_a_ws), tx_texel(u_in0, at + 3 * mq, p_a_ws)));
@@ -282,6 +327,14 @@ void main() {
     c1 += bm * a[1];
     c2 += bm * a[2];
     c3 += bm * a[3];
+#if TX_TM == 8
+    a = transpose(mat4(tx_texel(u_in0, at + 1, p_a_ws), tx_texel(u_in0, at + 1 + mq, p_a_ws),
+                       tx_texel(u_in0, at + 1 + 2 * mq, p_a_ws), tx_texel(u_in0, at + 1 + 3 * mq, p_a_ws)));
+    c4 += bm * a[0];
+    c5 += bm * a[1];
+    c6 += bm * a[2];
+    c7 += bm * a[3];
+#endif
 #else
     TX_ROWS(TX_STEP)
 #endif

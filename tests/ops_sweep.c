@@ -55,6 +55,11 @@ static const shape_case k_matmul[] = {
     {.shapes = "2x40x12,12x16", .attrs = {.matmul = {.activation = TX_OP_TANH}}, .bias = true},
     {.shapes = "10x6,9x10", .attrs = {.matmul = {.transpose_a = true, .transpose_b = true}}},
     {.shapes = "3x16x8,3x16x8", .attrs = {.matmul = {.transpose_a = true}}},
+    /* A^T read as texels on 8-row tiles, M % 8 == 4 (the last tile's rows
+     * 4..7 past M); B^T rows as unaligned runs (K % 4 != 0), batched */
+    {.shapes = "12x20,12x16", .attrs = {.matmul = {.transpose_a = true}}, .bias = true},
+    {.shapes = "16x10,20x10", .attrs = {.matmul = {.transpose_b = true}}},
+    {.shapes = "2x17x10,2x12x10", .attrs = {.matmul = {.transpose_b = true, .activation = TX_OP_RELU}}, .bias = true},
     {.shapes = "20x16,16x24", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .bias = true},
     {.shapes = "5x7,7x6", .attrs = {.matmul = {.activation = TX_OP_GELU}}, .bias = true},
     {.shapes = "33x32,32x8", .attrs = {.matmul = {.activation = TX_OP_RELU6}}, .bias = true},
@@ -73,6 +78,12 @@ static const shape_case k_matmul[] = {
     {.shapes = "2x12x8,2x12x1", .attrs = {.matmul = {.transpose_a = true}}, .bias = true},
     {.shapes = "9x5,9x1", .attrs = {.matmul = {.transpose_a = true}}},
     {.shapes = "6x8,10x8", .attrs = {.matmul = {.transpose_b = true}}, .bias = true},
+    /* N % 4 != 0 on row tiles: padded tile rows, the interleave gathering
+     * texels across rows and batches (A^T, B^T, a partial last row tile) */
+    {.shapes = "12x16,12x10", .attrs = {.matmul = {.transpose_a = true}}, .bias = true},
+    {.shapes = "16x12,10x12", .attrs = {.matmul = {.transpose_b = true, .activation = TX_OP_RELU}}, .bias = true},
+    {.shapes = "3x10x7,7x9", .attrs = {.matmul = {.activation = TX_OP_TANH}}},
+    {.shapes = "70x64,64x70"},
     /* a residual (a, b, bias, residual of y's shape) on the 8- and 4-row tiles'
      * interleave, 1-row tiles, unaligned rows, a matrix-vector product, batches */
     {.shapes = "20x16,16x24,24,20x24", .attrs = {.matmul = {.activation = TX_OP_RELU}}, .label = "residual/relu"},
