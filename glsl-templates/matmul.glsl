@@ -105,17 +105,6 @@ void tx_batch_offsets(int b, out int ao, out int bo) {
   bo *= p_K * p_N;
 }
 
-// Elements e .. e + 3 of a texture, wherever they start: the two texels
-// that hold them, shifted (the second is not read from when e % 4 == 0).
-vec4 tx_run(highp sampler2D s, int e, int ws) {
-  int i = e >> 2, sh = e & 3;
-  vec4 t0 = tx_texel(s, i, ws);
-  if (sh == 0)
-    return t0;
-  vec4 t1 = tx_texel(s, i + 1, ws);
-  return sh == 1 ? vec4(t0.yzw, t1.x) : (sh == 2 ? vec4(t0.zw, t1.xy) : vec4(t0.w, t1.xyz));
-}
-
 #if TX_PASS == 2
 // Elements e, e + st, e + 2 st, e + 3 st: one or two texels where st == 1.
 vec4 tx_seq(highp sampler2D s, int e, int st, int ws) {

@@ -13,9 +13,63 @@
 // u_in2 its gradient g (p_g_ws), and the output dx has x's shape (p_n
 // elements): (x == y) * g / (the window's count of x == y), 0 past the last
 // whole window. Params: p_ntex, p_n, p_out_ws, p_in_ws, p_in_iw, p_in_ih, p_H,
-// p_W, p_Ho, p_Wo, p_kh, p_kw.
+// p_W, p_Ho, p_Wo, p_kh, p_kw. TX_GRAD_KW (W % 4 == 0, kw = TX_GRAD_KW of 1,
+// 2 or 4): an output texel is 4 x of one row, 4 / kw whole windows, read a
+// texel per window row (TX_HERE: x's texture is as wide as dx's).
 
-#ifdef TX_MAX_GRAD
+#ifdef TX_GRAD_KW
+// one value per window -> each lane's window's
+vec4 tx_spread(vec4 v) {
+#if TX_GRAD_KW == 1
+  return v;
+#elif TX_GRAD_KW == 2
+  return v.xxyy;
+#else
+  return v.xxxx;
+#endif
+}
+// per-lane counts -> each lane's window's total
+vec4 tx_window_sum(vec4 c) {
+#if TX_GRAD_KW == 1
+  return c;
+#elif TX_GRAD_KW == 2
+  return vec4(c.x + c.y, c.x + c.y, c.z + c.w, c.z + c.w);
+#else
+  return vec4(c.x + c.y + c.z + c.w);
+#endif
+}
+
+void main() {
+  TX_OUTPUT_TEXEL(t)
+  vec2 inv = vec2(p_in_iw, p_in_ih);
+  int e = t * 4;
+  int r = e / p_W;
+  int ix = e - r * p_W;
+  int plane = r / p_H;
+  int iy = r - plane * p_H;
+  int oy = iy / p_kh;
+  if (oy >= p_Ho) { // past the last whole window row
+    o0 = vec4(0.0);
+    return;
+  }
+  int o = (plane * p_Ho + oy) * p_Wo + ix / TX_GRAD_KW;
+  vec4 m = tx_spread(tx_run(u_in1, o, p_y_ws));
+  vec4 g = tx_spread(tx_run(u_in2, o, p_g_ws));
+  int row = ((plane * p_H + oy * p_kh) * p_W + ix) >> 2, wq = p_W >> 2;
+  vec4 ties = vec4(0.0);
+  for (int ky = 0; ky < p_kh; ky++)
+    ties += vec4(equal(tx_texel_n(u_in0, row + ky * wq, p_in_ws, inv), m));
+#ifdef TX_HERE
+  vec4 x = tx_texel_here(u_in0, inv);
+#else
+  vec4 x = tx_texel_n(u_in0, t, p_in_ws, inv);
+#endif
+  // as the scalar form below: 0 * share is NaN where share is not finite
+  vec4 share = tx_div(g, tx_window_sum(ties));
+  bvec4 bad = bvec4(uvec4(isnan(share)) | uvec4(isinf(share)));
+  o0 = mix(mix(vec4(0.0), vec4(tx_nan()), bad), share, equal(x, m));
+}
+#elif defined(TX_MAX_GRAD)
 float tx_x(int i) { return tx_elem_n(u_in0, i, p_in_ws, vec2(p_in_iw, p_in_ih)); }
 
 float tx_pool1(int e) {
@@ -99,6 +153,7 @@ float tx_pool1(int e) {
 }
 #endif
 
+#ifndef TX_GRAD_KW
 void main() {
   TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
@@ -106,3 +161,4 @@ void main() {
     if (t * 4 + j < p_n) v[j] = tx_pool1(t * 4 + j);
   o0 = v;
 }
+#endif

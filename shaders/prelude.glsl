@@ -48,6 +48,17 @@ float tx_lane(vec4 v, int c) { return c == 0 ? v.x : (c == 1 ? v.y : (c == 2 ? v
 float tx_elem(highp sampler2D s, int i, int ws) { return tx_lane(tx_texel(s, i >> 2, ws), i & 3); }
 float tx_elem_n(highp sampler2D s, int i, int ws, vec2 inv) { return tx_lane(tx_texel_n(s, i >> 2, ws, inv), i & 3); }
 
+// Elements e .. e + 3 of a texture, wherever they start: the two texels
+// that hold them, shifted (the second is not read from when e % 4 == 0).
+vec4 tx_run(highp sampler2D s, int e, int ws) {
+  int i = e >> 2, sh = e & 3;
+  vec4 t0 = tx_texel(s, i, ws);
+  if (sh == 0)
+    return t0;
+  vec4 t1 = tx_texel(s, i + 1, ws);
+  return sh == 1 ? vec4(t0.yzw, t1.x) : (sh == 2 ? vec4(t0.zw, t1.xy) : vec4(t0.w, t1.xyz));
+}
+
 float tx_nan() { return uintBitsToFloat(0x7fc00000u); }
 float tx_inf() { return uintBitsToFloat(0x7f800000u); }
 

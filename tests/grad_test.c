@@ -132,6 +132,11 @@ static const gcase k_cases[] = {
     {G("conv_transpose/valid", K_OP, TX_OP_CONV_TRANSPOSE, "1x2x3x3,2x2x2x3"), CONV(.strides = {2, 2}, .auto_pad = TX_AUTO_PAD_VALID)},
     {G("maxpool", K_OP, TX_OP_MAXPOOL, "2x3x6x6"), POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .grid = true},
     {G("maxpool/cut", K_OP, TX_OP_MAXPOOL, "1x2x7x5"), POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .grid = true},
+    /* rows of whole texels (W % 4 == 0): a texel per window row, 1, 2 or 4
+     * windows per texel, a last row no window covers */
+    {G("maxpool/texels", K_OP, TX_OP_MAXPOOL, "2x3x5x8"), POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .grid = true},
+    {G("maxpool/texels_kw1", K_OP, TX_OP_MAXPOOL, "1x2x6x4"), POOL(.kernel_shape = {3, 1}, .strides = {3, 1}), .grid = true},
+    {G("maxpool/texels_kw4", K_OP, TX_OP_MAXPOOL, "1x2x3x8"), POOL(.kernel_shape = {1, 4}, .strides = {1, 4}), .grid = true},
     {G("maxpool/overlap", K_OP, TX_OP_MAXPOOL, "1x2x6x7"), POOL(.kernel_shape = {3, 3}, .strides = {1, 1}), .grid = true},
     {G("maxpool/pad_stride", K_OP, TX_OP_MAXPOOL, "2x2x7x6"), POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}), .grid = true},
     {G("maxpool/dilated_1d", K_OP, TX_OP_MAXPOOL, "2x2x9"), POOL(.kernel_shape = {2}, .strides = {1}, .dilations = {2}), .grid = true},
@@ -581,6 +586,21 @@ static void run_exact(tx_ctx *ctx, const char *mode) {
               fabsf(got[3] - 1.0f / 3) < 1e-6f,
           "maxpool 2x2/2 ties: %g %g %g %g", (double)got[0], (double)got[1], (double)got[2],
           (double)got[3]);
+    /* ... and where a texel holds two windows of one row (W % 4 == 0) */
+    float tie2[8];
+    CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,
+                       &(tx_op_attrs){.pool = {.kernel_shape = {2, 2}, .strides = {2, 2}}}, 4,
+                       (int64_t[]){1, 1, 2, 4}, (float[]){1, 1, 5, 0, 0, 1, 5, 5}, tie2,
+                       sizeof tie2),
+          "%s", tx_last_error(ctx));
+    float third = 1.0f / 3;
+    const float want2[8] = {third, third, third, 0, 0, third, third, third};
+    bool ok2 = true;
+    for (int i = 0; i < 8; i++)
+        ok2 = ok2 && fabsf(tie2[i] - want2[i]) < 1e-6f;
+    CHECK(ok2, "maxpool 2x2/2 ties on 2x4: %g %g %g %g / %g %g %g %g", (double)tie2[0],
+          (double)tie2[1], (double)tie2[2], (double)tie2[3], (double)tie2[4], (double)tie2[5],
+          (double)tie2[6], (double)tie2[7]);
     /* ... where the windows leave a row and a column of x uncovered: 0 there */
     float cut[9];
     CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,
