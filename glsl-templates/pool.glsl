@@ -7,7 +7,8 @@
 // planes start on texel boundaries, so the walk is one texel per fetch).
 // Params: p_ntex, p_n (output elements), p_out_ws, p_in_ws, p_H, p_W; windowed
 // also p_Ho, p_Wo, p_kh, p_kw, p_sh, p_sw, p_dh, p_dw, p_pt, p_pl (begin pads)
-// and p_He, p_We (end of the padded input: H + end pad).
+// and p_He, p_We (end of the padded input: H + end pad). TX_TILE2 (windows
+// 2 wide tiling x, W % 4 == 0; p_in_iw, p_in_ih): texel-wide reads.
 // TX_MAX_GRAD: a max pool's gradient where the windows tile x (stride =
 // kernel, no pads or dilation): u_in1 holds the pool's output y (p_y_ws),
 // u_in2 its gradient g (p_g_ws), and the output dx has x's shape (p_n
@@ -153,7 +154,36 @@ float tx_pool1(int e) {
 }
 #endif
 
-#ifndef TX_GRAD_KW
+#if defined(TX_TILE2)
+// Windows that tile x 2 wide (stride = kernel, kw 2, no pads or dilation)
+// over rows of whole texels (W % 4 == 0, so Wo is even): outputs e and e + 1
+// (e even) are the two windows of one texel per window row, taken in the
+// order the general walk takes them.
+vec2 tx_pair(int e, vec2 inv) {
+  int r = e / p_Wo;
+  int ox = e - r * p_Wo;
+  int plane = r / p_Ho;
+  int oy = r - plane * p_Ho;
+  int row = ((plane * p_H + oy * p_kh) * p_W + ox * 2) >> 2, wq = p_W >> 2;
+  vec2 acc = vec2(TX_INIT);
+  for (int ky = 0; ky < p_kh; ky++) {
+    vec4 a = tx_texel_n(u_in0, row + ky * wq, p_in_ws, inv);
+    acc = TX_ACC(acc, a.xz);
+    acc = TX_ACC(acc, a.yw);
+  }
+#ifdef TX_AVG
+  acc /= float(2 * p_kh);
+#endif
+  return acc;
+}
+
+void main() {
+  TX_OUTPUT_TEXEL(t)
+  vec2 inv = vec2(p_in_iw, p_in_ih);
+  // the second pair of the last texel may lie past the end (never stored)
+  o0 = vec4(tx_pair(t * 4, inv), tx_pair(min(t * 4 + 2, p_n - 2), inv));
+}
+#elif !defined(TX_GRAD_KW)
 void main() {
   TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);

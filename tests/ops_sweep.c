@@ -195,6 +195,12 @@ static const shape_case k_conv_transpose[] = {
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}
 static const shape_case k_pool[] = {
     {.shapes = "1x1x4x4", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .label = "k2/s2"},
+    /* windows 2 wide tiling rows of whole texels: texel-wide reads (a last
+     * row no window covers; 3 rows high; 1-D; Wo 2, an odd count of pairs) */
+    {.shapes = "2x3x7x16", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .label = "k2/s2/texels"},
+    {.shapes = "1x2x9x8", POOL(.kernel_shape = {3, 2}, .strides = {3, 2}), .label = "k3x2/texels"},
+    {.shapes = "2x3x8", POOL(.kernel_shape = {2}, .strides = {2}), .label = "1d/texels"},
+    {.shapes = "1x3x3x4", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .label = "k2/s2/wo2/texels"},
     {.shapes = "2x3x7x9", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "k3/s2/pad1"},
     {.shapes = "1x2x7x7", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .ceil_mode = true), .label = "ceil"},
     {.shapes = "1x2x6x8", POOL(.kernel_shape = {3, 3}, .pads = {1, 1, 1, 1}, .count_include_pad = true), .label = "pad1/include_pad"},
