@@ -200,9 +200,19 @@ tx_status gx_activation_grad(tx_ctx *ctx, tx_op act, float lo, float hi, tx_tens
         *out = g;
         return TX_STATUS_OK;
     }
-    /* relu and clip: y > lo iff x > lo; y < hi iff x < hi (on the open side) */
     tx_tensor d;
-    tx_status st = deriv(ctx, act, lo, hi, y, y, l, &d);
+    tx_status st;
+    if (act == TX_OP_RELU) {
+        /* y = relu(x) is nonzero exactly where x > 0 (NaN aside, which
+         * passes g on): g there, one draw where the mask and its product
+         * are two */
+        st = gx_scalar(ctx, y, 0.0f, l, &d);
+        if (!st)
+            st = gx_kept(tx_nary(ctx, TX_OP_WHERE, (tx_tensor[]){y, g, d}, 3, out), l, out);
+        return st;
+    }
+    /* clip: y > lo iff x > lo; y < hi iff x < hi (on the open side) */
+    st = deriv(ctx, act, lo, hi, y, y, l, &d);
     return st ? st : gx_bin(ctx, TX_OP_MUL, g, d, l, out);
 }
 
