@@ -525,6 +525,9 @@ typedef enum tx_reduce_acc {
 } tx_reduce_acc;
 
 void tx_reduce_plan_make(int rank, const int64_t *shape, const bool *reduced, tx_reduce_plan *p);
+/* The mean of x^2 over all of x, a scalar, in one reduction (the MSE loss's;
+ * not noted on a tape). */
+tx_status tx_reduce_mean_square(tx_ctx *ctx, tx_tensor x, tx_tensor *out);
 /* ONNX axes (negative from the end, no repeats) → mask[TX_MAX_RANK]. */
 tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_axes,
                        const int *axes, bool *mask);

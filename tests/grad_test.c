@@ -208,6 +208,7 @@ static const gcase k_cases[] = {
     {G("nll/mean_weight_ii", K_NLL, TX_OP_NONE, "6x3x2,6x2,3"), .loss = {.has_ignore_index = true, .ignore_index = 2}},
     {G("mse", K_MSE, TX_OP_NONE, "3x4,3x4")},
     {G("mse/broadcast_sum", K_MSE, TX_OP_NONE, "3x4,4"), .loss = {.reduction = TX_LOSS_SUM}},
+    {G("mse/none", K_MSE, TX_OP_NONE, "2x5,2x5"), .loss = {.reduction = TX_LOSS_NONE}},
 };
 /* clang-format on */
 
@@ -251,7 +252,7 @@ static double ref_loss(int kind, const tx_ref_tensor *in, int n, const tx_loss_d
             int64_t ia, ib;
             tx_ref_broadcast_at(rank, dims, da, db, i, &ia, &ib);
             double v = (double)in[0].data[ia] - in[1].data[ib];
-            s += v * v;
+            s += d->reduction == TX_LOSS_NONE ? v * v * r[i] : v * v; /* none: weighed by R */
         }
         return d->reduction == TX_LOSS_MEAN ? s / (double)total : s;
     }
@@ -586,6 +587,41 @@ static void run_exact(tx_ctx *ctx, const char *mode) {
               fabsf(got[3] - 1.0f / 3) < 1e-6f,
           "maxpool 2x2/2 ties: %g %g %g %g", (double)got[0], (double)got[1], (double)got[2],
           (double)got[3]);
+    /* the MSE loss's values and, under a tape, both sides' gradients (the
+     * difference the forward pass keeps) */
+    {
+        const int64_t four[1] = {4};
+        tx_tensor a = tx_test_tensor(ctx, 1, four, TX_DTYPE_FLOAT32, (float[]){1, 2, 3, 4});
+        tx_tensor b = tx_test_tensor(ctx, 1, four, TX_DTYPE_FLOAT32, (float[]){0, 2, 5, 1});
+        float v[4] = {0}, ga[4] = {0}, gb[4] = {0};
+        tx_tensor l = {0}, gs[2] = {{0}, {0}};
+        CHECK(!tx_mse_loss(ctx, a, b, TX_LOSS_SUM, &l) && !tx_tensor_read(ctx, l, v, 4), "%s",
+              tx_last_error(ctx));
+        CHECK(v[0] == 14, "mse sum: %g", (double)v[0]);
+        TX_DESTROY(ctx, l);
+        CHECK(!tx_mse_loss(ctx, a, b, TX_LOSS_NONE, &l) && !tx_tensor_read(ctx, l, v, sizeof v),
+              "%s", tx_last_error(ctx));
+        CHECK(v[0] == 1 && v[1] == 0 && v[2] == 4 && v[3] == 9, "mse none: %g %g %g %g",
+              (double)v[0], (double)v[1], (double)v[2], (double)v[3]);
+        TX_DESTROY(ctx, l);
+        tx_tape *tape = NULL;
+        CHECK(!tx_tape_begin(ctx, &tape) && !tx_mse_loss(ctx, a, b, TX_LOSS_MEAN, &l) &&
+                  !tx_tape_grad(ctx, tape, l, (tx_tensor[]){a, b}, 2, gs) &&
+                  !tx_tensor_read(ctx, l, v, 4) && !tx_tensor_read(ctx, gs[0], ga, sizeof ga) &&
+                  !tx_tensor_read(ctx, gs[1], gb, sizeof gb),
+              "%s", tx_last_error(ctx));
+        if (tape)
+            tx_tape_end(ctx, tape);
+        CHECK(v[0] == 3.5f, "mse mean: %g", (double)v[0]);
+        const float want[4] = {0.5f, 0, -1, 1.5f};
+        bool ok = true;
+        for (int i = 0; i < 4; i++)
+            ok = ok && fabsf(ga[i] - want[i]) < 1e-6f && fabsf(gb[i] + want[i]) < 1e-6f;
+        CHECK(ok, "mse mean gradients: %g %g %g %g / %g %g %g %g", (double)ga[0], (double)ga[1],
+              (double)ga[2], (double)ga[3], (double)gb[0], (double)gb[1], (double)gb[2],
+              (double)gb[3]);
+        TX_DESTROY(ctx, a, b, l, gs[0], gs[1]);
+    }
     /* ... and where a texel holds two windows of one row (W % 4 == 0) */
     float tie2[8];
     CHECK(!grad_of_sum(ctx, TX_OP_MAXPOOL,

@@ -192,22 +192,25 @@ tx_status tx_mse_loss(tx_ctx *ctx, tx_tensor a, tx_tensor b, tx_loss_reduction r
     if ((unsigned)reduction >= TX_LOSS_REDUCTION_COUNT_)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "mse_loss: unknown reduction %d",
                        (int)reduction);
-    gx_tmps l = {0};
-    tx_tensor diff, sq;
+    /* a - b, then its squares reduced in one pass; the difference stays
+     * with the tape's node for the gradient (tx_tape_note frees it when
+     * nothing records) */
+    tx_tensor diff = {0};
     tx_tape_pause(ctx);
-    st = gx_bin(ctx, TX_OP_SUB, a, b, &l, &diff);
+    st = tx_binary(ctx, TX_OP_SUB, a, b, &diff);
     if (!st)
-        st = gx_bin(ctx, TX_OP_MUL, diff, diff, &l, &sq);
-    if (!st)
-        st = reduction == TX_LOSS_NONE
-                 ? tx_identity(ctx, sq, out)
-                 : tx_reduce(ctx, reduction == TX_LOSS_SUM ? TX_OP_REDUCE_SUM : TX_OP_REDUCE_MEAN,
-                             sq, &(tx_reduce_desc){.drop_dims = true}, out);
+        st = reduction == TX_LOSS_NONE  ? tx_binary(ctx, TX_OP_MUL, diff, diff, out)
+             : reduction == TX_LOSS_SUM ? tx_reduce(ctx, TX_OP_REDUCE_SUM_SQUARE, diff,
+                                                    &(tx_reduce_desc){.drop_dims = true}, out)
+                                        : tx_reduce_mean_square(ctx, diff, out);
     tx_tape_resume(ctx);
-    gx_free(ctx, &l);
-    if (!st)
-        tx_tape_note(ctx, GX_OP_MSE, (tx_tensor[]){a, b}, 2, NULL,
-                     &(tx_loss_desc){.reduction = reduction}, *out, (tx_tensor){0});
+    if (st) {
+        if (diff.id)
+            tx_tensor_destroy(ctx, diff);
+        return st;
+    }
+    tx_tape_note(ctx, GX_OP_MSE, (tx_tensor[]){a, b}, 2, NULL,
+                 &(tx_loss_desc){.reduction = reduction}, *out, diff);
     return st;
 }
 
@@ -231,15 +234,13 @@ static tx_status spread(tx_ctx *ctx, const gx_node *nd, tx_tensor g, tx_tensor w
 static tx_status mse_backward(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps *l,
                               tx_tensor gin[GX_MAX_IN]) {
     const tx_slot *as = gx_slot(ctx, nd->in[0]), *bs = gx_slot(ctx, nd->in[1]);
-    tx_tensor diff, two, ga, gb, neg;
-    tx_status st = gx_bin(ctx, TX_OP_SUB, nd->in[0], nd->in[1], l, &diff);
-    if (st)
-        return st;
+    tx_tensor diff = nd->aux, gk, two, ga, gb, neg; /* a - b, kept by the forward pass */
     const tx_slot *ds = gx_slot(ctx, diff);
     float k = nd->loss.reduction == TX_LOSS_MEAN ? 2.0f / (float)(ds->numel ? ds->numel : 1) : 2.0f;
-    st = gx_bin_s(ctx, TX_OP_MUL, diff, k, l, &two);
+    /* g k first: one element unless the reduction is none */
+    tx_status st = gx_bin_s(ctx, TX_OP_MUL, g, k, l, &gk);
     if (!st)
-        st = gx_bin(ctx, TX_OP_MUL, two, g, l, &two);
+        st = gx_bin(ctx, TX_OP_MUL, diff, gk, l, &two);
     if (!st && gx_need(nd, 0) && !(st = gx_unbroadcast(ctx, two, as->rank, as->shape, l, &ga)))
         gin[0] = ga;
     /* the targets' gradient only when asked for (they are data, mostly) */

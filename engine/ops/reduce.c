@@ -84,8 +84,9 @@ tx_status tx_axes_mask(tx_ctx *ctx, const char *name, const tx_slot *xs, int n_a
     return TX_STATUS_OK;
 }
 
-static tx_status reduce_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
-                            tx_tensor *out) {
+/* mean_square: op's checks and naming, the mean of x^2 (the MSE loss's) */
+static tx_status reduce_run(tx_ctx *ctx, tx_op op, bool mean_square, tx_tensor x,
+                            const tx_reduce_desc *desc, tx_tensor *out) {
     tx_status st = tx_op_enter(ctx, op, TX_FAMILY_REDUCE, "tx_reduce", "a reduction", out);
     if (st)
         return st;
@@ -158,6 +159,10 @@ static tx_status reduce_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_
         break;
     default: TX_ASSERT(0);
     }
+    if (mean_square) {
+        acc = TX_REDUCE_ACC_SUMSQ;
+        fin = 1;
+    }
     if (noop) { /* ONNX: x unchanged, whatever the reduction */
         acc = TX_REDUCE_ACC_SUM;
         fin = 0;
@@ -185,9 +190,14 @@ static tx_status reduce_run(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_
 
 tx_status tx_reduce(tx_ctx *ctx, tx_op op, tx_tensor x, const tx_reduce_desc *desc,
                     tx_tensor *out) {
-    tx_status st = reduce_run(ctx, op, x, desc, out);
+    tx_status st = reduce_run(ctx, op, false, x, desc, out);
     if (!st && tx_tape_recording(ctx))
         tx_tape_note(ctx, op, &x, 1, &(tx_op_attrs){.reduce = desc ? *desc : (tx_reduce_desc){0}},
                      NULL, *out, (tx_tensor){0});
     return st;
+}
+
+tx_status tx_reduce_mean_square(tx_ctx *ctx, tx_tensor x, tx_tensor *out) {
+    return reduce_run(ctx, TX_OP_REDUCE_SUM_SQUARE, true, x, &(tx_reduce_desc){.drop_dims = true},
+                      out);
 }
