@@ -580,7 +580,9 @@ class Context {
             // past blockAt, and still the only read pending: wait here
             if (now - t0 < blockAt || this._pending.size > 1) {
               notDone = now;
-              later(poll, polls++);
+              // the next poll no later than blockAt: a 4 ms step past it
+              // would find the work done up to 4 ms late
+              later(poll, polls++, blockAt - (now - t0));
               return;
             }
             const values = finish();
@@ -1196,20 +1198,21 @@ export class Session {
 
 // First polls right after the current task (a fence often signals within
 // one), then about every millisecond, and every 4 ms once a read has waited
-// ~20 polls, so a long read does not spin. A timer is set from a message task
+// ~20 polls, so a long read does not spin; never later than atMost ms (a
+// read's time to stop polling). A timer is set from a message task
 // (the channel), not from the timer before it: Chromium clamps a chain of
 // nested timers to 4 ms, which made a 10 ms matmul wait ~15 ms for its values.
 // The channel is made on first use and, in Node, unref'd: a listening port
 // would keep Node's event loop alive after an import of this module.
 let channel = null;
 const queue = [];
-function later(fn, n) {
+function later(fn, n, atMost = Infinity) {
   if (!channel && typeof MessageChannel === 'function') {
     channel = new MessageChannel();
     channel.port1.onmessage = () => queue.shift()?.();
     channel.port1.unref?.();
   }
-  const ms = n < 24 ? 1 : 4;
+  const ms = Math.max(0, Math.min(n < 24 ? 1 : 4, atMost));
   if (!channel) {
     setTimeout(fn, ms);
     return;
