@@ -20,6 +20,9 @@
 //   a tap are the columns of the mat4 that maps 4 input to 4 output channels.
 //   TX_DW: texel (cb * p_kh + ky) * p_kw + kx, lane i = w[4cb+i][0][ky][kx].
 //   TX_TRANSPOSE reads ConvTranspose weights [C, Mg, kh, kw], flipped.
+//   TX_SWAP_NC (tx_conv_nc_swapped, group 1, never TX_DW): passes 0 and 1
+//   read x stored as [C, N, H, W] and w as [Cg, M, kh, kw], the transposes
+//   of a conv's weight gradient without their own draws.
 // TX_PASS 2 computes tile ((n * p_NOB + bt) * p_Ho + y) * p_XT + xt: TX_TC
 //   (4 or 8: 1 or 2 blocks from blk = bt * TX_TC / 4) output channels at TX_TP
 //   (4 or 8) positions from x0 = xt * TX_TP. Render target i holds channel
@@ -74,9 +77,13 @@ void main() {
       int cend = g * p_Cg + p_Cg;
 #endif
       int plane = p_H * p_W;
-      int base = (n * p_C + c0) * plane + iy * p_W + ix;
+#ifdef TX_SWAP_NC // x stored as [C, N, H, W]
+      int base = (c0 * p_N + n) * plane + iy * p_W + ix, cs = p_N * plane;
+#else
+      int base = (n * p_C + c0) * plane + iy * p_W + ix, cs = plane;
+#endif
       for (int j = 0; j < 4; j++)
-        if (c0 + j < cend) v[j] = tx_elem_n(u_in0, base + j * plane, p_in_ws, vec2(p_in_iw, p_in_ih));
+        if (c0 + j < cend) v[j] = tx_elem_n(u_in0, base + j * cs, p_in_ws, vec2(p_in_iw, p_in_ih));
     }
   }
   o0 = v;
@@ -89,6 +96,8 @@ void main() {
 float tx_w(int g, int co, int ci, int ky, int kx) {
 #ifdef TX_TRANSPOSE
   int i = (((g * p_Cg + ci) * p_Mg + co) * p_kh + (p_kh - 1 - ky)) * p_kw + (p_kw - 1 - kx);
+#elif defined(TX_SWAP_NC) // w stored as [Cg, M, kh, kw], group 1
+  int i = ((ci * p_M + co) * p_kh + ky) * p_kw + kx;
 #else
   int i = (((g * p_Mg + co) * p_Cg + ci) * p_kh + ky) * p_kw + kx;
 #endif

@@ -122,6 +122,8 @@ static const gcase k_cases[] = {
     {G("conv/depthwise70", K_OP, TX_OP_CONV, "2x70x3x3,70x1x3x3,70"), CONV(.group = 70)},
     {G("conv/group70", K_OP, TX_OP_CONV, "1x140x3x3,70x2x3x3"), CONV(.group = 70)},
     {G("conv/1d", K_OP, TX_OP_CONV, "2x3x9,4x3x3"), CONV(.pads = {1, 1})},
+    {G("conv/pads_dilation", K_OP, TX_OP_CONV, "2x3x8x7,4x3x3x3,4"), CONV(.pads = {1, 2, 1, 3}, .dilations = {1, 2})},
+    {G("conv/group2_stride_rows", K_OP, TX_OP_CONV, "1x4x5x8,6x2x3x3"), CONV(.group = 2, .pads = {1, 1, 1, 1}, .strides = {2, 1})},
     {G("conv/same_upper", K_OP, TX_OP_CONV, "1x2x6x6,2x2x3x3"), CONV(.auto_pad = TX_AUTO_PAD_SAME_UPPER, .strides = {2, 2})},
     {G("conv_transpose", K_OP, TX_OP_CONV_TRANSPOSE, "1x3x4x4,3x2x3x3,2"), CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 0})},
     {G("conv_transpose/group", K_OP, TX_OP_CONV_TRANSPOSE, "2x4x3x5,4x1x2x3"), CONV(.group = 2, .dilations = {2, 1})},

@@ -701,9 +701,43 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
 
 static tx_status conv_route(tx_ctx *ctx, const tx_conv_call *c);
 
+/* The first two dims of a [a, b, plane] tensor swapped into dst ([b, a, plane]). */
+static void swap01(const float *src, int64_t a, int64_t b, int64_t plane, float *dst) {
+    for (int64_t i = 0; i < a; i++)
+        for (int64_t j = 0; j < b; j++)
+            memcpy(dst + (j * a + i) * plane, src + (i * b + j) * plane,
+                   (size_t)plane * sizeof(float));
+}
+
+/* swap_nc: the conv of transposed copies of x and w (the GPU reads them in
+ * place; here the copies cost one pass over each, as the transposes did). */
+static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
+    int64_t kk = (int64_t)c->kh * c->kw, xn = c->x->numel, wn = c->wt->numel;
+    float *buf = aligned_alloc(64, ((size_t)(xn + wn + 32) * sizeof(float) + 63) & ~(size_t)63);
+    if (!buf)
+        return oom(ctx, c);
+    tx_storage xst = *c->x->st, wst = *c->wt->st;
+    tx_slot xs = *c->x, ws = *c->wt;
+    xst.host = buf;
+    wst.host = buf + ((xn + 15) & ~(int64_t)15); /* 64-byte aligned */
+    swap01(tx_cpu_data(c->x), c->c, c->n, c->h * c->w, xst.host);
+    swap01(tx_cpu_data(c->wt), c->cg, c->m, kk, wst.host);
+    xs.st = &xst;
+    ws.st = &wst;
+    tx_conv_call t = *c;
+    t.swap_nc = false;
+    t.x = &xs;
+    t.wt = &ws;
+    tx_status st = conv_route(ctx, &t);
+    free(buf);
+    return st;
+}
+
 /* A residual is added after the conv's own epilogue (bias), then the
  * activation: one more pass over y, in place. */
 tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
+    if (c->swap_nc)
+        return conv_swapped(ctx, c);
     if (!c->resid)
         return conv_route(ctx, c);
     tx_conv_call base = *c;

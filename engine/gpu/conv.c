@@ -31,7 +31,7 @@ static int64_t max64(int64_t a, int64_t b) {
 /* Everything the four passes need, in the terms of the conv being computed
  * (for ConvTranspose: the equivalent stride-1 conv over the upsampled input). */
 typedef struct conv_plan {
-    bool depthwise, transpose, slide;
+    bool depthwise, transpose, slide, swap_nc;
     int64_t n, c, h, w, m, groups, cg, mg;
     int kh, kw, sh, sw, dh, dw; /* kernel, strides, dilations */
     int ut, ul;                 /* padded position of source (0, 0) */
@@ -46,6 +46,7 @@ typedef struct conv_plan {
 static void plan_make(const tx_conv_call *cc, int max_targets, int tp, conv_plan *p) {
     memset(p, 0, sizeof *p);
     p->transpose = cc->transpose;
+    p->swap_nc = cc->swap_nc;
     p->n = cc->n, p->c = cc->c, p->h = cc->h, p->w = cc->w, p->m = cc->m;
     p->groups = cc->groups, p->cg = cc->cg, p->mg = cc->mg;
     p->kh = cc->kh, p->kw = cc->kw, p->dh = cc->dh, p->dw = cc->dw;
@@ -65,7 +66,7 @@ static void plan_make(const tx_conv_call *cc, int max_targets, int tp, conv_plan
         p->sh = p->sw = 1;
     }
     int64_t c = p->c, groups = p->groups, cg = p->cg, mg = p->mg;
-    p->depthwise = cg == 1 && mg == 1;
+    p->depthwise = cg == 1 && mg == 1 && !cc->swap_nc;
     p->slide = p->sw == p->dw && p->kw > 1;
     /* 8 positions per fragment halve the weight fetches per FMA. They need 8
      * render targets and make the unpack pass pick from 8 textures, whose
@@ -128,8 +129,9 @@ static double conv_macs(const tx_conv_call *cc) {
 
 /* What the packed weights depend on: equal keys, equal packed texels. */
 static uint64_t weights_key(const conv_plan *p, int64_t w_tex) {
-    const int64_t k[] = {p->transpose, p->depthwise, p->kh, p->kw,     p->m,  p->mg,   p->cg,
-                         p->ib,        p->ob,        p->nb, p->groups, p->tc, p->nobt, w_tex};
+    const int64_t k[] = {p->transpose, p->depthwise, p->kh,   p->kw, p->m,
+                         p->mg,        p->cg,        p->ib,   p->ob, p->nb,
+                         p->groups,    p->tc,        p->nobt, w_tex, p->swap_nc};
     return tx_fnv1a((const char *)k, sizeof k);
 }
 
@@ -141,6 +143,8 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
     tx_req_define_int(r, "TX_TC", p->tc);
     if (p->depthwise)
         tx_req_define(r, "TX_DW", "1");
+    if (p->swap_nc && pass < 2)
+        tx_req_define(r, "TX_SWAP_NC", "1");
 }
 
 static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
@@ -181,7 +185,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
                 {"p_in_ws", xs->st->tex.wshift}, {"p_NB", (int)p.nb}, {"p_Hp", (int)p.hp},
                 {"p_Wp", (int)p.wp}, {"p_pt", p.ut}, {"p_pl", p.ul}, {"p_uh", p.uh}, {"p_uw", p.uw},
                 {"p_H", (int)p.h}, {"p_W", (int)p.w}, {"p_C", (int)p.c}, {"p_Cg", (int)p.cg},
-                {"p_IB", (int)p.ib});
+                {"p_IB", (int)p.ib}, {"p_N", (int)p.n});
     tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
     st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&xs->st->tex}, 1,
                     (const tx_texture *[]){&xp}, 1);
@@ -277,9 +281,9 @@ static bool spatial_fixed(const tx_conv_call *cc) {
 }
 
 static bool conv_is_matmul(const tx_conv_call *cc) {
-    return !cc->transpose && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 && cc->sh == 1 &&
-           cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h && cc->wo == cc->w &&
-           cc->h * cc->w % 4 == 0 && spatial_fixed(cc);
+    return !cc->transpose && !cc->swap_nc && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 &&
+           cc->sh == 1 && cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h &&
+           cc->wo == cc->w && cc->h * cc->w % 4 == 0 && spatial_fixed(cc);
 }
 
 static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
@@ -316,9 +320,9 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
  * kernel row (TX_PASS 1, TX_DROW), kept with the weights like the other
  * packing. The pack and unpack passes cost it more than its compute. */
 static bool dw_direct(const tx_conv_call *cc) {
-    return !cc->transpose && cc->cg == 1 && cc->mg == 1 && cc->dh == 1 && cc->dw == 1 &&
-           (cc->sw == 1 || cc->sw == 2) && cc->kw <= 7 && cc->w % 4 == 0 && cc->wo % 4 == 0 &&
-           spatial_fixed(cc);
+    return !cc->transpose && !cc->swap_nc && cc->cg == 1 && cc->mg == 1 && cc->dh == 1 &&
+           cc->dw == 1 && (cc->sw == 1 || cc->sw == 2) && cc->kw <= 7 && cc->w % 4 == 0 &&
+           cc->wo % 4 == 0 && spatial_fixed(cc);
 }
 
 static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {

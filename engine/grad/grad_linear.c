@@ -8,7 +8,8 @@
  *   dx = conv_transpose(gz, w) with the conv's strides, dilations, pads and
  *        groups, output_padding making it x's size exactly;
  *   dw = conv(x^T, gz^T) per group: x [N, C, H, W] and gz [N, M, Ho, Wo] with
- *        batch and channels swapped, strides and dilations swapped, so that
+ *        batch and channels swapped (read in place: tx_conv_nc_swapped),
+ *        strides and dilations swapped, so that
  *        out[c, m, i, j] = sum_{n, oh, ow} x[n, c, i d + oh s, ...] gz[n, m, oh, ow];
  *        cut to the kernel and transposed back to [M, C, kH, kW].
  * conv_transpose: dx = conv(g, w), dw = conv's weight gradient with g as the
@@ -120,19 +121,15 @@ static tx_status channels(tx_ctx *ctx, tx_tensor t, int64_t lo, int64_t hi, gx_t
     return gx_kept(tx_slice(ctx, t, &d, out), l, out);
 }
 
-/* dw of one group: x4 [N, Cg, H, W], gz4 [N, Mg, Ho, Wo] → [Mg, Cg, kh, kw]. */
+/* dw of one group: x4 [N, Cg, H, W], gz4 [N, Mg, Ho, Wo] → [Mg, Cg, kh, kw]
+ * (the conv reads x and gz transposed where they are). */
 static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_window *w,
                              gx_tmps *l, tx_tensor *out) {
-    tx_tensor xt, gt, r;
-    tx_status st = transpose01(ctx, x4, l, &xt);
-    if (!st)
-        st = transpose01(ctx, gz4, l, &gt);
-    if (st)
-        return st;
+    tx_tensor r;
     tx_conv_desc d = {.strides = {w->dh, w->dw},
                       .dilations = {w->sh, w->sw},
                       .pads = {w->pt, w->pl, w->pb, w->pr}};
-    st = gx_kept(tx_conv(ctx, xt, gt, &d, &r), l, &r);
+    tx_status st = gx_kept(tx_conv_nc_swapped(ctx, x4, gz4, &d, &r), l, &r);
     if (st)
         return st;
     const tx_slot *rs = gx_slot(ctx, r);

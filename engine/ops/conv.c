@@ -293,6 +293,39 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, conv, c), y, out);
 }
 
+tx_status tx_conv_nc_swapped(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *d,
+                             tx_tensor *out) {
+    const char *op = "conv (transposed operands)";
+    TX_ASSERT(d->group <= 1 && !d->bias.id && !d->residual.id && d->activation == TX_OP_NONE);
+    tx_slot *s[2];
+    tx_status st = tx_check_inputs(ctx, op, 2, (const char *const[]){"x", "w"},
+                                   (const tx_tensor[]){x, w}, true, s);
+    if (st)
+        return st;
+    if (s[0]->rank != 4 || s[1]->rank != 4)
+        return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, op, "x and w must be 4-D", s[0], s[1]);
+    tx_slot xt = *s[0], wt = *s[1]; /* the shapes the conv sees */
+    xt.shape[0] = s[0]->shape[1], xt.shape[1] = s[0]->shape[0];
+    wt.shape[0] = s[1]->shape[1], wt.shape[1] = s[1]->shape[0];
+    tx_conv_call c;
+    int orank = 0;
+    int64_t oshape[TX_MAX_RANK];
+    st = conv_geom(ctx, op, false, &xt, &wt, NULL, d, &c, &orank, oshape);
+    if (st)
+        return st;
+    tx_device dev;
+    tx_tensor y;
+    st = tx_op_output(ctx, op, (const tx_slot *[]){s[0], s[1]}, 2, orank, oshape, TX_DTYPE_FLOAT32,
+                      &dev, &y);
+    if (st)
+        return st;
+    c.swap_nc = true;
+    c.x = tx_slot_get(ctx, x);
+    c.wt = tx_slot_get(ctx, w);
+    c.y = tx_slot_get(ctx, y);
+    return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, conv, c), y, out);
+}
+
 tx_status tx_conv_out_shape(tx_ctx *ctx, bool transpose, int rank, const int64_t *xshape,
                             const int64_t *wshape, int64_t bias_len, const tx_conv_desc *d,
                             int64_t *oshape) {
