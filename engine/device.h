@@ -75,9 +75,10 @@ typedef struct tx_matmul_call {
  *   y[n, g·mg + mi, iy·sh - pt + ky·dh, ix·sw - pl + kx·dw] +=
  *       x[n, ci, iy, ix] · w[ci, mi, ky, kx]     (g = ci / cg)
  * keeping what lands in [0, ho) × [0, wo), then bias, resid and act.
- * With swap_nc (tx_conv_nc_swapped: a conv, group 1), x and wt are stored
- * with their first two dims swapped, [c, n, h, w] and [cg, m, kh, kw], and
- * read as their transposes. */
+ * With swap_nc (tx_conv_nc_swapped: a conv, group 1, no bias, residual or
+ * activation), x and wt are stored with their first two dims swapped, [c,
+ * n, h, w] and [cg, m, kh, kw], and read as their transposes, and y is the
+ * output transposed and cut to its first yh x yw positions, [m, n, yh, yw]. */
 typedef struct tx_conv_call {
     bool transpose;
     int64_t n, c, h, w;     /* x's dims */
@@ -91,7 +92,8 @@ typedef struct tx_conv_call {
     const tx_slot *x, *wt;  /* input, weights */
     const tx_slot *bias;    /* m values, or NULL */
     const tx_slot *resid;   /* y's shape, added before act (a residual), or NULL */
-    bool swap_nc;           /* x and wt stored with their first two dims swapped */
+    bool swap_nc;           /* x, wt and y stored with their first two dims swapped */
+    int yh, yw;             /* swap_nc: the positions y keeps (<= ho, wo) */
     tx_slot *y;
 } tx_conv_call;
 

@@ -475,12 +475,15 @@ tx_status tx_window_geom(tx_ctx *ctx, const char *op, const tx_slot *x, const in
  * One kernel for what is otherwise seven ops (engine/grad/grad_pool.c). */
 tx_status tx_maxpool_tiles_grad(tx_ctx *ctx, tx_tensor x, tx_tensor y, tx_tensor g,
                                 const tx_window *w, tx_tensor *dx);
-/* conv(x^T, w^T) with the first two dims of the 4-D x and w swapped (x [C,
- * N, H, W], w [Cg, M, kh, kw] read as [N, C, H, W] and [M, Cg, kh, kw]),
- * the transposes read in place: a conv's weight gradient (group 1, no bias,
- * residual or activation in d), engine/grad/grad_linear.c. */
+/* A conv with the first two dims of its 4-D operands and output swapped:
+ * x [C, N, H, W] and w [Cg, M, kh, kw] read as [N, C, H, W] and [M, Cg, kh,
+ * kw], the output [N, M, ho, wo] written as [M, N, cut[0], cut[1]], its
+ * first cut[0] x cut[1] positions (cut <= ho, wo). A conv's weight gradient
+ * (engine/grad/grad_linear.c) in the conv's own draws, the transposes and
+ * the cut read and written in place. d: group 1, no bias, residual or
+ * activation. */
 tx_status tx_conv_nc_swapped(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *d,
-                             tx_tensor *out);
+                             const int cut[2], tx_tensor *out);
 
 /* A residual operand r of a conv or matmul (named "residual"): a float
  * tensor of y's shape (rank, shape) on the device of x (the op's first

@@ -21,8 +21,9 @@
 //   TX_DW: texel (cb * p_kh + ky) * p_kw + kx, lane i = w[4cb+i][0][ky][kx].
 //   TX_TRANSPOSE reads ConvTranspose weights [C, Mg, kh, kw], flipped.
 //   TX_SWAP_NC (tx_conv_nc_swapped, group 1, never TX_DW): passes 0 and 1
-//   read x stored as [C, N, H, W] and w as [Cg, M, kh, kw], the transposes
-//   of a conv's weight gradient without their own draws.
+//   read x stored as [C, N, H, W] and w as [Cg, M, kh, kw], and pass 3
+//   writes y as [M, N, p_yh, p_yw], the first p_yh x p_yw positions: a conv's
+//   weight gradient without draws of its own for the transposes and the cut.
 // TX_PASS 2 computes tile ((n * p_NOB + bt) * p_Ho + y) * p_XT + xt: TX_TC
 //   (4 or 8: 1 or 2 blocks from blk = bt * TX_TC / 4) output channels at TX_TP
 //   (4 or 8) positions from x0 = xt * TX_TP. Render target i holds channel
@@ -407,6 +408,20 @@ int tx_locate(int e, out int i, out int x) {
 #endif
 }
 
+#ifdef TX_SWAP_NC
+// Element e of y, [M, N, p_yh, p_yw]: the conv output element it holds.
+int tx_source(int e) {
+  int kx = e % p_yw;
+  int r = e / p_yw;
+  int ky = r % p_yh;
+  r /= p_yh;
+  int n = r % p_N;
+  return ((n * p_M + r / p_N) * p_Ho + ky) * p_Wo + kx;
+}
+#else
+int tx_source(int e) { return e; }
+#endif
+
 void main() {
   TX_OUTPUT_TEXEL(t)
   int i, x;
@@ -418,7 +433,7 @@ void main() {
   for (int j = 0; j < 4; j++) {
     int e = t * 4 + j;
     if (e < p_n) {
-      int tt = tx_locate(e, i, x);
+      int tt = tx_locate(tx_source(e), i, x);
       v[j] = tx_lane(tx_tile(i, tt), x & 3);
     }
   }

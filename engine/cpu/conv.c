@@ -709,26 +709,40 @@ static void swap01(const float *src, int64_t a, int64_t b, int64_t plane, float 
                    (size_t)plane * sizeof(float));
 }
 
-/* swap_nc: the conv of transposed copies of x and w (the GPU reads them in
- * place; here the copies cost one pass over each, as the transposes did). */
+/* swap_nc: the conv of transposed copies of x and w into a scratch output,
+ * then y from it transposed and cut (the GPU reads and writes them in place;
+ * here the copies cost one pass over each, as the transposes did). */
 static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
     int64_t kk = (int64_t)c->kh * c->kw, xn = c->x->numel, wn = c->wt->numel;
-    float *buf = aligned_alloc(64, ((size_t)(xn + wn + 32) * sizeof(float) + 63) & ~(size_t)63);
+    int64_t on = c->n * c->m * c->ho * c->wo;
+    int64_t xa = (xn + 15) & ~(int64_t)15, wa = (wn + 15) & ~(int64_t)15; /* 64-byte aligned */
+    float *buf = aligned_alloc(64, (size_t)(xa + wa + on + 16) * sizeof(float));
     if (!buf)
         return oom(ctx, c);
-    tx_storage xst = *c->x->st, wst = *c->wt->st;
-    tx_slot xs = *c->x, ws = *c->wt;
+    tx_storage xst = *c->x->st, wst = *c->wt->st, yst = *c->y->st;
+    tx_slot xs = *c->x, ws = *c->wt, ys = *c->y;
     xst.host = buf;
-    wst.host = buf + ((xn + 15) & ~(int64_t)15); /* 64-byte aligned */
+    wst.host = buf + xa;
+    yst.host = buf + xa + wa;
     swap01(tx_cpu_data(c->x), c->c, c->n, c->h * c->w, xst.host);
     swap01(tx_cpu_data(c->wt), c->cg, c->m, kk, wst.host);
     xs.st = &xst;
     ws.st = &wst;
+    ys.st = &yst;
+    ys.numel = on;
     tx_conv_call t = *c;
     t.swap_nc = false;
     t.x = &xs;
     t.wt = &ws;
+    t.y = &ys;
     tx_status st = conv_route(ctx, &t);
+    float *y = tx_cpu_data(c->y);
+    for (int64_t m = 0; m < c->m && !st; m++)
+        for (int64_t n = 0; n < c->n; n++)
+            for (int64_t i = 0; i < c->yh; i++)
+                memcpy(y + ((m * c->n + n) * c->yh + i) * c->yw,
+                       yst.host + ((n * c->m + m) * c->ho + i) * c->wo,
+                       (size_t)c->yw * sizeof(float));
     free(buf);
     return st;
 }

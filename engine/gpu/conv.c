@@ -143,7 +143,7 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
     tx_req_define_int(r, "TX_TC", p->tc);
     if (p->depthwise)
         tx_req_define(r, "TX_DW", "1");
-    if (p->swap_nc && pass < 2)
+    if (p->swap_nc && pass != 2)
         tx_req_define(r, "TX_SWAP_NC", "1");
 }
 
@@ -246,7 +246,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
     if (!st) {
         req_common(&r, &p, 3, rs ? 2 : 1, 1);
         r.array_inputs = 1;
-        if (p.wo % 4 == 0)
+        if (p.wo % 4 == 0 && !p.swap_nc)
             tx_req_define(&r, "TX_ALIGNED", "1");
         if (rs) {
             tx_req_resid(&r, 1, &rs->st->tex);
@@ -255,7 +255,8 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
         TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
                     {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles.wshift}, {"p_Wo", (int)p.wo},
                     {"p_Ho", (int)p.ho}, {"p_M", (int)p.m}, {"p_Mg", (int)p.mg},
-                    {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt}, {"p_XT", (int)p.xt});
+                    {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt}, {"p_XT", (int)p.xt},
+                    {"p_N", (int)p.n}, {"p_yh", cc->yh}, {"p_yw", cc->yw});
         tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", &tiles);
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&tiles, rs ? &rs->st->tex : NULL},
                         rs ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);

@@ -11,7 +11,8 @@
  *        batch and channels swapped (read in place: tx_conv_nc_swapped),
  *        strides and dilations swapped, so that
  *        out[c, m, i, j] = sum_{n, oh, ow} x[n, c, i d + oh s, ...] gz[n, m, oh, ow];
- *        cut to the kernel and transposed back to [M, C, kH, kW].
+ *        cut to the kernel and transposed back to [M, C, kH, kW] (for group
+ *        1 all within the conv's own passes).
  * conv_transpose: dx = conv(g, w), dw = conv's weight gradient with g as the
  *   input and x as the output gradient.
  * gz is g through the fused activation: from y where its derivative allows
@@ -122,25 +123,14 @@ static tx_status channels(tx_ctx *ctx, tx_tensor t, int64_t lo, int64_t hi, gx_t
 }
 
 /* dw of one group: x4 [N, Cg, H, W], gz4 [N, Mg, Ho, Wo] → [Mg, Cg, kh, kw]
- * (the conv reads x and gz transposed where they are). */
+ * (the conv reads x and gz transposed where they are and writes its output
+ * transposed, cut to the kernel). */
 static tx_status weight_grad(tx_ctx *ctx, tx_tensor x4, tx_tensor gz4, const tx_window *w,
                              gx_tmps *l, tx_tensor *out) {
-    tx_tensor r;
     tx_conv_desc d = {.strides = {w->dh, w->dw},
                       .dilations = {w->sh, w->sw},
                       .pads = {w->pt, w->pl, w->pb, w->pr}};
-    tx_status st = gx_kept(tx_conv_nc_swapped(ctx, x4, gz4, &d, &r), l, &r);
-    if (st)
-        return st;
-    const tx_slot *rs = gx_slot(ctx, r);
-    if (rs->shape[2] != w->kh || rs->shape[3] != w->kw) {
-        tx_slice_desc sd = {
-            .n = 2, .starts = {0, 0}, .ends = {w->kh, w->kw}, .axes = {2, 3}, .has_axes = true};
-        st = gx_kept(tx_slice(ctx, r, &sd, &r), l, &r);
-        if (st)
-            return st;
-    }
-    return transpose01(ctx, r, l, out);
+    return gx_kept(tx_conv_nc_swapped(ctx, x4, gz4, &d, (const int[]){w->kh, w->kw}, out), l, out);
 }
 
 /* The weight gradient of a conv whose groups each read one input channel

@@ -294,7 +294,7 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
 }
 
 tx_status tx_conv_nc_swapped(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *d,
-                             tx_tensor *out) {
+                             const int cut[2], tx_tensor *out) {
     const char *op = "conv (transposed operands)";
     TX_ASSERT(d->group <= 1 && !d->bias.id && !d->residual.id && d->activation == TX_OP_NONE);
     tx_slot *s[2];
@@ -313,13 +313,19 @@ tx_status tx_conv_nc_swapped(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_con
     st = conv_geom(ctx, op, false, &xt, &wt, NULL, d, &c, &orank, oshape);
     if (st)
         return st;
+    if (cut[0] < 1 || cut[1] < 1 || cut[0] > c.ho || cut[1] > c.wo)
+        return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                       "%s: cut %dx%d is not inside the %lldx%lld output", op, cut[0], cut[1],
+                       (long long)c.ho, (long long)c.wo);
     tx_device dev;
     tx_tensor y;
-    st = tx_op_output(ctx, op, (const tx_slot *[]){s[0], s[1]}, 2, orank, oshape, TX_DTYPE_FLOAT32,
-                      &dev, &y);
+    st = tx_op_output(ctx, op, (const tx_slot *[]){s[0], s[1]}, 2, 4,
+                      (const int64_t[]){c.m, c.n, cut[0], cut[1]}, TX_DTYPE_FLOAT32, &dev, &y);
     if (st)
         return st;
     c.swap_nc = true;
+    c.yh = cut[0];
+    c.yw = cut[1];
     c.x = tx_slot_get(ctx, x);
     c.wt = tx_slot_get(ctx, w);
     c.y = tx_slot_get(ctx, y);
