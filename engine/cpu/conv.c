@@ -716,7 +716,9 @@ static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
     int64_t kk = (int64_t)c->kh * c->kw, xn = c->x->numel, wn = c->wt->numel;
     int64_t on = c->n * c->m * c->ho * c->wo;
     int64_t xa = (xn + 15) & ~(int64_t)15, wa = (wn + 15) & ~(int64_t)15; /* 64-byte aligned */
-    float *buf = aligned_alloc(64, (size_t)(xa + wa + on + 16) * sizeof(float));
+    /* aligned_alloc wants a multiple of the alignment (emscripten's refuses others) */
+    int64_t ya = (on + 15) & ~(int64_t)15;
+    float *buf = aligned_alloc(64, (size_t)(xa + wa + ya) * sizeof(float));
     if (!buf)
         return oom(ctx, c);
     tx_storage xst = *c->x->st, wst = *c->wt->st, yst = *c->y->st;
