@@ -701,19 +701,22 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
 
 static tx_status conv_route(tx_ctx *ctx, const tx_conv_call *c);
 
-/* The first two dims of a [a, b, plane] tensor swapped into dst ([b, a, plane]). */
-static void swap01(const float *src, int64_t a, int64_t b, int64_t plane, float *dst) {
+/* src [a, b, h, w] into dst [b, a, ch, cw] (ch <= h, cw <= w): the first two
+ * dims swapped, each plane cut to its first ch x cw positions. */
+static void swap01(const float *src, int64_t a, int64_t b, int64_t h, int64_t w, int64_t ch,
+                   int64_t cw, float *dst) {
     for (int64_t i = 0; i < a; i++)
         for (int64_t j = 0; j < b; j++)
-            memcpy(dst + (j * a + i) * plane, src + (i * b + j) * plane,
-                   (size_t)plane * sizeof(float));
+            for (int64_t r = 0; r < ch; r++)
+                memcpy(dst + ((j * a + i) * ch + r) * cw, src + ((i * b + j) * h + r) * w,
+                       (size_t)cw * sizeof(float));
 }
 
 /* swap_nc: the conv of transposed copies of x and w into a scratch output,
  * then y from it transposed and cut (the GPU reads and writes them in place;
  * here the copies cost one pass over each, as the transposes did). */
 static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
-    int64_t kk = (int64_t)c->kh * c->kw, xn = c->x->numel, wn = c->wt->numel;
+    int64_t xn = c->x->numel, wn = c->wt->numel;
     int64_t on = c->n * c->m * c->ho * c->wo;
     int64_t xa = (xn + 15) & ~(int64_t)15, wa = (wn + 15) & ~(int64_t)15; /* 64-byte aligned */
     /* aligned_alloc wants a multiple of the alignment (emscripten's refuses others) */
@@ -726,8 +729,8 @@ static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
     xst.host = buf;
     wst.host = buf + xa;
     yst.host = buf + xa + wa;
-    swap01(tx_cpu_data(c->x), c->c, c->n, c->h * c->w, xst.host);
-    swap01(tx_cpu_data(c->wt), c->cg, c->m, kk, wst.host);
+    swap01(tx_cpu_data(c->x), c->c, c->n, c->h, c->w, c->h, c->w, xst.host);
+    swap01(tx_cpu_data(c->wt), c->cg, c->m, c->kh, c->kw, c->kh, c->kw, wst.host);
     xs.st = &xst;
     ws.st = &wst;
     ys.st = &yst;
@@ -738,13 +741,8 @@ static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
     t.wt = &ws;
     t.y = &ys;
     tx_status st = conv_route(ctx, &t);
-    float *y = tx_cpu_data(c->y);
-    for (int64_t m = 0; m < c->m && !st; m++)
-        for (int64_t n = 0; n < c->n; n++)
-            for (int64_t i = 0; i < c->yh; i++)
-                memcpy(y + ((m * c->n + n) * c->yh + i) * c->yw,
-                       yst.host + ((n * c->m + m) * c->ho + i) * c->wo,
-                       (size_t)c->yw * sizeof(float));
+    if (!st)
+        swap01(yst.host, c->n, c->m, c->ho, c->wo, c->yh, c->yw, tx_cpu_data(c->y));
     free(buf);
     return st;
 }
