@@ -81,6 +81,19 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const port = server.address().port;
 
 const profile = mkdtempSync(join(tmpdir(), 'texel-bench-profile-'));
+// A page's window.__benchResult, or the first uncaught error it throws: a
+// page that breaks (a script that does not parse, say) never sets a result,
+// and the run must say so instead of waiting out the hour.
+async function pageResult(page, what, url) {
+  let fail;
+  const failed = new Promise((resolve, reject) => { fail = reject; });
+  page.on('pageerror', (e) => fail(new Error(`${what} threw: ${String(e && e.message || e).split('\n')[0]}`)));
+  await page.goto(url);
+  await Promise.race([failed,
+    page.waitForFunction(() => window.__benchResult, null, { timeout: 3600e3, polling: 1000 })]);
+  return page.evaluate(() => window.__benchResult);
+}
+
 const browser = await chromium.launchPersistentContext(profile, {
   executablePath: '/usr/bin/chromium',
   headless: true,
@@ -98,9 +111,8 @@ try {
     for (const engine of engines) {
       const page = await browser.newPage();
       page.on('console', (m) => { if (m.type() === 'error') console.error(`page (${engine}):`, m.text()); });
-      await page.goto(`http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}`);
-      await page.waitForFunction(() => window.__benchResult, null, { timeout: 3600e3, polling: 1000 });
-      const r = await page.evaluate(() => window.__benchResult);
+      const r = await pageResult(page, `models.html (${engine})`,
+        `http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}`);
       await page.close();
       if (r.error) r.models = models.map((m) => ({ name: m.name, status: r.error.split('\n')[0] }));
       results.push(r);
@@ -122,9 +134,7 @@ try {
   if (opt('--matmul-tm', null)) url += `&matmul-tm=${opt('--matmul-tm', null)}`;
   if (opt('--engines', null)) url += `&engines=${opt('--engines', null)}`;
   if (texelDir) url += '&texel=' + encodeURIComponent('/texel_cases.mjs');
-  await page.goto(url);
-  await page.waitForFunction(() => window.__benchResult, null, { timeout: 3600e3, polling: 1000 });
-  const result = await page.evaluate(() => window.__benchResult);
+  const result = await pageResult(page, 'page.html', url);
   if (result.error) throw new Error(result.error);
   writeFileSync(out, JSON.stringify(result, null, 1));
   console.log(`wrote ${out} (${result.cases.length} cases, ${result.renderer})`);
