@@ -13,6 +13,11 @@ const RUNS = Number(params.get('runs') || 15);
 // matmul-tm=1|4|8: texel's matmul tiling forced (a row per kernel variant):
 // handed over as a remembered choice of this renderer for every size class
 const MATMUL_TM = Number(params.get('matmul-tm') || 0);
+// trim=1: free texel's pooled textures after each case. By default texel
+// keeps them for the page, as TF.js keeps its texture cache
+// (WEBGL_DELETE_TEXTURE_THRESHOLD -1: never deleted): a case's first call
+// then meets the pools the cases before it left, in both engines.
+const TRIM = params.get('trim') === '1';
 // engines=a,b: only these of texel, texel_cpu, tfjs_webgl, tfjs_wasm (default all);
 // texel_cpu,tfjs_wasm: the CPU engines without the WebGL engines' work before them.
 const ENGINES = (e) => !params.get('engines') || params.get('engines').split(',').includes(e);
@@ -111,9 +116,14 @@ function tfFor(name) {
 async function prepare(makeInputs, run, read, dispose, settle = null) {
   const t0 = performance.now();
   const inputs = makeInputs();
+  const tIn = performance.now();
   const out = run(inputs);
+  const tRun = performance.now();
   const values = await read(out);
   const first = performance.now() - t0;
+  // where the first call went: making the inputs (upload), issuing the op
+  // (compiles), reading the output back (the draws, the read)
+  const phases = { inputs_ms: +(tIn - t0).toFixed(2), run_ms: +(tRun - tIn).toFixed(2), read_ms: +(t0 + first - tRun).toFixed(2) };
   dispose([out]);
   const once = async () => {
     const o = run(inputs);
@@ -141,7 +151,7 @@ async function prepare(makeInputs, run, read, dispose, settle = null) {
     },
     finish: () => {
       dispose(inputs);
-      return { first_ms: first, first10_ms: first10, warmup_calls: warmup, median_ms: median(ms),
+      return { first_ms: first, first_phases: phases, first10_ms: first10, warmup_calls: warmup, median_ms: median(ms),
         min_ms: Math.min(...ms), max_ms: Math.max(...ms), calls_per_sample: calls };
     },
   };
@@ -257,7 +267,7 @@ function texelEngine(c, texel, device = 'gpu') {
     done: () => {
       if (!tx) return {};
       const stats = statsDelta(tx.stats(), before);
-      tx.trim();
+      if (TRIM) tx.trim();
       tx = null;
       return { stats };
     },

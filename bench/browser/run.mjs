@@ -13,6 +13,10 @@
 //          --engines a,b: these engines only, in this order (names as in the table;
 //          the max abs diff column needs ort-wasm-1t among them).
 // --isolate: send COOP same-origin + COEP require-corp (SharedArrayBuffer: texel-mt, ort threads).
+// --trim: texel frees its pooled textures after each case (tx.trim()); by
+//   default it keeps them for the page, as TF.js keeps its texture cache.
+// Each engine's first call is split in the JSON (first_phases: making the
+// inputs, issuing the op, reading the output back).
 import { execFileSync } from 'node:child_process';
 import { models as modelList, printTable, compare } from './models_run.mjs';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync, existsSync, statSync } from 'node:fs';
@@ -133,6 +137,7 @@ try {
   let url = `http://127.0.0.1:${port}/page.html?runs=${runs}`;
   if (opt('--matmul-tm', null)) url += `&matmul-tm=${opt('--matmul-tm', null)}`;
   if (opt('--engines', null)) url += `&engines=${opt('--engines', null)}`;
+  if (args.includes('--trim')) url += '&trim=1';
   if (texelDir) url += '&texel=' + encodeURIComponent('/texel_cases.mjs');
   const result = await pageResult(page, 'page.html', url);
   if (result.error) throw new Error(result.error);
