@@ -26,7 +26,8 @@
 // per column, 2 per row; u_in2 always declared), so that one generic program
 // serves a training step's or a model's every matmul until its own steady
 // program is ready.
-// TX_A_2D / TX_B_2D (tiles, !TA / !TB, A_VEC / VEC, sizes fixed): A's and
+// TX_A_2D / TX_B_2D (tiles, !TA / !TB, A_VEC / VEC, K fixed; B_2D not with
+// TX_NPAD, whose B rows do not start on texels): A's and
 // B's texels are read with texture() at coordinates stepped per 4 of K, not
 // from element indices: SwiftShader (Subzero) compiles each index's
 // shift-and-mask as written and range-checks texelFetch; 512^2 in Chromium

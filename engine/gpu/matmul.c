@@ -100,7 +100,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
      * texture row, 2 with a carry (right for any width: where a dim may
      * vary, the operand's width may too) */
     int64_t aw = (int64_t)1 << c->a->st->tex.wshift, bw = (int64_t)1 << c->b->st->tex.wshift;
-    if (vec && !ta && K >= 4 && K % 4 == 0 && !vary_k)
+    if ((vec || npad) && !ta && K >= 4 && K % 4 == 0 && !vary_k)
         tx_req_define_int(r, "TX_A_2D", !c->a->vary && aw % (K / 4) == 0 ? 1 : 2);
     if (vec && !tb && K >= 4 && !vary_k)
         tx_req_define_int(r, "TX_B_2D", !c->b->vary && N % bw == 0 ? 1 : 2);
