@@ -7,7 +7,8 @@
 // 8 writes the rows to as many render targets (o0..o7, "row phases": the
 // layers of one array texture), and TX_PASS 1 interleaves them into the
 // row-major output. TX_TM = 1 writes
-// the output directly. With N % 4 != 0 (N > 4, fixed) the row tiles are
+// the output directly. With N % 4 != 0 (N > 4), or N that may change
+// between runs, the row tiles are
 // padded to whole texels (TX_NPAD) and the interleave gathers each output
 // texel's 4 elements; else, without TX_VEC, a fragment computes the 4
 // consecutive output elements of its texel, one dot product each.
@@ -40,8 +41,9 @@
 // texels), p_out_ws, p_a_ws, p_b_ws, p_c_ws (bias), p_bd0..3 (output batch
 // dims), p_ab0..3 / p_bb0..3 (batch strides of A and B, in matrices).
 
-// Texels per tile row: N / 4, or with TX_NPAD (N % 4 != 0, N > 4, tiles
-// only) (N + 3) / 4: the row tiles' rows are padded to whole texels, their
+// Texels per tile row: N / 4, or with TX_NPAD (N % 4 != 0 and N > 4, or N
+// may vary: any N; tiles only) (N + 3) / 4: the row tiles' rows are padded
+// to whole texels, their
 // last columns computed from whatever B holds past its row (each column of
 // a tile reads only its own column of B) and never stored.
 #ifdef TX_NPAD

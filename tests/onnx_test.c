@@ -772,6 +772,81 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("session: a 1x1 Conv on a symbolic width runs as a matmul at every width")) {
+        /* x [1, 128, 3, W] with W symbolic: the conv is W1 [128, 128] @ x
+         * [128, 3W] (enough channels for the matmul: gpu/conv.c) by the
+         * matmul's row tiles padded for any N (3W = 24, 15, 3, 9, 21: whole
+         * texels, not, and fewer than 4), the bias and Relu fused; each
+         * width's runs compile no program that the first width's did not */
+        enum { C = 128, M = 128, H = 3 };
+        static float w[M * C];
+        float b[M];
+        for (int i = 0; i < M * C; i++)
+            w[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < M; i++)
+            b[i] = (float)i / 16.0f - 0.5f;
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){M, C, 1, 1}, 4, w);
+        init_f(&g, "B", (int64_t[]){M}, 1, b);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, C, H, -1}, 4);
+        node(&g, "Conv", "c", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1, NULL,
+             0);
+        node(&g, "Relu", "relu", (const char *[]){"c"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, M, H, -1}, 4);
+        buf m = model(&g, 13);
+        tx_session *s = NULL;
+        CHECK(tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.device = TX_DEVICE_GPU}, &s) ==
+                  TX_STATUS_OK,
+              "%s", tx_last_error(ctx));
+        static const int widths[] = {8, 5, 1, 3, 7};
+        float x[C * H * 8], y[M * H * 8];
+        tx_stats first = {0};
+        for (int wi = 0; s && wi < 5 && !tx_t.cur_failed; wi++) {
+            int W = widths[wi], n = H * W;
+            for (int i = 0; i < C * n; i++)
+                x[i] = (float)(((i + wi) * 5) % 11) / 11.0f - 0.5f;
+            /* until 3 runs took the row tiles (a software rasterizer's small
+             * signature waits up to 64 calls for its steady program) */
+            int tiled = 0;
+            for (int run = 0; run < 100 && tiled < 3 && !tx_t.cur_failed; run++) {
+                tx_stats before, after;
+                tx_ctx_stats(ctx, &before);
+                tx_tensor xt = mk(ctx, 4, (int64_t[]){1, C, H, W}, x), out = {0};
+                tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 1, &out);
+                CHECK(!st, "width %d: %s", W, tx_last_error(ctx));
+                CHECK(!st && !tx_tensor_read(ctx, out, y, sizeof(float) * (size_t)(M * n)),
+                      "width %d: read: %s", W, tx_last_error(ctx));
+                tx_ctx_stats(ctx, &after);
+                double err = 0;
+                for (int o = 0; o < M; o++)
+                    for (int p = 0; p < n; p++) {
+                        double want = b[o];
+                        for (int c = 0; c < C; c++)
+                            want += (double)w[o * C + c] * x[c * n + p];
+                        err = fmax(err, fabs(y[o * n + p] - fmax(0, want)));
+                    }
+                CHECK(err < 1e-5, "width %d, run %d: max error %g", W, run, err);
+                /* the matmul: 1 draw in a signature's first calls, then the
+                 * row tiles and their interleave; the conv's own path is 3+ */
+                CHECK(after.draws - before.draws <= 2, "width %d, run %d: %llu draws", W, run,
+                      (unsigned long long)(after.draws - before.draws));
+                tiled += after.draws - before.draws == 2;
+                TX_DESTROY(ctx, xt, out);
+            }
+            CHECK(tiled == 3, "width %d: %d runs of 100 took the row tiles", W, tiled);
+            tx_stats now;
+            tx_ctx_stats(ctx, &now);
+            if (wi == 0)
+                first = now;
+            CHECK(now.generic_compiles == first.generic_compiles,
+                  "width %d compiled %llu generic programs more than the first width", W,
+                  (unsigned long long)(now.generic_compiles - first.generic_compiles));
+        }
+        tx_session_destroy(s);
+        free(m.d);
+        tx_test_end();
+    }
+
     if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
         static const struct {
             const char *op;

@@ -281,21 +281,33 @@ static bool spatial_fixed(const tx_conv_call *cc) {
     return !((cc->x->vary | cc->y->vary) & ~3u);
 }
 
+/* A 1x1 conv (stride 1, no pads, one group) is a matmul per image: W [M, C]
+ * @ x [C, H*W]. Where H or W may vary (a session's symbolic dims) the matmul
+ * sees a varying N and takes its row tiles padded for any N (tx_gpu_matmul):
+ * the conv's own pack, compute and unpack draws ran such a conv 2.5x slower
+ * (SwiftShader, PP-OCRv4 rec's 240 -> 240 at 12x80: 40 ms a draw against 16
+ * at a fixed size, 23 padded). Only with M * C at least this: the matmul's
+ * programs cost more to compile and, on SwiftShader, to translate at their
+ * first draw, which the small convs of OCR cls and det never paid back (det
+ * with every 1x1 conv routed: first run 4.6 -> 6.9 s, steady 1.11 -> 1.06 s;
+ * with this line: rec steady 1.07 -> 0.77 s, det first run 4.6 -> 5.3 s). */
+#define TX_CONV_VARY_MATMUL_MC (1 << 14)
 static bool conv_is_matmul(const tx_conv_call *cc) {
     return !cc->transpose && !cc->swap_nc && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 &&
            cc->sh == 1 && cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h &&
-           cc->wo == cc->w && cc->h * cc->w % 4 == 0 && spatial_fixed(cc);
+           cc->wo == cc->w &&
+           (spatial_fixed(cc) ? cc->h * cc->w % 4 == 0 : cc->m * cc->c >= TX_CONV_VARY_MATMUL_MC);
 }
 
 static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
     /* views: w as [M, C], x as [n, C, H*W], y as [n, M, H*W]; n or C may
-     * change between runs (vary), H and W do not (conv_is_matmul) */
+     * change between runs (vary), and H*W where H or W may */
     tx_slot a = *cc->wt, b = *cc->x, y = *cc->y;
     a.rank = 2;
     a.vary = 0;
     b.rank = y.rank = 3;
-    b.vary = (uint8_t)(cc->x->vary & 3u);
-    y.vary = (uint8_t)(cc->y->vary & 3u);
+    b.vary = (uint8_t)((cc->x->vary & 3u) | (cc->x->vary & 12u ? 4u : 0u));
+    y.vary = (uint8_t)((cc->y->vary & 3u) | (cc->y->vary & 12u ? 4u : 0u));
     tx_matmul_call mc = {.M = cc->m,
                          .N = cc->h * cc->w,
                          .K = cc->c,

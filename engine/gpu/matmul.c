@@ -12,8 +12,9 @@
  *
  * Where an operand's dim may change size between runs (tx_slot.vary: a
  * session's symbolic sequence length), the variant does not depend on it: a
- * varying M takes the large-M tile, a varying N or K the path for any size,
- * so every length runs the programs compiled for the first.
+ * varying M takes the large-M tile, a varying N the padded row tiles (right
+ * for any N), a varying K the path for any size, so every length runs the
+ * programs compiled for the first.
  *
  * A residual (y's shape, tx_matmul_call.resid) is added by the pass that
  * writes y: the 1-row tiles, or the interleave, which then applies the
@@ -77,7 +78,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     bool ta = c->ta, tb = c->tb;
     bool vary_m, vary_n, vary_k;
     matmul_vary(c, &vary_m, &vary_n, &vary_k);
-    bool npad = tm > 1 && N % 4 != 0;
+    bool npad = tm > 1 && (N % 4 != 0 || vary_n);
     bool vec = N % 4 == 0 && !vary_n;
     int64_t mt = (M + tm - 1) / tm;
     tx_req_init(r, TX_FAMILY_MATMUL, "matmul", 2 + (cs != NULL) + (c->resid && tm == 1), tm);
@@ -195,7 +196,9 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         r2.generic_only = true;
         tx_req_define_int(&r2, "TX_PASS", 1);
         tx_req_define_int(&r2, "TX_TM", tm);
-        if (N % 4 != 0)
+        bool vary_m, vary_n, vary_k;
+        matmul_vary(c, &vary_m, &vary_n, &vary_k);
+        if (N % 4 != 0 || vary_n)
             tx_req_define(&r2, "TX_NPAD", "1");
         tx_req_int(&r2, "p_M", (int)M);
         tx_req_int(&r2, "p_N", (int)N);
@@ -254,15 +257,18 @@ tx_status tx_gpu_matmul(tx_ctx *ctx, const tx_matmul_call *c) {
     bool vary_m, vary_n, vary_k;
     matmul_vary(c, &vary_m, &vary_n, &vary_k);
     /* row tiles where N is a fixed multiple of 4, or padded to one where it
-     * is not (N > 4: a matrix-vector product keeps its own path) */
-    bool vec = (c->N % 4 == 0 || c->N > 4) && !vary_n;
+     * is not (N > 4: a matrix-vector product keeps its own path) or may
+     * change (whatever it is now) */
+    bool vec = c->N % 4 == 0 || c->N > 4 || vary_n;
     int tm = vec && (c->M >= TX_MATMUL_TILE_MIN_M || vary_m) ? 4 : 1;
     /* Eight row phases where the device has 8 draw buffers: 12 fetches per
      * 128 FMAs instead of 8 per 64 (llvmpipe, 1024²: 16.9 vs 12.9 GFLOP/s). */
     bool can8 = (c->M >= 2 * TX_MATMUL_TILE_MIN_M || vary_m) && ctx->caps.max_draw_buffers >= 8;
     if (tm == 4 && can8)
         tm = 8;
-    if (tm == 1)
+    /* one tile for every length where a dim may vary (a choice measured per
+     * size would give another length another program) */
+    if (tm == 1 || vary_m || vary_n || vary_k)
         return run_variant(ctx, c, tm);
     /* per device: the 8-target tile that wins on llvmpipe may lose elsewhere */
     static const int cand[3] = {1, 4, 8};
