@@ -65,8 +65,16 @@ void main() {
   int tm_shift = TX_TM == 8 ? 3 : 2;
   vec2 inv = vec2(p_a_iw, p_a_ih);
 #ifdef TX_NPAD
-  // the output texel's 4 elements lie in one row or two (N > 4): each from
-  // its tile texel's lane
+  // a varying N that is a multiple of 4 this time: one fetch, as below (a
+  // constant test once the program is specialized)
+  if ((p_N & 3) == 0) {
+    ivec3 bmc = tx_split3(t, p_M, TX_NQ);
+    int tt = (bmc.x * p_MT + (bmc.y >> tm_shift)) * TX_NQ + bmc.z;
+    o0 = tx_resid_act(tx_layer_texel_n(u_in0, tt, p_a_ws, inv, bmc.y & (TX_TM - 1)), t);
+    return;
+  }
+  // else the output texel's 4 elements lie in one row or more (in two where
+  // N > 4): each from its tile texel's lane
   ivec3 bmn = tx_split3(t * 4, p_M, p_N);
   int b = bmn.x, m = bmn.y, n = bmn.z;
   vec4 v;
@@ -207,6 +215,12 @@ vec4 tx_b_row(int bo, int k, int n0) {
 #if defined(TX_VEC) && !defined(TX_NPAD)
   return tx_texel(u_in1, (bo + k * p_N + n0) >> 2, p_b_ws);
 #else
+#ifdef TX_NPAD
+  // a varying N that is a multiple of 4 this time: whole texels (a constant
+  // test once the program is specialized)
+  if ((p_N & 3) == 0)
+    return tx_texel(u_in1, (bo + k * p_N + n0) >> 2, p_b_ws);
+#endif
   return tx_run(u_in1, bo + k * p_N + n0, p_b_ws);
 #endif
 }
