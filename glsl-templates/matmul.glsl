@@ -65,38 +65,34 @@ void main() {
   int tm_shift = TX_TM == 8 ? 3 : 2;
   vec2 inv = vec2(p_a_iw, p_a_ih);
 #ifdef TX_NPAD
-  // a varying N that is a multiple of 4 this time: one fetch, as below (a
-  // constant test once the program is specialized)
-  if ((p_N & 3) == 0) {
-    ivec3 bmc = tx_split3(t, p_M, TX_NQ);
-    int tt = (bmc.x * p_MT + (bmc.y >> tm_shift)) * TX_NQ + bmc.z;
-    o0 = tx_resid_act(tx_layer_texel_n(u_in0, tt, p_a_ws, inv, bmc.y & (TX_TM - 1)), t);
-    return;
-  }
-  // else the output texel's 4 elements lie in one row or more (in two where
-  // N > 4): each from its tile texel's lane
-  ivec3 bmn = tx_split3(t * 4, p_M, p_N);
-  int b = bmn.x, m = bmn.y, n = bmn.z;
-  vec4 v;
-  for (int j = 0; j < 4; j++) {
-    int tt = (b * p_MT + (m >> tm_shift)) * TX_NQ + (n >> 2);
-    v[j] = tx_lane(tx_layer_texel_n(u_in0, tt, p_a_ws, inv, m & (TX_TM - 1)), n & 3);
-    n++;
-    if (n == p_N) {
-      n = 0;
-      m++;
-      if (m == p_M) { // the next batch (past the end: lanes never stored)
-        m = 0;
-        b++;
+  // N not a multiple of 4 (at this run, where it may vary: a constant test
+  // once the program is specialized): the output texel's 4 elements lie in
+  // one row or more (in two where N > 4), each from its tile texel's lane
+  if ((p_N & 3) != 0) {
+    ivec3 bmn = tx_split3(t * 4, p_M, p_N);
+    int b = bmn.x, m = bmn.y, n = bmn.z;
+    vec4 v;
+    for (int j = 0; j < 4; j++) {
+      int tt = (b * p_MT + (m >> tm_shift)) * TX_NQ + (n >> 2);
+      v[j] = tx_lane(tx_layer_texel_n(u_in0, tt, p_a_ws, inv, m & (TX_TM - 1)), n & 3);
+      n++;
+      if (n == p_N) {
+        n = 0;
+        m++;
+        if (m == p_M) { // the next batch (past the end: lanes never stored)
+          m = 0;
+          b++;
+        }
       }
     }
+    o0 = tx_resid_act(v, t);
+    return;
   }
-#else
-  ivec3 bmn = tx_split3(t, p_M, TX_NQ);
-  int b = bmn.x, m = bmn.y, c = bmn.z;
+#endif
+  ivec3 bmc = tx_split3(t, p_M, TX_NQ);
+  int b = bmc.x, m = bmc.y, c = bmc.z;
   int tt = (b * p_MT + (m >> tm_shift)) * TX_NQ + c;
   vec4 v = tx_layer_texel_n(u_in0, tt, p_a_ws, inv, m & (TX_TM - 1));
-#endif
   // a residual, then the activation the tiles left out (TX_RESID)
   o0 = tx_resid_act(v, t);
 }
@@ -212,16 +208,17 @@ vec4 tx_a4(int a, int k0, bool tail) {
 // B[k][n0..n0+3]: one texel where rows are whole texels (TX_VEC), else a
 // run from two (N % 4 != 0, or N may vary).
 vec4 tx_b_row(int bo, int k, int n0) {
-#if defined(TX_VEC) && !defined(TX_NPAD)
-  return tx_texel(u_in1, (bo + k * p_N + n0) >> 2, p_b_ws);
-#else
+  int e = bo + k * p_N + n0;
 #ifdef TX_NPAD
-  // a varying N that is a multiple of 4 this time: whole texels (a constant
-  // test once the program is specialized)
-  if ((p_N & 3) == 0)
-    return tx_texel(u_in1, (bo + k * p_N + n0) >> 2, p_b_ws);
+  // N not a multiple of 4 (at this run, where it may vary: a constant test
+  // once the program is specialized): a run
+  if ((p_N & 3) != 0)
+    return tx_run(u_in1, e, p_b_ws);
 #endif
-  return tx_run(u_in1, bo + k * p_N + n0, p_b_ws);
+#ifdef TX_VEC
+  return tx_texel(u_in1, e >> 2, p_b_ws);
+#else
+  return tx_run(u_in1, e, p_b_ws);
 #endif
 }
 

@@ -46,6 +46,14 @@ static void matmul_vary(const tx_matmul_call *c, bool *m, bool *n, bool *k) {
     *n = rb == 1 ? false : (tb ? b_prev : b_last);
 }
 
+/* Whether tm-row tiles pad their rows to whole texels (TX_NPAD): where N %
+ * 4 != 0, or N may vary (the compute pass and the interleave must agree). */
+static bool padded_rows(const tx_matmul_call *c, int tm) {
+    bool vary_m, vary_n, vary_k;
+    matmul_vary(c, &vary_m, &vary_n, &vary_k);
+    return tm > 1 && (c->N % 4 != 0 || vary_n);
+}
+
 static void req_act(const tx_matmul_call *c, tx_program_req *r) {
     bool clip = c->act == TX_OP_CLIP;
     tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
@@ -78,7 +86,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     bool ta = c->ta, tb = c->tb;
     bool vary_m, vary_n, vary_k;
     matmul_vary(c, &vary_m, &vary_n, &vary_k);
-    bool npad = tm > 1 && (N % 4 != 0 || vary_n);
+    bool npad = padded_rows(c, tm);
     bool vec = N % 4 == 0 && !vary_n;
     int64_t mt = (M + tm - 1) / tm;
     tx_req_init(r, TX_FAMILY_MATMUL, "matmul", 2 + (cs != NULL) + (c->resid && tm == 1), tm);
@@ -196,9 +204,7 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         r2.generic_only = true;
         tx_req_define_int(&r2, "TX_PASS", 1);
         tx_req_define_int(&r2, "TX_TM", tm);
-        bool vary_m, vary_n, vary_k;
-        matmul_vary(c, &vary_m, &vary_n, &vary_k);
-        if (N % 4 != 0 || vary_n)
+        if (padded_rows(c, tm))
             tx_req_define(&r2, "TX_NPAD", "1");
         tx_req_int(&r2, "p_M", (int)M);
         tx_req_int(&r2, "p_N", (int)N);
