@@ -177,6 +177,95 @@ static buf residual_model(const float *w3, const float *w1, const float *b) {
     return model(&g, 13);
 }
 
+/* PP-LCNetV3's learnable affine blocks around a conv, on x [1, 3, 6, 7]:
+ *     a = Add(Mul(0.8, Conv3x3(x, W1, B1)), 0.25)          (scalars [1])
+ *     h = HardSwish(a), written out in four nodes
+ *     y = Sub(0.5, Div(Conv1x1(Mul(Sub(h, t2), s2), W2, B2), 2))
+ *              (s2 [1, 4, 1, 1], t2 [4, 1, 1]; 2 groups of 2 channels in, 3 out)
+ *     z = Conv3x3(Add(Mul(h, 1.25), t4), W3)               (t4 [1, 4, 1, 1])
+ * The affine maps fold into conv weights: after c1 (then the HardSwish fuses
+ * into it), before and after c2 (1x1, no padding); not before c3, whose
+ * padded borders read zeros that Add(·, t4) would have shifted. */
+static const float k_aff_s2[4] = {1.5f, -0.5f, 0.75f, 2}, k_aff_t2[4] = {0.1f, -0.2f, 0.3f, 0.05f},
+                   k_aff_t4[4] = {0.5f, 0.4f, -0.3f, 0.2f};
+static buf affine_model(const float *w1, const float *b1, const float *w2, const float *b2,
+                        const float *w3) {
+    buf g = {0};
+    init_f(&g, "W1", (int64_t[]){4, 3, 3, 3}, 4, w1);
+    init_f(&g, "B1", (int64_t[]){4}, 1, b1);
+    init_f(&g, "W2", (int64_t[]){6, 2, 1, 1}, 4, w2);
+    init_f(&g, "B2", (int64_t[]){6}, 1, b2);
+    init_f(&g, "W3", (int64_t[]){2, 4, 3, 3}, 4, w3);
+    init_f(&g, "s1", (int64_t[]){1}, 1, (float[]){0.8f});
+    init_f(&g, "t1", (int64_t[]){1}, 1, (float[]){0.25f});
+    init_f(&g, "s2", (int64_t[]){1, 4, 1, 1}, 4, k_aff_s2);
+    init_f(&g, "t2", (int64_t[]){4, 1, 1}, 3, k_aff_t2);
+    init_f(&g, "d3", NULL, 0, (float[]){2});
+    init_f(&g, "half", (int64_t[]){1, 1}, 2, (float[]){0.5f});
+    init_f(&g, "s4", (int64_t[]){1}, 1, (float[]){1.25f});
+    init_f(&g, "t4", (int64_t[]){1, 4, 1, 1}, 4, k_aff_t4);
+    init_f(&g, "three", NULL, 0, (float[]){3});
+    init_f(&g, "zero", NULL, 0, (float[]){0});
+    init_f(&g, "six", NULL, 0, (float[]){6});
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 3, 6, 7}, 4);
+    buf pads[2] = {{0}, {0}};
+    for (int k = 0; k < 2; k++) {
+        str_field(&pads[k], 1, "pads");
+        for (int i = 0; i < 4; i++)
+            int_field(&pads[k], 8, 1);
+        int_field(&pads[k], 20, TX_ATTR_INTS);
+    }
+#define N1(op, name, a, out)                                                                       \
+    node(&g, op, name, (const char *[]){a}, 1, (const char *[]){out}, 1, NULL, 0)
+#define N2(op, name, a, b, out)                                                                    \
+    node(&g, op, name, (const char *[]){a, b}, 2, (const char *[]){out}, 1, NULL, 0)
+    node(&g, "Conv", "c1", (const char *[]){"x", "W1", "B1"}, 3, (const char *[]){"c1"}, 1,
+         &pads[0], 1);
+    N2("Mul", "m1", "s1", "c1", "m1");
+    N2("Add", "a1", "m1", "t1", "a1");
+    N2("Add", "hs_add", "a1", "three", "h1");
+    node(&g, "Clip", "hs_clip", (const char *[]){"h1", "zero", "six"}, 3, (const char *[]){"h2"}, 1,
+         NULL, 0);
+    N2("Mul", "hs_mul", "a1", "h2", "h3");
+    N2("Div", "hs_div", "h3", "six", "h");
+    N2("Sub", "m2", "h", "t2", "m2");
+    N2("Mul", "a2", "s2", "m2", "a2");
+    node(&g, "Conv", "c2", (const char *[]){"a2", "W2", "B2"}, 3, (const char *[]){"c2"}, 1,
+         (buf[]){attr_i("group", 2)}, 1);
+    N2("Div", "d3", "c2", "d3", "d");
+    N2("Sub", "s5", "half", "d", "y");
+    N2("Mul", "m4", "h", "s4", "m4");
+    N2("Add", "a4", "t4", "m4", "a4");
+    node(&g, "Conv", "c3", (const char *[]){"a4", "W3"}, 2, (const char *[]){"z"}, 1, &pads[1], 1);
+#undef N1
+#undef N2
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 6, 6, 7}, 4);
+    vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
+    return model(&g, 13);
+}
+
+/* out[o, i, j] = b[o] + Σ w[o, c, ki, kj] · in[c0 + c, i + ki - p, j + kj - p]
+ * (zero outside; c over o's group's cg channels from c0), in [cg·groups, 6,
+ * 7], k x k, padding p (plain C, for the tests). */
+static void ref_conv(const double *in, int cg, const float *w, const float *b, int m, int k, int p,
+                     int groups, double *out) {
+    for (int o = 0; o < m; o++)
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 7; j++) {
+                double acc = b ? b[o] : 0;
+                int c0 = o / (m / groups) * cg;
+                for (int ci = 0; ci < cg; ci++)
+                    for (int ki = 0; ki < k; ki++)
+                        for (int kj = 0; kj < k; kj++) {
+                            int yi = i + ki - p, xj = j + kj - p;
+                            if (yi >= 0 && yi < 6 && xj >= 0 && xj < 7)
+                                acc += (double)w[((o * cg + ci) * k + ki) * k + kj] *
+                                       in[((c0 + ci) * 6 + yi) * 7 + xj];
+                        }
+                out[(o * 6 + i) * 7 + j] = acc;
+            }
+}
+
 /* The same for MatMul on x [n, 6] (n symbolic): y = Relu(x W + B + x), z =
  * y W + r with r [6] (broadcasts: the op then add at run time). */
 static buf residual_mm_model(const float *w, const float *b) {
@@ -736,6 +825,66 @@ int main(int argc, char **argv) {
             }
         CHECK(err < 1e-5 && negative == 0, "fused vs unfused: max difference %g, %d negatives", err,
               negative);
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("fusion: scale and shift by constants fold into conv weights (PP-LCNetV3's "
+                      "affine blocks), not before a padded conv")) {
+        float w1[4 * 27], b1[4], w2[12], b2[6], w3[2 * 36], x[3 * 42];
+        for (int i = 0; i < 4 * 27; i++)
+            w1[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
+        for (int i = 0; i < 4; i++)
+            b1[i] = (float)i / 4.0f - 0.3f;
+        for (int i = 0; i < 12; i++)
+            w2[i] = (float)((i * 3) % 7) / 7.0f - 0.4f;
+        for (int i = 0; i < 6; i++)
+            b2[i] = 0.2f - (float)i / 9.0f;
+        for (int i = 0; i < 2 * 36; i++)
+            w3[i] = (float)((i * 5) % 9) / 9.0f - 0.5f;
+        for (int i = 0; i < 3 * 42; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        /* plain-C reference, node by node */
+        double xd[3 * 42], a[4 * 42], h[4 * 42], t[4 * 42], y[6 * 42], z[2 * 42];
+        for (int i = 0; i < 3 * 42; i++)
+            xd[i] = x[i];
+        ref_conv(xd, 3, w1, b1, 4, 3, 1, 1, a);
+        for (int i = 0; i < 4 * 42; i++) {
+            double v = a[i] * (double)0.8f + (double)0.25f;
+            h[i] = v * fmin(fmax(v + 3, 0), 6) / 6;
+            t[i] = (h[i] - k_aff_t2[i / 42]) * k_aff_s2[i / 42];
+        }
+        ref_conv(t, 2, w2, b2, 6, 1, 0, 2, y);
+        for (int i = 0; i < 6 * 42; i++)
+            y[i] = (double)0.5f - y[i] / 2;
+        for (int i = 0; i < 4 * 42; i++)
+            t[i] = h[i] * (double)1.25f + k_aff_t4[i / 42];
+        ref_conv(t, 4, w3, NULL, 2, 3, 1, 1, z);
+        buf m = affine_model(w1, b1, w2, b2, w3);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            /* unfused: 3 convs, 12 elementwise steps; fused: c1 (+ its Mul,
+             * Add and the HardSwish), c2 (+ Sub, Mul, Div, Sub), Mul, Add, c3 */
+            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 5 : 15, fusion ? 10 : 0);
+            if (!s)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 3, 6, 7}, x), out[2];
+            tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 2, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                float gy[6 * 42], gz[2 * 42];
+                CHECK(!tx_tensor_read(ctx, out[0], gy, sizeof gy) &&
+                          !tx_tensor_read(ctx, out[1], gz, sizeof gz),
+                      "%s", tx_last_error(ctx));
+                double ey = 0, ez = 0;
+                for (int i = 0; i < 6 * 42; i++)
+                    ey = fmax(ey, fabs(gy[i] - y[i]));
+                for (int i = 0; i < 2 * 42; i++)
+                    ez = fmax(ez, fabs(gz[i] - z[i]));
+                CHECK(ey < 1e-4 && ez < 1e-4, "fusion %d: max error y %g, z %g", fusion, ey, ez);
+                TX_DESTROY(ctx, out[0], out[1]);
+            }
+            tx_tensor_destroy(ctx, xt);
+            tx_session_destroy(s);
+        }
         free(m.d);
         tx_test_end();
     }

@@ -834,8 +834,9 @@ tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
  * tx_tape and ask tx_tape_grad for the weights' gradients; tx_optim_step
  * updates them in place, and the session's next runs use the new values.
  * Needs a session with a fixed device (desc.device gpu or cpu). An
- * initializer the planner folded or fused (BatchNormalization into a Conv)
- * is not what the graph runs: use desc.no_fusion. A context loss restores
+ * initializer the planner folded or fused (BatchNormalization, or a Mul or
+ * Add by constants, into a Conv) is not what the graph runs: use
+ * desc.no_fusion. A context loss restores
  * the file's values. */
 tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
 

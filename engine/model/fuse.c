@@ -1,6 +1,8 @@
 /* Plan-time fusion: BN into Conv, GELU/HardSwish patterns, MatMul/Gemm + bias
  * + activation, Conv / MatMul + residual Add + activation. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "session.h"
@@ -51,6 +53,41 @@ static tx_op activation_of(tx_session *s, const tx_step *sp) {
     return TX_OP_NONE;
 }
 
+/* Conv step k's weights and bias become the new host values w and b (taken,
+ * freed on failure), as constants with generated names that cannot clash
+ * with the file's ("<node>/texel:<what>_W:<k>"). */
+static tx_status set_conv_consts(tx_session *s, int k, const char *what, tx_hval *w, tx_hval *b) {
+    const char *node = s->steps[k].node->name;
+    tx_hval *hv[2] = {w, b};
+    int iv[2];
+    for (int j = 0; j < 2; j++) {
+        size_t n = strlen(node) + strlen(what) + 40;
+        char *name = tx_arena_alloc(s->m.arena, n);
+        iv[j] = name ? (snprintf(name, n, "%s/texel:%s_%s:%d", node, what, j ? "B" : "W", k),
+                        tx_graph_val_add(s, name))
+                     : -1;
+        if (iv[j] < 0) {
+            tx_hval_free(w);
+            tx_hval_free(b);
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        }
+    }
+    for (int j = 0; j < 2; j++) {
+        tx_session_val *v = &s->vals[iv[j]];
+        v->is_const = v->c_owned = true;
+        v->c = *hv[j];
+        v->elem = v->c.elem;
+        v->rank = v->c.rank;
+        memcpy(v->shape, v->c.shape, sizeof v->shape);
+    }
+    tx_step *sp = &s->steps[k];
+    sp->in[1] = iv[0];
+    sp->in[2] = iv[1];
+    if (sp->n_in < 3)
+        sp->n_in = 3;
+    return TX_STATUS_OK;
+}
+
 static tx_status fuse_bn_into_conv(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -79,36 +116,9 @@ static tx_status fuse_bn_into_conv(tx_session *s) {
                                   &s->vals[bn->in[1]].c, &s->vals[bn->in[2]].c,
                                   &s->vals[bn->in[3]].c, &s->vals[bn->in[4]].c, eps, &w2, &b2))
             continue;
-        /* new constants get generated names that cannot clash with the file's */
-        char *nw = tx_arena_alloc(s->m.arena, strlen(sp->node->name) + 32);
-        char *nb = tx_arena_alloc(s->m.arena, strlen(sp->node->name) + 32);
-        if (!nw || !nb) {
-            tx_hval_free(&w2);
-            tx_hval_free(&b2);
-            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-        }
-        sprintf(nw, "%s/texel:bn_folded_W:%d", sp->node->name, k);
-        sprintf(nb, "%s/texel:bn_folded_B:%d", sp->node->name, k);
-        int iw = tx_graph_val_add(s, nw), ib = iw >= 0 ? tx_graph_val_add(s, nb) : -1;
-        if (iw < 0 || ib < 0) {
-            tx_hval_free(&w2);
-            tx_hval_free(&b2);
-            return TX_STATUS_OUT_OF_MEMORY;
-        }
-        tx_hval *hv[2] = {&w2, &b2};
-        int iv[2] = {iw, ib};
-        for (int j = 0; j < 2; j++) {
-            tx_session_val *v = &s->vals[iv[j]];
-            v->is_const = v->c_owned = true;
-            v->c = *hv[j];
-            v->elem = v->c.elem;
-            v->rank = v->c.rank;
-            memcpy(v->shape, v->c.shape, sizeof v->shape);
-        }
-        sp->in[1] = iw;
-        sp->in[2] = ib;
-        if (sp->n_in < 3)
-            sp->n_in = 3;
+        tx_status st = set_conv_consts(s, k, "bn_folded", &w2, &b2);
+        if (st)
+            return st;
         sp->out[0] = bn->out[0];
         s->vals[sp->out[0]].producer = k;
         bn->dead = true;
@@ -370,16 +380,82 @@ static void fuse_activations(tx_session *s) {
     }
 }
 
+static tx_status fuse_affine_into_conv(tx_session *s);
+
 tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
     if (!st)
         st = tx_graph_fuse_qdq(s);
     if (!st && !(st = fuse_gelu(s)))
         st = fuse_hard_swish(s);
+    /* after the patterns above, whose Add, Mul and Div by constants are
+     * theirs to take */
+    if (!st)
+        st = fuse_affine_into_conv(s);
     fuse_matmul(s);
     fuse_residual(s);
     fuse_activations(s);
+    /* the host copies folds replaced (a BN-folded W folded again, say):
+     * nothing reads them now */
+    for (int i = 0; i < s->n_vals; i++) {
+        tx_session_val *v = &s->vals[i];
+        if (v->c_owned && v->n_uses == 0 && !v->is_output) {
+            tx_hval_free(&v->c);
+            v->c_owned = v->is_const = false;
+        }
+    }
     return st;
+}
+
+/* ---- per-channel affine maps folded into Conv weights ---- */
+
+/* W'[o] = W[o]·scale[o], b'[o] = b[o]·scale[o] + shift[o]: Conv(x, W, b)
+ * followed by y·scale + shift per output channel (W [M, C/g, k...], b
+ * optional, scale and shift M values). Results are malloc'd. */
+static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *scale,
+                            const double *shift, tx_hval *w_out, tx_hval *b_out) {
+    int64_t m = w->shape[0];
+    if (!tx_hval_copy(w_out, w))
+        return false;
+    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
+        tx_hval_free(w_out);
+        return false;
+    }
+    int64_t per = m ? w->numel / m : 0;
+    for (int64_t o = 0; o < m; o++) {
+        for (int64_t j = 0; j < per; j++)
+            w_out->f[o * per + j] = (float)(w->f[o * per + j] * scale[o]);
+        b_out->f[o] = (float)((b ? b->f[o] : 0.0) * scale[o] + shift[o]);
+    }
+    return true;
+}
+
+/* W'[o, i] = W[o, i]·scale[c], b'[o] = b[o] + Σ_i,k W[o, i, k]·shift[c] (c =
+ * o's group's input channel i): Conv of x·scale + shift per input channel,
+ * which is exact only where no output reads padding (the zeros would be
+ * shifted too). scale and shift hold C = W.shape[1]·group values. */
+static bool fold_in_affine(const tx_hval *w, const tx_hval *b, int64_t group, const double *scale,
+                           const double *shift, tx_hval *w_out, tx_hval *b_out) {
+    int64_t m = w->shape[0], cg = w->shape[1];
+    if (!tx_hval_copy(w_out, w))
+        return false;
+    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
+        tx_hval_free(w_out);
+        return false;
+    }
+    int64_t per = m ? w->numel / m : 0, taps = cg ? per / cg : 0;
+    for (int64_t o = 0; o < m; o++) {
+        int64_t c0 = o / (m / group) * cg;
+        double acc = b ? b->f[o] : 0.0;
+        for (int64_t i = 0; i < cg; i++)
+            for (int64_t t = 0; t < taps; t++) {
+                int64_t j = (o * cg + i) * taps + t;
+                acc += (double)w->f[j] * shift[c0 + i];
+                w_out->f[j] = (float)(w->f[j] * scale[c0 + i]);
+            }
+        b_out->f[o] = (float)acc;
+    }
+    return true;
 }
 
 /* ---- BatchNormalization folded into the preceding Conv ---- */
@@ -396,19 +472,158 @@ bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gam
             return false;
     if (b && (!b->f || b->numel != m))
         return false;
-    if (!tx_hval_copy(w_out, w))
+    double *sc = malloc(2 * (size_t)m * sizeof *sc + 1);
+    if (!sc)
         return false;
-    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
-        tx_hval_free(w_out);
-        return false;
-    }
-    int64_t per = m ? w->numel / m : 0;
     for (int64_t o = 0; o < m; o++) {
-        double sc = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
-        for (int64_t j = 0; j < per; j++)
-            w_out->f[o * per + j] = (float)(w->f[o * per + j] * sc);
-        double bo = b ? b->f[o] : 0.0;
-        b_out->f[o] = (float)((bo - mean->f[o]) * sc + beta->f[o]);
+        sc[o] = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
+        sc[m + o] = beta->f[o] - mean->f[o] * sc[o];
     }
-    return true;
+    bool ok = fold_out_affine(w, b, sc, sc + m, w_out, b_out);
+    free(sc);
+    return ok;
+}
+
+/* Step sp as y = x·mul + add per channel, for one operand x and a constant
+ * the other (Mul, Add, Sub, or Div by the constant) that is a scalar or
+ * holds `ch` values along axis 1 of x's rank `rank` (so y has x's shape):
+ * x's value, mul and add filled (ch values each); -1 if sp is not such a
+ * step, or x must be `want` (>= 0) and is not. */
+static int affine_step(const tx_session *s, const tx_step *sp, int want, int rank, int64_t ch,
+                       double *mul, double *add) {
+    bool is_mul = is_op(sp, "Mul"), is_add = is_op(sp, "Add"), is_sub = is_op(sp, "Sub"),
+         is_div = is_op(sp, "Div");
+    if ((!is_mul && !is_add && !is_sub && !is_div) || sp->n_in != 2 || sp->n_out != 1)
+        return -1;
+    int ci = -1; /* which input is the constant */
+    for (int i = 0; i < 2 && ci < 0; i++) {
+        const tx_session_val *c = sp->in[i] >= 0 ? &s->vals[sp->in[i]] : NULL;
+        if (!c || !c->is_const || !c->c.f || c->c.rank > rank ||
+            (c->c.numel != 1 && c->c.numel != ch))
+            continue;
+        bool ok = true;
+        for (int j = 0; j < c->c.rank && c->c.numel != 1; j++)
+            ok &= c->c.shape[j] == (rank - c->c.rank + j == 1 ? ch : 1);
+        for (int64_t j = 0; j < c->c.numel && ok; j++)
+            ok &= isfinite(c->c.f[j]) && (!is_div || c->c.f[j] != 0);
+        if (ok)
+            ci = i;
+    }
+    int x = ci < 0 ? -1 : sp->in[1 - ci];
+    if (x < 0 || (want >= 0 && x != want) || (is_div && ci == 0) || s->vals[x].is_const ||
+        !tx_onnx_type_is_float(s->vals[x].elem))
+        return -1;
+    const tx_hval *c = &s->vals[sp->in[ci]].c;
+    for (int64_t o = 0; o < ch; o++) {
+        double v = c->f[c->numel == 1 ? 0 : o];
+        mul[o] = is_mul ? v : is_div ? 1.0 / v : (is_sub && ci == 0) ? -1.0 : 1.0;
+        add[o] = is_add ? v : is_sub ? (ci == 0 ? v : -v) : 0.0;
+    }
+    return x;
+}
+
+/* Conv step k's weights (and bias, if any) as host float values: W's rank,
+ * or 0 when they are not constants (quantized weights, say). */
+static int conv_const_rank(const tx_session *s, const tx_step *sp) {
+    if (!is_op(sp, "Conv") || sp->n_out != 1 || sp->n_in < 2 || sp->n_in > 3 || sp->act ||
+        sp->in[1] < 0)
+        return 0;
+    const tx_session_val *w = &s->vals[sp->in[1]];
+    if (!w->is_const || !w->c.f || w->c.rank < 3 || w->c.shape[0] < 1 || w->c.shape[1] < 1)
+        return 0;
+    if (sp->n_in == 3 && sp->in[2] >= 0) {
+        const tx_session_val *b = &s->vals[sp->in[2]];
+        if (!b->is_const || !b->c.f || b->c.numel != w->c.shape[0])
+            return 0;
+    }
+    return w->c.rank;
+}
+
+/* The learnable affine blocks of PP-LCNetV3 (PaddleOCR v4's backbones) and
+ * any scale or shift by constants after a conv:
+ *     Conv(x, W, b) → Mul(·, s) → Add(·, t)   (scalars or per channel)
+ * fold into Conv(x, W·s, b·s + t), so that an activation after them fuses
+ * into the conv too; and before a conv that reads no padding (a 1x1, say):
+ *     Mul(h, s) → Add(·, t) → Conv(·, W, b)
+ * into Conv(h, W·s, b + Σ W·t). Any chain of Mul, Add, Sub and Div by such
+ * constants folds; each intermediate must have no other reader. */
+#define TX_AFFINE_CHAIN 8
+static tx_status fuse_affine_into_conv(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        for (int side = 0; side < 2; side++) {
+            tx_step *sp = &s->steps[k];
+            int rank = conv_const_rank(s, sp);
+            if (!rank)
+                break;
+            const tx_hval *w = &s->vals[sp->in[1]].c;
+            int64_t group = tx_attr_int(sp->node, "group", 1);
+            int64_t ch = side == 0 ? w->shape[0] : w->shape[1] * group;
+            if (side == 1) { /* no padding: every output reads only x */
+                const int64_t *pads;
+                int np = tx_attr_ints(sp->node, "pads", &pads);
+                const char *ap = tx_attr_str(sp->node, "auto_pad", "NOTSET");
+                bool unpadded = strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
+                for (int i = 0; i < np; i++)
+                    unpadded &= pads[i] == 0;
+                if (!unpadded || group < 1 || w->shape[0] % group)
+                    break;
+            }
+            double *buf = malloc(4 * (size_t)ch * sizeof *buf);
+            if (!buf)
+                return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+            double *sc = buf, *sh = buf + ch, *mul = buf + 2 * ch, *add = buf + 3 * ch;
+            for (int64_t o = 0; o < ch; o++) {
+                sc[o] = 1;
+                sh[o] = 0;
+            }
+            int chain[TX_AFFINE_CHAIN], n = 0;
+            int v = side == 0 ? sp->out[0] : sp->in[0], at = k;
+            while (n < TX_AFFINE_CHAIN && v >= 0) {
+                int c = side == 0 ? sole_consumer(s, v) : s->vals[v].producer;
+                if (c < 0 || (side == 1 && sole_consumer(s, v) != at))
+                    break;
+                int x = affine_step(s, &s->steps[c], side == 0 ? v : -1, rank, ch, mul, add);
+                if (x < 0)
+                    break;
+                /* after the conv: y = (sc·z + sh)·mul + add; before: conv
+                 * input = sc·(x·mul + add) + sh */
+                for (int64_t o = 0; o < ch; o++)
+                    if (side == 0) {
+                        sc[o] *= mul[o];
+                        sh[o] = sh[o] * mul[o] + add[o];
+                    } else {
+                        sh[o] += sc[o] * add[o];
+                        sc[o] *= mul[o];
+                    }
+                chain[n++] = c;
+                v = side == 0 ? s->steps[c].out[0] : x;
+                at = c;
+            }
+            tx_hval w2, b2;
+            bool has_b = sp->n_in == 3 && sp->in[2] >= 0;
+            const tx_hval *b = has_b ? &s->vals[sp->in[2]].c : NULL;
+            bool ok = n > 0 && (side == 0 ? fold_out_affine(w, b, sc, sh, &w2, &b2)
+                                          : fold_in_affine(w, b, group, sc, sh, &w2, &b2));
+            free(buf);
+            if (n > 0 && !ok)
+                return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+            if (!n)
+                continue;
+            tx_status st = set_conv_consts(s, k, side == 0 ? "scaled" : "in_scaled", &w2, &b2);
+            if (st)
+                return st;
+            sp = &s->steps[k];
+            if (side == 0) {
+                sp->out[0] = v;
+                s->vals[v].producer = k;
+            } else {
+                sp->in[0] = v;
+            }
+            for (int i = 0; i < n; i++)
+                s->steps[chain[i]].dead = true;
+            s->fused += n;
+            tx_graph_count_uses(s);
+        }
+    }
+    return TX_STATUS_OK;
 }
