@@ -2,13 +2,15 @@
 // output texel (4 elements) per fragment.
 // Structural: TX_OP (tx_b_add, ...), TX_MODE: 0 general broadcast (per-lane
 // index math), 1 same shape (texel-wise), 2 b is one element, 3 a is one
-// element, 4 b is a row of the last dim with that dim % 4 == 0 (bias add).
+// element, 4 b is a row of the last dim with that dim % 4 == 0 (bias add),
+// 5 b is per channel: one value per p_inner consecutive output elements,
+// p_np values repeating (a [N, C, H, W] x [1, C, 1, 1] scale), 6 a is.
 // TX_INT when the dtype is int32 (integer division and pow). TX_A_HERE,
 // TX_B_HERE (modes 1-4): that operand's texture is as wide as the output's.
 // Params: p_n, p_ntex, p_out_ws, p_a_ws, p_b_ws, p_a_iw / p_a_ih and p_b_iw /
 // p_b_ih (1 / the texture's width and height); general mode also the
 // output dims p_d0..p_d5 and element strides p_as*, p_bs* (0 = broadcast);
-// mode 4: p_bn4 (texels per row of b).
+// mode 4: p_bn4 (texels per row of b); modes 5 and 6: p_inner, p_np.
 
 vec4 tx_b_add(vec4 a, vec4 b) { return a + b; }
 vec4 tx_b_sub(vec4 a, vec4 b) { return a - b; }
@@ -108,6 +110,17 @@ int tx_src_index(int i, out int bi) {
 }
 #endif
 
+#if TX_MODE == 5 || TX_MODE == 6
+// Element i of the per-channel operand.
+float tx_part(int i) {
+#if TX_MODE == 5
+  return tx_elem_n(u_in1, i, p_b_ws, vec2(p_b_iw, p_b_ih));
+#else
+  return tx_elem_n(u_in0, i, p_a_ws, vec2(p_a_iw, p_a_ih));
+#endif
+}
+#endif
+
 void main() {
   TX_OUTPUT_TEXEL(t)
 #if TX_MODE != 0
@@ -121,6 +134,21 @@ void main() {
   o0 = TX_OP(vec4(texture(u_in0, 0.5 * ia).x), tx_b(t, ib));
 #elif TX_MODE == 4
   o0 = TX_OP(tx_a(t, ia), tx_texel_n(u_in1, t % p_bn4, p_b_ws, ib));
+#elif TX_MODE == 5 || TX_MODE == 6
+  // the per-channel operand: one element for the texel's 4 where p_inner
+  // is a multiple of 4 (a uniform's test, a constant once specialized),
+  // else one per lane (lanes past p_n read a valid index, never stored)
+  vec4 v;
+  if ((p_inner & 3) == 0) {
+    v = vec4(tx_part((t * 4 / p_inner) % p_np));
+  } else {
+    for (int j = 0; j < 4; j++) v[j] = tx_part((t * 4 + j) / p_inner % p_np);
+  }
+#if TX_MODE == 5
+  o0 = TX_OP(tx_a(t, ia), v);
+#else
+  o0 = TX_OP(v, tx_b(t, ib));
+#endif
 #else
   vec4 a, b;
   for (int j = 0; j < 4; j++) {

@@ -996,6 +996,62 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("session: per-channel Div and Sub on a symbolic width, one program each")) {
+        /* y = x / s (s [1, 3, 1, 1]) and z = t - x (t [3, 1, 1]) on x [1, 3,
+         * 2, W]: the per-channel modes of binary.glsl (b, then a per
+         * channel) with 2W elements per channel, 4, 6, 2 and 12: one
+         * element for a texel's 4 or one per lane, a test of a parameter
+         * in one program; no width compiles a generic program the first did
+         * not */
+        static const float sv[3] = {2, -0.5f, 4}, tv[3] = {1, -2, 0.25f};
+        buf g = {0};
+        init_f(&g, "s", (int64_t[]){1, 3, 1, 1}, 4, sv);
+        init_f(&g, "t", (int64_t[]){3, 1, 1}, 3, tv);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 3, 2, -1}, 4);
+        node(&g, "Div", "d", (const char *[]){"x", "s"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+        node(&g, "Sub", "u", (const char *[]){"t", "x"}, 2, (const char *[]){"z"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 3, 2, -1}, 4);
+        vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 3, 2, -1}, 4);
+        buf m = model(&g, 13);
+        tx_session *s = NULL;
+        CHECK(tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.device = TX_DEVICE_GPU}, &s) ==
+                  TX_STATUS_OK,
+              "%s", tx_last_error(ctx));
+        static const int widths[] = {2, 3, 1, 6};
+        tx_stats first = {0};
+        for (int wi = 0; s && wi < 4 && !tx_t.cur_failed; wi++) {
+            int W = widths[wi], n = 3 * 2 * W;
+            float x[36], y[36], z[36];
+            for (int run = 0; run < 6 && !tx_t.cur_failed; run++) {
+                for (int i = 0; i < n; i++)
+                    x[i] = (float)(((i + wi + run) * 5) % 11) - 5;
+                tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 3, 2, W}, x), out[2] = {{0}};
+                tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 2, out);
+                CHECK(!st, "width %d: %s", W, tx_last_error(ctx));
+                CHECK(!st && !tx_tensor_read(ctx, out[0], y, sizeof(float) * (size_t)n) &&
+                          !tx_tensor_read(ctx, out[1], z, sizeof(float) * (size_t)n),
+                      "width %d: read: %s", W, tx_last_error(ctx));
+                int bad = 0;
+                for (int i = 0; i < n && !st; i++) {
+                    int c = i / (2 * W);
+                    bad += fabsf(y[i] - x[i] / sv[c]) > 1e-6f || z[i] != tv[c] - x[i];
+                }
+                CHECK(bad == 0, "width %d, run %d: %d of %d elements wrong", W, run, bad, n);
+                TX_DESTROY(ctx, xt, out[0], out[1]);
+            }
+            tx_stats now;
+            tx_ctx_stats(ctx, &now);
+            if (wi == 0)
+                first = now;
+            CHECK(now.generic_compiles == first.generic_compiles,
+                  "width %d compiled %llu generic programs more than the first width", W,
+                  (unsigned long long)(now.generic_compiles - first.generic_compiles));
+        }
+        tx_session_destroy(s);
+        free(m.d);
+        tx_test_end();
+    }
+
     if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
         static const struct {
             const char *op;

@@ -2,7 +2,8 @@
  * for the broadcasts that keep whole texels (glsl-templates/binary.glsl).
  * Where a dim may change size between runs (tx_slot.vary), a fast mode is
  * taken only where it holds for every size: same shapes with the same
- * varying dims, a static scalar, a static row over a static last dim. */
+ * varying dims, a static scalar, a static row over a static last dim, a
+ * static per-channel operand that is 1 where the other varies. */
 #include "../device.h"
 
 /* Whether a and b have the same shape and the same varying dims. */
@@ -12,6 +13,41 @@ static bool same_shape(const tx_slot *a, const tx_slot *b) {
     for (int i = 0; i < a->rank; i++)
         if (a->shape[i] != b->shape[i])
             return false;
+    return true;
+}
+
+/* Whether `part` holds one value per *inner consecutive output elements, in
+ * order and repeating, and `full` is y's shape (a per-channel scale:
+ * [N, C, H, W] x [1, C, 1, 1]): its value for output element i is then
+ * (i / inner) % numel. sp: part's strides per output dim. Where dims vary,
+ * this must hold at every size: part is static and is 1 wherever full
+ * varies (inner may change; it is a parameter). */
+static bool per_channel(const tx_binary_call *c, const tx_slot *full, const tx_slot *part,
+                        const int64_t *sp, int64_t *inner) {
+    if (part->vary || part->numel <= 1 || full->numel != c->y->numel || full->rank > 6)
+        return false;
+    int lo = -1, hi = -1;
+    for (int d = 0; d < 6; d++)
+        if (sp[d] != 0 && c->dims[d] > 1) {
+            lo = lo < 0 ? d : lo;
+            hi = d;
+        }
+    int64_t n = 1;
+    for (int d = lo; d <= hi && lo >= 0; d++) {
+        if (c->dims[d] > 1 && sp[d] == 0)
+            return false; /* broadcast inside part's dims: not one run */
+        n *= c->dims[d];
+    }
+    if (lo < 0 || n != part->numel)
+        return false;
+    for (int i = 0; i < full->rank; i++) {
+        int j = i - full->rank + part->rank; /* part's dim at full's dim i */
+        if ((full->vary >> i & 1) && j >= 0 && part->shape[j] != 1)
+            return false;
+    }
+    *inner = 1;
+    for (int d = hi + 1; d < 6; d++)
+        *inner *= c->dims[d];
     return true;
 }
 
@@ -30,7 +66,7 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
     if (c->dtype == TX_DTYPE_INT32)
         tx_req_define(&r, "TX_INT", "1");
     int mode = 0;
-    int64_t last = c->dims[5];
+    int64_t last = c->dims[5], inner = 0;
     bool b_is_row = c->sb[5] == 1;
     for (int i = 0; i < 5; i++)
         b_is_row = b_is_row && c->sb[i] == 0;
@@ -44,6 +80,10 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
     else if (as->numel == ys->numel && bs->numel == last && last % 4 == 0 && b_is_row &&
              !bs->vary && !a_last_vary)
         mode = 4;
+    else if (per_channel(c, as, bs, c->sb, &inner))
+        mode = 5;
+    else if (per_channel(c, bs, as, c->sa, &inner))
+        mode = 6;
     tx_req_define_int(&r, "TX_MODE", mode);
     tx_req_int(&r, "p_ntex", (int)((ys->numel + 3) / 4));
     tx_req_int(&r, "p_out_ws", ys->st->tex.wshift);
@@ -53,13 +93,17 @@ tx_status tx_gpu_binary(tx_ctx *ctx, const tx_binary_call *c) {
         tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", &as->st->tex);
         tx_req_tex_inv(&r, "p_b_iw", "p_b_ih", &bs->st->tex);
         /* the operands read at texel t (not a broadcast one) */
-        if (mode != 3)
+        if (mode != 3 && mode != 6)
             tx_req_here(&r, "TX_A_HERE", &as->st->tex, &ys->st->tex);
-        if (mode == 1 || mode == 3)
+        if (mode == 1 || mode == 3 || mode == 6)
             tx_req_here(&r, "TX_B_HERE", &bs->st->tex, &ys->st->tex);
     }
     if (mode == 4)
         tx_req_int(&r, "p_bn4", (int)(last / 4));
+    if (mode == 5 || mode == 6) {
+        tx_req_int(&r, "p_inner", (int)inner);
+        tx_req_int(&r, "p_np", (int)(mode == 5 ? bs : as)->numel);
+    }
     if (mode == 0) {
         tx_req_int(&r, "p_n", (int)ys->numel);
         for (int i = 0; i < 6; i++) {
