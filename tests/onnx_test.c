@@ -1052,6 +1052,89 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("session: static shapes through Reduce, Resize, Slice, Concat, Transpose, "
+                      "Squeeze, Reshape and Conv on a symbolic height")) {
+        /* x [1, 4, H, 6], H symbolic, outputs declared without shapes: what
+         * the planner infers for each (-1: unknown) is what a later binary
+         * op's fast mode rests on (vary masks); a run at H = 3 and 5 must
+         * agree with every dim it says. Reshape to a fed shape: rank 4,
+         * every dim unknown, the conv's channels taken from its weights */
+        static const float sc[4] = {1, 1, 2, 0.5f}, w[20] = {1, 2, 3, 4, 5};
+        buf g = {0};
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, -1, 6}, 4);
+        vinfo(&g, 11, "shp", TX_ONNX_INT64, (int64_t[]){4}, 1); /* Reshape's, fed */
+        init_f(&g, "sc", (int64_t[]){4}, 1, sc);
+        init_f(&g, "W", (int64_t[]){5, 4, 1, 1}, 4, w);
+        init_i64(&g, "st", (int64_t[]){1}, 1, (int64_t[]){1});
+        init_i64(&g, "en", (int64_t[]){1}, 1, (int64_t[]){3});
+        init_i64(&g, "ax1", (int64_t[]){1}, 1, (int64_t[]){1});
+        init_i64(&g, "ax3", (int64_t[]){1}, 1, (int64_t[]){3});
+        node(&g, "ReduceMean", "r", (const char *[]){"x"}, 1, (const char *[]){"r"}, 1,
+             (buf[]){attr_is("axes", (int64_t[]){3}, 1)}, 1);
+        node(&g, "Resize", "u", (const char *[]){"x", "", "sc"}, 3, (const char *[]){"u"}, 1, NULL,
+             0);
+        node(&g, "Slice", "sl", (const char *[]){"x", "st", "en", "ax1"}, 4, (const char *[]){"sl"},
+             1, NULL, 0);
+        node(&g, "Concat", "cat", (const char *[]){"x", "sl"}, 2, (const char *[]){"cat"}, 1,
+             (buf[]){attr_i("axis", 1)}, 1);
+        node(&g, "Transpose", "tr", (const char *[]){"x"}, 1, (const char *[]){"tr"}, 1,
+             (buf[]){attr_is("perm", (int64_t[]){0, 2, 3, 1}, 4)}, 1);
+        node(&g, "Squeeze", "sq", (const char *[]){"r", "ax3"}, 2, (const char *[]){"sq"}, 1, NULL,
+             0);
+        node(&g, "Reshape", "rs", (const char *[]){"x", "shp"}, 2, (const char *[]){"rs"}, 1, NULL,
+             0);
+        node(&g, "Conv", "cv", (const char *[]){"rs", "W"}, 2, (const char *[]){"cv"}, 1, NULL, 0);
+        static const char *outs[] = {"r", "u", "sl", "cat", "tr", "sq", "cv"};
+        static const int64_t want[7][5] = {{4, 1, 4, -1, 1},  {4, 1, 4, -1, 3}, {4, 1, 2, -1, 6},
+                                           {4, 1, 6, -1, 6},  {4, 1, -1, 6, 4}, {3, 1, 4, -1},
+                                           {4, -1, 5, -1, -1}}; /* rank, dims */
+        for (int i = 0; i < 7; i++)
+            vinfo(&g, 12, outs[i], TX_ONNX_FLOAT, NULL, -1);
+        buf m = model(&g, 13);
+        tx_session *s = NULL;
+        CHECK(tx_session_create(ctx, m.d, m.n, &(tx_session_desc){0}, &s) == TX_STATUS_OK, "%s",
+              tx_last_error(ctx));
+        for (int i = 0; s && i < 7; i++) {
+            tx_value_info vi;
+            CHECK(!tx_session_output_info(s, i, &vi), "%s", tx_last_error(ctx));
+            bool ok = vi.rank == want[i][0];
+            for (int d = 0; ok && d < vi.rank; d++)
+                ok = vi.shape[d] == want[i][1 + d];
+            CHECK(ok, "%s: inferred rank %d, dims %lld %lld %lld %lld", outs[i], vi.rank,
+                  (long long)vi.shape[0], (long long)vi.shape[1], (long long)vi.shape[2],
+                  (long long)vi.shape[3]);
+        }
+        for (int h = 3; s && h <= 5 && !tx_t.cur_failed; h += 2) {
+            float x[4 * 5 * 6];
+            for (int i = 0; i < 4 * h * 6; i++)
+                x[i] = (float)(i % 7);
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, h, 6}, x), shp, out[7];
+            tx_tensor_create(ctx,
+                             &(tx_tensor_desc){.rank = 1,
+                                               .shape = {4},
+                                               .dtype = TX_DTYPE_INT32,
+                                               .data = (int32_t[]){1, 4, h, 6}},
+                             &shp);
+            tx_status st = tx_session_run(s, (tx_feed[]){{"x", xt}, {"shp", shp}}, 2, NULL, 7, out);
+            CHECK(!st, "H %d: %s", h, tx_last_error(ctx));
+            for (int i = 0; i < 7 && !st; i++) {
+                int r;
+                int64_t sh[TX_MAX_RANK];
+                tx_tensor_shape(ctx, out[i], &r, sh, NULL);
+                bool ok = r == want[i][0];
+                for (int d = 0; ok && d < r; d++)
+                    ok = want[i][1 + d] < 0 || sh[d] == want[i][1 + d];
+                CHECK(ok, "H %d: %s has rank %d, dims %lld %lld %lld", h, outs[i], r,
+                      (long long)sh[0], (long long)sh[1], (long long)sh[2]);
+                tx_tensor_destroy(ctx, out[i]);
+            }
+            TX_DESTROY(ctx, xt, shp);
+        }
+        tx_session_destroy(s);
+        free(m.d);
+        tx_test_end();
+    }
+
     if (tx_test_begin("session: node attributes and inputs are checked; features named")) {
         static const struct {
             const char *op;

@@ -105,8 +105,9 @@ static tx_status conv_attrs(tx_xnode *x, bool tr, int spatial, tx_conv_desc *d) 
 }
 
 /* Windowed ops' static output shape: x's unknown N, H, W (dynamic batch and
- * image sizes) are stood in for and come out unknown; the channel count and
- * the weights must be known for anything to be inferred. */
+ * image sizes) are stood in for and come out unknown; the weights must be
+ * known for anything to be inferred (a conv's unknown channel count is
+ * taken to be what its weights need: the run checks it). */
 #define WINDOW_STAND_IN ((int64_t)1 << 20)
 
 static tx_status infer_conv(tx_xnode *x) {
@@ -115,7 +116,7 @@ static tx_status infer_conv(tx_xnode *x) {
     int64_t sx[TX_MAX_RANK], sw[TX_MAX_RANK], xin[TX_MAX_RANK], o[TX_MAX_RANK];
     tx_x_info(x, 0, &ex, &rx, sx);
     tx_x_info(x, 1, &ew, &rw, sw);
-    if ((rx != 3 && rx != 4) || rw != rx || sx[1] < 0)
+    if ((rx != 3 && rx != 4) || rw != rx)
         return TX_STATUS_OK; /* the run reports it with the real shapes */
     for (int d = 0; d < rw; d++)
         if (sw[d] < 0)
@@ -133,6 +134,8 @@ static tx_status infer_conv(tx_xnode *x) {
         return st;
     for (int i = 0; i < rx; i++)
         xin[i] = sx[i] >= 0 ? sx[i] : i == 0 ? 1 : WINDOW_STAND_IN;
+    if (sx[1] < 0)
+        xin[1] = tr ? sw[0] : sw[1] * (d.group > 0 ? d.group : 1);
     st = tx_conv_out_shape(x->ctx, tr, rx, xin, sw, bias, &d, o);
     if (st)
         return tx_x_fail(x, st, "%s", tx_last_error(x->ctx));

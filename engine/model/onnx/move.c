@@ -129,6 +129,131 @@ static tx_status exec_concat(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
+/* The length of dim[s:e:sp] (sp != 0), ONNX's clamping; *first: its first
+ * index. */
+static int64_t slice_len(int64_t dim, int64_t s, int64_t e, int64_t sp, int64_t *first) {
+    if (s < 0)
+        s += dim;
+    if (e < 0)
+        e += dim;
+    int64_t len;
+    if (sp > 0) {
+        s = s < 0 ? 0 : (s > dim ? dim : s);
+        e = e < 0 ? 0 : (e > dim ? dim : e);
+        len = e > s ? (e - s + sp - 1) / sp : 0;
+    } else {
+        s = s < 0 ? -1 : (s > dim - 1 ? dim - 1 : s);
+        e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
+        len = s > e ? (s - e - sp - 1) / -sp : 0;
+    }
+    *first = s;
+    return len;
+}
+
+/* Static output info of Slice: input 0's rank; a sliced dim's length where
+ * the dim and constant starts, ends, axes and steps (attributes before
+ * opset 10) give it; unknown otherwise (every dim where the axes are not
+ * constants). Bad arguments are the run's to report. */
+static tx_status infer_slice(tx_xnode *x) {
+    int ex, rx, n = -1, ne = -1, na = -1, ns = -1;
+    int64_t sx[TX_MAX_RANK], o[TX_MAX_RANK], starts[TX_MAX_RANK], ends[TX_MAX_RANK],
+        axes[TX_MAX_RANK], steps[TX_MAX_RANK];
+    tx_x_info(x, 0, &ex, &rx, sx);
+    if (rx < 1)
+        return TX_STATUS_OK;
+    memcpy(o, sx, sizeof o);
+    const tx_hval *h;
+    bool axes_known, known;
+    if (x->opset < 10) {
+        const int64_t *v[3];
+        n = tx_attr_ints(x->node, "starts", &v[0]);
+        ne = tx_attr_ints(x->node, "ends", &v[1]);
+        na = tx_attr_ints(x->node, "axes", &v[2]);
+        if (n < 0 || n > TX_MAX_RANK || ne != n || na > TX_MAX_RANK)
+            return TX_STATUS_OK;
+        memcpy(starts, v[0], sizeof(int64_t) * (size_t)n);
+        memcpy(ends, v[1], sizeof(int64_t) * (size_t)n);
+        if (na > 0)
+            memcpy(axes, v[2], sizeof(int64_t) * (size_t)na);
+        axes_known = known = true;
+    } else {
+        axes_known = !tx_x_has(x, 3) || (tx_x_host(x, 3, &h) == TX_STATUS_OK &&
+                                         !tx_x_host_ints(x, 3, "axes", axes, TX_MAX_RANK, &na));
+        known = axes_known && tx_x_host(x, 1, &h) == TX_STATUS_OK &&
+                tx_x_host(x, 2, &h) == TX_STATUS_OK &&
+                !tx_x_host_ints(x, 1, "starts", starts, TX_MAX_RANK, &n) &&
+                !tx_x_host_ints(x, 2, "ends", ends, TX_MAX_RANK, &ne) &&
+                (!tx_x_has(x, 4) || (tx_x_host(x, 4, &h) == TX_STATUS_OK &&
+                                     !tx_x_host_ints(x, 4, "steps", steps, TX_MAX_RANK, &ns)));
+    }
+    if (!axes_known) {
+        for (int i = 0; i < rx; i++)
+            o[i] = -1;
+    } else if (!known) {
+        for (int i = 0; i < (na >= 0 ? na : rx); i++) {
+            int64_t ax = na >= 0 ? axes[i] : i;
+            if (ax < -rx || ax >= rx)
+                return TX_STATUS_OK;
+            o[tx_norm_axis(ax, rx)] = -1;
+        }
+    } else {
+        if (ne != n || (na >= 0 && na != n) || (ns >= 0 && ns != n))
+            return TX_STATUS_OK;
+        for (int i = 0; i < n; i++) {
+            int64_t ax = na >= 0 ? axes[i] : i, sp = ns >= 0 ? steps[i] : 1, first;
+            if (ax < -rx || ax >= rx || sp == 0)
+                return TX_STATUS_OK;
+            int a = tx_norm_axis(ax, rx);
+            o[a] = sx[a] < 0 ? -1 : slice_len(sx[a], starts[i], ends[i], sp, &first);
+        }
+    }
+    tx_x_set_info(x, 0, ex, rx, o);
+    return TX_STATUS_OK;
+}
+
+/* Static output info of Concat: the inputs' rank; each dim from any input
+ * that knows it, the axis's as the sum where every input knows its own. */
+static tx_status infer_concat(tx_xnode *x) {
+    int rank = -1, elem = 0;
+    int64_t o[TX_MAX_RANK], axis = tx_attr_int(x->node, "axis", 0);
+    for (int i = 0; i < x->n_in; i++) {
+        int e, r;
+        int64_t sh[TX_MAX_RANK];
+        if (!tx_x_has(x, i))
+            continue;
+        tx_x_info(x, i, &e, &r, sh);
+        elem = elem ? elem : e;
+        if (r < 1)
+            continue;
+        if (rank < 0) {
+            rank = r;
+            if (axis < -r || axis >= r)
+                return TX_STATUS_OK;
+            axis = tx_norm_axis(axis, r);
+            for (int d = 0; d < r; d++)
+                o[d] = -1;
+            o[axis] = 0;
+        }
+        if (r != rank)
+            return TX_STATUS_OK;
+        for (int d = 0; d < r; d++)
+            if (d != axis && o[d] < 0)
+                o[d] = sh[d];
+    }
+    if (rank < 0)
+        return TX_STATUS_OK;
+    for (int i = 0; i < x->n_in; i++) {
+        int e, r;
+        int64_t sh[TX_MAX_RANK];
+        if (!tx_x_has(x, i))
+            continue;
+        tx_x_info(x, i, &e, &r, sh);
+        o[axis] = r == rank && sh[axis] >= 0 && o[axis] >= 0 ? o[axis] + sh[axis] : -1;
+    }
+    tx_x_set_info(x, 0, elem, rank, o);
+    return TX_STATUS_OK;
+}
+
 static tx_status exec_slice(tx_xnode *x) {
     const tx_hval *d;
     tx_status st;
@@ -196,21 +321,7 @@ static tx_status exec_slice(tx_xnode *x) {
         int64_t dim = d->shape[a], sp = ns >= 0 ? steps[i] : 1;
         if (sp == 0)
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "step 0");
-        int64_t s = starts[i], e = ends[i];
-        if (s < 0)
-            s += dim;
-        if (e < 0)
-            e += dim;
-        if (sp > 0) {
-            s = s < 0 ? 0 : (s > dim ? dim : s);
-            e = e < 0 ? 0 : (e > dim ? dim : e);
-            oshape[a] = e > s ? (e - s + sp - 1) / sp : 0;
-        } else {
-            s = s < 0 ? -1 : (s > dim - 1 ? dim - 1 : s);
-            e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
-            oshape[a] = s > e ? (s - e - sp - 1) / -sp : 0;
-        }
-        lo[a] = s;
+        oshape[a] = slice_len(dim, starts[i], ends[i], sp, &lo[a]);
         step[a] = sp;
     }
     tx_hval o;
@@ -253,6 +364,25 @@ static tx_status exec_transpose(tx_xnode *x) {
     if (!st)
         st = tx_transpose(x->ctx, in, n >= 0 ? perm : NULL, &y);
     return st ? st : tx_x_set_dev(x, 0, y, tx_x_elem(x, 0));
+}
+
+/* Static output info: input 0's dims permuted (reversed without perm). */
+static tx_status infer_transpose(tx_xnode *x) {
+    int e, rank, n;
+    int64_t shape[TX_MAX_RANK], p[TX_MAX_RANK], out[TX_MAX_RANK];
+    tx_x_info(x, 0, &e, &rank, shape);
+    if (rank < 0 || tx_x_attr_ints(x, "perm", p, TX_MAX_RANK, &n) || (n >= 0 && n != rank))
+        return TX_STATUS_OK;
+    bool seen[TX_MAX_RANK] = {false};
+    for (int i = 0; i < rank; i++) {
+        int64_t from = n < 0 ? rank - 1 - i : p[i];
+        if (from < 0 || from >= rank || seen[from])
+            return TX_STATUS_OK; /* the run's to report */
+        seen[from] = true;
+        out[i] = shape[from];
+    }
+    tx_x_set_info(x, 0, e, rank, out);
+    return TX_STATUS_OK;
 }
 
 static tx_status exec_split(tx_xnode *x) {
@@ -462,9 +592,9 @@ static tx_status exec_trilu(tx_xnode *x) {
 static const tx_onnx_op k_ops[] = {
     {"Cast", exec_cast, infer_cast, H, 1, 1, 0},
     {"CastLike", exec_cast, infer_cast, H, 2, 2, 0},
-    {"Concat", exec_concat, NULL, H, 1, -1, 0},
-    {"Slice", exec_slice, NULL, H, 1, 5, 30},
-    {"Transpose", exec_transpose, NULL, 0, 1, 1, 0},
+    {"Concat", exec_concat, infer_concat, H, 1, -1, 0},
+    {"Slice", exec_slice, infer_slice, H, 1, 5, 30},
+    {"Transpose", exec_transpose, infer_transpose, 0, 1, 1, 0},
     {"Split", exec_split, NULL, 0, 1, 2, 2},
     {"Pad", exec_pad, NULL, 0, 1, 4, 14},
     {"Expand", exec_expand, NULL, 0, 2, 2, 2},

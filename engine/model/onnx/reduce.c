@@ -1,4 +1,6 @@
 /* ONNX reductions: Reduce*, ArgMax, ArgMin. */
+#include <string.h>
+
 #include "common.h"
 
 static tx_status exec_reduce(tx_xnode *x) {
@@ -57,21 +59,62 @@ static tx_status exec_reduce(tx_xnode *x) {
     return arg ? tx_x_set_dev(x, 0, y, TX_ONNX_INT64) : tx_x_set_dev_typed(x, 0, y, elem, true);
 }
 
+/* Static output info: the reduced dims become 1 (keepdims) or go; ArgMax /
+ * ArgMin give int64. Unknown where the axes are not constants or the input
+ * rank is unknown; a bad axis is the run's to report. */
+static tx_status infer_reduce(tx_xnode *x) {
+    tx_op op = strcmp(x->node->op_type, "ArgMax") == 0   ? TX_OP_ARGMAX
+               : strcmp(x->node->op_type, "ArgMin") == 0 ? TX_OP_ARGMIN
+                                                         : TX_OP_NONE;
+    int ex, rx;
+    int64_t sx[TX_MAX_RANK], axes[TX_MAX_RANK], o[TX_MAX_RANK];
+    tx_x_info(x, 0, &ex, &rx, sx);
+    if (rx < 1)
+        return TX_STATUS_OK;
+    int n = 1;
+    if (op != TX_OP_NONE) {
+        axes[0] = tx_attr_int(x->node, "axis", 0);
+    } else {
+        bool sum = strcmp(x->node->op_type, "ReduceSum") == 0;
+        if (tx_x_ints_attr_or_input(x, "axes", sum ? 13 : 18, 1, axes, TX_MAX_RANK, &n))
+            return TX_STATUS_OK;
+        if (n <= 0 && tx_attr_int(x->node, "noop_with_empty_axes", 0))
+            return tx_x_infer_same(x);
+    }
+    bool red[TX_MAX_RANK] = {false};
+    for (int j = 0; j < n; j++) {
+        if (axes[j] < -rx || axes[j] >= rx)
+            return TX_STATUS_OK;
+        red[tx_norm_axis(axes[j], rx)] = true;
+    }
+    bool keep = tx_attr_int(x->node, "keepdims", 1) != 0;
+    int ro = 0;
+    for (int i = 0; i < rx; i++)
+        if (n <= 0 || red[i]) {
+            if (keep)
+                o[ro++] = 1;
+        } else {
+            o[ro++] = sx[i];
+        }
+    tx_x_set_info(x, 0, op != TX_OP_NONE ? TX_ONNX_INT64 : ex, ro, o);
+    return TX_STATUS_OK;
+}
+
 /* ---- rows ---- */
 
 static const tx_onnx_op k_ops[] = {
-    {"ReduceSum", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceMean", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceMax", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceMin", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceProd", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceL1", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceL2", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceSumSquare", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceLogSum", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ReduceLogSumExp", exec_reduce, NULL, 0, 1, 2, 2},
-    {"ArgMax", exec_reduce, NULL, 0, 1, 1, 0},
-    {"ArgMin", exec_reduce, NULL, 0, 1, 1, 0},
+    {"ReduceSum", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceMean", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceMax", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceMin", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceProd", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceL1", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceL2", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceSumSquare", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceLogSum", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ReduceLogSumExp", exec_reduce, infer_reduce, 0, 1, 2, 2},
+    {"ArgMax", exec_reduce, infer_reduce, 0, 1, 1, 0},
+    {"ArgMin", exec_reduce, infer_reduce, 0, 1, 1, 0},
 };
 
 const tx_onnx_family tx_onnx_ops_reduce = {k_ops, TX_COUNTOF(k_ops)};

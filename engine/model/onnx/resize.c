@@ -142,11 +142,73 @@ static tx_status exec_resize(tx_xnode *x) {
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 
+/* Static output info: input 0's rank, and each dim from constant scales
+ * (floor(dim * scale)) or sizes; unknown where they are computed at run
+ * time or the input dim is unknown. Anything exec_resize would refuse is
+ * its to report. */
+static tx_status infer_resize(tx_xnode *x) {
+    bool up = strcmp(x->node->op_type, "Upsample") == 0;
+    bool v10 = up || x->opset < 11;
+    int ex, rx;
+    int64_t sx[TX_MAX_RANK], o[TX_MAX_RANK], axes[TX_MAX_RANK];
+    tx_x_info(x, 0, &ex, &rx, sx);
+    if (rx < 1 || (!v10 && strcmp(tx_attr_str(x->node, "coordinate_transformation_mode", ""),
+                                  "tf_crop_and_resize") == 0))
+        return TX_STATUS_OK;
+    for (int i = 0; i < rx; i++)
+        o[i] = -1;
+    int na = -1;
+    if (!v10 && tx_x_attr_ints(x, "axes", axes, TX_MAX_RANK, &na))
+        return TX_STATUS_OK;
+    if (na < 0)
+        na = tx_all_axes(rx, axes);
+    bool moved[TX_MAX_RANK] = {false};
+    for (int i = 0; i < na; i++) {
+        if (axes[i] < -rx || axes[i] >= rx)
+            return TX_STATUS_OK;
+        moved[tx_norm_axis(axes[i], rx)] = true;
+    }
+    const tx_hval *h = NULL;
+    bool sizes = false;
+    if (up && x->opset < 9) {
+        const tx_onnx_attr *a = tx_attr_find(x->node, "scales");
+        if (a && a->n_floats == na)
+            for (int i = 0, j = 0; i < rx; i++)
+                if (moved[i]) {
+                    double sc = a->floats[j++];
+                    o[i] = sx[i] >= 0 && sc > 0 ? (int64_t)floor((double)sx[i] * sc) : -1;
+                }
+    } else { /* constant scales (not empty), else constant sizes */
+        const tx_hval *sc = NULL, *sz = NULL;
+        if (tx_x_has(x, v10 ? 1 : 2) && tx_x_host(x, v10 ? 1 : 2, &sc) == TX_STATUS_OK &&
+            !sc->numel)
+            sc = NULL;
+        if (!v10 && tx_x_has(x, 3) && tx_x_host(x, 3, &sz) == TX_STATUS_OK && !sz->numel)
+            sz = NULL;
+        h = sc ? sc : sz;
+        sizes = !sc && sz;
+    }
+    if (h && h->numel == na)
+        for (int i = 0, j = 0; i < rx; i++)
+            if (moved[i]) {
+                double v = tx_hval_get(h, j++);
+                o[i] = sizes ? (v > 0 ? (int64_t)v : -1)
+                       : sx[i] >= 0 && v > 0 && isfinite(v)
+                           ? (int64_t)floor((double)sx[i] * (float)v)
+                           : -1;
+            }
+    for (int i = 0; i < rx; i++)
+        if (!moved[i])
+            o[i] = sx[i];
+    tx_x_set_info(x, 0, ex, rx, o);
+    return TX_STATUS_OK;
+}
+
 /* ---- rows ---- */
 
 static const tx_onnx_op k_ops[] = {
-    {"Resize", exec_resize, NULL, 0, 1, 4, 14},
-    {"Upsample", exec_resize, NULL, 0, 1, 2, 2},
+    {"Resize", exec_resize, infer_resize, 0, 1, 4, 14},
+    {"Upsample", exec_resize, infer_resize, 0, 1, 2, 2},
 };
 
 const tx_onnx_family tx_onnx_ops_resize = {k_ops, TX_COUNTOF(k_ops)};

@@ -112,8 +112,17 @@ static tx_status exec_reshape(tx_xnode *x) {
 static tx_status infer_reshape(tx_xnode *x) {
     int64_t spec[TX_MAX_RANK], out[TX_MAX_RANK], in_shape[TX_MAX_RANK];
     int n, in_rank;
-    if (reshape_spec(x, spec, &n))
-        return TX_STATUS_OK; /* the target is only known at run time */
+    if (reshape_spec(x, spec, &n)) { /* the target is only known at run time: */
+        int es, rs;                  /* its rank may be */
+        int64_t ss[TX_MAX_RANK];
+        tx_x_info(x, 1, &es, &rs, ss);
+        if (rs == 1 && ss[0] >= 0 && ss[0] <= TX_MAX_RANK) {
+            for (int i = 0; i < ss[0]; i++)
+                out[i] = -1;
+            tx_x_set_info(x, 0, tx_x_elem(x, 0), (int)ss[0], out);
+        }
+        return TX_STATUS_OK;
+    }
     tx_status st = tx_x_shape(x, 0, &in_rank, in_shape);
     if (!st)
         st = reshape_target(x, in_rank, in_shape, n, spec, tx_attr_int(x->node, "allowzero", 0),
@@ -260,8 +269,28 @@ static tx_status exec_squeeze(tx_xnode *x) {
 static tx_status exec_unsqueeze(tx_xnode *x) {
     return exec_shaped(x, unsqueeze_shape);
 }
+/* With constant axes, dims unknown here may be squeezed too (the run checks
+ * they are 1); without, every dim must be known. */
 static tx_status infer_squeeze(tx_xnode *x) {
-    return infer_shaped(x, squeeze_shape);
+    int e, rank, orank = 0;
+    int64_t shape[TX_MAX_RANK], out[TX_MAX_RANK];
+    axes_arg ax;
+    bool drop[TX_MAX_RANK];
+    tx_x_info(x, 0, &e, &rank, shape);
+    if (rank < 0 || axes_of(x, &ax))
+        return TX_STATUS_OK;
+    if (!ax.given)
+        return infer_shaped(x, squeeze_shape);
+    if (mark_axes(x, ax.v, ax.n, rank, drop))
+        return TX_STATUS_OK;
+    for (int d = 0; d < rank; d++) {
+        if (drop[d] && shape[d] >= 0 && shape[d] != 1)
+            return TX_STATUS_OK; /* the run's to report */
+        if (!drop[d])
+            out[orank++] = shape[d];
+    }
+    tx_x_set_info(x, 0, e, orank, out);
+    return TX_STATUS_OK;
 }
 static tx_status infer_unsqueeze(tx_xnode *x) {
     return infer_shaped(x, unsqueeze_shape);
