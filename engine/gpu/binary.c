@@ -1,17 +1,22 @@
 /* BINARY family on the GPU: one output texel per fragment, with fast modes
  * for the broadcasts that keep whole texels (glsl-templates/binary.glsl).
  * Where a dim may change size between runs (tx_slot.vary), a fast mode is
- * taken only where it holds for every size: same shapes with the same
- * varying dims, a static scalar, a static row over a static last dim, a
- * static per-channel operand that is 1 where the other varies. */
+ * taken only where it holds for every size as far as the varying dims tell
+ * (else a later size compiles another program): same shapes (see
+ * same_shape), a static scalar, a static row over a static last dim, a
+ * per-channel operand that does not broadcast along a dim where it varies. */
 #include "../device.h"
 
-/* Whether a and b have the same shape and the same varying dims. */
+/* Whether a and b have the same shape, at every size as far as the varying
+ * dims tell: where one varies and the other does not, the static one is
+ * not 1 (a valid model cannot broadcast it then; a varying batch beside a
+ * static 1 may). Dims inferred as varying that are static in fact (a
+ * Resize's channels) still take the fast mode. */
 static bool same_shape(const tx_slot *a, const tx_slot *b) {
-    if (a->rank != b->rank || a->vary != b->vary)
+    if (a->rank != b->rank)
         return false;
     for (int i = 0; i < a->rank; i++)
-        if (a->shape[i] != b->shape[i])
+        if (a->shape[i] != b->shape[i] || ((a->vary ^ b->vary) >> i & 1 && a->shape[i] == 1))
             return false;
     return true;
 }
@@ -20,11 +25,13 @@ static bool same_shape(const tx_slot *a, const tx_slot *b) {
  * order and repeating, and `full` is y's shape (a per-channel scale:
  * [N, C, H, W] x [1, C, 1, 1]): its value for output element i is then
  * (i / inner) % numel. sp: part's strides per output dim. Where dims vary,
- * this must hold at every size: part is static and is 1 wherever full
- * varies (inner may change; it is a parameter). */
+ * this must hold at every size as far as they tell: part does not
+ * broadcast along a dim where it varies (a varying part dim is taken to
+ * vary with full's, as a batch does; inner may change: it is a
+ * parameter). */
 static bool per_channel(const tx_binary_call *c, const tx_slot *full, const tx_slot *part,
                         const int64_t *sp, int64_t *inner) {
-    if (part->vary || part->numel <= 1 || full->numel != c->y->numel || full->rank > 6)
+    if (part->numel <= 1 || full->numel != c->y->numel || full->rank > 6 || part->rank > full->rank)
         return false;
     int lo = -1, hi = -1;
     for (int d = 0; d < 6; d++)
@@ -40,9 +47,9 @@ static bool per_channel(const tx_binary_call *c, const tx_slot *full, const tx_s
     }
     if (lo < 0 || n != part->numel)
         return false;
-    for (int i = 0; i < full->rank; i++) {
-        int j = i - full->rank + part->rank; /* part's dim at full's dim i */
-        if ((full->vary >> i & 1) && j >= 0 && part->shape[j] != 1)
+    for (int j = 0; j < part->rank; j++) {
+        int i = j + full->rank - part->rank; /* full's dim at part's dim j */
+        if ((part->vary >> j & 1) && part->shape[j] == 1 && full->shape[i] > 1)
             return false;
     }
     *inner = 1;
