@@ -888,6 +888,44 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: a scale that broadcasts its input up to the conv's channels "
+                      "stays a step")) {
+        /* y = Conv1x1(Mul(x, s), W) with x [1, 1, 3, 4] and s [1, 3, 1, 1]:
+         * the Mul makes the 3 channels the conv reads; folding s into W
+         * would leave the conv reading x's one */
+        static const float sv[3] = {1, -2, 0.5f}, w[6] = {1, 2, 3, -1, 0.5f, 2};
+        float x[12];
+        for (int i = 0; i < 12; i++)
+            x[i] = (float)i - 5;
+        buf g = {0};
+        init_f(&g, "s", (int64_t[]){1, 3, 1, 1}, 4, sv);
+        init_f(&g, "W", (int64_t[]){2, 3, 1, 1}, 4, w);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 1, 3, 4}, 4);
+        node(&g, "Mul", "m", (const char *[]){"x", "s"}, 2, (const char *[]){"m"}, 1, NULL, 0);
+        node(&g, "Conv", "c", (const char *[]){"m", "W"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 2, 3, 4}, 4);
+        buf m = model(&g, 13);
+        tx_session *s = fusion_session(ctx, m, 1, 2, 0);
+        tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 1, 3, 4}, x), out = {0};
+        tx_status st = s ? tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 1, &out) : 1;
+        CHECK(!st, "%s", tx_last_error(ctx));
+        float y[24];
+        if (!st && !tx_tensor_read(ctx, out, y, sizeof y)) {
+            int bad = 0;
+            for (int o = 0; o < 2; o++)
+                for (int p = 0; p < 12; p++) {
+                    double want = 0;
+                    for (int c = 0; c < 3; c++)
+                        want += (double)w[o * 3 + c] * sv[c] * x[p];
+                    bad += fabs(y[o * 12 + p] - want) > 1e-5;
+                }
+            CHECK(bad == 0, "%d of 24 wrong", bad);
+        }
+        TX_DESTROY(ctx, xt, out);
+        tx_session_destroy(s);
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: MatMul + bias + residual Add (+ Relu) into one matmul")) {
         float w[36], b[6], x[5 * 6], r[6] = {1, -1, 0.5f, -0.5f, 2, -2};
         for (int i = 0; i < 36; i++)

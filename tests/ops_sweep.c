@@ -36,10 +36,10 @@ static const shape_case k_binary[] = {
     {.shapes = "64x8,8"},       {.shapes = "8,64x8"},              {.shapes = "65x33,65x1"},   {.shapes = "2x3x4x5x6x7,7"},
     {.shapes = "1x3x1x5x1x7,2x1x4x1x6x1"}, {.shapes = "0x3,3"},
     /* one operand per channel (binary.glsl modes 5, 6): a texel's 4 elements
-     * share its value (64, 4 per channel) or not (7, 5x1, 1); a gap in b's
+     * share its value (64, 4 per channel) or not (7, 5x1, 9, 1); a gap in b's
      * dims is not one run */
     {.shapes = "2x6x8x8,1x6x1x1"}, {.shapes = "1x6x1x1,2x6x8x8"}, {.shapes = "4x6x2x2,6x1x1"},
-    {.shapes = "3x5x7,5x1"}, {.shapes = "2x3x4x5,3x4x1"}, {.shapes = "7x1,7x9"}, {.shapes = "2x3x4,2x1x4"},
+    {.shapes = "3x5x7,5x1"}, {.shapes = "2x3x4x5,3x4x1"}, {.shapes = "7x1,7x9"}, {.shapes = "3x5,5"}, {.shapes = "2x3x4,2x1x4"},
 };
 static const shape_case k_matmul[] = {
     {.shapes = "1x1,1x1"},

@@ -31,7 +31,8 @@ static bool same_shape(const tx_slot *a, const tx_slot *b) {
  * parameter). */
 static bool per_channel(const tx_binary_call *c, const tx_slot *full, const tx_slot *part,
                         const int64_t *sp, int64_t *inner) {
-    if (part->numel <= 1 || full->numel != c->y->numel || full->rank > 6 || part->rank > full->rank)
+    if (part->numel <= 1 || c->y->numel == 0 || full->numel != c->y->numel || full->rank > 6 ||
+        part->rank > full->rank)
         return false;
     int lo = -1, hi = -1;
     for (int d = 0; d < 6; d++)

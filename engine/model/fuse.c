@@ -583,7 +583,10 @@ static tx_status fuse_affine_into_conv(tx_session *s) {
                 if (c < 0 || (side == 1 && sole_consumer(s, v) != at))
                     break;
                 int x = affine_step(s, &s->steps[c], side == 0 ? v : -1, rank, ch, mul, add);
-                if (x < 0)
+                /* before the conv, x must be what the conv reads, not a
+                 * value the constant broadcasts up to it ([N, 1, H, W] by
+                 * [1, C, 1, 1], or a lower rank) */
+                if (x < 0 || (side == 1 && (s->vals[x].rank != rank || s->vals[x].shape[1] != ch)))
                     break;
                 /* after the conv: y = (sc·z + sh)·mul + add; before: conv
                  * input = sc·(x·mul + add) + sh */

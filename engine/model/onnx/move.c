@@ -129,8 +129,9 @@ static tx_status exec_concat(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
-/* The length of dim[s:e:sp] (sp != 0), ONNX's clamping; *first: its first
- * index. */
+/* The length of dim[s:e:sp] (sp != 0), ONNX's clamping (start into [0,
+ * dim] stepping forward, [0, dim - 1] backward: as the device slice does);
+ * *first: its first index. */
 static int64_t slice_len(int64_t dim, int64_t s, int64_t e, int64_t sp, int64_t *first) {
     if (s < 0)
         s += dim;
@@ -142,7 +143,8 @@ static int64_t slice_len(int64_t dim, int64_t s, int64_t e, int64_t sp, int64_t 
         e = e < 0 ? 0 : (e > dim ? dim : e);
         len = e > s ? (e - s + sp - 1) / sp : 0;
     } else {
-        s = s < 0 ? -1 : (s > dim - 1 ? dim - 1 : s);
+        s = s < 0 ? 0 : s;
+        s = s > dim - 1 ? dim - 1 : s;
         e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
         len = s > e ? (s - e - sp - 1) / -sp : 0;
     }

@@ -192,10 +192,14 @@ static tx_status infer_resize(tx_xnode *x) {
         for (int i = 0, j = 0; i < rx; i++)
             if (moved[i]) {
                 double v = tx_hval_get(h, j++);
-                o[i] = sizes ? (v > 0 ? (int64_t)v : -1)
-                       : sx[i] >= 0 && v > 0 && isfinite(v)
-                           ? (int64_t)floor((double)sx[i] * (float)v)
-                           : -1;
+                float f = (float)v;
+                /* unknown where float arithmetic (onnxruntime's, a file's
+                 * declared shapes) would give another length */
+                if (sizes)
+                    o[i] = v > 0 ? (int64_t)v : -1;
+                else if (sx[i] >= 0 && f > 0 && isfinite(f) &&
+                         floorf((float)sx[i] * f) == floor((double)sx[i] * (double)f))
+                    o[i] = (int64_t)floor((double)sx[i] * (double)f);
             }
     for (int i = 0; i < rx; i++)
         if (!moved[i])

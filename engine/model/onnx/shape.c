@@ -115,6 +115,8 @@ static tx_status infer_reshape(tx_xnode *x) {
     if (reshape_spec(x, spec, &n)) { /* the target is only known at run time: */
         int es, rs;                  /* its rank may be */
         int64_t ss[TX_MAX_RANK];
+        if (x->opset < 5 || !tx_x_has(x, 1))
+            return TX_STATUS_OK;
         tx_x_info(x, 1, &es, &rs, ss);
         if (rs == 1 && ss[0] >= 0 && ss[0] <= TX_MAX_RANK) {
             for (int i = 0; i < ss[0]; i++)
