@@ -185,7 +185,9 @@ static buf residual_model(const float *w3, const float *w1, const float *b) {
  *     z = Conv3x3(Add(Mul(h, 1.25), t4), W3)               (t4 [1, 4, 1, 1])
  * The affine maps fold into conv weights: after c1 (then the HardSwish fuses
  * into it), before and after c2 (1x1, no padding); not before c3, whose
- * padded borders read zeros that Add(·, t4) would have shifted. */
+ * padded borders read zeros that Add(·, t4) would have shifted. A fourth
+ * conv, v = Conv3x3(x, W1, B1), shares c1's weights: they must not be
+ * folded where they are. */
 static const float k_aff_s2[4] = {1.5f, -0.5f, 0.75f, 2}, k_aff_t2[4] = {0.1f, -0.2f, 0.3f, 0.05f},
                    k_aff_t4[4] = {0.5f, 0.4f, -0.3f, 0.2f};
 static buf affine_model(const float *w1, const float *b1, const float *w2, const float *b2,
@@ -237,10 +239,18 @@ static buf affine_model(const float *w1, const float *b1, const float *w2, const
     N2("Mul", "m4", "h", "s4", "m4");
     N2("Add", "a4", "t4", "m4", "a4");
     node(&g, "Conv", "c3", (const char *[]){"a4", "W3"}, 2, (const char *[]){"z"}, 1, &pads[1], 1);
+    buf pads4 = {0};
+    str_field(&pads4, 1, "pads");
+    for (int i = 0; i < 4; i++)
+        int_field(&pads4, 8, 1);
+    int_field(&pads4, 20, TX_ATTR_INTS);
+    node(&g, "Conv", "c4", (const char *[]){"x", "W1", "B1"}, 3, (const char *[]){"v"}, 1, &pads4,
+         1);
 #undef N1
 #undef N2
     vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 6, 6, 7}, 4);
     vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
+    vinfo(&g, 12, "v", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
     return model(&g, 13);
 }
 
@@ -861,26 +871,31 @@ int main(int argc, char **argv) {
         ref_conv(t, 4, w3, NULL, 2, 3, 1, 1, z);
         buf m = affine_model(w1, b1, w2, b2, w3);
         for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
-            /* unfused: 3 convs, 12 elementwise steps; fused: c1 (+ its Mul,
-             * Add and the HardSwish), c2 (+ Sub, Mul, Div, Sub), Mul, Add, c3 */
-            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 5 : 15, fusion ? 10 : 0);
+            /* unfused: 4 convs, 12 elementwise steps; fused: c1 (+ its Mul,
+             * Add and the HardSwish), c2 (+ Sub, Mul, Div, Sub), Mul, Add,
+             * c3, c4 */
+            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 6 : 16, fusion ? 10 : 0);
             if (!s)
                 break;
-            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 3, 6, 7}, x), out[2];
-            tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 2, out);
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 3, 6, 7}, x), out[3];
+            tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 3, out);
             CHECK(!st, "%s", tx_last_error(ctx));
             if (!st) {
-                float gy[6 * 42], gz[2 * 42];
+                float gy[6 * 42], gz[2 * 42], gv[4 * 42];
                 CHECK(!tx_tensor_read(ctx, out[0], gy, sizeof gy) &&
-                          !tx_tensor_read(ctx, out[1], gz, sizeof gz),
+                          !tx_tensor_read(ctx, out[1], gz, sizeof gz) &&
+                          !tx_tensor_read(ctx, out[2], gv, sizeof gv),
                       "%s", tx_last_error(ctx));
-                double ey = 0, ez = 0;
+                double ey = 0, ez = 0, ev = 0;
                 for (int i = 0; i < 6 * 42; i++)
                     ey = fmax(ey, fabs(gy[i] - y[i]));
                 for (int i = 0; i < 2 * 42; i++)
                     ez = fmax(ez, fabs(gz[i] - z[i]));
-                CHECK(ey < 1e-4 && ez < 1e-4, "fusion %d: max error y %g, z %g", fusion, ey, ez);
-                TX_DESTROY(ctx, out[0], out[1]);
+                for (int i = 0; i < 4 * 42; i++)
+                    ev = fmax(ev, fabs(gv[i] - a[i]));
+                CHECK(ey < 1e-4 && ez < 1e-4 && ev < 1e-4, "fusion %d: max error y %g, z %g, v %g",
+                      fusion, ey, ez, ev);
+                TX_DESTROY(ctx, out[0], out[1], out[2]);
             }
             tx_tensor_destroy(ctx, xt);
             tx_session_destroy(s);

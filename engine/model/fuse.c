@@ -54,25 +54,27 @@ static tx_op activation_of(tx_session *s, const tx_step *sp) {
 }
 
 /* Conv step k's weights and bias become the new host values w and b (taken,
- * freed on failure), as constants with generated names that cannot clash
- * with the file's ("<node>/texel:<what>_W:<k>"). */
+ * freed on failure; w NULL: the weights stay, folded in place), as
+ * constants with generated names that cannot clash with the file's
+ * ("<node>/texel:<what>_W:<k>"). */
 static tx_status set_conv_consts(tx_session *s, int k, const char *what, tx_hval *w, tx_hval *b) {
     const char *node = s->steps[k].node->name;
     tx_hval *hv[2] = {w, b};
-    int iv[2];
-    for (int j = 0; j < 2; j++) {
+    int iv[2] = {s->steps[k].in[1], -1};
+    for (int j = !w; j < 2; j++) {
         size_t n = strlen(node) + strlen(what) + 40;
         char *name = tx_arena_alloc(s->m.arena, n);
         iv[j] = name ? (snprintf(name, n, "%s/texel:%s_%s:%d", node, what, j ? "B" : "W", k),
                         tx_graph_val_add(s, name))
                      : -1;
         if (iv[j] < 0) {
-            tx_hval_free(w);
+            if (w)
+                tx_hval_free(w);
             tx_hval_free(b);
             return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
         }
     }
-    for (int j = 0; j < 2; j++) {
+    for (int j = !w; j < 2; j++) {
         tx_session_val *v = &s->vals[iv[j]];
         v->is_const = v->c_owned = true;
         v->c = *hv[j];
@@ -411,14 +413,16 @@ tx_status tx_graph_fuse(tx_session *s) {
 
 /* W'[o] = W[o]·scale[o], b'[o] = b[o]·scale[o] + shift[o]: Conv(x, W, b)
  * followed by y·scale + shift per output channel (W [M, C/g, k...], b
- * optional, scale and shift M values). Results are malloc'd. */
+ * optional, scale and shift M values). Results are malloc'd; w_out == w
+ * folds W in place. */
 static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *scale,
                             const double *shift, tx_hval *w_out, tx_hval *b_out) {
     int64_t m = w->shape[0];
-    if (!tx_hval_copy(w_out, w))
+    if (w_out != w && !tx_hval_copy(w_out, w))
         return false;
     if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
-        tx_hval_free(w_out);
+        if (w_out != w)
+            tx_hval_free(w_out);
         return false;
     }
     int64_t per = m ? w->numel / m : 0;
@@ -433,14 +437,16 @@ static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *sc
 /* W'[o, i] = W[o, i]·scale[c], b'[o] = b[o] + Σ_i,k W[o, i, k]·shift[c] (c =
  * o's group's input channel i): Conv of x·scale + shift per input channel,
  * which is exact only where no output reads padding (the zeros would be
- * shifted too). scale and shift hold C = W.shape[1]·group values. */
+ * shifted too). scale and shift hold C = W.shape[1]·group values; w_out ==
+ * w folds W in place (each weight is read before it is written). */
 static bool fold_in_affine(const tx_hval *w, const tx_hval *b, int64_t group, const double *scale,
                            const double *shift, tx_hval *w_out, tx_hval *b_out) {
     int64_t m = w->shape[0], cg = w->shape[1];
-    if (!tx_hval_copy(w_out, w))
+    if (w_out != w && !tx_hval_copy(w_out, w))
         return false;
     if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
-        tx_hval_free(w_out);
+        if (w_out != w)
+            tx_hval_free(w_out);
         return false;
     }
     int64_t per = m ? w->numel / m : 0, taps = cg ? per / cg : 0;
@@ -602,17 +608,22 @@ static tx_status fuse_affine_into_conv(tx_session *s) {
                 v = side == 0 ? s->steps[c].out[0] : x;
                 at = c;
             }
-            tx_hval w2, b2;
+            /* W read by this conv alone is folded where it is: a copy of a
+             * model's weights costs a page fault per 4 KiB */
+            tx_session_val *wv = &s->vals[sp->in[1]];
+            bool in_place = wv->n_uses == 1 && !wv->is_output;
+            tx_hval w2, b2, *wo = in_place ? &wv->c : &w2;
             bool has_b = sp->n_in == 3 && sp->in[2] >= 0;
             const tx_hval *b = has_b ? &s->vals[sp->in[2]].c : NULL;
-            bool ok = n > 0 && (side == 0 ? fold_out_affine(w, b, sc, sh, &w2, &b2)
-                                          : fold_in_affine(w, b, group, sc, sh, &w2, &b2));
+            bool ok = n > 0 && (side == 0 ? fold_out_affine(w, b, sc, sh, wo, &b2)
+                                          : fold_in_affine(w, b, group, sc, sh, wo, &b2));
             free(buf);
             if (n > 0 && !ok)
                 return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
             if (!n)
                 continue;
-            tx_status st = set_conv_consts(s, k, side == 0 ? "scaled" : "in_scaled", &w2, &b2);
+            tx_status st = set_conv_consts(s, k, side == 0 ? "scaled" : "in_scaled",
+                                           in_place ? NULL : &w2, &b2);
             if (st)
                 return st;
             sp = &s->steps[k];
