@@ -209,6 +209,7 @@ static int cmd_op(int argc, char **argv) {
     case TX_OP_CELU:
     case TX_OP_THRESHOLDED_RELU: d.attrs.alpha = 1.0f; break;
     case TX_OP_SHRINK: d.attrs.alpha = 0.5f; break;
+    case TX_OP_AFFINE: d.attrs.alpha = 1.0f; break;
     default: break;
     }
     d.attrs.hi = 6;

@@ -85,6 +85,7 @@ static const gcase k_cases[] = {
     {G("celu", K_OP, TX_OP_CELU, "3x4"), .a = {.alpha = 0.8f}, KINK(0)},
     {G("thresholded_relu", K_OP, TX_OP_THRESHOLDED_RELU, "3x4"), .a = {.alpha = 1}, KINK(1)},
     {G("shrink", K_OP, TX_OP_SHRINK, "3x4"), .a = {.alpha = 0.5f, .beta = 0.2f}, KINK(0.5f)},
+    {G("affine", K_OP, TX_OP_AFFINE, "3x4"), .a = {.alpha = -1.5f, .beta = 0.25f}},
     {G("cast/float", K_OP, TX_OP_CAST, "3x4"), .a = {.cast_to = TX_DTYPE_FLOAT32}},
     {G("prelu", K_OP, TX_OP_PRELU, "3x4,4"), KINK(0)},
     {G("greater", K_OP, TX_OP_GREATER, "3x4,3x4"), .grid = true},

@@ -941,6 +941,52 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: Mul, Sub and Div by scalars in a row become one Affine step")) {
+        /* y = (1 - 3x) / 4 on x [2, 3]: one step (alpha -0.75, beta 0.25);
+         * z = x * 5 alone stays a Mul; w = Mul(x, 2) + r (r a graph input,
+         * not a constant) stays two steps */
+        buf g = {0};
+        init_f(&g, "three", (int64_t[]){1}, 1, (float[]){3});
+        init_f(&g, "one", NULL, 0, (float[]){1});
+        init_f(&g, "four", (int64_t[]){1, 1}, 2, (float[]){4});
+        init_f(&g, "five", NULL, 0, (float[]){5});
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        vinfo(&g, 11, "r", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        node(&g, "Mul", "m", (const char *[]){"x", "three"}, 2, (const char *[]){"m"}, 1, NULL, 0);
+        node(&g, "Sub", "s", (const char *[]){"one", "m"}, 2, (const char *[]){"s"}, 1, NULL, 0);
+        node(&g, "Div", "d", (const char *[]){"s", "four"}, 2, (const char *[]){"y"}, 1, NULL, 0);
+        node(&g, "Mul", "m5", (const char *[]){"x", "five"}, 2, (const char *[]){"z"}, 1, NULL, 0);
+        node(&g, "Mul", "m2", (const char *[]){"x", "four"}, 2, (const char *[]){"m2"}, 1, NULL, 0);
+        node(&g, "Add", "a2", (const char *[]){"m2", "r"}, 2, (const char *[]){"w"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        vinfo(&g, 12, "w", TX_ONNX_FLOAT, (int64_t[]){2, 3}, 2);
+        buf m = model(&g, 13);
+        static const float x[6] = {-2, -0.5f, 0, 1, 2.5f, 100}, r[6] = {1, 2, 3, 4, 5, 6};
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 4 : 6, fusion ? 2 : 0);
+            if (!s)
+                break;
+            float y[3][6];
+            tx_tensor out[3];
+            tx_tensor xt = mk(ctx, 2, (int64_t[]){2, 3}, x), rt = mk(ctx, 2, (int64_t[]){2, 3}, r);
+            tx_status st = tx_session_run(s, (tx_feed[]){{"x", xt}, {"r", rt}}, 2, NULL, 3, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int o = 0; o < 3 && !st; o++) {
+                CHECK(!tx_tensor_read(ctx, out[o], y[o], sizeof y[o]), "%s", tx_last_error(ctx));
+                tx_tensor_destroy(ctx, out[o]);
+            }
+            int bad = 0;
+            for (int i = 0; i < 6 && !st; i++)
+                bad += fabs(y[0][i] - (1 - 3.0 * x[i]) / 4) > 1e-5 * fmax(1, fabs(x[i])) ||
+                       y[1][i] != 5 * x[i] || y[2][i] != 4 * x[i] + r[i];
+            CHECK(bad == 0, "fusion %d: %d of 6 wrong", fusion, bad);
+            TX_DESTROY(ctx, xt, rt);
+            tx_session_destroy(s);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: MatMul + bias + residual Add (+ Relu) into one matmul")) {
         float w[36], b[6], x[5 * 6], r[6] = {1, -1, 0.5f, -0.5f, 2, -2};
         for (int i = 0; i < 36; i++)

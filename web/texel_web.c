@@ -572,6 +572,8 @@ static void default_attrs(tx_op op, tx_op_attrs *a) {
         a->lo = -INFINITY;
         a->hi = INFINITY;
     }
+    if (op == TX_OP_AFFINE) /* the identity, as ONNX's default */
+        a->alpha = 1;
 }
 
 EXPORT int txw_op_run(txw *w, int op, const uint32_t *inputs, int n_inputs, const char *attrs,

@@ -49,6 +49,7 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
         return st ? st : gx_bin_s(ctx, TX_OP_MUL, a, 0.5f, l, d);
     case TX_OP_ABS: return gx_un(ctx, TX_OP_SIGN, x, l, d);
     case TX_OP_NEG: return gx_fill(ctx, gx_slot(ctx, x)->st->dev, 1, (int64_t[]){1}, -1.0f, l, d);
+    case TX_OP_AFFINE: return gx_fill(ctx, gx_slot(ctx, x)->st->dev, 1, (int64_t[]){1}, lo, l, d);
     case TX_OP_SOFTPLUS: return gx_un(ctx, TX_OP_SIGMOID, x, l, d);
     case TX_OP_SIN: return gx_un(ctx, TX_OP_COS, x, l, d);
     case TX_OP_COS:

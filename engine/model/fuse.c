@@ -1,5 +1,6 @@
 /* Plan-time fusion: BN into Conv, GELU/HardSwish patterns, MatMul/Gemm + bias
  * + activation, Conv / MatMul + residual Add + activation. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +384,7 @@ static void fuse_activations(tx_session *s) {
 }
 
 static tx_status fuse_affine_into_conv(tx_session *s);
+static tx_status fuse_scalar_affine(tx_session *s);
 
 tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
@@ -394,6 +396,8 @@ tx_status tx_graph_fuse(tx_session *s) {
      * theirs to take */
     if (!st)
         st = fuse_affine_into_conv(s);
+    if (!st)
+        st = fuse_scalar_affine(s);
     fuse_matmul(s);
     fuse_residual(s);
     fuse_activations(s);
@@ -638,6 +642,52 @@ static tx_status fuse_affine_into_conv(tx_session *s) {
             s->fused += n;
             tx_graph_count_uses(s);
         }
+    }
+    return TX_STATUS_OK;
+}
+
+/* Two or more Mul, Add, Sub or Div by scalar constants in a row, on any
+ * float value whose rank is known (what fuse_affine_into_conv left: before a
+ * padded conv, after an activation), become one Affine step, alpha x +
+ * beta, placed where the last was: one pass over the data, not one each.
+ * Every intermediate must have no other reader. */
+static tx_status fuse_scalar_affine(tx_session *s) {
+    const tx_onnx_op *aff = tx_onnx_op_find("", "Affine");
+    for (int k = 0; k < s->n_steps && aff; k++) {
+        double mul, add, alpha = 1, beta = 0;
+        if (s->steps[k].dead)
+            continue;
+        /* x: the chain's input, whose shape the scalars keep */
+        int x = affine_step(s, &s->steps[k], -1, TX_MAX_RANK, 1, &mul, &add);
+        int rank = x >= 0 ? s->vals[x].rank : -1, n = 0, end = -1, v = x;
+        for (int c = k; c >= 0 && rank >= 0; c = sole_consumer(s, v)) {
+            if (affine_step(s, &s->steps[c], v, rank, 1, &mul, &add) != v)
+                break;
+            alpha *= mul;
+            beta = beta * mul + add;
+            n++;
+            end = c;
+            v = s->steps[c].out[0];
+        }
+        if (n < 2 || !(fabs(alpha) <= FLT_MAX) || !(fabs(beta) <= FLT_MAX))
+            continue;
+        tx_step *e = &s->steps[end];
+        tx_onnx_node *nd = unary_node(s, e->node->name, "Affine", x, v);
+        tx_onnx_attr *at = tx_arena_alloc(s->m.arena, 2 * sizeof *at);
+        if (!nd || !at)
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        at[0] = (tx_onnx_attr){.name = "alpha", .type = TX_ATTR_FLOAT, .f = (float)alpha};
+        at[1] = (tx_onnx_attr){.name = "beta", .type = TX_ATTR_FLOAT, .f = (float)beta};
+        nd->attrs = at;
+        nd->n_attrs = 2;
+        for (int c = k; c != end; c = sole_consumer(s, s->steps[c].out[0]))
+            s->steps[c].dead = true;
+        e->node = nd;
+        e->op = aff;
+        e->n_in = 1;
+        e->in[0] = x;
+        s->fused += n - 1;
+        tx_graph_count_uses(s);
     }
     return TX_STATUS_OK;
 }

@@ -73,6 +73,8 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
                 y = isnan(x) ? 0 : fmax(-2147483648.0, fmin(2147483520.0, trunc(x)));
             else
                 y = x;
+        } else if (op == TX_OP_AFFINE) {
+            y = al * x + be;
         } else if (op == TX_OP_HARD_SIGMOID) {
             y = fmax(0.0, fmin(1.0, al * x + be));
         } else if (op == TX_OP_LEAKY_RELU) {
@@ -134,6 +136,7 @@ UNARY_REF(CELU, celu)
 UNARY_REF(THRESHOLDED_RELU, thresholded_relu)
 UNARY_REF(SHRINK, shrink)
 UNARY_REF(HARD_SIGMOID, hard_sigmoid)
+UNARY_REF(AFFINE, affine)
 UNARY_REF(LEAKY_RELU, leaky_relu)
 UNARY_REF(ELU, elu)
 UNARY_REF(SELU, selu)

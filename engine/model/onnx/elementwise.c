@@ -131,7 +131,8 @@ static tx_status exec_act(tx_xnode *x) {
               1.05070102214813232421875f},
              {"Celu", "alpha", NULL, TX_OP_CELU, 1.0f, 0},
              {"ThresholdedRelu", "alpha", NULL, TX_OP_THRESHOLDED_RELU, 1.0f, 0},
-             {"Shrink", "lambd", "bias", TX_OP_SHRINK, 0.5f, 0}};
+             {"Shrink", "lambd", "bias", TX_OP_SHRINK, 0.5f, 0},
+             {"Affine", "alpha", "beta", TX_OP_AFFINE, 1.0f, 0}};
     size_t i = 0;
     while (strcmp(k[i].name, x->node->op_type) != 0)
         i++;
@@ -502,6 +503,7 @@ static const tx_onnx_op k_ops[] = {
     {"IsInf", exec_is_inf, infer_bool_same, 0, 1, 1, 0},
     /* alpha / beta activations, Clip */
     {"HardSigmoid", exec_act, tx_x_infer_same, 0, 1, 1, 0},
+    {"Affine", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"LeakyRelu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Elu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Selu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
