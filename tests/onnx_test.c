@@ -987,6 +987,50 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: scalar arithmetic on a shape stays on the host")) {
+        /* y = Reshape(x, Cast(Div(Mul(Cast(Shape(x)), 0.5), 0.5))) on x [N,
+         * 6]: the planner computes the shape on the host at every run; the
+         * Mul and Div must not become an Affine, which would run on the
+         * device and be read back */
+        buf g = {0};
+        init_f(&g, "half", NULL, 0, (float[]){0.5f});
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){-1, 6}, 2);
+        node(&g, "Shape", "sh", (const char *[]){"x"}, 1, (const char *[]){"sh"}, 1, NULL, 0);
+        node(&g, "Cast", "cf", (const char *[]){"sh"}, 1, (const char *[]){"shf"}, 1,
+             (buf[]){attr_i("to", TX_ONNX_FLOAT)}, 1);
+        node(&g, "Mul", "m", (const char *[]){"shf", "half"}, 2, (const char *[]){"m"}, 1, NULL, 0);
+        node(&g, "Div", "d", (const char *[]){"m", "half"}, 2, (const char *[]){"d"}, 1, NULL, 0);
+        node(&g, "Cast", "ci", (const char *[]){"d"}, 1, (const char *[]){"shi"}, 1,
+             (buf[]){attr_i("to", TX_ONNX_INT64)}, 1);
+        node(&g, "Reshape", "r", (const char *[]){"x", "shi"}, 2, (const char *[]){"y"}, 1, NULL,
+             0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){-1, 6}, 2);
+        buf m = model(&g, 13);
+        tx_session *s = NULL;
+        CHECK(tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.device = TX_DEVICE_GPU}, &s) ==
+                  TX_STATUS_OK,
+              "%s", tx_last_error(ctx));
+        float x[18], y[18];
+        for (int i = 0; i < 18; i++)
+            x[i] = (float)i;
+        for (int n = 3; s && n >= 2 && !tx_t.cur_failed; n--) {
+            tx_tensor xt = mk(ctx, 2, (int64_t[]){n, 6}, x), out = {0};
+            tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 1, &out);
+            CHECK(!st && !tx_tensor_read(ctx, out, y, sizeof(float) * 6 * (size_t)n), "%s",
+                  tx_last_error(ctx));
+            for (int i = 0; i < 6 * n && !st; i++)
+                CHECK(y[i] == x[i], "n %d: y[%d] = %g", n, i, y[i]);
+            TX_DESTROY(ctx, xt, out);
+        }
+        tx_session_stats ss;
+        if (s) {
+            tx_session_stats_get(s, &ss);
+            CHECK(ss.readbacks == 0, "%llu readbacks", (unsigned long long)ss.readbacks);
+        }
+        tx_session_destroy(s);
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: MatMul + bias + residual Add (+ Relu) into one matmul")) {
         float w[36], b[6], x[5 * 6], r[6] = {1, -1, 0.5f, -0.5f, 2, -2};
         for (int i = 0; i < 36; i++)

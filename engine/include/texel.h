@@ -853,7 +853,7 @@ tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
  *     tx_optim_step(ctx, opt, (tx_tensor[]){w, b}, grads, 2);        // w, b updated in place
  *
  * Ops with a gradient: every unary and ACT op (relu ... mish, hard_sigmoid,
- * selu, celu, thresholded_relu, shrink; floor, ceil, round and sign give
+ * selu, celu, thresholded_relu, shrink, affine; floor, ceil, round and sign give
  * zeros), add, sub, mul, div, min, max, pow, prelu (broadcasting summed back),
  * float-to-float cast, matmul (transposes, bias, fused activation, batch dims,
  * rank-1 operands), conv (2-D and 1-D: stride, pads, auto_pad, dilation,

@@ -1,5 +1,6 @@
-/* Plan-time fusion: BN into Conv, GELU/HardSwish patterns, MatMul/Gemm + bias
- * + activation, Conv / MatMul + residual Add + activation. */
+/* Plan-time fusion: BN and scales/shifts by constants into Conv, GELU/HardSwish
+ * patterns, chains of scalar Mul/Add into one Affine, MatMul/Gemm + bias +
+ * activation, Conv / MatMul + residual Add + activation. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -661,7 +662,10 @@ static tx_status fuse_scalar_affine(tx_session *s) {
         int x = affine_step(s, &s->steps[k], -1, TX_MAX_RANK, 1, &mul, &add);
         int rank = x >= 0 ? s->vals[x].rank : -1, n = 0, end = -1, v = x;
         for (int c = k; c >= 0 && rank >= 0; c = sole_consumer(s, v)) {
-            if (affine_step(s, &s->steps[c], v, rank, 1, &mul, &add) != v)
+            /* shape arithmetic the planner runs on the host stays there:
+             * Affine has no host path */
+            if (affine_step(s, &s->steps[c], v, rank, 1, &mul, &add) != v ||
+                s->vals[s->steps[c].out[0]].host_static)
                 break;
             alpha *= mul;
             beta = beta * mul + add;
@@ -669,7 +673,8 @@ static tx_status fuse_scalar_affine(tx_session *s) {
             end = c;
             v = s->steps[c].out[0];
         }
-        if (n < 2 || !(fabs(alpha) <= FLT_MAX) || !(fabs(beta) <= FLT_MAX))
+        if (n < 2 || !(fabs(alpha) <= FLT_MAX) || !(fabs(beta) <= FLT_MAX) ||
+            (alpha != 0 && fabs(alpha) < FLT_MIN))
             continue;
         tx_step *e = &s->steps[end];
         tx_onnx_node *nd = unary_node(s, e->node->name, "Affine", x, v);
