@@ -416,6 +416,19 @@ tx_status tx_graph_fuse(tx_session *s) {
 
 /* ---- per-channel affine maps folded into Conv weights ---- */
 
+/* w_out as a copy of W (or W itself: folded in place) and b_out as M new
+ * floats; false when out of memory, with nothing left allocated. */
+static bool fold_begin(const tx_hval *w, tx_hval *w_out, tx_hval *b_out) {
+    int64_t m = w->shape[0];
+    if (w_out != w && !tx_hval_copy(w_out, w))
+        return false;
+    if (tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m))
+        return true;
+    if (w_out != w)
+        tx_hval_free(w_out);
+    return false;
+}
+
 /* W'[o] = W[o]·scale[o], b'[o] = b[o]·scale[o] + shift[o]: Conv(x, W, b)
  * followed by y·scale + shift per output channel (W [M, C/g, k...], b
  * optional, scale and shift M values). Results are malloc'd; w_out == w
@@ -423,13 +436,8 @@ tx_status tx_graph_fuse(tx_session *s) {
 static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *scale,
                             const double *shift, tx_hval *w_out, tx_hval *b_out) {
     int64_t m = w->shape[0];
-    if (w_out != w && !tx_hval_copy(w_out, w))
+    if (!fold_begin(w, w_out, b_out))
         return false;
-    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
-        if (w_out != w)
-            tx_hval_free(w_out);
-        return false;
-    }
     int64_t per = m ? w->numel / m : 0;
     for (int64_t o = 0; o < m; o++) {
         for (int64_t j = 0; j < per; j++)
@@ -447,13 +455,8 @@ static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *sc
 static bool fold_in_affine(const tx_hval *w, const tx_hval *b, int64_t group, const double *scale,
                            const double *shift, tx_hval *w_out, tx_hval *b_out) {
     int64_t m = w->shape[0], cg = w->shape[1];
-    if (w_out != w && !tx_hval_copy(w_out, w))
+    if (!fold_begin(w, w_out, b_out))
         return false;
-    if (!tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m)) {
-        if (w_out != w)
-            tx_hval_free(w_out);
-        return false;
-    }
     int64_t per = m ? w->numel / m : 0, taps = cg ? per / cg : 0;
     for (int64_t o = 0; o < m; o++) {
         int64_t c0 = o / (m / group) * cg;

@@ -217,7 +217,7 @@ static tx_status infer_slice(tx_xnode *x) {
  * that knows it, the axis's as the sum where every input knows its own. */
 static tx_status infer_concat(tx_xnode *x) {
     int rank = -1, elem = 0;
-    int64_t o[TX_MAX_RANK], axis = tx_attr_int(x->node, "axis", 0);
+    int64_t o[TX_MAX_RANK], axis = tx_attr_int(x->node, "axis", 0), len = 0;
     for (int i = 0; i < x->n_in; i++) {
         int e, r;
         int64_t sh[TX_MAX_RANK];
@@ -225,8 +225,10 @@ static tx_status infer_concat(tx_xnode *x) {
             continue;
         tx_x_info(x, i, &e, &r, sh);
         elem = elem ? elem : e;
-        if (r < 1)
+        if (r < 1) { /* its length along the axis is unknown */
+            len = -1;
             continue;
+        }
         if (rank < 0) {
             rank = r;
             if (axis < -r || axis >= r)
@@ -234,24 +236,17 @@ static tx_status infer_concat(tx_xnode *x) {
             axis = tx_norm_axis(axis, r);
             for (int d = 0; d < r; d++)
                 o[d] = -1;
-            o[axis] = 0;
         }
         if (r != rank)
             return TX_STATUS_OK;
         for (int d = 0; d < r; d++)
             if (d != axis && o[d] < 0)
                 o[d] = sh[d];
+        len = len >= 0 && sh[axis] >= 0 ? len + sh[axis] : -1;
     }
     if (rank < 0)
         return TX_STATUS_OK;
-    for (int i = 0; i < x->n_in; i++) {
-        int e, r;
-        int64_t sh[TX_MAX_RANK];
-        if (!tx_x_has(x, i))
-            continue;
-        tx_x_info(x, i, &e, &r, sh);
-        o[axis] = r == rank && sh[axis] >= 0 && o[axis] >= 0 ? o[axis] + sh[axis] : -1;
-    }
+    o[axis] = len;
     tx_x_set_info(x, 0, elem, rank, o);
     return TX_STATUS_OK;
 }
