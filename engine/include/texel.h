@@ -834,11 +834,12 @@ tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
  * for fine-tuning, record tx_session_run and a loss on its output under a
  * tx_tape and ask tx_tape_grad for the weights' gradients; tx_optim_step
  * updates them in place, and the session's next runs use the new values.
- * Needs a session with a fixed device (desc.device gpu or cpu). An
- * initializer the planner folded or fused (BatchNormalization, or a Mul or
- * Add by constants, into a Conv) is not what the graph runs: use
- * desc.no_fusion. A context loss restores
- * the file's values. */
+ * Needs a session with a fixed device (desc.device gpu or cpu). Fine-tune
+ * with desc.no_fusion: a conv weight the planner folded something into
+ * (BatchNormalization, or a Mul or Add by constants) holds the folded values
+ * (scaled in place where the conv alone reads it) or is not what the graph
+ * runs (a copy was folded). A context loss restores the values the session
+ * was created with (the file's, unless folded). */
 tx_status tx_session_weight(tx_session *sess, const char *name, tx_tensor *out);
 
 /* ---- training (engine/grad/): losses, a gradient tape, optimizers ----
