@@ -285,6 +285,13 @@ void tx_tape_resume(tx_ctx *ctx);
 /* double → int64 as a cast would, saturating where the cast is undefined
  * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
 int64_t tx_sat_i64(double v);
+/* ONNX Slice along a dim of length dim: the length of [start:end:*step]
+ * (*step != 0) after ONNX's clamping (start into [0, dim] stepping forward,
+ * [0, dim - 1] backward), *first its first index (0 when empty). *step is
+ * clamped to [-(dim + 1), dim + 1] (a step past the dim takes one element),
+ * which keeps the arithmetic in range. The device slice, the host one and
+ * shape inference share it (engine/ops/move.c). */
+int64_t tx_slice_dim(int64_t dim, int64_t start, int64_t end, int64_t *step, int64_t *first);
 tx_status tx_check_tensor(tx_ctx *ctx, const char *op, const char *arg, tx_tensor t, tx_slot **out);
 /* The checks an entry on one tensor starts with: ctx, out not NULL ("<fn>:
  * out is NULL"), then tensor t (named arg) into *ts. */

@@ -284,6 +284,27 @@ static tx_status transpose_run(tx_ctx *ctx, tx_tensor x, const int *perm, tx_ten
     return transpose_view(ctx, TX_OP_TRANSPOSE, x, rank, xs->shape, p, rank, oshape, out);
 }
 
+int64_t tx_slice_dim(int64_t dim, int64_t start, int64_t end, int64_t *step, int64_t *first) {
+    int64_t sp = *step > dim + 1 ? dim + 1 : (*step < -(dim + 1) ? -(dim + 1) : *step);
+    int64_t b = start < 0 ? (start < -dim ? -1 : start + dim) : start;
+    int64_t e = end < 0 ? (end < -dim ? -1 : end + dim) : end;
+    int64_t len;
+    if (sp > 0) {
+        b = b < 0 ? 0 : (b > dim ? dim : b);
+        e = e < 0 ? 0 : (e > dim ? dim : e);
+        len = e > b ? (e - b + sp - 1) / sp : 0;
+    } else {
+        b = b < 0 ? 0 : (b > dim - 1 ? dim - 1 : b);
+        e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
+        len = b > e ? (b - e - sp - 1) / -sp : 0;
+    }
+    if (dim == 0)
+        len = 0;
+    *step = sp;
+    *first = len > 0 ? b : 0;
+    return len;
+}
+
 static tx_status slice_run(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, tx_tensor *out) {
     const char *name = "slice";
     tx_slot *xs;
@@ -311,33 +332,12 @@ static tx_status slice_run(tx_ctx *ctx, tx_tensor x, const tx_slice_desc *desc, 
                               "axes[%d] = %lld is out of range or repeated", i,
                               (long long)(desc->has_axes ? desc->axes[i] : i));
         seen[a] = true;
-        int64_t dim = xs->shape[a], step = desc->steps[i] ? desc->steps[i] : 1;
-        /* any step past the dim takes one element: clamping keeps the math in range */
-        if (step > dim + 1)
-            step = dim + 1;
-        if (step < -(dim + 1))
-            step = -(dim + 1);
-        int64_t b = desc->starts[i], e = desc->ends[i];
-        if (b < 0)
-            b = b < -dim ? -1 : b + dim;
-        if (e < 0)
-            e = e < -dim ? -1 : e + dim;
-        int64_t len;
-        if (step > 0) {
-            b = b < 0 ? 0 : (b > dim ? dim : b);
-            e = e < 0 ? 0 : (e > dim ? dim : e);
-            len = e > b ? (e - b + step - 1) / step : 0;
-        } else {
-            b = b < 0 ? 0 : (b > dim - 1 ? dim - 1 : b);
-            e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
-            len = b > e ? (b - e - step - 1) / -step : 0;
-        }
-        if (dim == 0)
-            len = 0;
+        int64_t dim = xs->shape[a], step = desc->steps[i] ? desc->steps[i] : 1, first;
+        int64_t len = tx_slice_dim(dim, desc->starts[i], desc->ends[i], &step, &first);
         oshape[a] = len;
         m.d[a].od = len;
         m.d[a].mul = step;
-        m.d[a].off = len > 0 ? b : 0;
+        m.d[a].off = first;
     }
     return map_run(ctx, TX_OP_SLICE, x, xs->rank, oshape, &m, out);
 }

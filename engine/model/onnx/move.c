@@ -129,29 +129,6 @@ static tx_status exec_concat(tx_xnode *x) {
     return tx_x_set_host(x, 0, &o);
 }
 
-/* The length of dim[s:e:sp] (sp != 0), ONNX's clamping (start into [0,
- * dim] stepping forward, [0, dim - 1] backward: as the device slice does);
- * *first: its first index. */
-static int64_t slice_len(int64_t dim, int64_t s, int64_t e, int64_t sp, int64_t *first) {
-    if (s < 0)
-        s += dim;
-    if (e < 0)
-        e += dim;
-    int64_t len;
-    if (sp > 0) {
-        s = s < 0 ? 0 : (s > dim ? dim : s);
-        e = e < 0 ? 0 : (e > dim ? dim : e);
-        len = e > s ? (e - s + sp - 1) / sp : 0;
-    } else {
-        s = s < 0 ? 0 : s;
-        s = s > dim - 1 ? dim - 1 : s;
-        e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
-        len = s > e ? (s - e - sp - 1) / -sp : 0;
-    }
-    *first = s;
-    return len;
-}
-
 /* Static output info of Slice: input 0's rank; a sliced dim's length where
  * the dim and constant starts, ends, axes and steps (attributes before
  * opset 10) give it; unknown otherwise (every dim where the axes are not
@@ -206,7 +183,7 @@ static tx_status infer_slice(tx_xnode *x) {
             if (ax < -rx || ax >= rx || sp == 0)
                 return TX_STATUS_OK;
             int a = tx_norm_axis(ax, rx);
-            o[a] = sx[a] < 0 ? -1 : slice_len(sx[a], starts[i], ends[i], sp, &first);
+            o[a] = sx[a] < 0 ? -1 : tx_slice_dim(sx[a], starts[i], ends[i], &sp, &first);
         }
     }
     tx_x_set_info(x, 0, ex, rx, o);
@@ -318,7 +295,7 @@ static tx_status exec_slice(tx_xnode *x) {
         int64_t dim = d->shape[a], sp = ns >= 0 ? steps[i] : 1;
         if (sp == 0)
             return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "step 0");
-        oshape[a] = slice_len(dim, starts[i], ends[i], sp, &lo[a]);
+        oshape[a] = tx_slice_dim(dim, starts[i], ends[i], &sp, &lo[a]);
         step[a] = sp;
     }
     tx_hval o;
