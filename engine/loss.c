@@ -14,11 +14,18 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
         tx_ctx_set_lost(ctx);
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context was lost (%s)", op, what);
     }
-    if (ctx->gl.defer_errors)
+    unsigned e = tx_gl_taken_error(&ctx->gl);
+    if (ctx->gl.defer_errors) {
+        /* named here: an error a draw or a texture left surfaces at a read,
+         * whose own message says nothing of it (a refused texture is
+         * GL_OUT_OF_MEMORY: the status says so) */
+        if (e && tx_gl_error_is_oom(e) && otherwise == TX_STATUS_GL_ERROR)
+            otherwise = TX_STATUS_OUT_OF_MEMORY;
         return tx_fail(ctx, otherwise,
-                       "%s: the driver failed %s (with deferred GL error checks the error may "
-                       "come from an earlier op)",
-                       op, what);
+                       "%s: the driver failed %s (%s; with deferred GL error checks the error "
+                       "may come from an earlier op or texture)",
+                       op, what, e ? tx_gl_error_name(e) : "no GL error reported");
+    }
     return tx_fail(ctx, otherwise, "%s: the driver failed %s", op, what);
 }
 

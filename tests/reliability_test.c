@@ -329,6 +329,55 @@ static void test_gl_error_after_draw(void) {
     tx_test_end();
 }
 
+/* WebGL's mode (web/texel_web.c): draws, texture creation and the start of
+ * an async read skip glGetError, a round trip to the GPU process each. An
+ * error they leave must fail the next read, blocking or async, never hand
+ * its values over, and an error queued before a texture is created must not
+ * be taken for that texture's refusal. */
+static void test_deferred_errors(void) {
+    if (!tx_test_begin("deferred GL errors fail the next read, sync or async"))
+        return;
+    tx_ctx *ctx = open_ctx((tx_ctx_desc){0});
+    ctx->gl.defer_errors = true;
+    float v[8] = {1, -2, 3, -4, 5, -6, 7, -8}, want[8];
+    for (int i = 0; i < 8; i++)
+        want[i] = v[i] < 0 ? 0 : v[i];
+    tx_tensor x = mk1(ctx, 8, v);
+    for (int async = 0; async < 2; async++) {
+        tx_tensor y = {0}, z = {0};
+        ctx->fault_draw_error = true;
+        tx_status st = tx_unary(ctx, TX_OP_RELU, x, &y);
+        CHECK(st == TX_STATUS_OK, "deferred: the draw itself reports nothing (%s)",
+              tx_status_name(st));
+        /* a texture made while the error waits is not refused for it */
+        st = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 2, .shape = {37, 41}}, &z);
+        CHECK(st == TX_STATUS_OK, "create after a deferred error: %s", tx_last_error(ctx));
+        float got[8] = {0};
+        if (async) {
+            tx_readback r;
+            st = tx_tensor_read_async(ctx, y, &r);
+            CHECK(st == TX_STATUS_OK, "read_async: %s", tx_last_error(ctx));
+            bool ready = false;
+            for (int i = 0; st == TX_STATUS_OK && !ready && i < 100000; i++)
+                st = tx_readback_poll(ctx, r, &ready);
+            st = tx_readback_finish(ctx, r, got, sizeof got);
+        } else {
+            st = tx_tensor_read(ctx, y, got, sizeof got);
+        }
+        CHECK(st == TX_STATUS_GL_ERROR, "%s read: got %s", async ? "async" : "blocking",
+              tx_status_name(st));
+        CHECK(strstr(tx_last_error(ctx), "GL_INVALID_VALUE"), "%s", tx_last_error(ctx));
+        CHECK(tx_gl_error() == 0, "a GL error escaped");
+        /* reported once: the same read again has the values */
+        CHECK(read_eq(ctx, y, want, 8), "%s: the read after the error",
+              async ? "async" : "blocking");
+        TX_DESTROY(ctx, y, z);
+    }
+    TX_DESTROY(ctx, x);
+    tx_host_close(g_host, ctx);
+    tx_test_end();
+}
+
 static void test_link_failures(void) {
     if (tx_test_begin("generic link failure: clear status, numbered source logged, retry works")) {
         tx_ctx *ctx = open_ctx((tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
@@ -670,6 +719,7 @@ int main(int argc, char **argv) {
     test_oom_inside_op();
     test_driver_refuses_texture();
     test_gl_error_after_draw();
+    test_deferred_errors();
     test_link_failures();
     test_context_loss();
     test_shared_gl_state();

@@ -51,6 +51,7 @@ typedef struct tx_gl {
      * it unless the page asks for debug checks). */
     bool defer_errors;
     unsigned pending_error; /* an error found while clearing the queue, not yet reported */
+    unsigned taken_error;   /* the last error a check found (tx_gl_taken_error) */
     bool half_storage;      /* tensor textures are RGBA16F instead of RGBA32F */
     /* The context is gone: delete/unbind calls are skipped (the names died
      * with it, and a new context may hand the same numbers out again). Set
@@ -141,6 +142,11 @@ unsigned tx_gl_error(void);
 const char *tx_gl_error_name(unsigned e);
 /* tx_gl_error after a draw or upload; 0 without asking when g->defer_errors. */
 unsigned tx_gl_op_error(tx_gl *g);
+/* The error the last failed check found (0 if none), cleared by the call:
+ * what a failure under deferred checks names. */
+unsigned tx_gl_taken_error(tx_gl *g);
+/* Whether e is GL_OUT_OF_MEMORY. */
+bool tx_gl_error_is_oom(unsigned e);
 /* True when the driver reports the context was reset or lost. */
 bool tx_gl_context_lost(tx_gl *g);
 /* Tests: does the current context know this texture name (glIsTexture)? */
