@@ -54,8 +54,13 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
     c->max_draw_buffers = tx_gl_max_draw_buffers();
     c->parallel_compile = ctx->gl.has_parallel;
     ctx->software_gl = tx_software_renderer(c->renderer);
-    c->float32_render = tx_gl_probe_render(&ctx->gl, false);
-    c->float16_render = tx_gl_probe_render(&ctx->gl, true);
+    /* one draw for every probe where the driver takes it, else one each */
+    bool div_exact = true,
+         all = tx_gl_probe_all(&ctx->gl, &c->float32_render, &c->float16_render, &div_exact);
+    if (!all) {
+        c->float32_render = tx_gl_probe_render(&ctx->gl, false);
+        c->float16_render = tx_gl_probe_render(&ctx->gl, true);
+    }
     ctx->max_tex = c->max_texture_size;
     if (d->max_texture_size > 0 && d->max_texture_size < ctx->max_tex) {
         /* Keep widths powers of two (see tx_texture). */
@@ -69,8 +74,8 @@ static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
     c->float16_storage = c->float16_render && (d->float16_storage || !c->float32_render);
     ctx->gl.half_storage = c->float16_storage;
     /* float16 storage rounds every quotient to 11 bits anyway */
-    c->emulated_division =
-        !c->float16_storage && (d->emulate_division || !tx_gl_probe_div(&ctx->gl));
+    c->emulated_division = !c->float16_storage &&
+                           (d->emulate_division || !(all ? div_exact : tx_gl_probe_div(&ctx->gl)));
     if (!c->float32_render && !c->float16_storage) {
         snprintf(ctx->err, sizeof ctx->err,
                  "this device can render neither to RGBA32F nor to RGBA16F textures "

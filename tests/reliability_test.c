@@ -378,6 +378,32 @@ static void test_deferred_errors(void) {
     tx_test_end();
 }
 
+/* Context creation probes the driver in one draw (tx_gl_probe_all) where
+ * it can: that draw must find what the three one-draw probes find, and what
+ * the context reports. */
+static void test_probe_all_agrees(void) {
+    if (!tx_test_begin("the one-draw driver probe agrees with the probes one by one"))
+        return;
+    tx_ctx *ctx = open_ctx((tx_ctx_desc){0});
+    bool f32 = false, f16 = false, div = false;
+    CHECK(tx_gl_probe_all(&ctx->gl, &f32, &f16, &div), "the driver refused the 3-target draw");
+    CHECK(f32 == tx_gl_probe_render(&ctx->gl, false), "float32 render: %d", f32);
+    CHECK(f16 == tx_gl_probe_render(&ctx->gl, true), "float16 render: %d", f16);
+    CHECK(div == tx_gl_probe_div(&ctx->gl), "division exact: %d", div);
+    tx_caps c;
+    CHECK(!tx_ctx_caps(ctx, &c), "caps");
+    CHECK(c.float32_render == f32 && c.float16_render == f16 && c.emulated_division == !div,
+          "caps %d %d %d, probe %d %d %d", c.float32_render, c.float16_render,
+          c.emulated_division, f32, f16, div);
+    /* a drawing context afterwards: the probe left no state behind */
+    float v[4] = {1, -2, 3, -4}, want[4] = {1, 0, 3, 0};
+    tx_tensor x = mk1(ctx, 4, v), y = {0};
+    CHECK(!tx_unary(ctx, TX_OP_RELU, x, &y) && read_eq(ctx, y, want, 4), "relu after the probe");
+    TX_DESTROY(ctx, x, y);
+    tx_host_close(g_host, ctx);
+    tx_test_end();
+}
+
 static void test_link_failures(void) {
     if (tx_test_begin("generic link failure: clear status, numbered source logged, retry works")) {
         tx_ctx *ctx = open_ctx((tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER});
@@ -720,6 +746,7 @@ int main(int argc, char **argv) {
     test_driver_refuses_texture();
     test_gl_error_after_draw();
     test_deferred_errors();
+    test_probe_all_agrees();
     test_link_failures();
     test_context_loss();
     test_shared_gl_state();

@@ -734,6 +734,29 @@ static bool probe_draw(tx_gl *g, const char *fs, bool half, int w, int h, float 
     return ok;
 }
 
+/* Quotient k of the division probe is exact: bit for bit the host's. */
+static bool probe_div_ok(const float *px, uint32_t n) {
+    for (uint32_t k = 0; k < n; k++) {
+        float want = probe_float(probe_hash(2u * k + 1u)) / probe_float(probe_hash(2u * k + 2u));
+        if (memcmp(&px[k], &want, sizeof want) != 0)
+            return false;
+    }
+    return true;
+}
+
+static const float k_probe32[4] = {1.0000001f, -3.0e38f, 1.0e-30f, 0.33333334f};
+static const float k_probe16[4] = {1.5f, -2.0f, 0.25f, 1024.0f};
+#define TX_PROBE32_GLSL "vec4(1.0000001, -3.0e38, 1.0e-30, 0.33333334)"
+#define TX_PROBE16_GLSL "vec4(1.5, -2.0, 0.25, 1024.0)"
+
+/* Every texel of px (n of them) holds want. */
+static bool probe_pattern_ok(const float *px, int n, const float *want) {
+    for (int i = 0; i < n * 4; i++)
+        if (memcmp(&px[i], &want[i % 4], sizeof(float)) != 0)
+            return false;
+    return true;
+}
+
 bool tx_gl_probe_div(tx_gl *g) {
     enum { W = 16, H = 16 };
     const char *fs = "#version 300 es\nprecision highp float;\nprecision highp int;\nout vec4 "
@@ -743,11 +766,62 @@ bool tx_gl_probe_div(tx_gl *g) {
     float px[W * H * 4];
     if (!probe_draw(g, fs, false, W, H, px))
         return true; /* no RGBA32F target: nothing to learn */
-    for (uint32_t k = 0; k < W * H * 4; k++) {
-        float want = probe_float(probe_hash(2u * k + 1u)) / probe_float(probe_hash(2u * k + 2u));
-        if (memcmp(&px[k], &want, sizeof want) != 0)
-            return false;
+    return probe_div_ok(px, W * H * 4);
+}
+
+bool tx_gl_probe_all(tx_gl *g, bool *f32, bool *f16, bool *div_exact) {
+    enum { W = 16, H = 16 };
+    const char *fs = "#version 300 es\nprecision highp float;\nprecision highp int;\n"
+                     "layout(location = 0) out vec4 o0;\nlayout(location = 1) out vec4 o1;\n"
+                     "layout(location = 2) out vec4 o2;\n" TX_PROBE_DIV_GLSL "void main() {\n"
+                     "  uint k = (uint(gl_FragCoord.y) * 16u + uint(gl_FragCoord.x)) * 4u;\n"
+                     "  o0 = vec4(tx_pq(k), tx_pq(k + 1u), tx_pq(k + 2u), tx_pq(k + 3u));\n"
+                     "  o1 = " TX_PROBE32_GLSL ";\n  o2 = " TX_PROBE16_GLSL ";\n}\n";
+    if (g->fault_lost)
+        return false;
+    while (glGetError() != GL_NO_ERROR) {
     }
+    static const GLenum fmt[3] = {GL_RGBA32F, GL_RGBA32F, GL_RGBA16F};
+    GLuint names[3] = {0};
+    glGenTextures(3, names);
+    tx_gl_tex outs[3];
+    for (int i = 0; i < 3; i++) {
+        outs[i] = names[i];
+        bind_for_edit(g, names[i]);
+        glTexStorage2D(GL_TEXTURE_2D, 1, fmt[i], W, H);
+    }
+    bind_unit(g, 0, 0);
+    attach(g, outs, 3);
+    bool ok = glGetError() == GL_NO_ERROR &&
+              glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    float px[3][W * H * 4];
+    if (ok) {
+        tx_gl_prog p = tx_gl_program_begin(g, fs);
+        char log[256];
+        ok = tx_gl_program_ok(g, p, log, sizeof log);
+        if (ok) {
+            tx_gl_use(g, p);
+            tx_gl_draw(g, NULL, 0, outs, 3, W, H);
+            for (int i = 0; i < 3; i++) {
+                memset(px[i], 0, sizeof px[i]);
+                glReadBuffer(GL_COLOR_ATTACHMENT0 + (GLenum)i);
+                glReadPixels(0, 0, W, H, GL_RGBA, GL_FLOAT, px[i]);
+            }
+            glReadBuffer(GL_COLOR_ATTACHMENT0);
+            ok = glGetError() == GL_NO_ERROR;
+        }
+        tx_gl_program_delete(g, p);
+    }
+    for (int i = 0; i < 3; i++)
+        unbind_everywhere(g, outs[i]);
+    glDeleteTextures(3, names);
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    if (!ok)
+        return false;
+    *f32 = probe_pattern_ok(px[1], W * H, k_probe32);
+    *f16 = probe_pattern_ok(px[2], W * H, k_probe16);
+    *div_exact = !*f32 || probe_div_ok(px[0], W * H * 4);
     return true;
 }
 
@@ -755,15 +829,10 @@ bool tx_gl_probe_render(tx_gl *g, bool half) {
     /* Values that survive float32 exactly but not float16: a float16 target
      * that claims to be float32 is caught here. */
     const char *fs32 = "#version 300 es\nprecision highp float;\nout vec4 o;\n"
-                       "void main() { o = vec4(1.0000001, -3.0e38, 1.0e-30, 0.33333334); }\n";
+                       "void main() { o = " TX_PROBE32_GLSL "; }\n";
     const char *fs16 = "#version 300 es\nprecision highp float;\nout vec4 o;\n"
-                       "void main() { o = vec4(1.5, -2.0, 0.25, 1024.0); }\n";
-    const float want32[4] = {1.0000001f, -3.0e38f, 1.0e-30f, 0.33333334f};
-    const float want16[4] = {1.5f, -2.0f, 0.25f, 1024.0f};
+                       "void main() { o = " TX_PROBE16_GLSL "; }\n";
     float px[16 * 4];
-    bool ok = probe_draw(g, half ? fs16 : fs32, half, 4, 4, px);
-    const float *want = half ? want16 : want32;
-    for (int i = 0; ok && i < 16 * 4; i++)
-        ok = memcmp(&px[i], &want[i % 4], sizeof(float)) == 0;
-    return ok;
+    return probe_draw(g, half ? fs16 : fs32, half, 4, 4, px) &&
+           probe_pattern_ok(px, 16, half ? k_probe16 : k_probe32);
 }

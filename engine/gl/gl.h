@@ -87,6 +87,13 @@ bool tx_gl_probe_render(tx_gl *g, bool half);
  * that divide by a reciprocal multiply (NVIDIA's, within 2 ulp as GLSL
  * allows) fail it. */
 bool tx_gl_probe_div(tx_gl *g);
+/* The three probes above in one program and one draw to three targets
+ * (float32 quotients, float32 pattern, float16 pattern): each probe alone is
+ * a compile, a draw and a blocking read (~40 ms each on SwiftShader, at
+ * every context's creation). false: the driver refused that framebuffer or
+ * program, nothing measured (probe one by one). *div_exact is true where
+ * float32 rendering fails (nothing to learn), as tx_gl_probe_div says. */
+bool tx_gl_probe_all(tx_gl *g, bool *f32, bool *f16, bool *div_exact);
 
 /* Textures: RGBA32F (RGBA16F with half_storage), w × h texels. */
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
