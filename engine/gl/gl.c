@@ -701,37 +701,54 @@ static float probe_float(uint32_t x) {
     return f;
 }
 
-/* Draws fs into a new w x h texture (RGBA16F when half) and reads it back. */
-static bool probe_draw(tx_gl *g, const char *fs, bool half, int w, int h, float *px) {
+/* Draws fs into n new w x h textures (target i RGBA16F where half[i], else
+ * RGBA32F) and reads each back into px[i]; false where the driver refuses
+ * the textures, the framebuffer or the program. */
+static bool probe_draw_n(tx_gl *g, const char *fs, int n, const bool *half, int w, int h,
+                         float *const *px) {
     while (glGetError() != GL_NO_ERROR) {
     }
-    GLuint t = 0;
-    glGenTextures(1, &t);
-    bind_for_edit(g, t);
-    glTexStorage2D(GL_TEXTURE_2D, 1, half ? GL_RGBA16F : GL_RGBA32F, w, h);
+    GLuint names[3] = {0};
+    tx_gl_tex outs[3];
+    if (n < 1 || n > 3)
+        return false;
+    glGenTextures(n, names);
+    for (int i = 0; i < n; i++) {
+        outs[i] = names[i];
+        bind_for_edit(g, names[i]);
+        glTexStorage2D(GL_TEXTURE_2D, 1, half[i] ? GL_RGBA16F : GL_RGBA32F, w, h);
+    }
     bind_unit(g, 0, 0);
-    tx_gl_tex outs[1] = {t};
-    attach(g, outs, 1);
-    bool ok = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    attach(g, outs, n);
+    bool ok = glGetError() == GL_NO_ERROR &&
+              glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
     if (ok) {
         tx_gl_prog p = tx_gl_program_begin(g, fs);
         char log[256];
         ok = tx_gl_program_ok(g, p, log, sizeof log);
         if (ok) {
             tx_gl_use(g, p);
-            tx_gl_draw(g, NULL, 0, outs, 1, w, h);
-            memset(px, 0, sizeof(float) * 4 * (size_t)w * (size_t)h);
+            tx_gl_draw(g, NULL, 0, outs, n, w, h);
+            for (int i = 0; i < n; i++) {
+                memset(px[i], 0, sizeof(float) * 4 * (size_t)w * (size_t)h);
+                glReadBuffer(GL_COLOR_ATTACHMENT0 + (GLenum)i);
+                glReadPixels(0, 0, w, h, GL_RGBA, GL_FLOAT, px[i]);
+            }
             glReadBuffer(GL_COLOR_ATTACHMENT0);
-            glReadPixels(0, 0, w, h, GL_RGBA, GL_FLOAT, px);
             ok = glGetError() == GL_NO_ERROR;
         }
         tx_gl_program_delete(g, p);
     }
-    unbind_everywhere(g, t);
-    glDeleteTextures(1, &t);
+    for (int i = 0; i < n; i++)
+        unbind_everywhere(g, outs[i]);
+    glDeleteTextures(n, names);
     while (glGetError() != GL_NO_ERROR) {
     }
     return ok;
+}
+
+static bool probe_draw(tx_gl *g, const char *fs, bool half, int w, int h, float *px) {
+    return probe_draw_n(g, fs, 1, &half, w, h, &px);
 }
 
 /* Quotient k of the division probe is exact: bit for bit the host's. */
@@ -779,45 +796,10 @@ bool tx_gl_probe_all(tx_gl *g, bool *f32, bool *f16, bool *div_exact) {
                      "  o1 = " TX_PROBE32_GLSL ";\n  o2 = " TX_PROBE16_GLSL ";\n}\n";
     if (g->fault_lost)
         return false;
-    while (glGetError() != GL_NO_ERROR) {
-    }
-    static const GLenum fmt[3] = {GL_RGBA32F, GL_RGBA32F, GL_RGBA16F};
-    GLuint names[3] = {0};
-    glGenTextures(3, names);
-    tx_gl_tex outs[3];
-    for (int i = 0; i < 3; i++) {
-        outs[i] = names[i];
-        bind_for_edit(g, names[i]);
-        glTexStorage2D(GL_TEXTURE_2D, 1, fmt[i], W, H);
-    }
-    bind_unit(g, 0, 0);
-    attach(g, outs, 3);
-    bool ok = glGetError() == GL_NO_ERROR &&
-              glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    static const bool half[3] = {false, false, true};
     float px[3][W * H * 4];
-    if (ok) {
-        tx_gl_prog p = tx_gl_program_begin(g, fs);
-        char log[256];
-        ok = tx_gl_program_ok(g, p, log, sizeof log);
-        if (ok) {
-            tx_gl_use(g, p);
-            tx_gl_draw(g, NULL, 0, outs, 3, W, H);
-            for (int i = 0; i < 3; i++) {
-                memset(px[i], 0, sizeof px[i]);
-                glReadBuffer(GL_COLOR_ATTACHMENT0 + (GLenum)i);
-                glReadPixels(0, 0, W, H, GL_RGBA, GL_FLOAT, px[i]);
-            }
-            glReadBuffer(GL_COLOR_ATTACHMENT0);
-            ok = glGetError() == GL_NO_ERROR;
-        }
-        tx_gl_program_delete(g, p);
-    }
-    for (int i = 0; i < 3; i++)
-        unbind_everywhere(g, outs[i]);
-    glDeleteTextures(3, names);
-    while (glGetError() != GL_NO_ERROR) {
-    }
-    if (!ok)
+    float *const dst[3] = {px[0], px[1], px[2]};
+    if (!probe_draw_n(g, fs, 3, half, W, H, dst))
         return false;
     *f32 = probe_pattern_ok(px[1], W * H, k_probe32);
     *f16 = probe_pattern_ok(px[2], W * H, k_probe16);
