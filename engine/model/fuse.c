@@ -416,10 +416,9 @@ tx_status tx_graph_fuse(tx_session *s) {
 
 /* ---- per-channel affine maps folded into Conv weights ---- */
 
-/* w_out as a copy of W (or W itself: folded in place) and b_out as M new
+/* w_out as a copy of W (or W itself: folded in place) and b_out as m new
  * floats; false when out of memory, with nothing left allocated. */
-static bool fold_begin(const tx_hval *w, tx_hval *w_out, tx_hval *b_out) {
-    int64_t m = w->shape[0];
+static bool fold_begin(const tx_hval *w, int64_t m, tx_hval *w_out, tx_hval *b_out) {
     if (w_out != w && !tx_hval_copy(w_out, w))
         return false;
     if (tx_hval_alloc(b_out, TX_ONNX_FLOAT, 1, &m))
@@ -436,7 +435,7 @@ static bool fold_begin(const tx_hval *w, tx_hval *w_out, tx_hval *b_out) {
 static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *scale,
                             const double *shift, tx_hval *w_out, tx_hval *b_out) {
     int64_t m = w->shape[0];
-    if (!fold_begin(w, w_out, b_out))
+    if (!fold_begin(w, m, w_out, b_out))
         return false;
     int64_t per = m ? w->numel / m : 0;
     for (int64_t o = 0; o < m; o++) {
@@ -444,6 +443,28 @@ static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *sc
             w_out->f[o * per + j] = (float)(w->f[o * per + j] * scale[o]);
         b_out->f[o] = (float)((b ? b->f[o] : 0.0) * scale[o] + shift[o]);
     }
+    return true;
+}
+
+/* fold_out_affine for ConvTranspose, whose W is [C, M/g, k...]: output
+ * channel o = g·(M/g) + j is W[c, j] for the input channels c of group g. */
+static bool fold_out_affine_t(const tx_hval *w, const tx_hval *b, int64_t group,
+                              const double *scale, const double *shift, tx_hval *w_out,
+                              tx_hval *b_out) {
+    int64_t c = w->shape[0], mg = w->shape[1], m = mg * group;
+    if (!fold_begin(w, m, w_out, b_out))
+        return false;
+    int64_t taps = c && mg ? w->numel / (c * mg) : 0, cg = c / group;
+    for (int64_t ci = 0; ci < c; ci++)
+        for (int64_t j = 0; j < mg; j++) {
+            int64_t o = ci / cg * mg + j;
+            float *wp = w_out->f + (ci * mg + j) * taps;
+            const float *rp = w->f + (ci * mg + j) * taps;
+            for (int64_t t = 0; t < taps; t++)
+                wp[t] = (float)(rp[t] * scale[o]);
+        }
+    for (int64_t o = 0; o < m; o++)
+        b_out->f[o] = (float)((b ? b->f[o] : 0.0) * scale[o] + shift[o]);
     return true;
 }
 
@@ -455,7 +476,7 @@ static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *sc
 static bool fold_in_affine(const tx_hval *w, const tx_hval *b, int64_t group, const double *scale,
                            const double *shift, tx_hval *w_out, tx_hval *b_out) {
     int64_t m = w->shape[0], cg = w->shape[1];
-    if (!fold_begin(w, w_out, b_out))
+    if (!fold_begin(w, m, w_out, b_out))
         return false;
     int64_t per = m ? w->numel / m : 0, taps = cg ? per / cg : 0;
     for (int64_t o = 0; o < m; o++) {
@@ -536,18 +557,24 @@ static int affine_step(const tx_session *s, const tx_step *sp, int want, int ran
     return x;
 }
 
-/* Conv step k's weights (and bias, if any) as host float values: W's rank,
- * or 0 when they are not constants (quantized weights, say). */
-static int conv_const_rank(const tx_session *s, const tx_step *sp) {
-    if (!is_op(sp, "Conv") || sp->n_out != 1 || sp->n_in < 2 || sp->n_in > 3 || sp->act ||
-        sp->in[1] < 0)
+/* Conv or ConvTranspose (*transposed) step k's weights (and bias, if any)
+ * as host float values: W's rank, or 0 when they are not constants
+ * (quantized weights, say). */
+static int conv_const_rank(const tx_session *s, const tx_step *sp, bool *transposed) {
+    *transposed = is_op(sp, "ConvTranspose");
+    if ((!is_op(sp, "Conv") && !*transposed) || sp->n_out != 1 || sp->n_in < 2 || sp->n_in > 3 ||
+        sp->act || sp->in[1] < 0)
         return 0;
     const tx_session_val *w = &s->vals[sp->in[1]];
     if (!w->is_const || !w->c.f || w->c.rank < 3 || w->c.shape[0] < 1 || w->c.shape[1] < 1)
         return 0;
+    int64_t group = tx_attr_int(sp->node, "group", 1);
+    if (*transposed && (group < 1 || w->c.shape[0] % group))
+        return 0;
+    int64_t m = *transposed ? w->c.shape[1] * group : w->c.shape[0];
     if (sp->n_in == 3 && sp->in[2] >= 0) {
         const tx_session_val *b = &s->vals[sp->in[2]];
-        if (!b->is_const || !b->c.f || b->c.numel != w->c.shape[0])
+        if (!b->is_const || !b->c.f || b->c.numel != m)
             return 0;
     }
     return w->c.rank;
@@ -559,19 +586,23 @@ static int conv_const_rank(const tx_session *s, const tx_step *sp) {
  * fold into Conv(x, W·s, b·s + t), so that an activation after them fuses
  * into the conv too; and before a conv that reads no padding (a 1x1, say):
  *     Mul(h, s) → Add(·, t) → Conv(·, W, b)
- * into Conv(h, W·s, b + Σ W·t). Any chain of Mul, Add, Sub and Div by such
- * constants folds; each intermediate must have no other reader. */
+ * into Conv(h, W·s, b + Σ W·t). After a ConvTranspose too (PaddleOCR det's
+ * head: ConvTranspose → Add(·, per-channel)). Any chain of Mul, Add, Sub and
+ * Div by such constants folds; each intermediate must have no other reader. */
 #define TX_AFFINE_CHAIN 8
 static tx_status fuse_affine_into_conv(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         for (int side = 0; side < 2; side++) {
             tx_step *sp = &s->steps[k];
-            int rank = conv_const_rank(s, sp);
-            if (!rank)
+            bool tr;
+            int rank = conv_const_rank(s, sp, &tr);
+            /* ConvTranspose: after it only (its input side would need the
+             * zeros it inserts between inputs shifted too) */
+            if (!rank || (tr && side == 1))
                 break;
             const tx_hval *w = &s->vals[sp->in[1]].c;
             int64_t group = tx_attr_int(sp->node, "group", 1);
-            int64_t ch = side == 0 ? w->shape[0] : w->shape[1] * group;
+            int64_t ch = side == 0 && !tr ? w->shape[0] : w->shape[1] * group;
             if (side == 1) { /* no padding: every output reads only x */
                 const int64_t *pads;
                 int np = tx_attr_ints(sp->node, "pads", &pads);
@@ -623,8 +654,9 @@ static tx_status fuse_affine_into_conv(tx_session *s) {
             tx_hval w2, b2, *wo = in_place ? &wv->c : &w2;
             bool has_b = sp->n_in == 3 && sp->in[2] >= 0;
             const tx_hval *b = has_b ? &s->vals[sp->in[2]].c : NULL;
-            bool ok = n > 0 && (side == 0 ? fold_out_affine(w, b, sc, sh, wo, &b2)
-                                          : fold_in_affine(w, b, group, sc, sh, wo, &b2));
+            bool ok = n > 0 && (side == 1 ? fold_in_affine(w, b, group, sc, sh, wo, &b2)
+                                : tr      ? fold_out_affine_t(w, b, group, sc, sh, wo, &b2)
+                                          : fold_out_affine(w, b, sc, sh, wo, &b2));
             free(buf);
             if (n > 0 && !ok)
                 return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
