@@ -17,6 +17,7 @@ typedef struct readback {
     int64_t numel;
     tx_dtype dtype;
     float *host; /* a CPU tensor's values, copied when the read began */
+    unsigned epoch; /* tx_gl.error_epoch when it began */
 } readback;
 
 struct tx_readbacks {
@@ -115,6 +116,7 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
         ctx->work_key = 0; /* later draws are the next read's work */
     }
     r->used = true;
+    r->epoch = ctx->gl.error_epoch;
     r->texels = texels;
     r->numel = s->numel;
     r->dtype = s->dtype;
@@ -193,6 +195,11 @@ static tx_status finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes,
                              r->dtype == TX_DTYPE_FLOAT32 ? need : (size_t)r->texels * 16u, buf,
                              copy ? copy->bound : NULL, copy ? copy->user : NULL) &&
               !tx_gl_context_lost(&ctx->gl);
+    /* Deferred errors: the start of this read asked nothing, so an error
+     * another check reported meanwhile may have been its own (a pixel-pack
+     * buffer the driver could not allocate, say) */
+    bool others = ok && ctx->gl.defer_errors && ctx->gl.error_epoch != r->epoch;
+    ok &= !others;
     if (ok) {
         if (buf != dst)
             tx_texels_to_values(r->dtype, buf, r->numel, dst);
@@ -203,6 +210,11 @@ static tx_status finish(tx_ctx *ctx, tx_readback h, void *dst, size_t bytes,
     readback_free(ctx, r);
     if (ok)
         return TX_STATUS_OK;
+    if (others)
+        return tx_fail(ctx, TX_STATUS_GL_ERROR,
+                       "%s: a GL error reported while this read was pending (deferred GL error "
+                       "checks) may have been its own: its values are not handed over",
+                       fn);
     return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "reading the pixel-pack buffer");
 }
 

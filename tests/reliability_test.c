@@ -378,6 +378,86 @@ static void test_deferred_errors(void) {
     tx_test_end();
 }
 
+/* Deferred checks and textures: one the driver gives no storage (as out of
+ * memory leaves it; the test hook passes an invalid size) is refused where
+ * it is made, or at the end of a batch (a session's weights), never handed
+ * out; an earlier op's error found there is kept for the next read; and an
+ * async read pending while another check reports an error fails too. */
+static void test_deferred_textures(void) {
+    if (!tx_test_begin("deferred GL errors: textures without storage, batches, pending reads"))
+        return;
+    tx_ctx *ctx = open_ctx((tx_ctx_desc){0});
+    ctx->gl.defer_errors = true;
+    float v[8] = {1, -2, 3, -4, 5, -6, 7, -8};
+    tx_tensor t = {0};
+    /* refused once: the pool's retry gets a working texture */
+    ctx->gl.fault_storage = 1;
+    tx_status st = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &t);
+    CHECK(st == TX_STATUS_OK && read_eq(ctx, t, v, 8), "retry: %s", tx_last_error(ctx));
+    TX_DESTROY(ctx, t);
+    /* refused twice: out of memory, nothing live */
+    tx_pool_trim(ctx, 0); /* no pooled texture to hand out instead */
+    tx_stats s0 = stats(ctx);
+    ctx->gl.fault_storage = 2;
+    st = tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &t);
+    CHECK(st == TX_STATUS_OUT_OF_MEMORY, "twice refused: %s", tx_status_name(st));
+    CHECK(stats(ctx).live_tensors == s0.live_tensors, "a refused tensor is live");
+    CHECK(tx_gl_error() == 0, "a GL error escaped");
+    /* a batch: checked once at its end */
+    for (int fault = 0; fault < 2; fault++) {
+        tx_tensor a = {0}, b = {0};
+        tx_pool_trim(ctx, 0);
+        tx_gl_batch_begin(&ctx->gl);
+        ctx->gl.fault_storage = fault;
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &a) &&
+                  !tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &b),
+              "batch creates: %s", tx_last_error(ctx));
+        bool ok = tx_gl_batch_end(&ctx->gl);
+        CHECK(ok == !fault, "batch with %d refused: end says %d", fault, ok);
+        if (!fault)
+            CHECK(read_eq(ctx, a, v, 8) && read_eq(ctx, b, v, 8), "batch values");
+        TX_DESTROY(ctx, a, b);
+        tx_pool_trim(ctx, 0); /* what a session does after a failed batch */
+        CHECK(tx_gl_error() == 0, "a GL error escaped the batch");
+    }
+    /* an earlier op's error found at a texture's or a batch's check: the
+     * texture is fine, the next read reports the error */
+    for (int batch = 0; batch < 2; batch++) {
+        tx_tensor x = mk1(ctx, 8, v), y = {0}, z = {0};
+        ctx->fault_draw_error = true;
+        CHECK(!tx_unary(ctx, TX_OP_RELU, x, &y), "deferred draw");
+        tx_pool_trim(ctx, 0); /* z's texture is made, not pooled */
+        if (batch)
+            tx_gl_batch_begin(&ctx->gl);
+        CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {8}, .data = v}, &z),
+              "create after the error: %s", tx_last_error(ctx));
+        if (batch)
+            CHECK(tx_gl_batch_end(&ctx->gl), "the batch took the draw's error for its own");
+        float got[8];
+        CHECK(tx_tensor_read(ctx, y, got, sizeof got) == TX_STATUS_GL_ERROR,
+              "batch %d: the draw's error was lost", batch);
+        CHECK(read_eq(ctx, z, v, 8), "batch %d: the texture made meanwhile", batch);
+        TX_DESTROY(ctx, x, y, z);
+    }
+    /* an async read pending while another read reports an error fails too */
+    {
+        tx_tensor x = mk1(ctx, 8, v), y = {0};
+        tx_readback r;
+        CHECK(!tx_tensor_read_async(ctx, x, &r), "read_async");
+        ctx->fault_draw_error = true;
+        CHECK(!tx_unary(ctx, TX_OP_RELU, x, &y), "deferred draw");
+        float got[8];
+        CHECK(tx_tensor_read(ctx, y, got, sizeof got) == TX_STATUS_GL_ERROR, "the other read");
+        st = tx_readback_finish(ctx, r, got, sizeof got);
+        CHECK(st == TX_STATUS_GL_ERROR && strstr(tx_last_error(ctx), "pending"),
+              "pending read: %s (%s)", tx_status_name(st), tx_last_error(ctx));
+        CHECK(read_eq(ctx, x, v, 8), "x afterwards");
+        TX_DESTROY(ctx, x, y);
+    }
+    tx_host_close(g_host, ctx);
+    tx_test_end();
+}
+
 /* Context creation probes the driver in one draw (tx_gl_probe_all) where
  * it can: that draw must find what the three one-draw probes find, and what
  * the context reports. */
@@ -746,6 +826,7 @@ int main(int argc, char **argv) {
     test_driver_refuses_texture();
     test_gl_error_after_draw();
     test_deferred_errors();
+    test_deferred_textures();
     test_probe_all_agrees();
     test_link_failures();
     test_context_loss();

@@ -326,6 +326,7 @@ static unsigned take_error(tx_gl *g) {
         g->pending_error = 0;
     }
     g->taken_error = e;
+    g->error_epoch += e != 0;
     return e;
 }
 
@@ -339,17 +340,35 @@ bool tx_gl_error_is_oom(unsigned e) {
     return e == GL_OUT_OF_MEMORY;
 }
 
+/* Whether texture t (bound for edit) got its storage: an out-of-memory
+ * glTexStorage leaves it without, and sampling it reads (0, 0, 0, 1) with
+ * no error. */
+static bool has_storage(tx_gl *g, tx_gl_tex t) {
+    bind_for_edit(g, t);
+    GLint immutable = 0;
+    glGetTexParameteriv(target_of(t), GL_TEXTURE_IMMUTABLE_FORMAT, &immutable);
+    return immutable != 0;
+}
+
+/* Keeps e (an earlier op's error, found by a texture check) and the rest of
+ * the queue for the next read to report. */
+static void keep_errors(tx_gl *g, GLenum e) {
+    if (!g->pending_error)
+        g->pending_error = e;
+    drain_errors(g);
+}
+
 /* A w×h texture (layers 0) or array texture of `layers` layers, RGBA32F
  * (RGBA16F with half_storage), nearest sampling. */
 static bool tex_create(tx_gl *g, int w, int h, int layers, tx_gl_tex *out) {
     if (g->fault_lost)
         return false;
-    /* With deferred errors (WebGL, where each glGetError is a round trip to
-     * the GPU process: two a texture, 0.7-1.2 ms each on SwiftShader while
-     * it works) a refusal surfaces at the next read, as a draw's does; the
-     * memory budget (pool.c) has refused what the engine can foresee. */
-    bool check = !g->defer_errors;
-    if (check)
+    /* With deferred errors (WebGL: each glGetError a round trip to the GPU
+     * process, 0.7-1.2 ms on SwiftShader while it works) the queue is not
+     * drained first: one question after the storage call, and an error
+     * found there is this texture's only if it got no storage. */
+    bool defer = g->defer_errors;
+    if (!defer)
         drain_errors(g);
     GLuint name = 0;
     glGenTextures(1, &name);
@@ -360,17 +379,66 @@ static bool tex_create(tx_gl *g, int w, int h, int layers, tx_gl_tex *out) {
     glTexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    int sw = w;
+    if (g->fault_storage > 0) {
+        g->fault_storage--;
+        sw = 0; /* GL_INVALID_VALUE, no storage */
+    }
     if (layers)
-        glTexStorage3D(target, 1, fmt, w, h, layers);
+        glTexStorage3D(target, 1, fmt, sw, h, layers);
     else
-        glTexStorage2D(target, 1, fmt, w, h);
-    if (check && glGetError() != GL_NO_ERROR) {
+        glTexStorage2D(target, 1, fmt, sw, h);
+    bool ok = true;
+    if (defer && g->batch_on && g->batch_n < g->batch_cap) {
+        g->batch[g->batch_n++] = t; /* checked at tx_gl_batch_end */
+    } else {
+        GLenum e = glGetError();
+        if (e != GL_NO_ERROR && defer && has_storage(g, t))
+            keep_errors(g, e); /* an earlier op's */
+        else if (e != GL_NO_ERROR) {
+            ok = false;
+            if (defer) /* other ops' errors behind it */
+                drain_errors(g);
+        }
+    }
+    if (!ok) {
         bind_unit(g, 0, 0);
         glDeleteTextures(1, &name);
         return false;
     }
     *out = t;
     return true;
+}
+
+void tx_gl_batch_begin(tx_gl *g) {
+    g->batch_n = 0;
+    g->batch_on = g->defer_errors;
+    if (g->batch_on && !g->batch) {
+        g->batch_cap = 1024;
+        g->batch = malloc((size_t)g->batch_cap * sizeof *g->batch);
+        if (!g->batch)
+            g->batch_on = false; /* every texture checked as it is made */
+    }
+}
+
+bool tx_gl_batch_end(tx_gl *g) {
+    bool ok = true;
+    if (g->batch_on && g->batch_n > 0 && !g->fault_lost) {
+        GLenum e = glGetError();
+        for (int i = 0; e != GL_NO_ERROR && i < g->batch_n; i++)
+            ok &= glIsTexture(TX_GL_NAME(g->batch[i])) != GL_TRUE || has_storage(g, g->batch[i]);
+        if (e != GL_NO_ERROR) {
+            if (ok)
+                keep_errors(g, e);
+            else
+                drain_errors(g);
+        }
+    }
+    free(g->batch);
+    g->batch = NULL;
+    g->batch_cap = g->batch_n = 0;
+    g->batch_on = false;
+    return ok;
 }
 
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out) {
@@ -441,8 +509,9 @@ bool tx_gl_read_begin(tx_gl *g, tx_gl_tex t, int w, int texels, unsigned *buf, v
     GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     glFlush();
     /* Deferred errors (WebGL): the round trip is the read's second, and
-     * tx_gl_read_end's check finds anything these calls queued before a
-     * value reaches the caller (SwiftShader: 0.4-1.3 ms a read). */
+     * tx_gl_read_end's check finds anything these calls queued, failing the
+     * read (readback.c also fails it when another check took an error
+     * meanwhile). SwiftShader: 0.4-1.3 ms a read. */
     if ((!g->defer_errors && glGetError() != GL_NO_ERROR) || !s) {
         if (s)
             glDeleteSync(s);
@@ -619,9 +688,12 @@ unsigned tx_gl_error(void) {
     GLenum first = glGetError();
     if (first != GL_NO_ERROR) {
         /* Drain the queue so the next op starts clean (bounded: a lost
-         * context can report errors forever). */
-        for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; i++) {
-        }
+         * context can report errors forever). GL hands queued errors out in
+         * no set order: an out-of-memory among them is the one named. */
+        GLenum e;
+        for (int i = 0; i < 16 && (e = glGetError()) != GL_NO_ERROR; i++)
+            if (e == GL_OUT_OF_MEMORY)
+                first = e;
     }
     return first;
 }

@@ -52,6 +52,10 @@ typedef struct tx_gl {
     bool defer_errors;
     unsigned pending_error; /* an error found while clearing the queue, not yet reported */
     unsigned taken_error;   /* the last error a check found (tx_gl_taken_error) */
+    /* Errors a check has reported so far: an async read started under
+     * deferred errors fails when this moved while it was pending (its own
+     * start's error may be the one another check took). */
+    unsigned error_epoch;
     bool half_storage;      /* tensor textures are RGBA16F instead of RGBA32F */
     /* The context is gone: delete/unbind calls are skipped (the names died
      * with it, and a new context may hand the same numbers out again). Set
@@ -61,6 +65,13 @@ typedef struct tx_gl {
     /* Test hook: behave as a lost context would (every draw, upload, read
      * and allocation fails with a GL error; tx_gl_context_lost says true). */
     bool fault_lost;
+    /* Test hook: the next fault_storage textures get no storage (an invalid
+     * size), as a driver out of memory leaves them. */
+    int fault_storage;
+    /* Texture checks batched (tx_gl_batch_begin): the names made since. */
+    bool batch_on;
+    unsigned *batch;
+    int batch_n, batch_cap;
 } tx_gl;
 
 /* Loads GL entry points (desktop) and creates the shared objects. Returns
@@ -94,6 +105,15 @@ bool tx_gl_probe_div(tx_gl *g);
  * program, nothing measured (probe one by one). *div_exact is true where
  * float32 rendering fails (nothing to learn), as tx_gl_probe_div says. */
 bool tx_gl_probe_all(tx_gl *g, bool *f32, bool *f16, bool *div_exact);
+
+/* With deferred errors, texture creation asks glGetError once (a round trip
+ * under WebGL); between tx_gl_batch_begin and tx_gl_batch_end (a session's
+ * weights) not at all: the end asks once, and where it finds an error,
+ * whether each texture made since got its storage. false: one did not (out
+ * of memory; the caller fails and frees what it made). Without deferred
+ * errors every texture is checked as it is made and the batch is empty. */
+void tx_gl_batch_begin(tx_gl *g);
+bool tx_gl_batch_end(tx_gl *g);
 
 /* Textures: RGBA32F (RGBA16F with half_storage), w × h texels. */
 bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);

@@ -289,9 +289,32 @@ static void drop_weights(tx_session *s, tx_device dev) {
         }
 }
 
+static tx_status upload_weights_each(tx_session *s, uint64_t *bytes);
+
 /* Uploads every constant a device step reads to the context's current
- * device, so that runs upload nothing but their feeds. */
+ * device, so that runs upload nothing but their feeds. The GPU's texture
+ * checks are batched: one glGetError for the whole model under WebGL
+ * (tx_gl_batch_begin), where it was one or two a weight. A texture the
+ * driver gave no storage fails the upload; the GPU weights are dropped and
+ * the pool emptied, so that no texture without storage is used again. */
 static tx_status upload_weights(tx_session *s, uint64_t *bytes) {
+    tx_ctx *ctx = s->ctx;
+    bool gl = ctx->device == TX_DEVICE_GPU && !ctx->lost;
+    if (gl)
+        tx_gl_batch_begin(&ctx->gl);
+    tx_status st = upload_weights_each(s, bytes);
+    if (gl && !tx_gl_batch_end(&ctx->gl)) {
+        drop_weights(s, TX_DEVICE_GPU);
+        tx_pool_trim(ctx, 0);
+        if (!st)
+            st = tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
+                         "tx_session_create: the driver gave a weight texture no storage "
+                         "(out of GPU memory)");
+    }
+    return st;
+}
+
+static tx_status upload_weights_each(tx_session *s, uint64_t *bytes) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
         if (sp->dead)
