@@ -909,7 +909,9 @@ int main(int argc, char **argv) {
          * of 2 input channels, 3 outputs each, stride 2: folds into the
          * ConvTranspose (output channel o is W[c, o % 3] for group o / 3's
          * c); v = ConvTranspose(x, W, B) shares W and B, which must keep
-         * their values. The reference is the unfused session. */
+         * their values. Then the same without B and without v (W folded
+         * where it is, the bias made from the shift alone). The reference is
+         * the unfused session. */
         static const float sv[6] = {1.5f, -0.5f, 0.75f, 2, -1.25f, 0.3f},
                            tv[6] = {0.1f, -0.2f, 0.3f, 0.05f, -0.4f, 0.25f},
                            bv[6] = {0.2f, -0.1f, 0.05f, 0.3f, -0.25f, 0.15f};
@@ -918,51 +920,57 @@ int main(int argc, char **argv) {
             w[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
         for (int i = 0; i < 4 * 15; i++)
             x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
-        buf g = {0};
-        init_f(&g, "W", (int64_t[]){4, 3, 3, 3}, 4, w);
-        init_f(&g, "B", (int64_t[]){6}, 1, bv);
-        init_f(&g, "s", (int64_t[]){1, 6, 1, 1}, 4, sv);
-        init_f(&g, "t", (int64_t[]){6, 1, 1}, 3, tv);
-        init_f(&g, "half", NULL, 0, (float[]){0.5f});
-        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 3, 5}, 4);
-        for (int k = 0; k < 2; k++)
-            node(&g, "ConvTranspose", k ? "ct2" : "ct1", (const char *[]){"x", "W", "B"}, 3,
-                 (const char *[]){k ? "v" : "c"}, 1,
-                 (buf[]){attr_i("group", 2), attr_is("strides", (int64_t[]){2, 2}, 2),
-                         attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)},
-                 3);
-        node(&g, "Mul", "m", (const char *[]){"c", "s"}, 2, (const char *[]){"m"}, 1, NULL, 0);
-        node(&g, "Add", "a", (const char *[]){"t", "m"}, 2, (const char *[]){"a"}, 1, NULL, 0);
-        node(&g, "Sub", "d", (const char *[]){"a", "half"}, 2, (const char *[]){"y"}, 1, NULL, 0);
-        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
-        vinfo(&g, 12, "v", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
-        buf m = model(&g, 13);
-        float got[2][2][6 * 45];
-        for (int fusion = 0; fusion < 2 && !tx_t.cur_failed; fusion++) {
-            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 2 : 5, fusion ? 3 : 0);
-            if (!ss)
-                break;
-            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 3, 5}, x), out[2];
-            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 2, out);
-            CHECK(!st, "%s", tx_last_error(ctx));
-            if (!st) {
-                CHECK(!tx_tensor_read(ctx, out[0], got[fusion][0], sizeof got[0][0]) &&
-                          !tx_tensor_read(ctx, out[1], got[fusion][1], sizeof got[0][1]),
-                      "%s", tx_last_error(ctx));
-                TX_DESTROY(ctx, out[0], out[1]);
+        for (int shared = 1; shared >= 0 && !tx_t.cur_failed; shared--) {
+            buf g = {0};
+            init_f(&g, "W", (int64_t[]){4, 3, 3, 3}, 4, w);
+            if (shared)
+                init_f(&g, "B", (int64_t[]){6}, 1, bv);
+            init_f(&g, "s", (int64_t[]){1, 6, 1, 1}, 4, sv);
+            init_f(&g, "t", (int64_t[]){6, 1, 1}, 3, tv);
+            init_f(&g, "half", NULL, 0, (float[]){0.5f});
+            vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 3, 5}, 4);
+            for (int k = 0; k < 1 + shared; k++)
+                node(&g, "ConvTranspose", k ? "ct2" : "ct1", (const char *[]){"x", "W", "B"},
+                     2 + shared, (const char *[]){k ? "v" : "c"}, 1,
+                     (buf[]){attr_i("group", 2), attr_is("strides", (int64_t[]){2, 2}, 2),
+                             attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)},
+                     3);
+            node(&g, "Mul", "m", (const char *[]){"c", "s"}, 2, (const char *[]){"m"}, 1, NULL, 0);
+            node(&g, "Add", "a", (const char *[]){"t", "m"}, 2, (const char *[]){"a"}, 1, NULL, 0);
+            node(&g, "Sub", "d", (const char *[]){"a", "half"}, 2, (const char *[]){"y"}, 1, NULL,
+                 0);
+            vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
+            if (shared)
+                vinfo(&g, 12, "v", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
+            buf m = model(&g, 13);
+            float got[2][2][6 * 45] = {{{0}}};
+            for (int fusion = 0; fusion < 2 && !tx_t.cur_failed; fusion++) {
+                tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 1 + shared : 4 + shared,
+                                                fusion ? 3 : 0);
+                if (!ss)
+                    break;
+                tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 3, 5}, x), out[2];
+                tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 1 + shared, out);
+                CHECK(!st, "%s", tx_last_error(ctx));
+                for (int o = 0; !st && o < 1 + shared; o++) {
+                    CHECK(!tx_tensor_read(ctx, out[o], got[fusion][o], sizeof got[0][0]), "%s",
+                          tx_last_error(ctx));
+                    tx_tensor_destroy(ctx, out[o]);
+                }
+                tx_tensor_destroy(ctx, xt);
+                tx_session_destroy(ss);
             }
-            tx_tensor_destroy(ctx, xt);
-            tx_session_destroy(ss);
+            double ey = 0, ev = 0, spread = 0;
+            for (int i = 0; i < 6 * 45; i++) {
+                ey = fmax(ey, fabs(got[1][0][i] - got[0][0][i]));
+                ev = fmax(ev, fabs(got[1][1][i] - got[0][1][i]));
+                spread = fmax(spread, fabs(got[0][0][i] - (shared ? got[0][1][i] : 0)));
+            }
+            CHECK(ey < 1e-5 && ev < 1e-6 && spread > 0.1,
+                  "shared %d: fused vs unfused: y %g, v %g (y - v up to %g)", shared, ey, ev,
+                  spread);
+            free(m.d);
         }
-        double ey = 0, ev = 0, spread = 0;
-        for (int i = 0; i < 6 * 45; i++) {
-            ey = fmax(ey, fabs(got[1][0][i] - got[0][0][i]));
-            ev = fmax(ev, fabs(got[1][1][i] - got[0][1][i]));
-            spread = fmax(spread, fabs(got[0][0][i] - got[0][1][i]));
-        }
-        CHECK(ey < 1e-5 && ev < 1e-6 && spread > 0.1,
-              "fused vs unfused: y %g, v %g (y - v up to %g)", ey, ev, spread);
-        free(m.d);
         tx_test_end();
     }
     if (tx_test_begin("fusion: a scale that broadcasts its input up to the conv's channels "
