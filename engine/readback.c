@@ -16,7 +16,7 @@ typedef struct readback {
     int texels;
     int64_t numel;
     tx_dtype dtype;
-    float *host; /* a CPU tensor's values, copied when the read began */
+    float *host;    /* a CPU tensor's values, copied when the read began */
     unsigned epoch; /* tx_gl.error_epoch when it began */
 } readback;
 

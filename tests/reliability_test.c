@@ -483,8 +483,8 @@ static void test_probe_all_agrees(void) {
     tx_caps c;
     CHECK(!tx_ctx_caps(ctx, &c), "caps");
     CHECK(c.float32_render == f32 && c.float16_render == f16 && c.emulated_division == !div,
-          "caps %d %d %d, probe %d %d %d", c.float32_render, c.float16_render,
-          c.emulated_division, f32, f16, div);
+          "caps %d %d %d, probe %d %d %d", c.float32_render, c.float16_render, c.emulated_division,
+          f32, f16, div);
     /* a drawing context afterwards: the probe left no state behind */
     float v[4] = {1, -2, 3, -4}, want[4] = {1, 0, 3, 0};
     tx_tensor x = mk1(ctx, 4, v), y = {0};

@@ -56,7 +56,7 @@ typedef struct tx_gl {
      * deferred errors fails when this moved while it was pending (its own
      * start's error may be the one another check took). */
     unsigned error_epoch;
-    bool half_storage;      /* tensor textures are RGBA16F instead of RGBA32F */
+    bool half_storage; /* tensor textures are RGBA16F instead of RGBA32F */
     /* The context is gone: delete/unbind calls are skipped (the names died
      * with it, and a new context may hand the same numbers out again). Set
      * by the engine when the driver confirms a loss, and once the engine has
