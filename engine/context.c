@@ -1,6 +1,5 @@
 /* tx_ctx: takes a current GL ES 3.0 context, probes it by rendering, keeps
  * stats and the last error. */
-#include <ctype.h>
 #include <string.h>
 
 #include "internal.h"
@@ -27,74 +26,6 @@ static int resolve_k(const tx_ctx_desc *d, bool *is_default) {
     }
 }
 
-/* Does the renderer string name a software rasterizer (the GPU's work runs
- * on the CPU's cores)? */
-bool tx_software_renderer(const char *renderer) {
-    static const char *const soft[] = {"llvmpipe", "softpipe",     "swiftshader",
-                                       "swrast",   "basic render", "software"};
-    char low[128];
-    size_t n = 0;
-    for (; renderer[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)tolower((unsigned char)renderer[n]);
-    low[n] = 0;
-    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
-        if (strstr(low, soft[i]))
-            return true;
-    return false;
-}
-
-/* Probes the current context by rendering; false (message in ctx->err) when
- * texel cannot run on it. Used at creation and by tx_ctx_restore. */
-static bool probe_caps(tx_ctx *ctx, const tx_ctx_desc *d) {
-    if (d->no_parallel_compile)
-        ctx->gl.has_parallel = false;
-    tx_caps *c = &ctx->caps;
-    tx_gl_strings(c->renderer, c->version, c->glsl_version, sizeof c->renderer);
-    c->max_texture_size = tx_gl_max_texture_size();
-    c->max_draw_buffers = tx_gl_max_draw_buffers();
-    c->parallel_compile = ctx->gl.has_parallel;
-    ctx->software_gl = tx_software_renderer(c->renderer);
-    /* one draw for every probe where the driver takes it, else one each */
-    bool div_exact = true,
-         all = tx_gl_probe_all(&ctx->gl, &c->float32_render, &c->float16_render, &div_exact);
-    if (!all) {
-        c->float32_render = tx_gl_probe_render(&ctx->gl, false);
-        c->float16_render = tx_gl_probe_render(&ctx->gl, true);
-    }
-    ctx->max_tex = c->max_texture_size;
-    if (d->max_texture_size > 0 && d->max_texture_size < ctx->max_tex) {
-        /* Keep widths powers of two (see tx_texture). */
-        int m = 1;
-        while (m * 2 <= d->max_texture_size)
-            m *= 2;
-        ctx->max_tex = m;
-    }
-    /* Without float32 render targets, float16 storage still computes
-     * (flagged in caps, ~3 significant digits); with neither, nothing does. */
-    c->float16_storage = c->float16_render && (d->float16_storage || !c->float32_render);
-    ctx->gl.half_storage = c->float16_storage;
-    /* float16 storage rounds every quotient to 11 bits anyway */
-    c->emulated_division = !c->float16_storage &&
-                           (d->emulate_division || !(all ? div_exact : tx_gl_probe_div(&ctx->gl)));
-    if (!c->float32_render && !c->float16_storage) {
-        snprintf(ctx->err, sizeof ctx->err,
-                 "this device can render neither to RGBA32F nor to RGBA16F textures "
-                 "(EXT_color_buffer_float / EXT_color_buffer_half_float)");
-        return false;
-    }
-    if (d->float16_storage && !c->float16_render) {
-        snprintf(ctx->err, sizeof ctx->err,
-                 "desc.float16_storage: this device cannot render to RGBA16F textures");
-        return false;
-    }
-    if (c->max_draw_buffers < 4) {
-        snprintf(ctx->err, sizeof ctx->err, "this device has %d draw buffers; texel needs 4",
-                 c->max_draw_buffers);
-        return false;
-    }
-    return true;
-}
-
 /* Checks the desc fields that have no meaning when negative. */
 static const char *bad_desc(const tx_ctx_desc *d) {
 #ifndef __EMSCRIPTEN__
@@ -110,6 +41,8 @@ static const char *bad_desc(const tx_ctx_desc *d) {
         return "desc.device is not gpu or cpu";
     if (d->cpu_threads < 0)
         return "desc.cpu_threads is negative";
+    if (d->no_gpu && d->make_gl)
+        return "desc.no_gpu (no GL) and desc.make_gl (GL at the first GPU use) are both set";
     return NULL;
 }
 
@@ -132,7 +65,8 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     tx_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return TX_STATUS_OUT_OF_MEMORY;
-    if (!d.no_gpu && !tx_gl_init(&ctx->gl, d.get_proc_address, ctx->err, sizeof ctx->err)) {
+    bool gl_now = !d.no_gpu && !d.make_gl;
+    if (gl_now && !tx_gl_init(&ctx->gl, d.get_proc_address, ctx->err, sizeof ctx->err)) {
         fprintf(stderr, "texel: %s\n", ctx->err);
         free(ctx);
         return TX_STATUS_UNSUPPORTED;
@@ -173,7 +107,13 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
          * tx_fail turns its CONTEXT_LOST into UNSUPPORTED (error.c). */
         ctx->no_gpu = ctx->caps.no_gpu = true;
         ctx->lost = ctx->gl_dropped = ctx->gl.lost = true;
-    } else if (!probe_caps(ctx, &d)) {
+    } else if (d.make_gl) {
+        /* the same state until the first GPU use (tx_ctx_need_gl) */
+        ctx->gl_pending = ctx->caps.gl_pending = true;
+        ctx->make_gl = d.make_gl;
+        ctx->make_gl_user = d.make_gl_user;
+        ctx->lost = ctx->gl_dropped = ctx->gl.lost = true;
+    } else if (!tx_ctx_probe(ctx, &d)) {
         fprintf(stderr, "texel: %s\n", ctx->err);
         tx_gl_shutdown(&ctx->gl);
         free(ctx);
@@ -227,7 +167,7 @@ tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out) {
 tx_status tx_ctx_finish(tx_ctx *ctx) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    if (ctx->no_gpu)
+    if (ctx->no_gpu || ctx->gl_pending)
         return TX_STATUS_OK; /* no GPU work to wait for */
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_ctx_finish: the GL context is lost");
@@ -262,16 +202,6 @@ int tx_ctx_specialize_after(const tx_ctx *ctx) {
  * are lost, so their tensors keep valid handles (shape, destroy) whose every
  * other use says so. */
 
-/* Resets the GL layer once its objects are gone or deleted, keeping the
- * settings that outlive a context (the deferred-check mode, the test hook). */
-static void gl_forget(tx_ctx *ctx) {
-    bool defer = ctx->gl.defer_errors, fault = ctx->gl.fault_lost;
-    tx_gl_shutdown(&ctx->gl); /* deletes nothing when gl.lost */
-    ctx->gl.defer_errors = defer;
-    ctx->gl.fault_lost = fault;
-    ctx->gl.lost = true; /* nothing of ours is left to delete or use */
-}
-
 /* Forgets (deletes, if the context still lives) every GL object made before
  * the loss. Live tensors keep their handles but their storage is detached:
  * its bytes leave the counters and its generation no longer matches. */
@@ -296,7 +226,7 @@ static void drop_gl_objects(tx_ctx *ctx) {
             tx_pool_forget(ctx, &st->packed);
         }
     }
-    gl_forget(ctx);
+    tx_gl_forget(ctx);
     ctx->generation++;
     ctx->gl_dropped = true;
 }
@@ -304,8 +234,8 @@ static void drop_gl_objects(tx_ctx *ctx) {
 tx_status tx_ctx_reset_gl_state(tx_ctx *ctx) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
-    if (ctx->no_gpu)
-        return TX_STATUS_OK; /* no GL context to share */
+    if (ctx->no_gpu || ctx->gl_pending)
+        return TX_STATUS_OK; /* no GL context to share (yet) */
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
                        "tx_ctx_reset_gl_state: the GL context is lost");
@@ -324,14 +254,24 @@ int tx_ctx_generation(const tx_ctx *ctx) {
     return ctx ? (int)ctx->generation : 0;
 }
 
+tx_status tx_ctx_start_gl(tx_ctx *ctx) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    if (ctx->no_gpu) /* error.c says why */
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_ctx_start_gl: no GPU context");
+    return tx_ctx_need_gl(ctx, "tx_ctx_start_gl");
+}
+
 tx_status tx_ctx_restore(tx_ctx *ctx) {
     const char *op = "tx_ctx_restore";
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;
     if (ctx->no_gpu)
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                       "%s: this context was made without GL (tx_ctx_desc.no_gpu): no GPU "
-                       "context to restore",
+        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: no GPU context", op);
+    if (ctx->gl_pending)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: the GL context is not made yet (tx_ctx_desc.make_gl makes it at the "
+                       "first GPU use)",
                        op);
     if (!tx_ctx_is_lost(ctx))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
@@ -346,37 +286,12 @@ tx_status tx_ctx_restore(tx_ctx *ctx) {
                        "%s: the GL context is still lost; call again once it is restored "
                        "(WebGL: after webglcontextrestored) or a new one is current",
                        op);
-    bool defer = ctx->gl.defer_errors;
-    char err[sizeof ctx->err];
-    if (!tx_gl_init(&ctx->gl, ctx->get_proc_address, err, sizeof err)) {
-        gl_forget(ctx);
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: %s", op, err);
-    }
-    ctx->gl.defer_errors = defer;
-    if (tx_gl_context_lost(&ctx->gl)) {
-        ctx->gl.lost = true;
-        gl_forget(ctx);
-        return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
-                       "%s: the GL context is still lost; call again once a working one is "
-                       "current",
-                       op);
-    }
-    tx_ctx_desc d = {.max_texture_size = ctx->max_texture_size_req,
-                     .no_parallel_compile = ctx->no_parallel_compile,
-                     .float16_storage = ctx->float16_storage_req,
-                     .emulate_division = ctx->emulate_division_req};
-    if (!probe_caps(ctx, &d)) {
-        snprintf(err, sizeof err, "%s", ctx->err);
-        gl_forget(ctx);
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "%s: the new context is unusable: %s", op, err);
-    }
-    tx_status s = tx_cache_create(ctx);
-    if (s) {
-        gl_forget(ctx);
-        return tx_fail(ctx, s, "%s: out of host memory", op);
-    }
-    ctx->lost = false;
-    ctx->gl_dropped = false;
+    char why[sizeof ctx->err];
+    tx_status s = tx_gl_start(ctx, why, sizeof why);
+    if (s)
+        return tx_fail(ctx, s, "%s: %s%s", op, why,
+                       s == TX_STATUS_CONTEXT_LOST ? "; call again once a working one is current"
+                                                   : "");
     ctx->stats.context_restores++;
     ctx->err[0] = 0;
     for (size_t i = 0; i < TX_COUNTOF(ctx->restore_hooks); i++)

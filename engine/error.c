@@ -39,14 +39,24 @@ tx_status tx_fail(tx_ctx *ctx, tx_status s, const char *fmt, ...) {
             int op_len = colon && colon - ctx->err < 96 ? (int)(colon - ctx->err) : 0;
             char op[96];
             snprintf(op, sizeof op, "%.*s", op_len, ctx->err);
-            snprintf(ctx->err, sizeof ctx->err,
-                     "%s%sno GPU context (this context was made without GL, "
-                     "tx_ctx_desc.no_gpu): only the CPU device works here",
-                     op, op_len ? ": " : "");
+            if (ctx->no_gpu_why[0]) /* tx_ctx_desc.make_gl failed (context.c) */
+                snprintf(ctx->err, sizeof ctx->err,
+                         "%s%sno GPU context (%s): only the CPU device works here", op,
+                         op_len ? ": " : "", ctx->no_gpu_why);
+            else
+                snprintf(ctx->err, sizeof ctx->err,
+                         "%s%sno GPU context (this context was made without GL, "
+                         "tx_ctx_desc.no_gpu): only the CPU device works here",
+                         op, op_len ? ": " : "");
             return TX_STATUS_UNSUPPORTED;
         }
+        /* A path that reached GPU work without tx_ctx_need_gl (a bug): it
+         * must not read as a loss the caller should restore. */
+        if (s == TX_STATUS_CONTEXT_LOST && ctx->gl_pending && n >= 0 && (size_t)n < sizeof ctx->err)
+            snprintf(ctx->err + n, sizeof ctx->err - (size_t)n,
+                     " (the GL context is not made yet: tx_ctx_start_gl makes it)");
         /* Say once, for every op's message, what gets the caller out. */
-        if (s == TX_STATUS_CONTEXT_LOST && ctx->lost && n >= 0 && (size_t)n < sizeof ctx->err)
+        else if (s == TX_STATUS_CONTEXT_LOST && ctx->lost && n >= 0 && (size_t)n < sizeof ctx->err)
             snprintf(ctx->err + n, sizeof ctx->err - (size_t)n,
                      " (every call fails until tx_ctx_restore)");
     }

@@ -29,6 +29,9 @@ tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, i
                            tx_device_name(ins[i]->st->dev));
     }
     *out = first < 0 ? ctx->device : ins[first]->st->dev;
+    tx_status st = *out == TX_DEVICE_GPU ? tx_ctx_need_gl(ctx, op) : TX_STATUS_OK;
+    if (st)
+        return st;
     if (*out == TX_DEVICE_GPU && ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     return TX_STATUS_OK;

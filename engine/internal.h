@@ -162,6 +162,12 @@ struct tx_ctx {
      * tx_ctx_mark_lost) until tx_ctx_restore; every GPU call fails meanwhile. */
     bool lost;
     bool no_gpu;         /* tx_ctx_desc.no_gpu: lost from birth, GPU calls say UNSUPPORTED */
+    char no_gpu_why[256]; /* why, where make_gl failed ("": desc.no_gpu) */
+    /* tx_ctx_desc.make_gl not called yet: lost from birth like no_gpu, until
+     * tx_ctx_need_gl makes the GL context at the first GPU use */
+    bool gl_pending;
+    bool (*make_gl)(void *user, char *why, size_t why_size);
+    void *make_gl_user;
     bool gl_dropped;     /* this loss's GL objects are already forgotten */
     uint32_t generation; /* bumped when they are: older storages are lost */
     struct {
@@ -240,6 +246,20 @@ void tx_ctx_set_lost(tx_ctx *ctx);
 /* The status to return after the driver failed at `what`: CONTEXT_LOST (and
  * latched) when the context is gone, else `otherwise` with the message. */
 tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const char *what);
+/* glstart.c: the GL context of a tx_ctx_desc.make_gl context, made at the
+ * first GPU use. Each front door of GPU work calls it before its lost
+ * check: OK at once where nothing is pending (GL made, lost or absent: that
+ * check answers); else make_gl and the probes run, and a failure leaves a
+ * context of the CPU device only (UNSUPPORTED, naming `op` and why). */
+tx_status tx_ctx_need_gl(tx_ctx *ctx, const char *op);
+/* glstart.c, for context.c: probes the current GL context by rendering into
+ * ctx->caps (false, message in ctx->err, when texel cannot run on it); loads,
+ * probes and makes the program cache (CONTEXT_LOST, UNSUPPORTED or
+ * OUT_OF_MEMORY with why, the GL layer forgotten again); resets the GL layer
+ * once its objects are gone, keeping the settings that outlive a context. */
+bool tx_ctx_probe(tx_ctx *ctx, const tx_ctx_desc *d);
+tx_status tx_gl_start(tx_ctx *ctx, char *why, size_t n);
+void tx_gl_forget(tx_ctx *ctx);
 
 /* tensor.c */
 tx_slot *tx_slot_get(tx_ctx *ctx, tx_tensor t);
@@ -389,7 +409,7 @@ int tx_cache_waiting(const tx_ctx *ctx);
 /* The most calls a signature waits there before its specialized program. */
 #define TX_SPECIALIZE_SOFT_MAX 64
 /* Does the renderer string name a software rasterizer (llvmpipe, SwiftShader,
- * ...: the GPU's work runs on the CPU's cores)? (context.c) */
+ * ...: the GPU's work runs on the CPU's cores)? (glstart.c) */
 bool tx_software_renderer(const char *renderer);
 /* The warm-up pass (ctx->compile_only): starts compiling req's generic
  * program (a big draw's specialized one, as tx_cache_bind would use) unless

@@ -32,6 +32,8 @@ tx_status tx_gl_failure(tx_ctx *ctx, tx_status otherwise, const char *op, const 
 bool tx_ctx_is_lost(tx_ctx *ctx) {
     if (!ctx)
         return true;
+    if (ctx->gl_pending) /* no GL context yet, none to lose */
+        return false;
     if (!ctx->lost && tx_gl_context_lost(&ctx->gl))
         tx_ctx_set_lost(ctx);
     return ctx->lost;

@@ -301,6 +301,8 @@ static tx_status make_tensor(tx_ctx *ctx, const char *op, tx_device dev, int ran
     if (dev != TX_DEVICE_GPU && dev != TX_DEVICE_CPU)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "%s: device %d is not one a tensor can live on (gpu or cpu)", op, (int)dev);
+    if (dev == TX_DEVICE_GPU && (st = tx_ctx_need_gl(ctx, op)) != TX_STATUS_OK)
+        return st;
     if (dev == TX_DEVICE_GPU && ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     int64_t texels = (numel + 3) / 4;
@@ -536,6 +538,8 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "%s: device %d is not one a tensor can live on (gpu or cpu)", op,
                        (int)device);
+    if (device == TX_DEVICE_GPU && (st = tx_ctx_need_gl(ctx, op)) != TX_STATUS_OK)
+        return st;
     if (ctx->lost && (s->st->dev == TX_DEVICE_GPU || device == TX_DEVICE_GPU))
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_tensor y;

@@ -47,6 +47,7 @@ struct tx_host {
     GLFWwindow *win; /* GLFW (X11) road; NULL on the EGL road */
     EGLSurface surf; /* EGL road: a 1x1 pbuffer, or EGL_NO_SURFACE (surfaceless) */
     EGLContext egl_ctx;
+    bool open; /* false: a tx_host_later host whose context was not made (yet) */
 };
 
 static void on_glfw_error(int code, const char *msg) {
@@ -225,20 +226,19 @@ static tx_glproc egl_gl_proc(const char *name) {
     return p ? p : (tx_glproc)g_egl.get_proc(name);
 }
 
-static int egl_open(tx_host *h) {
-    const char *why = egl_up();
-    if (why) {
-        fprintf(stderr, "texel: no GL context: %s (on X11, set DISPLAY or run under xvfb-run -a)\n",
-                why);
+/* The two roads' openers: 0, or TX_HOST_NO_CONTEXT with why. */
+static int egl_open(tx_host *h, char *why, size_t n) {
+    const char *down = egl_up();
+    if (down) {
+        snprintf(why, n, "no GL context: %s (on X11, set DISPLAY or run under xvfb-run -a)", down);
         return TX_HOST_NO_CONTEXT;
     }
     const EGLint ctx_attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 0,
                                 EGL_NONE};
     h->egl_ctx = g_egl.create_context(g_egl.dpy, g_egl.cfg, EGL_NO_CONTEXT, ctx_attrs);
     if (h->egl_ctx == EGL_NO_CONTEXT) {
-        fprintf(stderr,
-                "texel: could not create an OpenGL ES 3.0 context on the %s (EGL error 0x%x)\n",
-                g_egl.what, (unsigned)g_egl.get_error());
+        snprintf(why, n, "could not create an OpenGL ES 3.0 context on the %s (EGL error 0x%x)",
+                 g_egl.what, (unsigned)g_egl.get_error());
         return TX_HOST_NO_CONTEXT;
     }
     h->surf = EGL_NO_SURFACE;
@@ -248,8 +248,8 @@ static int egl_open(tx_host *h) {
     }
     if ((g_egl.pbuffer && h->surf == EGL_NO_SURFACE) ||
         !g_egl.make_current(g_egl.dpy, h->surf, h->surf, h->egl_ctx)) {
-        fprintf(stderr, "texel: could not make the EGL context current (EGL error 0x%x)\n",
-                (unsigned)g_egl.get_error());
+        snprintf(why, n, "could not make the EGL context current (EGL error 0x%x)",
+                 (unsigned)g_egl.get_error());
         if (h->surf != EGL_NO_SURFACE)
             g_egl.destroy_surface(g_egl.dpy, h->surf);
         g_egl.destroy_context(g_egl.dpy, h->egl_ctx);
@@ -275,11 +275,12 @@ static bool use_egl(void) {
     return !display || !*display;
 }
 
-static int glfw_open(tx_host *h) {
+static int glfw_open(tx_host *h, char *why, size_t n) {
     glfwSetErrorCallback(on_glfw_error);
     if (!glfw_up()) {
-        fprintf(stderr, "texel: no display for a GL context (set DISPLAY, run under "
-                        "xvfb-run -a, or TEXEL_GL=egl)\n");
+        snprintf(why, n,
+                 "no display for a GL context (set DISPLAY, run under xvfb-run -a, or "
+                 "TEXEL_GL=egl)");
         return TX_HOST_NO_CONTEXT;
     }
     glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
@@ -288,17 +289,23 @@ static int glfw_open(tx_host *h) {
     glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
     h->win = glfwCreateWindow(64, 64, "texel", NULL, NULL);
     if (!h->win) {
-        fprintf(stderr, "texel: could not create an OpenGL ES 3.0 context\n");
+        snprintf(why, n, "could not create an OpenGL ES 3.0 context");
         return TX_HOST_NO_CONTEXT;
     }
     glfwMakeContextCurrent(h->win);
     return 0;
 }
 
+static int host_gl_open(tx_host *h, char *why, size_t n) {
+    int rc = use_egl() ? egl_open(h, why, n) : glfw_open(h, why, n);
+    h->open = rc == 0;
+    return rc;
+}
+
 static void host_release(tx_host *h) {
     if (h->win)
         glfwDestroyWindow(h->win);
-    else
+    else if (h->open)
         egl_close(h);
     free(h);
 }
@@ -314,14 +321,36 @@ static tx_glproc (*host_proc(const tx_host *h))(const char *) {
     return h->win ? (tx_glproc(*)(const char *))glfwGetProcAddress : egl_gl_proc;
 }
 
+/* The loader of the road tx_host_later's context will take: chosen now,
+ * since the engine keeps desc.get_proc_address from creation. */
+static tx_glproc later_proc(const char *name) {
+    return use_egl() ? egl_gl_proc(name) : glfwGetProcAddress(name);
+}
+
+static bool host_make_gl(void *user, char *why, size_t n) {
+    return host_gl_open(user, why, n) == 0;
+}
+
+tx_host *tx_host_later(tx_ctx_desc *desc) {
+    tx_host *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    desc->get_proc_address = later_proc;
+    desc->make_gl = host_make_gl;
+    desc->make_gl_user = h;
+    return h;
+}
+
 int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     *host = NULL;
     *ctx = NULL;
     tx_host *h = calloc(1, sizeof *h);
     if (!h)
         return 1;
-    int rc = use_egl() ? egl_open(h) : glfw_open(h);
+    char why[512];
+    int rc = host_gl_open(h, why, sizeof why);
     if (rc != 0) {
+        fprintf(stderr, "texel: %s\n", why);
         free(h);
         return rc;
     }

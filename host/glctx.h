@@ -15,6 +15,12 @@ typedef struct tx_host tx_host;
  * display/context is available, or 1 when the engine refused the context. */
 int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx);
 void tx_host_close(tx_host *host, tx_ctx *ctx);
+/* For a context whose GL comes at the first GPU use (tx_ctx_desc.make_gl):
+ * fills desc's make_gl, make_gl_user and get_proc_address so that the
+ * window and context are made then, on the road tx_host_open would take
+ * (GLFW where DISPLAY is set, else EGL; TEXEL_GL picks). Pass the host to
+ * tx_host_close with the engine context. NULL: out of memory. */
+tx_host *tx_host_later(tx_ctx_desc *desc);
 /* Another engine context on the host's GL context (e.g. a fresh program cache). */
 tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx);
 

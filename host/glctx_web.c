@@ -9,7 +9,7 @@
 #include "glctx.h"
 
 /* web/texel_lib.js */
-extern int txw_js_context_create(void);
+extern int txw_js_context_create(void *key);
 extern void txw_js_context_destroy(int handle);
 
 struct tx_host {
@@ -19,7 +19,7 @@ struct tx_host {
 int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     *host = NULL;
     *ctx = NULL;
-    int gl = txw_js_context_create();
+    int gl = txw_js_context_create(NULL);
     if (!gl) {
         fprintf(stderr, "texel: this browser gave no WebGL2 context\n");
         return TX_HOST_NO_CONTEXT;

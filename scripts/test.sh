@@ -121,7 +121,7 @@ run_suite "include_graph" python3 tools/include_graph.py
 # Native suites; the sanitizer build runs them too.
 for t in ops_sweep cache_test errors_test conv_test onnx_ops_test onnx_test restore_test \
     reliability_test badinput_test numerics_test device_test rnn_test seq_ops_test \
-    onnx_detect_test split_test grad_test; do
+    onnx_detect_test split_test grad_test lazygl_test; do
     run_suite "$t" xvfb "$BUILD/tests/$t"
 done
 # A context without GL (the CPU device only; what Node gets): no Xvfb.

@@ -120,11 +120,13 @@ export interface Caps {
   float16Storage: boolean;
   parallelCompile: boolean;
   specializeAfter: number;
-  /** A context without GL (Node: no WebGL2): the CPU device only. */
+  /** A context without GL (Node: no WebGL2, or a browser that gave none at the first GPU use): the CPU device only. */
   noGpu: boolean;
   /** The GPU's float division is not IEEE 754 (probed): Div, Mod and Resize
    *  coordinates divide in integer steps, as the CPU device rounds. */
   emulatedDivision: boolean;
+  /** The WebGL2 context is still to come (always false here: reading caps makes it). */
+  glPending: boolean;
 }
 
 /** The engine's counters (tx_stats) and the JS wrapper's. */
@@ -157,6 +159,8 @@ export interface Stats {
   /** call signatures called k times or more, still on their generic program, that more calls will specialize */
   specializationsWaiting: number;
   compileMs: number;
+  /** The wait for the WebGL2 context and its probes at the first GPU use (0 before, and when made by create()). */
+  glStartMs: number;
   /** Compile cost per program family (GLSL template: "matmul", "conv" ...):
    *  programs issued, synchronous compile ms, and the programs' first draws. */
   compileFamilies: Record<string, { generic: number; specialized: number; compileMs: number; firstDrawMs: number }>;
@@ -265,7 +269,12 @@ export declare class Optimizer {
 
 export declare class Context {
   readonly canvas: HTMLCanvasElement | OffscreenCanvas;
+  /** Probed capabilities; reading them makes the WebGL2 context if it is still to come (glMade). */
   readonly caps: Caps;
+  /** False until the WebGL2 context is made: create() without device 'gpu', precision 'f16' or a canvas
+   *  makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run,
+   *  reading caps), so that CPU work and an 'auto' session's first run never wait for it. */
+  readonly glMade: boolean;
   readonly lost: boolean;
   readonly ops: { name: string; arity: number; attrs: string[] }[];
   /** True when this context runs the threaded build (texel-mt.wasm). */

@@ -137,6 +137,15 @@ function recallChoice(key) {
   } catch { return null; }
 }
 
+// Is any choice remembered for the model of this hash (on any renderer)?
+function hasChoice(hash) {
+  const s = storage();
+  try {
+    for (let i = 0; s && i < s.length; i++) if (s.key(i)?.startsWith(`${CHOICE_PREFIX}${hash}:`)) return true;
+  } catch { /* no storage: nothing remembered */ }
+  return false;
+}
+
 function rememberChoice(key, st) {
   try {
     storage()?.setItem(key, JSON.stringify({ device: st.device, gpuMs: st.gpuMs, cpuMs: st.cpuMs }));
@@ -325,20 +334,47 @@ class Context {
       this._lose();
     };
     this._onRestored = () => this._restore();
-    // null: a context without GL (Node), nothing to lose
+    // null: a context without GL (Node), nothing to lose; with its WebGL2
+    // context still to come, the canvas it will be made on
     canvas?.addEventListener('webglcontextlost', this._onLost);
     canvas?.addEventListener('webglcontextrestored', this._onRestored);
-    /** Probed device capabilities (renderer, max texture size, float render ...). */
-    this.caps = camelKeys(JSON.parse(core.UTF8ToString(core._txw_caps_json(w))));
     /** True when this context runs the threaded build (texel-mt.wasm). */
     this.threads = core.txwThreads;
     /** False when it runs the build without wasm SIMD (texel-scalar.wasm). */
     this.simd = core.txwSimd;
-    this._kernelKey = `${KERNEL_PREFIX}${this.caps.renderer}`;
-    recallKernels(core, w, this._kernelKey);
+    this._caps = null;
+    this._kernelKey = null; // per renderer: known once the WebGL2 context is made
+    const raw = this._rawCaps();
+    if (raw.glPending) (core.txwContexts ??= new Map()).set(w, this); // _glMade at the first GPU use
+    else if (!raw.noGpu) this._glMade(raw.renderer);
     // measured kernel choices outlive the page (and this context)
-    this._onPageHide = () => { if (this._w) rememberKernels(core, this._w, this._kernelKey); };
+    this._onPageHide = () => { if (this._w && this._kernelKey) rememberKernels(core, this._w, this._kernelKey); };
     globalThis.addEventListener?.('pagehide', this._onPageHide);
+  }
+
+  /**
+   * Probed device capabilities (renderer, max texture size, float render ...).
+   * A context whose WebGL2 context is still to come (create() without device
+   * 'gpu') makes it here: the probes are what caps report.
+   */
+  get caps() {
+    if (this._caps) return this._caps;
+    if (!this._w) throw new TexelError(Status.INVALID_ARGUMENT, 'texel: this context was disposed');
+    if (this._rawCaps().glPending) this._core._txw_start_gl(this._w); // failing: caps.noGpu says so
+    this._caps = this._rawCaps();
+    return this._caps;
+  }
+
+  /** False until the context has its WebGL2 context: create() without device 'gpu' makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run, reading caps), so that work on the CPU never waits for it. */
+  get glMade() { return !!this._w && this._core._txw_gl_handle(this._w) !== 0; }
+
+  _rawCaps() { return camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_caps_json(this._w)))); }
+
+  // The WebGL2 context is made (at creation, or by the engine at the first
+  // GPU use, before its probes): the kernel choices kept for its renderer.
+  _glMade(renderer) {
+    this._kernelKey = `${KERNEL_PREFIX}${renderer}`;
+    recallKernels(this._core, this._w, this._kernelKey);
   }
 
   // ---- plumbing ----
@@ -715,10 +751,19 @@ class Context {
     const w = this._ctx();
     const c = this._core;
     let device = code, remembered = null, choiceKey = null;
-    if ((code === 0 || code === 3) && !this.caps.noGpu) { // auto (without GL: the CPU at once)
-      choiceKey = `${CHOICE_PREFIX}${modelHash(bytes)}:${this.caps.renderer}`;
-      remembered = recallChoice(choiceKey);
-      if (remembered) device = deviceCode(remembered.device, 'loadModel', false);
+    const raw = this._rawCaps();
+    if ((code === 0 || code === 3) && !raw.noGpu) { // auto (without GL: the CPU at once)
+      // the key names the renderer: with no WebGL2 context yet, it is made
+      // now only when this model has a remembered choice; else auto's first
+      // run goes on without it, and the key is made when auto has measured
+      const hash = modelHash(bytes);
+      if (!raw.glPending || hasChoice(hash)) {
+        choiceKey = `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
+        remembered = recallChoice(choiceKey);
+        if (remembered) device = deviceCode(remembered.device, 'loadModel', false);
+      } else {
+        choiceKey = () => `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
+      }
     }
     const ptr = c._malloc(Math.max(bytes.length, 1));
     try {
@@ -961,6 +1006,9 @@ class Context {
     for (const sess of this._sessions) sess.dispose();
     this._onPageHide();
     globalThis.removeEventListener?.('pagehide', this._onPageHide);
+    this._caps ??= this._rawCaps(); // still readable (a context never given GL: glPending)
+    this._core.txwContexts?.delete(this._w);
+    this._core.txwCanvasOf?.delete(this._w);
     this._core._txw_destroy(this._w);
     this._core._free(this._scratch);
     this._w = 0;
@@ -1097,7 +1145,8 @@ export class Session {
       if (this._choiceKey) { // auto: remember a measured decision
         const st = this.stats();
         if (st.decided) {
-          if (/^measured/.test(st.reason)) rememberChoice(this._choiceKey, st);
+          const key = this._choiceKey; // a function: made once measured (the GL context is there)
+          if (/^measured/.test(st.reason)) rememberChoice(typeof key === 'function' ? key() : key, st);
           this._choiceKey = null;
         }
       }
@@ -1248,6 +1297,12 @@ function camelKeys(o) {
  * validates it), true or false (texel-scalar.wasm). In Node (no WebGL2, no canvas given) the
  * context has no GL: the CPU device only (caps.noGpu; device 'gpu' rejects with UNSUPPORTED). env: engine environment variables ({TEXEL_AUTO_MEASURE:
  * '1'}; null unsets), set for the whole loaded engine before the context is made.
+ * The WebGL2 context is made at the first GPU use (a GPU tensor or op, a
+ * session on the GPU, an 'auto' session's second run, reading caps; see
+ * glMade), so that CPU work and an 'auto' session's first run never wait for
+ * it (a page's first can take seconds on a software GPU); a browser without
+ * WebGL2 then fails that use with UNSUPPORTED, and 'auto' stays on the CPU.
+ * device 'gpu', precision 'f16' or a canvas of your own make it at once.
  */
 export async function create(opts = {}) {
   const core = await loadCore(opts);
@@ -1269,7 +1324,6 @@ export async function create(opts = {}) {
       canvas.width = canvas.height = 1;
     }
   }
-  if (canvas) core.txwCanvas = canvas;
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     const strs = [k, v === null || v === undefined ? null : String(v)].map((x) => {
       if (x === null) return 0; // unset
@@ -1291,10 +1345,19 @@ export async function create(opts = {}) {
   const precision = opts.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f16')
     throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: precision is 'f32' or 'f16', not ${JSON.stringify(precision)}`);
+  // First results on the CPU never wait for a WebGL2 context (up to seconds
+  // for a page's first on a software GPU): texel's own canvas gets its
+  // context at the first GPU use, unless the caller asked for the GPU (device
+  // 'gpu', precision 'f16': an unusable GPU is then create()'s error).
+  const glLater = !noGpu && !opts.canvas && opts.device !== 'gpu' && precision !== 'f16';
+  core.txwGlMade ??= (w, renderer) => core.txwContexts?.get(w)?._glMade(renderer);
+  if (canvas && !glLater) core.txwCanvas = canvas;
   const w = core._txw_create(code, opts.memoryBudget ?? 0, opts.maxTextureSize ?? 0,
     opts.logShaders ? 1 : 0, opts.debug ? 1 : 0, device, opts.cpuThreads ?? 0, precision === 'f16' ? 1 : 0,
-    noGpu ? 1 : 0);
+    noGpu ? 1 : 0, glLater ? 1 : 0);
+  core.txwCanvas = null;
   if (!w) throw new TexelError(Status.UNSUPPORTED, `texel.create: ${core.UTF8ToString(core._txw_create_error())}`);
+  if (glLater) (core.txwCanvasOf ??= new Map()).set(w, canvas);
   return new Context(core, w, canvas ?? null, blockingReadMs);
 }
 

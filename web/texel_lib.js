@@ -2,12 +2,16 @@
 // host/glctx_web.c). JS owns the canvas; the context is registered with
 // emscripten's GL layer so the engine's C code (engine/gl/gl.c) drives it.
 mergeInto(LibraryManager.library, {
-  // Takes Module.txwCanvas if the JS API put one there, else makes a canvas
-  // nobody sees. Returns the GL context handle (0: no WebGL2).
+  // Takes the canvas texel.js keeps for context `key` (Module.txwCanvasOf:
+  // a context whose WebGL2 context comes at its first GPU use), else
+  // Module.txwCanvas if the JS API put one there, else makes a canvas nobody
+  // sees. Returns the GL context handle (0: no WebGL2).
   txw_js_context_create__deps: ['$GL'],
-  txw_js_context_create: function() {
-    var canvas = Module['txwCanvas'];
-    Module['txwCanvas'] = null;
+  txw_js_context_create: function(key) {
+    var of = Module['txwCanvasOf'];
+    var canvas = key && of ? of.get(key) : Module['txwCanvas'];
+    if (key && of) of.delete(key);
+    else Module['txwCanvas'] = null;
     if (!canvas) {
       if (typeof document != 'undefined') canvas = document.createElement('canvas');
       else if (typeof OffscreenCanvas != 'undefined') canvas = new OffscreenCanvas(1, 1);
@@ -24,6 +28,12 @@ mergeInto(LibraryManager.library, {
     GL.makeContextCurrent(h);
     Module['txwLastCanvas'] = canvas;
     return h;
+  },
+  // The WebGL2 context of context w was made at its first GPU use: texel.js
+  // (Module.txwGlMade) recalls what it keeps per renderer.
+  txw_js_gl_made: function(w, renderer) {
+    var f = Module['txwGlMade'];
+    if (f) f(w, UTF8ToString(renderer));
   },
   // WebGL masks RENDERER ("WebKit WebGL"); WEBGL_debug_renderer_info's
   // unmasked string names the device (ANGLE (..., SwiftShader ...)), which

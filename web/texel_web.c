@@ -23,8 +23,9 @@
 #define EXPORT EMSCRIPTEN_KEEPALIVE
 
 /* web/texel_lib.js */
-extern int txw_js_context_create(void);
+extern int txw_js_context_create(void *key);
 extern void txw_js_context_destroy(int handle);
+extern void txw_js_gl_made(void *w, const char *renderer);
 
 typedef struct txw {
     tx_ctx *ctx;
@@ -46,21 +47,41 @@ static tx_ctx *use(txw *w) {
 
 /* ---- context ---- */
 
+#define TXW_NO_WEBGL2                                                                              \
+    "this browser gave no WebGL2 context (texel needs WebGL2 with EXT_color_buffer_float)"
+
+/* tx_ctx_desc.make_gl of a context created with gl_later: the WebGL2 context
+ * on the canvas texel.js keeps for this context (Module.txwCanvasOf), made at
+ * the first GPU use; texel.js then recalls the kernel choices of its
+ * renderer, before the engine's probes. */
+static bool make_gl(void *user, char *why, size_t n) {
+    txw *w = user;
+    w->gl = txw_js_context_create(w);
+    if (!w->gl) {
+        snprintf(why, n, TXW_NO_WEBGL2);
+        return false;
+    }
+    g_current = w; /* the context just made is current */
+    char r[128], v[128], g[128];
+    tx_gl_strings(r, v, g, sizeof r);
+    txw_js_gl_made(w, r);
+    return true;
+}
+
 EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_texture_size,
                        int log_shaders, int debug, int device, int cpu_threads, int float16,
-                       int no_gpu) {
+                       int no_gpu, int gl_later) {
     g_create_error[0] = 0;
     txw *w = calloc(1, sizeof *w);
     if (!w) {
         snprintf(g_create_error, sizeof g_create_error, "out of memory");
         return NULL;
     }
-    /* no_gpu: no WebGL2 here (Node): a context of the CPU device only */
-    w->gl = no_gpu ? 0 : txw_js_context_create();
-    if (!w->gl && !no_gpu) {
-        snprintf(g_create_error, sizeof g_create_error,
-                 "this browser gave no WebGL2 context (texel needs WebGL2 with "
-                 "EXT_color_buffer_float)");
+    /* no_gpu: no WebGL2 here (Node): a context of the CPU device only;
+     * gl_later: the WebGL2 context comes at the first GPU use (make_gl) */
+    w->gl = no_gpu || gl_later ? 0 : txw_js_context_create(NULL);
+    if (!w->gl && !no_gpu && !gl_later) {
+        snprintf(g_create_error, sizeof g_create_error, TXW_NO_WEBGL2);
         free(w);
         return NULL;
     }
@@ -74,6 +95,8 @@ EXPORT txw *txw_create(int specialize_after, double memory_budget, int max_textu
         .cpu_threads = cpu_threads,
         .float16_storage = float16 != 0,
         .no_gpu = no_gpu != 0,
+        .make_gl = gl_later && !no_gpu ? make_gl : NULL,
+        .make_gl_user = w,
     };
     tx_status s = tx_ctx_create(&d, &w->ctx);
     if (s) {
@@ -152,6 +175,9 @@ EXPORT int txw_reset_gl_state(txw *w) {
 EXPORT void txw_mark_lost(txw *w) {
     tx_ctx_mark_lost(use(w));
 }
+EXPORT int txw_start_gl(txw *w) {
+    return tx_ctx_start_gl(use(w));
+}
 EXPORT int txw_is_lost(txw *w) {
     return tx_ctx_is_lost(w->ctx);
 }
@@ -201,8 +227,9 @@ EXPORT const char *txw_stats_json(txw *w) {
     n += (size_t)snprintf(w->json + n, cap - n, "\"" #f "\":%llu,", (unsigned long long)s.f);
     TXW_STATS(X)
 #undef X
-    n += (size_t)snprintf(w->json + n, cap - n, "\"compile_ms\":%.3f,\"generation\":%d,",
-                          s.compile_ms, tx_ctx_generation(w->ctx));
+    n += (size_t)snprintf(w->json + n, cap - n,
+                          "\"compile_ms\":%.3f,\"gl_start_ms\":%.3f,\"generation\":%d,",
+                          s.compile_ms, s.gl_start_ms, tx_ctx_generation(w->ctx));
     /* compile cost per program family (tx_ctx_compile_families) */
     tx_compile_family f[TX_MAX_COMPILE_FAMILIES];
     int nf = tx_ctx_compile_families(w->ctx, f, TX_MAX_COMPILE_FAMILIES);
@@ -239,11 +266,13 @@ EXPORT const char *txw_caps_json(txw *w) {
              "{\"renderer\":\"%s\",\"version\":\"%s\",\"glsl_version\":\"%s\","
              "\"max_texture_size\":%d,\"max_draw_buffers\":%d,\"float32_render\":%s,"
              "\"float16_render\":%s,\"float16_storage\":%s,\"parallel_compile\":%s,"
-             "\"specialize_after\":%d,\"no_gpu\":%s,\"emulated_division\":%s}",
+             "\"specialize_after\":%d,\"no_gpu\":%s,\"emulated_division\":%s,"
+             "\"gl_pending\":%s}",
              r, v, g, c.max_texture_size, c.max_draw_buffers, c.float32_render ? "true" : "false",
              c.float16_render ? "true" : "false", c.float16_storage ? "true" : "false",
              c.parallel_compile ? "true" : "false", tx_ctx_specialize_after(w->ctx),
-             c.no_gpu ? "true" : "false", c.emulated_division ? "true" : "false");
+             c.no_gpu ? "true" : "false", c.emulated_division ? "true" : "false",
+             c.gl_pending ? "true" : "false");
     return w->json;
 }
 

@@ -205,6 +205,19 @@ typedef struct tx_ctx_desc {
     bool emulate_division;    /* divide in integer steps (tx_caps.emulated_division)
                                  even where the driver's division probes as IEEE
                                  754: tests the emulation on any GPU */
+    /* GL at the first GPU use, not before tx_ctx_create: the CPU device
+     * needs none, and making a context can take a second (a browser's first
+     * WebGL2 context on a software GPU). Where set, tx_ctx_create makes no
+     * GL call (caps.gl_pending). The first GPU tensor, GPU op, transfer to
+     * the GPU, session on the GPU (an 'auto' session's: before its second
+     * run), tx_session_compile or tx_ctx_start_gl calls it once: it makes
+     * an OpenGL ES 3.0 context current and returns true (get_proc_address
+     * then loads GL from it), or writes why not into `why` and returns
+     * false. Then, or when the context it made cannot run texel, the
+     * context is one of the CPU device only from there on (caps.no_gpu),
+     * every GPU call failing with TX_STATUS_UNSUPPORTED and that reason. */
+    bool (*make_gl)(void *user, char *why, size_t why_size);
+    void *make_gl_user;
 } tx_ctx_desc;
 
 typedef struct tx_caps {
@@ -233,6 +246,9 @@ typedef struct tx_caps {
      * quantization and nearest-neighbour ties round as IEEE 754 and as the
      * CPU device does. */
     bool emulated_division;
+    /* tx_ctx_desc.make_gl has not been called yet: no GL context, every
+     * field above but no_gpu is 0 (tx_ctx_start_gl fills them) */
+    bool gl_pending;
 } tx_caps;
 
 typedef struct tx_stats {
@@ -264,6 +280,9 @@ typedef struct tx_stats {
                                          still on their generic program, that more
                                          calls will specialize (a software
                                          rasterizer's small draws: cache.c) */
+    double gl_start_ms;               /* tx_ctx_desc.make_gl's call and the probes
+                                         after it, at the first GPU use (0 before,
+                                         and for a context given GL at creation) */
 } tx_stats;
 
 tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out);
@@ -279,6 +298,10 @@ const char *tx_version(void);
 int tx_version_number(void);
 
 tx_status tx_ctx_caps(const tx_ctx *ctx, tx_caps *out);
+/* Makes the GL context of a tx_ctx_desc.make_gl context now (the next GPU
+ * use would): OK at once where it is made. TX_STATUS_UNSUPPORTED, naming the
+ * reason, for a context without GL (desc.no_gpu, or make_gl failed). */
+tx_status tx_ctx_start_gl(tx_ctx *ctx);
 tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out);
 /* Finishes all queued GL work (for timing). */
 tx_status tx_ctx_finish(tx_ctx *ctx);

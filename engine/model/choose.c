@@ -142,6 +142,33 @@ static void cache_store(const tx_session_choice *c, const char *renderer) {
     fclose(f);
 }
 
+/* auto's start once the GL context is there: the renderer, the file of
+ * remembered choices, else the trial. */
+static void by_renderer(tx_ctx *ctx, tx_session_choice *c) {
+    tx_caps caps;
+    tx_ctx_caps(ctx, &caps);
+    /* TEXEL_AUTO_MEASURE: measure even on a software rasterizer (tests, and
+     * users who want to see the numbers) */
+    if (tx_software_renderer(caps.renderer) && !getenv("TEXEL_AUTO_MEASURE")) {
+        /* the CPU; the probe that confirms it waits for the second run (and
+         * a software rasterizer's choice is not remembered) */
+        c->cache_path[0] = 0;
+        c->current = TX_DEVICE_CPU;
+        c->phase = TX_TRIAL_PROBE;
+        snprintf(c->reason, sizeof c->reason, "software rasterizer (%.150s)", caps.renderer);
+        return;
+    }
+    if (cache_lookup(c, caps.renderer)) {
+        c->decided = true;
+        return;
+    }
+    int k = tx_ctx_specialize_after(ctx);
+    c->gpu_trials = (k < 0 ? 0 : k) + 2;
+    c->current = TX_DEVICE_CPU;
+    c->phase = TX_TRIAL_CPU_FIRST;
+    snprintf(c->reason, sizeof c->reason, "trial: first result on the CPU");
+}
+
 void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *desc,
                     const void *bytes, size_t len) {
     memset(c, 0, sizeof *c);
@@ -165,28 +192,16 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
                  desc && desc->device ? "the session's desc" : "TEXEL_DEVICE");
         return;
     }
-    tx_caps caps;
-    tx_ctx_caps(ctx, &caps);
-    /* TEXEL_AUTO_MEASURE: measure even on a software rasterizer (tests, and
-     * users who want to see the numbers) */
-    if (tx_software_renderer(caps.renderer) && !getenv("TEXEL_AUTO_MEASURE")) {
-        /* the CPU; the probe that confirms it waits for the second run */
-        c->current = TX_DEVICE_CPU;
-        c->phase = TX_TRIAL_PROBE;
-        snprintf(c->reason, sizeof c->reason, "software rasterizer (%.150s)", caps.renderer);
-        return;
-    }
     c->model_hash = tx_fnv1a(bytes, len);
     cache_path(desc, c->cache_path, sizeof c->cache_path);
-    if (cache_lookup(c, caps.renderer)) {
-        c->decided = true;
+    if (ctx->gl_pending) {
+        /* every trial's first run is the CPU's: the context waits for the second */
+        c->current = TX_DEVICE_CPU;
+        c->phase = TX_TRIAL_GL_LATER;
+        snprintf(c->reason, sizeof c->reason, "trial: first result on the CPU (no GL context yet)");
         return;
     }
-    int k = tx_ctx_specialize_after(ctx);
-    c->gpu_trials = (k < 0 ? 0 : k) + 2;
-    c->current = TX_DEVICE_CPU;
-    c->phase = TX_TRIAL_CPU_FIRST;
-    snprintf(c->reason, sizeof c->reason, "trial: first result on the CPU");
+    by_renderer(ctx, c);
 }
 
 /* the waiting calls and the k + 2 after them, rounded up */
@@ -225,6 +240,29 @@ void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why) {
     snprintf(c->reason, sizeof c->reason, "trial: the CPU serves while GPU programs compile");
 }
 
+void tx_choice_start_gl(tx_ctx *ctx, tx_session_choice *c) {
+    if (c->decided || c->phase != TX_TRIAL_GL_LATER)
+        return;
+    char keep[sizeof ctx->err]; /* the caller's last error stays theirs */
+    snprintf(keep, sizeof keep, "%s", ctx->err);
+    tx_status st = tx_ctx_need_gl(ctx, "auto");
+    if (st || ctx->no_gpu) {
+        c->decided = true;
+        c->current = TX_DEVICE_CPU;
+        snprintf(c->reason, sizeof c->reason, "no GPU context (%.150s)",
+                 ctx->no_gpu_why[0] ? ctx->no_gpu_why : "made without GL");
+    } else {
+        double cpu_ms = c->cpu_ms; /* the first run's */
+        by_renderer(ctx, c);
+        if (!c->decided) {
+            c->cpu_ms = cpu_ms;
+            if (c->phase == TX_TRIAL_CPU_FIRST) /* that first run was made */
+                c->phase = TX_TRIAL_WARMING;
+        }
+    }
+    snprintf(ctx->err, sizeof ctx->err, "%s", keep);
+}
+
 void tx_choice_probe(tx_ctx *ctx, tx_session_choice *c) {
     if (c->decided || c->phase != TX_TRIAL_PROBE)
         return;
@@ -259,7 +297,8 @@ void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compilin
         c->cpu_ms = ms;
         c->phase = TX_TRIAL_WARMING;
         break;
-    case TX_TRIAL_PROBE: /* the first run; the session probes before the next */
+    case TX_TRIAL_GL_LATER: /* the first run; the GL context comes before the next */
+    case TX_TRIAL_PROBE:    /* the first run; the session probes before the next */
         c->cpu_ms = ms;
         break;
     case TX_TRIAL_WARMING: /* not reached: the session makes the pass first */ break;

@@ -13,7 +13,9 @@
  * the CPU serves (and is timed warm) until they have compiled; then GPU runs
  * until specialized; then, if the CPU was not timed warm yet, one CPU run. */
 typedef enum {
-    TX_TRIAL_PROBE, /* a software rasterizer by name: the CPU, to be confirmed */
+    TX_TRIAL_GL_LATER, /* no GL context yet (tx_ctx_desc.make_gl): the CPU, and
+                          the context is made before the second run */
+    TX_TRIAL_PROBE,    /* a software rasterizer by name: the CPU, to be confirmed */
     TX_TRIAL_CPU_FIRST,
     TX_TRIAL_WARMING, /* the session makes its warm-up pass before the next run */
     TX_TRIAL_COMPILING,
@@ -46,6 +48,11 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
  * auto's trial and, at its end, decides (and remembers the decision).
  * `compiling`: GPU programs still compiling in the background. */
 void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compiling);
+/* Before a run after the first, in the GL_LATER phase: makes the GL context
+ * (tx_ctx_need_gl) and goes on as auto would have from the start with it:
+ * the renderer and the remembered choices are read; no GL context decides
+ * the CPU. */
+void tx_choice_start_gl(tx_ctx *ctx, tx_session_choice *c);
 /* Before a run after the first: a renderer that names a software rasterizer
  * is timed (tx_ctx's probe, once per context); slow, the CPU is decided,
  * fast, the trial measures as on any GPU. */

@@ -398,6 +398,12 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
                        (int)desc->device);
     }
     tx_choice_init(ctx, &f->choice, desc, bytes, len);
+    if (f->choice.current == TX_DEVICE_GPU && ctx->gl_pending &&
+        tx_ctx_need_gl(ctx, "tx_session_create")) {
+        tx_onnx_model_free(&s->m);
+        free(f);
+        return TX_STATUS_UNSUPPORTED; /* the message names why */
+    }
     if (ctx->no_gpu && f->choice.current == TX_DEVICE_GPU) {
         tx_fail(ctx, TX_STATUS_UNSUPPORTED,
                 "tx_session_create: device gpu (%s), but this context has no GPU context "
@@ -613,6 +619,9 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
                        "%s: fetches is NULL, so n_fetches must be the output count %d, not %d", op,
                        s->n_outputs, n_fetches);
+    tx_status gl = dev == TX_DEVICE_GPU ? tx_ctx_need_gl(ctx, op) : TX_STATUS_OK;
+    if (gl)
+        return gl;
     if (ctx->lost && dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     tx_session_full *full = (tx_session_full *)s;
@@ -690,6 +699,9 @@ tx_status tx_session_compile(tx_session *s, const tx_feed *feeds, int n_feeds, i
     if (!s || n_feeds < 0 || (n_feeds > 0 && !feeds))
         return TX_STATUS_INVALID_ARGUMENT;
     tx_ctx *ctx = s->ctx;
+    tx_status gl = tx_ctx_need_gl(ctx, "tx_session_compile");
+    if (gl)
+        return gl;
     if (ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_session_compile: the GL context is lost");
     /* programs the walk asks for: new ones and those already issued (the
@@ -796,8 +808,10 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
     if (!s)
         return TX_STATUS_INVALID_ARGUMENT;
     tx_session_full *f = (tx_session_full *)s;
-    /* the probe and the warm-up wait for the second run: nothing delays the
-     * first result */
+    /* the GL context, the probe and the warm-up wait for the second run:
+     * nothing delays the first result */
+    if (!f->choice.decided && f->choice.phase == TX_TRIAL_GL_LATER && f->choice.trial > 0)
+        tx_choice_start_gl(s->ctx, &f->choice);
     if (!f->choice.decided && f->choice.phase == TX_TRIAL_PROBE && f->choice.trial > 0)
         tx_choice_probe(s->ctx, &f->choice);
     if (!f->choice.decided && f->choice.phase == TX_TRIAL_WARMING)

@@ -843,6 +843,76 @@ test("auto on a software rasterizer (SwiftShader): the CPU, saying why", async (
     'a software-rasterizer decision is not stored (it is no measurement)');
 });
 
+test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto\'s first run never make it', async () => {
+  texel.forgetDeviceChoices();
+  const t = await texel.create({ device: 'cpu' });
+  try {
+    check(!t.glMade && t.stats().glStartMs === 0, 'made by create()');
+    const a = t.tensor([1, 2, 3, 4], [2, 2]);
+    close(a.matmul(a).dataSync(), [7, 10, 15, 22], 0, 'cpu matmul');
+    const s = await t.loadModel(elemBytes());
+    check(s.device === 'cpu' && /no GL context yet/.test(s.deviceReason), `loaded: ${s.device}: ${s.deviceReason}`);
+    const x = t.tensor(rand(2 * MK, 3), [2, MK]);
+    const o1 = await s.run({ x });
+    check(!t.glMade, `made by auto's first run (${s.deviceReason})`);
+    const o2 = await s.run({ x }); // the context comes before the second
+    check(t.glMade && t.stats().glStartMs > 0, `second run: made ${t.glMade}, ${t.stats().glStartMs} ms`);
+    console.log(`  made at auto's second run in ${t.stats().glStartMs.toFixed(0)} ms: ${s.deviceReason}`);
+    close(o2.y.dataSync(), o1.y.dataSync(), 0, 'the runs agree');
+    if (/swiftshader/i.test(t.caps.renderer))
+      check(/^software rasterizer/.test(s.deviceReason), `after two runs: ${s.deviceReason}`);
+    const g = a.to('gpu');
+    close(g.matmul(g).dataSync(), [7, 10, 15, 22], 0, 'gpu matmul');
+    check(t.caps.float32Render && !t.caps.glPending && !t.caps.noGpu, `caps ${JSON.stringify(t.caps)}`);
+    for (const v of [a, x, o1.y, o2.y, g]) v.dispose();
+    s.dispose();
+  } finally {
+    t.dispose();
+  }
+  // the default device is the GPU: its first tensor makes it; reading caps does too
+  const d = await texel.create();
+  check(!d.glMade, 'default create() made it');
+  d.tensor([1, 2]).dispose();
+  check(d.glMade, 'a GPU tensor did not make it');
+  d.dispose();
+  const c = await texel.create();
+  check(c.caps.float32Render && c.glMade, 'caps did not make it');
+  c.dispose();
+  // never made: disposed cleanly, its caps still say so
+  const n = await texel.create();
+  n.dispose();
+  check(n.caps.glPending === true && !n.glMade, `never made: ${JSON.stringify(n.caps)}`);
+  // asked for the GPU: made at once
+  const gp = await texel.create({ device: 'gpu' });
+  check(gp.glMade, "device 'gpu' waited");
+  gp.dispose();
+});
+
+test('a browser that gives no WebGL2 context at the first GPU use: the CPU device carries on, auto stays there', async () => {
+  texel.forgetDeviceChoices();
+  const real = HTMLCanvasElement.prototype.getContext;
+  HTMLCanvasElement.prototype.getContext = function (kind, ...rest) { return kind === 'webgl2' ? null : real.call(this, kind, ...rest); };
+  let t;
+  try {
+    t = await texel.create({ device: 'cpu' });
+    const s = await t.loadModel(elemBytes());
+    const x = t.tensor(rand(2 * MK, 4), [2, MK]);
+    const want = (await s.run({ x })).y.dataSync();
+    for (let i = 0; i < 2; i++) close((await s.run({ x })).y.dataSync(), want, 0, `run ${i + 2}`);
+    check(s.device === 'cpu' && s.stats().decided && /^no GPU context \(this browser gave no WebGL2/.test(s.deviceReason),
+      `auto: ${s.device}: ${s.deviceReason}`);
+    throwsTexel(() => x.to('gpu'), S.UNSUPPORTED, 'no GPU context', 'gave no WebGL2 context');
+    throwsTexel(() => t.tensor([1], [1], { device: 'gpu' }), S.UNSUPPORTED, 'gave no WebGL2 context');
+    check(t.caps.noGpu && !t.glMade, `caps ${JSON.stringify(t.caps)}`);
+    close(x.add(1).dataSync(), Float32Array.from(x.dataSync(), (v) => v + 1), 0, 'cpu add after the refusals');
+    x.dispose();
+    s.dispose();
+  } finally {
+    HTMLCanvasElement.prototype.getContext = real;
+    t?.dispose();
+  }
+});
+
 test('auto remembers its measured decision in localStorage per model + renderer', async () => {
   texel.forgetDeviceChoices();
   // measure even on SwiftShader (the engine's TEXEL_AUTO_MEASURE); k given, so
