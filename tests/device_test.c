@@ -276,6 +276,8 @@ int main(int argc, char **argv) {
         CHECK(ss.decided && strstr(ss.reason, "measured") && ss.gpu_ms > 0 && ss.cpu_ms > 0, "%s",
               ss.reason);
         tx_device want = ss.gpu_ms < ss.cpu_ms ? TX_DEVICE_GPU : TX_DEVICE_CPU;
+        CHECK(ss.next_device == want, "decided: the next run on %s, measured gpu %.3f cpu %.3f",
+              tx_device_name(ss.next_device), ss.gpu_ms, ss.cpu_ms);
         CHECK(ss.runs_cpu == (uint64_t)(runs - (g1 - g0)) && ss.runs_gpu == (uint64_t)(g1 - g0),
               "runs %llu cpu %llu gpu", (unsigned long long)ss.runs_cpu,
               (unsigned long long)ss.runs_gpu);

@@ -94,7 +94,10 @@ export interface SessionStats {
   folded: number;
   fused: number;
   weightBytes: number;
+  /** The device the last run used (before any: the next one's). */
   device: Device;
+  /** The device the next run uses ('auto': its choice once decided); session.device. */
+  nextDevice: Device;
   decided: boolean;
   reason: string;
   runsGpu: number;

@@ -148,7 +148,7 @@ function hasChoice(hash) {
 
 function rememberChoice(key, st) {
   try {
-    storage()?.setItem(key, JSON.stringify({ device: st.device, gpuMs: st.gpuMs, cpuMs: st.cpuMs }));
+    storage()?.setItem(key, JSON.stringify({ device: st.nextDevice, gpuMs: st.gpuMs, cpuMs: st.cpuMs }));
   } catch { /* quota or privacy mode: remembering is an optimisation */ }
 }
 
@@ -1080,7 +1080,8 @@ export class Session {
 
   /**
    * The session's counters and its device choice (tx_session_stats): nodes,
-   * steps, folded, fused, weightBytes, device, decided, reason, runsGpu,
+   * steps, folded, fused, weightBytes, device (the last run's), nextDevice,
+   * decided, reason, runsGpu,
    * runsCpu, gpuMs, cpuMs, readbacks, readbackBytes.
    */
   stats() {
@@ -1092,7 +1093,7 @@ export class Session {
   }
 
   /** The device the next run uses ('gpu' | 'cpu'; after auto has decided, its choice). */
-  get device() { return this.stats().device; }
+  get device() { return this.stats().nextDevice; }
 
   /** Why: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial: ..." (while auto measures). */
   get deviceReason() { return this.stats().reason; }

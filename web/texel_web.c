@@ -643,12 +643,14 @@ EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
     json_str(reason, sizeof reason, st.reason);
     snprintf(w->json, sizeof w->json,
              "{\"nodes\":%d,\"steps\":%d,\"folded\":%d,\"fused\":%d,\"weight_bytes\":%llu,"
-             "\"device\":\"%s\",\"decided\":%s,\"reason\":\"%s\",\"runs_gpu\":%llu,"
+             "\"device\":\"%s\",\"next_device\":\"%s\",\"decided\":%s,\"reason\":\"%s\","
+             "\"runs_gpu\":%llu,"
              "\"runs_cpu\":%llu,\"gpu_ms\":%.3f,\"cpu_ms\":%.3f,\"readbacks\":%llu,"
              "\"readback_bytes\":%llu,\"load_compile_ms\":%.3f}",
              st.nodes, st.steps, st.folded, st.fused, (unsigned long long)st.weight_bytes,
-             tx_device_name(st.device), st.decided ? "true" : "false", reason,
-             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
+             tx_device_name(st.device), tx_device_name(st.next_device),
+             st.decided ? "true" : "false", reason, (unsigned long long)st.runs_gpu,
+             (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
              (unsigned long long)st.readbacks, (unsigned long long)st.readback_bytes,
              st.load_compile_ms);
     return w->json;

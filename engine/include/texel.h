@@ -837,6 +837,7 @@ typedef struct tx_session_stats {
     int fused;                   /* nodes fused into another op */
     uint64_t weight_bytes;       /* constants uploaded at creation */
     tx_device device;            /* the device the last run used (before any: the next one's) */
+    tx_device next_device;       /* the device the next run uses (auto: its choice once decided) */
     bool decided;                /* auto has settled (or the device was fixed) */
     char reason[192];            /* why that device: "fixed by the session's desc" (or
                                     "by TEXEL_DEVICE"), "software rasterizer

@@ -510,6 +510,7 @@ tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {
     out->weight_bytes = f->weight_bytes;
     out->load_compile_ms = f->load_compile_ms;
     out->device = f->last_device ? f->last_device : f->choice.current;
+    out->next_device = f->choice.current;
     out->decided = f->choice.decided;
     snprintf(out->reason, sizeof out->reason, "%s", f->choice.reason);
     out->runs_gpu = f->choice.runs[TX_DEVICE_GPU];

@@ -937,13 +937,16 @@ test('auto remembers its measured decision in localStorage per model + renderer'
     const keys = Object.keys(localStorage).filter((k) => k.startsWith('texel-device:'));
     check(keys.length === 1 && keys[0].endsWith(`:${t2.caps.renderer}`), `stored keys ${keys}`);
     const stored = JSON.parse(localStorage.getItem(keys[0]));
-    check(stored.device === st.device, `stored ${JSON.stringify(stored)}, decided ${st.device}`);
+    // the decision, not the device of the trial's last run (that was stored before)
+    const decided = st.gpuMs < st.cpuMs ? 'gpu' : 'cpu';
+    check(st.nextDevice === decided && stored.device === decided && s.device === decided,
+      `stored ${JSON.stringify(stored)}, next ${st.nextDevice}, measured gpu ${st.gpuMs} cpu ${st.cpuMs}`);
     console.log(`  measured: ${st.reason}; stored ${JSON.stringify(stored)}`);
     const again = await t2.loadModel(bytes);
-    check(again.device === st.device && /^remembered/.test(again.deviceReason) && again.stats().decided,
+    check(again.device === decided && /^remembered/.test(again.deviceReason) && again.stats().decided,
       `second load: ${again.device}: ${again.deviceReason}`);
     // the stored choice is what decides: flip it
-    const other = st.device === 'gpu' ? 'cpu' : 'gpu';
+    const other = decided === 'gpu' ? 'cpu' : 'gpu';
     localStorage.setItem(keys[0], JSON.stringify({ ...stored, device: other }));
     const flipped = await t2.loadModel(bytes);
     check(flipped.device === other, `flipped: ${flipped.device}: ${flipped.deviceReason}`);
