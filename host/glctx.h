@@ -21,6 +21,9 @@ void tx_host_close(tx_host *host, tx_ctx *ctx);
  * (GLFW where DISPLAY is set, else EGL; TEXEL_GL picks). Pass the host to
  * tx_host_close with the engine context. NULL: out of memory. */
 tx_host *tx_host_later(tx_ctx_desc *desc);
+/* tx_host_open with the context made that way: 0, or 1 when the engine
+ * refused the desc (a missing display shows only at the first GPU use). */
+int tx_host_open_later(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx);
 /* Another engine context on the host's GL context (e.g. a fresh program cache). */
 tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx);
 

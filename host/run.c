@@ -712,10 +712,16 @@ int tx_cmd_run(int argc, char **argv) {
         fprintf(stderr, "texel run: cannot read %s: %s\n", o.model, strerror(errno));
         return 1;
     }
-    tx_ticker_set(g_ticker, "texel run: %s: opening a GL context", base);
     tx_host *h;
     tx_ctx *ctx;
-    rc = tx_host_open(&o.cd, &h, &ctx);
+    /* the GL context at the first GPU use: a CPU run needs no display, and
+     * auto's first run does not wait for it */
+    if (o.device == TX_DEVICE_GPU || o.cd.float16_storage) {
+        tx_ticker_set(g_ticker, "texel run: %s: opening a GL context", base);
+        rc = tx_host_open(&o.cd, &h, &ctx);
+    } else {
+        rc = tx_host_open_later(&o.cd, &h, &ctx);
+    }
     if (rc) {
         load_done();
         free(bytes);

@@ -77,6 +77,16 @@ else
     echo "FAIL --save writes outputs and inputs as .npy"
 fi
 
+# The GL context comes at the first GPU use: with no display to be had (an X
+# display that does not exist), a CPU run needs none, auto's runs stay on
+# the CPU saying why, and a GPU run fails naming what is missing.
+check "no display: --device cpu runs without GL" \
+    'j["status"] == "TX_STATUS_OK" and j["device"] == "cpu" and j["draws"] == 0 and j["outputs"][0]["first"] == [0, 2, 0.25, 0, 3, 0]' \
+    env DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --input "x=$tmp/x.npy" --device cpu --json
+check "no display: auto runs on the CPU, naming why" \
+    'j["status"] == "TX_STATUS_OK" and j["device"] == "cpu" and j["device_decided"] and j["runs_cpu"] == 3 and j["device_reason"].startswith("no GPU context (no display")' \
+    env DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --input "x=$tmp/x.npy" --repeat 2 --json
+check_rc "no display: --device gpu exits 77" 77 env DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --device gpu
 check_rc "unsupported model exits 4" 4 "$TEXEL" run "$ND/test_tfidfvectorizer_tf_batch_onlybigrams_skip0/model.onnx"
 check_rc "unknown input name exits 1" 1 "$TEXEL" run "$tmp/relu.onnx" --input "q=$tmp/x.npy"
 check_rc "missing model file exits 1" 1 "$TEXEL" run "$tmp/nope.onnx"
