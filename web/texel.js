@@ -970,7 +970,7 @@ class Context {
   }
 
   _lose() {
-    if (!this._w) return;
+    if (!this._w || !this.glMade) return; // not texel's yet: the page made it (tx.canvas)
     this._core._txw_mark_lost(this._w);
     const err = new TexelError(Status.CONTEXT_LOST, 'texel: the WebGL context was lost; pending reads were cancelled');
     for (const p of this._pending) {
@@ -982,7 +982,7 @@ class Context {
   }
 
   _restore() {
-    if (!this._w) return;
+    if (!this._w || !this.glMade) return;
     const s = this._core._txw_restore(this._w);
     if (s) {
       const e = new TexelError(s, this._core.UTF8ToString(this._core._txw_last_error(this._w)));

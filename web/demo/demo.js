@@ -202,6 +202,10 @@ function showDevice() {
 
 /** Loses the WebGL context for real (WEBGL_lose_context) and runs again once it is back. */
 async function loseContext() {
+  if (!tx.glMade) { // nothing ran on the GPU yet: there is no WebGL context to lose
+    $('status').textContent = 'no WebGL context yet: texel makes it at the first GPU use';
+    return null;
+  }
   const ext = tx.canvas.getContext('webgl2').getExtension('WEBGL_lose_context');
   const restored = new Promise((r) => tx.on('contextrestored', r));
   ext.loseContext();
@@ -213,7 +217,13 @@ async function loseContext() {
 
 async function main() {
   tx = await texel.create();
-  $('device').textContent = `${tx.caps.renderer} · ${tx.caps.version} · max texture ${tx.caps.maxTextureSize} · specialize after ${tx.caps.specializeAfter}`;
+  // tx.caps would make the WebGL2 context now: it is made at the first GPU use
+  const showCaps = () => {
+    $('device').textContent = tx.glMade
+      ? `${tx.caps.renderer} · ${tx.caps.version} · max texture ${tx.caps.maxTextureSize} · specialize after ${tx.caps.specializeAfter}`
+      : 'no WebGL2 context yet (made at the first GPU use)';
+  };
+  showCaps();
   tx.on('contextlost', () => { $('status').textContent = 'WebGL context lost; waiting for the browser to restore it'; });
   tx.on('contextrestored', (info) => { $('status').textContent = `context restored (generation ${info.generation}); the session re-uploaded its weights`; });
   $('device-select').value = ['auto', 'gpu', 'cpu'].includes(params.get('device')) ? params.get('device') : 'auto';
@@ -237,6 +247,7 @@ async function main() {
   drop.ondrop = (e) => { e.preventDefault(); drop.classList.remove('over'); if (e.dataTransfer.files[0]) loadFile(e.dataTransfer.files[0]); };
 
   const runs = await runAll();
+  showCaps();
   if (params.get('autorun')) await autorun(runs);
 }
 
