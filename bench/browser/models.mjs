@@ -3,7 +3,8 @@
 // same input bytes for all (seeded fill). Reports per model: create ms
 // (session/model creation), first-result ms (first run + read back), steady
 // median ms (run + read back) and the first output's values (the runner
-// compares them with onnxruntime-web wasm's).
+// compares them with onnxruntime-web wasm's); and ready_ms, the page's time
+// to its engine (?model=NAME: that model only, for run.mjs --cold).
 const params = new URLSearchParams(location.search);
 const ENGINE = params.get('engine');
 const RUNS = Number(params.get('runs') || 10);
@@ -23,10 +24,13 @@ export function fill(n, seed) { // xorshift32 in [0, 1): image-like inputs
 const numel = (shape) => shape.reduce((a, b) => a * b, 1);
 
 // engine name → {create(bytes) → {run(input) → Float32Array, dispose}}
-async function texelEngine(device, threads) {
+async function texelEngine(device, threads, glAtCreate = false) {
   const texel = await import('/texel/texel.js');
   texel.forgetDeviceChoices();
-  const tx = await texel.create({ threads });
+  // glAtCreate: a canvas of the page's makes the WebGL2 context at create()
+  // (as every context did before it came at the first GPU use)
+  const canvas = glAtCreate ? document.createElement('canvas') : undefined;
+  const tx = await texel.create({ threads, ...(canvas ? { canvas } : {}) });
   return {
     info: () => ({ threads: tx.threads, renderer: tx.caps.renderer }),
     async create(bytes, m) {
@@ -77,6 +81,7 @@ const ENGINES = {
   'texel-cpu-mt': () => texelEngine('cpu', true),
   'texel-gpu': () => texelEngine('gpu', false),
   'texel-auto': () => texelEngine('auto', false),
+  'texel-auto-gl-first': () => texelEngine('auto', false, true),
   'ort-wasm-1t': () => ortEngine('wasm', 1),
   'ort-wasm-2t': () => ortEngine('wasm', 2),
   'ort-webgl': () => ortEngine('webgl', 1),
@@ -84,7 +89,8 @@ const ENGINES = {
 };
 
 async function main() {
-  const models = await (await fetch('/models.json')).json();
+  const only = params.get('model'); // --cold: one model per page
+  const models = (await (await fetch('/models.json')).json()).filter((m) => !only || m.name === only);
   const result = { engine: ENGINE, runs: RUNS, models: [] };
   if (ENGINE === 'ort-webgpu' && !(navigator.gpu && await navigator.gpu.requestAdapter())) {
     result.skipped = 'this browser offers no WebGPU adapter';
@@ -95,7 +101,8 @@ async function main() {
     if (!crossOriginIsolated) throw new Error(`${ENGINE} needs a cross-origin isolated page`);
   }
   const engine = await ENGINES[ENGINE]();
-  result.info = engine.info();
+  // from the page's start: its modules, the engine's wasm and context
+  result.ready_ms = performance.now();
   for (const m of models) {
     log(`${ENGINE} ${m.name}`);
     const entry = { name: m.name };
@@ -126,6 +133,7 @@ async function main() {
     log(`  ${entry.status} create ${entry.create_ms?.toFixed(1)} first ${entry.first_ms?.toFixed(1)} steady ${entry.steady_ms?.toFixed(1)}`);
     result.models.push(entry);
   }
+  result.info = engine.info(); // after the runs: texel's caps make its WebGL2 context
   window.__benchResult = result;
 }
 main().catch((e) => { window.__benchResult = { error: String(e && e.stack || e) }; });

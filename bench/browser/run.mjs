@@ -12,6 +12,9 @@
 //          --smoke: BlazeFace only, texel cpu + gpu and ort wasm, 3 runs.
 //          --engines a,b: these engines only, in this order (names as in the table;
 //          the max abs diff column needs ort-wasm-1t among them).
+//        node bench/browser/run.mjs --models --cold [--samples N] [--engines a,b] [--texel web]
+//          the page's time to its first result, each page in a browser of its own (no
+//          GPU process started yet): ort wasm 1 thread, texel cpu / gpu / auto.
 // --isolate: send COOP same-origin + COEP require-corp (SharedArrayBuffer: texel-mt, ort threads).
 // --trim: texel frees its pooled textures after each case (tx.trim()); by
 //   default it keeps them for the page, as TF.js keeps its texture cache.
@@ -98,13 +101,72 @@ async function pageResult(page, what, url) {
   return page.evaluate(() => window.__benchResult);
 }
 
-const browser = await chromium.launchPersistentContext(profile, {
+const launch = (dir) => chromium.launchPersistentContext(dir, {
   executablePath: '/usr/bin/chromium',
   headless: true,
   args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
     '--no-first-run'],
 });
+
+// --cold: a page's way to its first result in a browser of its own (fresh
+// profile, no GPU process started): per sample, engine and model, one browser
+// opens models.html for that model and runs it once. Samples alternate the
+// engines, so that the machine's drift spreads over all of them.
+async function cold(engines, samples) {
+  const times = new Map(); // `${model} ${engine}` -> [{ready, create, first}]
+  for (let i = 0; i < samples; i++) {
+    for (const m of models) {
+      for (const engine of engines) {
+        const dir = mkdtempSync(join(tmpdir(), 'texel-bench-cold-'));
+        const b = await launch(dir);
+        try {
+          const page = await b.newPage();
+          const r = await pageResult(page, `models.html (${engine}, cold)`,
+            `http://127.0.0.1:${port}/models.html?engine=${engine}&runs=1&model=${m.name}`);
+          const e = r.models?.[0];
+          if (r.error || e?.status !== 'ok') throw new Error(`${engine} ${m.name}: ${r.error || e?.status}`);
+          const key = `${m.name} ${engine}`;
+          times.set(key, [...(times.get(key) || []), { ready: r.ready_ms, create: e.create_ms, first: e.first_ms }]);
+        } finally {
+          await b.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }
+    }
+    console.error(`cold: sample ${i + 1} of ${samples}`);
+  }
+  const med = (xs) => { const v = [...xs].sort((a, b) => a - b); const h = v.length >> 1; return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2; };
+  const f = (v) => v.toFixed(0);
+  const lines = ['| model | engine | page → engine ms | create ms | first run ms | page → first result ms (median) | range |',
+    '|---|---|---:|---:|---:|---:|---:|'];
+  const rows = [];
+  for (const [key, ts] of times) {
+    const [model, engine] = key.split(' ');
+    const total = ts.map((t) => t.ready + t.create + t.first);
+    rows.push({ model, engine, ready_ms: ts.map((t) => t.ready), create_ms: ts.map((t) => t.create), first_ms: ts.map((t) => t.first), total_ms: total });
+    lines.push(`| ${model} | ${engine} | ${f(med(ts.map((t) => t.ready)))} | ${f(med(ts.map((t) => t.create)))} | ` +
+      `${f(med(ts.map((t) => t.first)))} | ${f(med(total))} | ${f(Math.min(...total))}-${f(Math.max(...total))} |`);
+  }
+  return { rows, table: lines.join('\n') };
+}
+
+if (args.includes('--cold')) {
+  if (!modelsMode) throw new Error('--cold goes with --models');
+  const engines = (opt('--engines', null) || 'ort-wasm-1t,texel-cpu,texel-gpu,texel-auto').split(',');
+  try {
+    const r = await cold(engines, Number(opt('--samples', '5')));
+    writeFileSync(out, JSON.stringify({ runner: 'browser-models-cold', results: r.rows }, null, 1));
+    console.log(r.table);
+    console.log(`wrote ${out}`);
+  } finally {
+    server.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
+const browser = await launch(profile);
 try {
   if (modelsMode) {
     const engines = opt('--engines', null) ? opt('--engines', null).split(',')
