@@ -93,6 +93,7 @@ void tx_gl_forget(tx_ctx *ctx) {
 tx_status tx_gl_start(tx_ctx *ctx, char *why, size_t n) {
     bool defer = ctx->gl.defer_errors;
     if (!tx_gl_init(&ctx->gl, ctx->get_proc_address, why, n)) {
+        ctx->gl.lost = true; /* GL may not have loaded: nothing to unbind or delete */
         tx_gl_forget(ctx);
         return TX_STATUS_CONTEXT_LOST;
     }

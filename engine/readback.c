@@ -36,7 +36,7 @@ static readback *readback_get(tx_ctx *ctx, tx_readback h) {
 static tx_status readback_check(tx_ctx *ctx, const char *fn, tx_readback h, readback **out) {
     *out = readback_get(ctx, h);
     /* a CPU tensor's read (a host copy) outlives a loss */
-    if (ctx->lost && !(*out && (*out)->host))
+    if (ctx->lost && !ctx->gl_pending && !(*out && (*out)->host))
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST,
                        "%s: the GL context was lost; pending reads are gone", fn);
     if (!*out)

@@ -396,6 +396,10 @@ double tx_host_ms(void) {
 }
 
 tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx) {
+    if (!host->open) { /* a tx_host_later host whose context was not made */
+        fprintf(stderr, "texel: tx_host_new_ctx: the host has no GL context yet\n");
+        return TX_STATUS_INVALID_ARGUMENT;
+    }
     host_make_current(host);
     tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
     d.get_proc_address = host_proc(host);

@@ -21,6 +21,7 @@ typedef struct {
     void *host_user;
     int calls;
     bool fail;
+    bool lie; /* says it made a context, makes none */
 } counter;
 
 static bool counted_make_gl(void *user, char *why, size_t n) {
@@ -30,6 +31,8 @@ static bool counted_make_gl(void *user, char *why, size_t n) {
         snprintf(why, n, "the test's make_gl refuses");
         return false;
     }
+    if (c->lie)
+        return true;
     return c->host_make(c->host_user, why, n);
 }
 
@@ -99,6 +102,22 @@ int main(int argc, char **argv) {
         st = tx_ctx_create(
             &(tx_ctx_desc){.no_gpu = true, .make_gl = counted_make_gl, .make_gl_user = &c}, &ctx);
         CHECK(st == TX_STATUS_INVALID_ARGUMENT && !ctx && c.calls == 0, "%s", tx_status_name(st));
+        tx_test_end();
+    }
+
+    /* first: GL never loaded in this process yet, so a context that does not
+     * load must not be unbound or deleted through unloaded pointers */
+    if (tx_test_begin("make_gl that makes no context current: refused, not a crash")) {
+        counter c;
+        tx_ctx *ctx = lazy_ctx(&c, false, false);
+        c.lie = true;
+        float y[4] = {0};
+        st = matmul_on(ctx, TX_DEVICE_GPU, y);
+        CHECK(st == TX_STATUS_UNSUPPORTED && says(ctx, "no GPU context") && c.calls == 1,
+              "%s: %s", tx_status_name(st), tx_last_error(ctx));
+        st = matmul_on(ctx, TX_DEVICE_CPU, y);
+        CHECK(!st && is_product(y), "the CPU still works: %s", tx_last_error(ctx));
+        tx_host_close(c.host, ctx);
         tx_test_end();
     }
 

@@ -128,7 +128,8 @@ export interface Caps {
   /** The GPU's float division is not IEEE 754 (probed): Div, Mod and Resize
    *  coordinates divide in integer steps, as the CPU device rounds. */
   emulatedDivision: boolean;
-  /** The WebGL2 context is still to come (always false here: reading caps makes it). */
+  /** The WebGL2 context is still to come: false once caps are read (reading them makes it); true only
+   *  in the caps a disposed context kept, if it never made one. */
   glPending: boolean;
 }
 

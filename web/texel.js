@@ -365,14 +365,15 @@ class Context {
     return this._caps;
   }
 
-  /** False until the context has its WebGL2 context: create() without device 'gpu' makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run, reading caps), so that work on the CPU never waits for it. */
-  get glMade() { return !!this._w && this._core._txw_gl_handle(this._w) !== 0; }
+  /** False until the context has a working WebGL2 context (and after one the probes refused): create() without device 'gpu' makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run, reading caps), so that work on the CPU never waits for it. */
+  get glMade() { return !!this._w && this._core._txw_gl_handle(this._w) !== 0 && !this._rawCaps().noGpu; }
 
   _rawCaps() { return camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_caps_json(this._w)))); }
 
   // The WebGL2 context is made (at creation, or by the engine at the first
   // GPU use, before its probes): the kernel choices kept for its renderer.
   _glMade(renderer) {
+    this._core.txwContexts?.delete(this._w);
     this._kernelKey = `${KERNEL_PREFIX}${renderer}`;
     recallKernels(this._core, this._w, this._kernelKey);
   }

@@ -406,9 +406,9 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
     }
     if (ctx->no_gpu && f->choice.current == TX_DEVICE_GPU) {
         tx_fail(ctx, TX_STATUS_UNSUPPORTED,
-                "tx_session_create: device gpu (%s), but this context has no GPU context "
-                "(made without GL, tx_ctx_desc.no_gpu)",
-                f->choice.reason);
+                "tx_session_create: device gpu (%s), but this context has no GPU context (%s)",
+                f->choice.reason,
+                ctx->no_gpu_why[0] ? ctx->no_gpu_why : "made without GL, tx_ctx_desc.no_gpu");
         tx_onnx_model_free(&s->m);
         free(f);
         return TX_STATUS_UNSUPPORTED;
@@ -809,6 +809,7 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
     if (!s)
         return TX_STATUS_INVALID_ARGUMENT;
     tx_session_full *f = (tx_session_full *)s;
+    bool trial = !f->choice.decided; /* (the context's start may decide: remembered) */
     /* the GL context, the probe and the warm-up wait for the second run:
      * nothing delays the first result */
     if (!f->choice.decided && f->choice.phase == TX_TRIAL_GL_LATER && f->choice.trial > 0)
@@ -831,7 +832,6 @@ tx_status tx_session_run(tx_session *s, const tx_feed *feeds, int n_feeds,
     if (st)
         return st;
     f->last_device = dev;
-    bool trial = !f->choice.decided;
     tx_choice_record(s->ctx, &f->choice, ms, trial_compiling(f));
     if (trial && f->choice.decided) /* the loser's weights go */
         drop_weights(s, f->choice.current == TX_DEVICE_GPU ? TX_DEVICE_CPU : TX_DEVICE_GPU);

@@ -27,7 +27,8 @@ async function detect() {
   const t = {};
   let t0 = now();
   const { input, toImage } = preprocess(image, roi, model.size, scratch);
-  const x = tx.tensor(input, [1, model.size, model.size, 3]);
+  // on the session's device: a CPU run needs no WebGL2 context (nor a copy)
+  const x = tx.tensor(input, [1, model.size, model.size, 3], { device: session.device });
   t.preprocess = now() - t0;
 
   t0 = now();
