@@ -137,6 +137,22 @@ function recallChoice(key) {
   } catch { return null; }
 }
 
+// A software rasterizer that auto's probe confirmed (engine/model/choose.c)
+// is the renderer's, whatever the model: the origin keeps it for a day, so
+// that a later page's 'auto' sessions go to the CPU at once, without making
+// a WebGL2 context to ask the renderer. A context made here that names
+// another renderer forgets it.
+const SOFTWARE_KEY = `${CHOICE_PREFIX}software`;
+const SOFTWARE_MS = 24 * 3600e3;
+
+function recallSoftware() {
+  try {
+    const v = JSON.parse(storage()?.getItem(SOFTWARE_KEY) ?? 'null');
+    const age = Date.now() - (v?.at ?? NaN);
+    return typeof v?.renderer === 'string' && age >= 0 && age < SOFTWARE_MS ? v : null;
+  } catch { return null; }
+}
+
 // Is any choice remembered for the model of this hash (on any renderer)?
 function hasChoice(hash) {
   const s = storage();
@@ -374,6 +390,10 @@ class Context {
   // GPU use, before its probes): the kernel choices kept for its renderer.
   _glMade(renderer) {
     this._core.txwContexts?.delete(this._w);
+    const software = recallSoftware();
+    try {
+      if (software && software.renderer !== renderer) storage()?.removeItem(SOFTWARE_KEY);
+    } catch { /* no storage: nothing kept */ }
     this._kernelKey = `${KERNEL_PREFIX}${renderer}`;
     recallKernels(this._core, this._w, this._kernelKey);
   }
@@ -751,7 +771,7 @@ class Context {
     }
     const w = this._ctx();
     const c = this._core;
-    let device = code, remembered = null, choiceKey = null;
+    let device = code, remembered = null, choiceKey = null, software = null;
     const raw = this._rawCaps();
     if ((code === 0 || code === 3) && !raw.noGpu) { // auto (without GL: the CPU at once)
       // the key names the renderer: with no WebGL2 context yet, it is made
@@ -762,6 +782,8 @@ class Context {
         choiceKey = `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
         remembered = recallChoice(choiceKey);
         if (remembered) device = deviceCode(remembered.device, 'loadModel', false);
+      } else if ((software = recallSoftware())) {
+        device = deviceCode('cpu', 'loadModel', false);
       } else {
         choiceKey = () => `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
       }
@@ -779,6 +801,9 @@ class Context {
     if (remembered) {
       const f = (v) => (typeof v === 'number' ? v.toFixed(2) : '?');
       session._reason = `remembered: gpu ${f(remembered.gpuMs)} ms, cpu ${f(remembered.cpuMs)} ms (localStorage)`;
+    } else if (software) {
+      session._reason = `software rasterizer (${software.renderer}; remembered: probed ` +
+        `${new Date(software.at).toISOString()}, localStorage; no WebGL2 context made)`;
     } else if (choiceKey) {
       session._choiceKey = choiceKey; // stored once auto has measured
     }
@@ -1149,6 +1174,11 @@ export class Session {
         if (st.decided) {
           const key = this._choiceKey; // a function: made once measured (the GL context is there)
           if (/^measured/.test(st.reason)) rememberChoice(typeof key === 'function' ? key() : key, st);
+          else if (/^software rasterizer .*probe: matmul/.test(st.reason) && tx.glMade) {
+            try {
+              storage()?.setItem(SOFTWARE_KEY, JSON.stringify({ renderer: tx.caps.renderer, at: Date.now() }));
+            } catch { /* remembering is an optimisation */ }
+          }
           this._choiceKey = null;
         }
       }

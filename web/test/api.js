@@ -839,8 +839,57 @@ test("auto on a software rasterizer (SwiftShader): the CPU, saying why", async (
       `after two runs: ${s.device}: ${s.deviceReason}`);
   }
   s.dispose();
-  check(localStorage.length === 0 || !Object.keys(localStorage).some((k) => k.startsWith('texel-device:')),
-    'a software-rasterizer decision is not stored (it is no measurement)');
+  check(!Object.keys(localStorage).some((k) => k.startsWith('texel-device:') && k !== 'texel-device:software'),
+    'a software-rasterizer decision is not stored per model (it is no measurement)');
+});
+
+test("auto: a probed software rasterizer is the origin's for a day; no WebGL2 context is made for it", async () => {
+  texel.forgetDeviceChoices();
+  const key = 'texel-device:software';
+  const x = new Float32Array(2 * MK).map((_, i) => Math.sin(i));
+  const runs = async (t, n) => {
+    const s = await t.loadModel(elemBytes());
+    const xt = t.tensor(x, [2, MK], { device: 'cpu' });
+    for (let i = 0; i < n; i++) (await s.run({ x: xt })).y.dispose();
+    xt.dispose();
+    return s;
+  };
+  const t1 = await texel.create({ device: 'cpu' });
+  try {
+    const s1 = await runs(t1, 2); // the context and the probe come before the second run
+    if (!/^software rasterizer .*probe/.test(s1.deviceReason)) {
+      console.log(`  not a software rasterizer here (${s1.deviceReason}): nothing to remember`);
+      check(localStorage.getItem(key) === null, 'stored for a GPU');
+      return;
+    }
+    const kept = JSON.parse(localStorage.getItem(key) ?? 'null');
+    check(kept?.renderer === t1.caps.renderer && Date.now() - kept.at < 60e3, `kept ${JSON.stringify(kept)}`);
+  } finally {
+    t1.dispose();
+  }
+  const t2 = await texel.create({ device: 'cpu' });
+  try {
+    const s2 = await runs(t2, 3);
+    check(s2.device === 'cpu' && s2.stats().decided && /^software rasterizer .*remembered/.test(s2.deviceReason) && !t2.glMade,
+      `next page: ${s2.device}: ${s2.deviceReason}; context made ${t2.glMade}`);
+    console.log(`  next page: ${s2.deviceReason}`);
+  } finally {
+    t2.dispose();
+  }
+  // a day old: auto asks the renderer again
+  localStorage.setItem(key, JSON.stringify({ ...JSON.parse(localStorage.getItem(key)), at: Date.now() - 25 * 3600e3 }));
+  const t3 = await texel.create({ device: 'cpu' });
+  try {
+    const s3 = await runs(t3, 1);
+    check(/no GL context yet/.test(s3.deviceReason), `expired: ${s3.deviceReason}`);
+    // a context that names another renderer forgets it
+    localStorage.setItem(key, JSON.stringify({ renderer: 'Some Other GPU', at: Date.now() }));
+    t3.tensor([1], [1], { device: 'gpu' }).dispose();
+    check(t3.glMade && localStorage.getItem(key) === null, `another renderer kept: ${localStorage.getItem(key)}`);
+  } finally {
+    t3.dispose();
+    texel.forgetDeviceChoices();
+  }
 });
 
 test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto\'s first run never make it', async () => {
