@@ -130,11 +130,10 @@ tx_status tx_ctx_need_gl(tx_ctx *ctx, const char *op) {
     double t0 = tx_now_ms();
     char why[sizeof ctx->no_gpu_why] = "";
     tx_status s = TX_STATUS_UNSUPPORTED;
-    if (!ctx->make_gl(ctx->make_gl_user, why, sizeof why))
-        snprintf(why + strlen(why), sizeof why - strlen(why), "%s",
-                 why[0] ? "" : "desc.make_gl made no GL context");
-    else
+    if (ctx->make_gl(ctx->make_gl_user, why, sizeof why))
         s = tx_gl_start(ctx, why, sizeof why);
+    else if (!why[0])
+        snprintf(why, sizeof why, "desc.make_gl made no GL context");
     ctx->stats.gl_start_ms = tx_now_ms() - t0;
     if (s == TX_STATUS_OK)
         return TX_STATUS_OK;
