@@ -1332,7 +1332,8 @@ function camelKeys(o) {
  * The WebGL2 context is made at the first GPU use (a GPU tensor or op, a
  * session on the GPU, an 'auto' session's second run, reading caps; see
  * glMade), so that CPU work and an 'auto' session's first run never wait for
- * it (a page's first can take seconds on a software GPU); a browser without
+ * it (with its probes ~150 ms on SwiftShader, seconds while the browser's GPU
+ * process is still starting); a browser without
  * WebGL2 then fails that use with UNSUPPORTED, and 'auto' stays on the CPU.
  * device 'gpu', precision 'f16' or a canvas of your own make it at once.
  */
@@ -1377,8 +1378,9 @@ export async function create(opts = {}) {
   const precision = opts.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f16')
     throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: precision is 'f32' or 'f16', not ${JSON.stringify(precision)}`);
-  // First results on the CPU never wait for a WebGL2 context (up to seconds
-  // for a page's first on a software GPU): texel's own canvas gets its
+  // First results on the CPU never wait for a WebGL2 context (~150 ms with
+  // its probes on SwiftShader, seconds while the browser's GPU process is
+  // still starting): texel's own canvas gets its
   // context at the first GPU use, unless the caller asked for the GPU (device
   // 'gpu', precision 'f16': an unusable GPU is then create()'s error).
   const glLater = !noGpu && !opts.canvas && opts.device !== 'gpu' && precision !== 'f16';
