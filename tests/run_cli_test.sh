@@ -85,7 +85,7 @@ check "no display: --device cpu runs without GL" \
     env DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --input "x=$tmp/x.npy" --device cpu --json
 check "no display: auto runs on the CPU, naming why" \
     'j["status"] == "TX_STATUS_OK" and j["device"] == "cpu" and j["device_decided"] and j["runs_cpu"] == 3 and j["device_reason"].startswith("no GPU context (no display")' \
-    env DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --input "x=$tmp/x.npy" --repeat 2 --json
+    env -u TEXEL_DEVICE DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --input "x=$tmp/x.npy" --repeat 2 --json
 check_rc "no display: --device gpu exits 77" 77 env DISPLAY=:9999 TEXEL_GL=glfw "$TEXEL" run "$tmp/relu.onnx" --device gpu
 check_rc "unsupported model exits 4" 4 "$TEXEL" run "$ND/test_tfidfvectorizer_tf_batch_onlybigrams_skip0/model.onnx"
 check_rc "unknown input name exits 1" 1 "$TEXEL" run "$tmp/relu.onnx" --input "q=$tmp/x.npy"
