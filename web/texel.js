@@ -1333,9 +1333,9 @@ function camelKeys(o) {
  * session on the GPU, an 'auto' session's second run, reading caps; see
  * glMade), so that CPU work and an 'auto' session's first run never wait for
  * it (with its probes ~150 ms on SwiftShader, seconds while the browser's GPU
- * process is still starting); a browser without
- * WebGL2 then fails that use with UNSUPPORTED, and 'auto' stays on the CPU.
- * device 'gpu', precision 'f16' or a canvas of your own make it at once.
+ * process is still starting); a browser without WebGL2 then fails that use
+ * with UNSUPPORTED, and 'auto' stays on the CPU. device 'gpu', precision
+ * 'f16' or a canvas of your own make it at once.
  */
 export async function create(opts = {}) {
   const core = await loadCore(opts);
@@ -1380,9 +1380,9 @@ export async function create(opts = {}) {
     throw new TexelError(Status.INVALID_ARGUMENT, `texel.create: precision is 'f32' or 'f16', not ${JSON.stringify(precision)}`);
   // First results on the CPU never wait for a WebGL2 context (~150 ms with
   // its probes on SwiftShader, seconds while the browser's GPU process is
-  // still starting): texel's own canvas gets its
-  // context at the first GPU use, unless the caller asked for the GPU (device
-  // 'gpu', precision 'f16': an unusable GPU is then create()'s error).
+  // still starting): texel's own canvas gets its context at the first GPU
+  // use, unless the caller asked for the GPU (device 'gpu', precision 'f16':
+  // an unusable GPU is then create()'s error) or gave a canvas.
   const glLater = !noGpu && !opts.canvas && opts.device !== 'gpu' && precision !== 'f16';
   core.txwGlMade ??= (w, renderer) => core.txwContexts?.get(w)?._glMade(renderer);
   if (canvas && !glLater) core.txwCanvas = canvas;
