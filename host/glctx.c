@@ -299,6 +299,10 @@ static int glfw_open(tx_host *h, char *why, size_t n) {
 static int host_gl_open(tx_host *h, char *why, size_t n) {
     int rc = use_egl() ? egl_open(h, why, n) : glfw_open(h, why, n);
     h->open = rc == 0;
+#ifdef TX_HOST_ASAN
+    if (h->open) /* the driver is loaded now: keep its name for LSan */
+        dl_iterate_phdr(pin_object, NULL);
+#endif
     return rc;
 }
 
@@ -354,9 +358,6 @@ int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
         free(h);
         return rc;
     }
-#ifdef TX_HOST_ASAN
-    dl_iterate_phdr(pin_object, NULL);
-#endif
     tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
     d.get_proc_address = host_proc(h);
     tx_status s = tx_ctx_create(&d, ctx);
