@@ -161,7 +161,7 @@ struct tx_ctx {
     /* Context loss (context.c). `lost` is latched (by a driver report or
      * tx_ctx_mark_lost) until tx_ctx_restore; every GPU call fails meanwhile. */
     bool lost;
-    bool no_gpu;         /* tx_ctx_desc.no_gpu: lost from birth, GPU calls say UNSUPPORTED */
+    bool no_gpu;          /* tx_ctx_desc.no_gpu: lost from birth, GPU calls say UNSUPPORTED */
     char no_gpu_why[256]; /* why, where make_gl failed ("": desc.no_gpu) */
     /* tx_ctx_desc.make_gl not called yet: lost from birth like no_gpu, until
      * tx_ctx_need_gl makes the GL context at the first GPU use */

@@ -3,6 +3,9 @@
 #ifndef TX_HOST_GLCTX_H
 #define TX_HOST_GLCTX_H
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "texel.h"
 
 typedef struct tx_host tx_host;
@@ -23,7 +26,19 @@ void tx_host_close(tx_host *host, tx_ctx *ctx);
 tx_host *tx_host_later(tx_ctx_desc *desc);
 /* tx_host_open with the context made that way: 0, or 1 when the engine
  * refused the desc (a missing display shows only at the first GPU use). */
-int tx_host_open_later(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx);
+static inline int tx_host_open_later(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
+    tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
+    *ctx = NULL;
+    *host = tx_host_later(&d);
+    tx_status s = *host ? tx_ctx_create(&d, ctx) : TX_STATUS_OUT_OF_MEMORY;
+    if (s != TX_STATUS_OK) {
+        fprintf(stderr, "texel: tx_ctx_create failed: %s\n", tx_status_name(s));
+        free(*host); /* nothing opened yet: the host is its allocation */
+        *host = NULL;
+        return 1;
+    }
+    return 0;
+}
 /* Another engine context on the host's GL context (e.g. a fresh program cache). */
 tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx);
 

@@ -58,20 +58,6 @@ tx_host *tx_host_later(tx_ctx_desc *desc) {
     return h;
 }
 
-int tx_host_open_later(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
-    tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
-    *ctx = NULL;
-    *host = tx_host_later(&d);
-    tx_status s = *host ? tx_ctx_create(&d, ctx) : TX_STATUS_OUT_OF_MEMORY;
-    if (s != TX_STATUS_OK) {
-        fprintf(stderr, "texel: tx_ctx_create failed: %s\n", tx_status_name(s));
-        free(*host);
-        *host = NULL;
-        return 1;
-    }
-    return 0;
-}
-
 void tx_host_close(tx_host *host, tx_ctx *ctx) {
     tx_ctx_destroy(ctx);
     if (host) {
@@ -80,4 +66,6 @@ void tx_host_close(tx_host *host, tx_ctx *ctx) {
     }
 }
 
-double tx_host_ms(void) { return emscripten_get_now(); }
+double tx_host_ms(void) {
+    return emscripten_get_now();
+}

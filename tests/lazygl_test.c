@@ -113,8 +113,8 @@ int main(int argc, char **argv) {
         c.lie = true;
         float y[4] = {0};
         st = matmul_on(ctx, TX_DEVICE_GPU, y);
-        CHECK(st == TX_STATUS_UNSUPPORTED && says(ctx, "no GPU context") && c.calls == 1,
-              "%s: %s", tx_status_name(st), tx_last_error(ctx));
+        CHECK(st == TX_STATUS_UNSUPPORTED && says(ctx, "no GPU context") && c.calls == 1, "%s: %s",
+              tx_status_name(st), tx_last_error(ctx));
         st = matmul_on(ctx, TX_DEVICE_CPU, y);
         CHECK(!st && is_product(y), "the CPU still works: %s", tx_last_error(ctx));
         tx_host_close(c.host, ctx);
