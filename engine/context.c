@@ -254,6 +254,15 @@ int tx_ctx_generation(const tx_ctx *ctx) {
     return ctx ? (int)ctx->generation : 0;
 }
 
+tx_status tx_ctx_gpu_hint(tx_ctx *ctx, const char *renderer, double gflops) {
+    if (!ctx)
+        return TX_STATUS_INVALID_ARGUMENT;
+    ctx->hint_looking = renderer == NULL;
+    snprintf(ctx->hint_renderer, sizeof ctx->hint_renderer, "%s", renderer ? renderer : "");
+    ctx->hint_gflops = gflops;
+    return TX_STATUS_OK;
+}
+
 tx_status tx_ctx_start_gl(tx_ctx *ctx) {
     if (!ctx)
         return TX_STATUS_INVALID_ARGUMENT;

@@ -166,6 +166,10 @@ struct tx_ctx {
     /* tx_ctx_desc.make_gl not called yet: lost from birth like no_gpu, until
      * tx_ctx_need_gl makes the GL context at the first GPU use */
     bool gl_pending;
+    /* tx_ctx_gpu_hint, while gl_pending: the host is looking; what it found */
+    bool hint_looking;
+    char hint_renderer[128];
+    double hint_gflops;
     bool (*make_gl)(void *user, char *why, size_t why_size);
     void *make_gl_user;
     bool gl_dropped;     /* this loss's GL objects are already forgotten */

@@ -239,6 +239,64 @@ int main(int argc, char **argv) {
             tx_test_end();
         }
 
+        if (tx_test_begin("auto with the host's look at the GPU (tx_ctx_gpu_hint): the CPU "
+                          "serves while it looks; a slow software rasterizer makes no context")) {
+            counter c;
+            tx_ctx *ctx = lazy_ctx(&c, false, false);
+            tx_session *s = NULL;
+            CHECK(tx_ctx_gpu_hint(NULL, "", 0) == TX_STATUS_INVALID_ARGUMENT, "NULL ctx");
+            CHECK(!tx_ctx_gpu_hint(ctx, NULL, 0), "looking");
+            st = tx_session_create(ctx, bytes, len, NULL, &s);
+            CHECK(!st && s, "create: %s", tx_last_error(ctx));
+            tx_session_stats ss = {0};
+            float last = 0;
+            for (int run = 0; s && !st && run < 4; run++) {
+                st = run_add(ctx, s, TX_DEVICE_CPU, &last);
+                CHECK(!st && last == 88.5f, "run %d: %s", run, tx_last_error(ctx));
+            }
+            tx_session_stats_get(s, &ss);
+            CHECK(c.calls == 0 && !ss.decided && ss.runs_cpu == 4 && ss.cpu_ms > 0 &&
+                      strstr(ss.reason, "looks at the GPU"),
+                  "while looking: calls %d decided %d reason '%s'", c.calls, ss.decided, ss.reason);
+            /* it found a software rasterizer, timed slow: the CPU for good */
+            tx_ctx_gpu_hint(ctx, "ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device))", 3.5);
+            for (int run = 0; s && !st && run < 3; run++)
+                st = run_add(ctx, s, TX_DEVICE_CPU, &last);
+            tx_session_stats_get(s, &ss);
+            CHECK(!st && c.calls == 0 && ss.decided && ss.device == TX_DEVICE_CPU &&
+                      strstr(ss.reason, "software rasterizer (ANGLE") &&
+                      strstr(ss.reason, "3.5 GFLOP/s") && strstr(ss.reason, "no GL context made"),
+                  "hinted: calls %d decided %d reason '%s'", c.calls, ss.decided, ss.reason);
+            /* a session made after the hint is decided at creation */
+            tx_session *s2 = NULL;
+            st = tx_session_create(ctx, bytes, len, NULL, &s2);
+            CHECK(!st && s2 && !tx_session_stats_get(s2, &ss) && ss.decided &&
+                      strstr(ss.reason, "no GL context made") && c.calls == 0,
+                  "second session: '%s'", ss.reason);
+            tx_session_destroy(s2);
+            tx_session_destroy(s);
+            tx_host_close(c.host, ctx);
+
+            /* software but fast, a GPU's name, or nothing found: auto as
+             * without a hint, the context made before the next run */
+            const char *found[] = {"llvmpipe (LLVM 15.0.6, 256 bits)", "NVIDIA H200/PCIe/SSE2", ""};
+            double rate[] = {200, 5, 0};
+            for (int i = 0; i < 3; i++) {
+                ctx = lazy_ctx(&c, false, false);
+                tx_ctx_gpu_hint(ctx, NULL, 0);
+                st = tx_session_create(ctx, bytes, len, NULL, &s);
+                st = st ? st : run_add(ctx, s, TX_DEVICE_CPU, &last);
+                tx_ctx_gpu_hint(ctx, found[i], rate[i]);
+                st = st ? st : run_add(ctx, s, TX_DEVICE_CPU, &last);
+                tx_session_stats_get(s, &ss);
+                CHECK(!st && c.calls == 1 && !strstr(ss.reason, "no GL context made"),
+                      "'%s' at %g: calls %d reason '%s'", found[i], rate[i], c.calls, ss.reason);
+                tx_session_destroy(s);
+                tx_host_close(c.host, ctx);
+            }
+            tx_test_end();
+        }
+
         if (tx_test_begin("auto measuring: the trial goes on from the first CPU run")) {
             setenv("TEXEL_AUTO_MEASURE", "1", 1);
             counter c;

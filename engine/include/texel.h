@@ -302,6 +302,17 @@ tx_status tx_ctx_caps(const tx_ctx *ctx, tx_caps *out);
  * use would): OK at once where it is made. TX_STATUS_UNSUPPORTED, naming the
  * reason, for a context without GL (desc.no_gpu, or make_gl failed). */
 tx_status tx_ctx_start_gl(tx_ctx *ctx);
+/* What the host learned about the GPU before a make_gl context made its GL
+ * context, for 'auto' sessions (the web build: a worker's throwaway WebGL2
+ * context, made off the page's thread). renderer NULL: the host is looking;
+ * auto's sessions stay on the CPU, without making the GL context, until it
+ * says what it found. renderer "": nothing found (auto goes on as without a
+ * hint). Else the renderer string and, where measured, a fragment shader's
+ * FMA rate in GFLOP/s (<= 0: not measured): a renderer named a software
+ * rasterizer whose rate is below auto's probe threshold sends auto's
+ * sessions to the CPU for good, and the GL context is never made for them.
+ * Ignored once the GL context is made (its own renderer and probe count). */
+tx_status tx_ctx_gpu_hint(tx_ctx *ctx, const char *renderer, double gflops);
 tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out);
 /* Finishes all queued GL work (for timing). */
 tx_status tx_ctx_finish(tx_ctx *ctx);

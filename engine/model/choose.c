@@ -169,6 +169,32 @@ static void by_renderer(tx_ctx *ctx, tx_session_choice *c) {
     snprintf(c->reason, sizeof c->reason, "trial: first result on the CPU");
 }
 
+/* The host's look at the GPU before the GL context (tx_ctx_gpu_hint): a
+ * renderer named a software rasterizer, timed below the probe's threshold,
+ * decides the CPU without the context. (TEXEL_AUTO_MEASURE: never.) */
+static bool hinted_software(const tx_ctx *ctx, tx_session_choice *c) {
+    if (!ctx->gl_pending || !ctx->hint_renderer[0] || getenv("TEXEL_AUTO_MEASURE") ||
+        !tx_software_renderer(ctx->hint_renderer) || !(ctx->hint_gflops > 0) ||
+        ctx->hint_gflops >= TX_PROBE_SOFTWARE_GFLOPS)
+        return false;
+    c->cache_path[0] = 0; /* (no measurement: not remembered) */
+    c->current = TX_DEVICE_CPU;
+    c->decided = true;
+    char rate[8]; /* (below the threshold: a few digits) */
+    snprintf(rate, sizeof rate, "%.1f", ctx->hint_gflops);
+    snprintf(c->reason, sizeof c->reason,
+             "software rasterizer (%.100s; probe: a fragment shader at %s GFLOP/s, "
+             "no GL context made)",
+             ctx->hint_renderer, rate);
+    return true;
+}
+
+/* The host is still looking (tx_ctx_gpu_hint(ctx, NULL, ...)): the CPU
+ * serves meanwhile. */
+static bool host_looking(const tx_ctx *ctx) {
+    return ctx->gl_pending && ctx->hint_looking && !getenv("TEXEL_AUTO_MEASURE");
+}
+
 void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *desc,
                     const void *bytes, size_t len) {
     memset(c, 0, sizeof *c);
@@ -194,6 +220,8 @@ void tx_choice_init(tx_ctx *ctx, tx_session_choice *c, const tx_session_desc *de
     }
     c->model_hash = tx_fnv1a(bytes, len);
     cache_path(desc, c->cache_path, sizeof c->cache_path);
+    if (hinted_software(ctx, c))
+        return;
     if (ctx->gl_pending) {
         /* every trial's first run is the CPU's: the context waits for the second */
         c->current = TX_DEVICE_CPU;
@@ -241,8 +269,13 @@ void tx_choice_warmed(tx_session_choice *c, bool ok, const char *why) {
 }
 
 void tx_choice_start_gl(tx_ctx *ctx, tx_session_choice *c) {
-    if (c->decided || c->phase != TX_TRIAL_GL_LATER)
+    if (c->decided || c->phase != TX_TRIAL_GL_LATER || hinted_software(ctx, c))
         return;
+    if (host_looking(ctx)) {
+        snprintf(c->reason, sizeof c->reason,
+                 "trial: the CPU serves while the host looks at the GPU (no GL context yet)");
+        return;
+    }
     char keep[sizeof ctx->err]; /* the caller's last error stays theirs */
     snprintf(keep, sizeof keep, "%s", ctx->err);
     tx_status st = tx_ctx_need_gl(ctx, "auto");
@@ -297,9 +330,9 @@ void tx_choice_record(tx_ctx *ctx, tx_session_choice *c, double ms, int compilin
         c->cpu_ms = ms;
         c->phase = TX_TRIAL_WARMING;
         break;
-    case TX_TRIAL_GL_LATER: /* the first run; the GL context comes before the next */
+    case TX_TRIAL_GL_LATER: /* the first run (more while the host looks at the GPU) */
     case TX_TRIAL_PROBE:    /* the first run; the session probes before the next */
-        c->cpu_ms = ms;
+        c->cpu_ms = c->cpu_ms > 0 && c->cpu_ms < ms ? c->cpu_ms : ms;
         break;
     case TX_TRIAL_WARMING: /* not reached: the session makes the pass first */ break;
     case TX_TRIAL_COMPILING:
