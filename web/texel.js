@@ -195,6 +195,82 @@ function rememberKernels(core, w, key) {
   try { storage()?.setItem(key, JSON.stringify(v)); } catch { /* an optimisation */ }
 }
 
+// The browser starts its GPU process at a page's first WebGL context, and the
+// thread that asks waits inside getContext for it: 0.2-1.7 s on SwiftShader
+// in a browser just launched. An 'auto' session would then make texel's
+// context on the page's thread before its second run, and on a software
+// rasterizer time a matmul on it (auto's probe, ~0.5 s there). The worker
+// below looks first, off the page's thread: a throwaway WebGL2 context (the
+// GPU process started), its renderer, and a fragment shader's FMA rate (4
+// independent vec4 chains, 128x128 fragments, 255 steps timed beyond one).
+// Meanwhile auto's sessions stay on the CPU (tx_ctx_gpu_hint); a software
+// rasterizer timed slow keeps them there without texel's context, and a
+// remembered choice is found by the renderer without it. Resolves
+// {renderer, ms, gflops} or null (no Worker, no OffscreenCanvas WebGL2, a
+// CSP without blob: workers, 10 s without an answer).
+const WARM_SRC = `const t0 = performance.now();
+let renderer = null, ms = 0, gflops = 0;
+try {
+  const W = 128, H = 128, N = 256;
+  const gl = new OffscreenCanvas(W, H).getContext('webgl2', { antialias: false, depth: false, stencil: false });
+  ms = performance.now() - t0;
+  if (gl) {
+    const d = gl.getExtension('WEBGL_debug_renderer_info');
+    renderer = String((d && gl.getParameter(d.UNMASKED_RENDERER_WEBGL)) || gl.getParameter(gl.RENDERER));
+    const shader = (type, src) => { const x = gl.createShader(type); gl.shaderSource(x, src); gl.compileShader(x); return x; };
+    const p = gl.createProgram();
+    gl.attachShader(p, shader(gl.VERTEX_SHADER, '#version 300 es\\nvoid main() {\\n' +
+      '  gl_Position = vec4(vec2(gl_VertexID & 1, gl_VertexID >> 1) * 4.0 - 1.0, 0.0, 1.0);\\n}'));
+    gl.attachShader(p, shader(gl.FRAGMENT_SHADER, '#version 300 es\\nprecision highp float;\\n' +
+      'uniform int n; uniform vec4 s; out vec4 o;\\nvoid main() {\\n' +
+      '  vec4 t = s * gl_FragCoord.x, a = t, b = t + 1.0, c = t + 2.0, e = t + 3.0;\\n' +
+      '  for (int i = 0; i < n; i++) { a = a * s + t; b = b * s + t; c = c * s + t; e = e * s + t; }\\n' +
+      '  o = (a + b + c + e) * 1e-9;\\n}'));
+    gl.linkProgram(p);
+    if (gl.getProgramParameter(p, gl.LINK_STATUS)) {
+      gl.useProgram(p);
+      gl.uniform4f(gl.getUniformLocation(p, 's'), 0.5, 0.25, 0.125, 0.0625);
+      const px = new Uint8Array(4), nl = gl.getUniformLocation(p, 'n');
+      const draw = (k) => {
+        const t = performance.now();
+        gl.uniform1i(nl, k);
+        gl.drawArrays(gl.TRIANGLES, 0, 3);
+        gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
+        return performance.now() - t;
+      };
+      draw(1); // the driver's compile
+      const spent = draw(N) - draw(1);
+      gflops = spent > 0 ? Math.min(W * H * (N - 1) * 32 / (spent * 1e6), 1e6) : 1e6;
+    }
+    gl.getExtension('WEBGL_lose_context')?.loseContext();
+  }
+} catch (e) { /* no WebGL2 here: null */ }
+postMessage({ renderer, ms, gflops });`;
+
+function warmGpu() {
+  if (typeof Worker !== 'function' || typeof Blob !== 'function' || typeof URL?.createObjectURL !== 'function')
+    return Promise.resolve(null);
+  return new Promise((resolve) => {
+    let worker = null, url = null, timer = null;
+    const done = (v) => {
+      clearTimeout(timer);
+      try { worker?.terminate(); } catch { /* gone */ }
+      if (url) URL.revokeObjectURL(url);
+      resolve(v && typeof v.renderer === 'string' ? { renderer: v.renderer.slice(0, 127), ms: +v.ms, gflops: +v.gflops || 0 } : null);
+    };
+    try {
+      url = URL.createObjectURL(new Blob([WARM_SRC], { type: 'text/javascript' }));
+      worker = new Worker(url);
+    } catch {
+      done(null); // e.g. a content security policy without blob: workers
+      return;
+    }
+    timer = setTimeout(() => done(null), 10e3);
+    worker.onmessage = (e) => done(e.data);
+    worker.onerror = () => done(null);
+  });
+}
+
 /** Forgets every remembered auto decision and kernel choice of this origin. */
 export function forgetDeviceChoices() {
   const s = storage();
@@ -359,6 +435,8 @@ class Context {
     /** False when it runs the build without wasm SIMD (texel-scalar.wasm). */
     this.simd = core.txwSimd;
     this._caps = null;
+    this._warm = null; // warmGpu's answer (a promise), asked at the first 'auto' loadModel
+    this._warmAnswer = null;
     this._kernelKey = null; // per renderer: known once the WebGL2 context is made
     const raw = this._rawCaps();
     if (raw.glPending) (core.txwContexts ??= new Map()).set(w, this); // _glMade at the first GPU use
@@ -385,6 +463,24 @@ class Context {
   get glMade() { return !!this._w && this._core._txw_gl_handle(this._w) !== 0 && !this._rawCaps().noGpu; }
 
   _rawCaps() { return camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_caps_json(this._w)))); }
+
+  // The worker's look at the GPU (warmGpu), once per context: auto's
+  // sessions wait for it on the CPU (tx_ctx_gpu_hint), then learn what it found.
+  _warmGpu() {
+    if (this._warm) return this._warm;
+    const c = this._core, w = this._ctx();
+    c._txw_gpu_hint(w, 0, 0);
+    this._warm = warmGpu().then((v) => {
+      this._warmAnswer = v;
+      if (this._w === w) {
+        const [sp] = heapStrings(c, [v?.renderer ?? '']);
+        c._txw_gpu_hint(w, sp, v?.gflops ?? 0);
+        c._free(sp);
+      }
+      return v;
+    });
+    return this._warm;
+  }
 
   // The WebGL2 context is made (at creation, or by the engine at the first
   // GPU use, before its probes): the kernel choices kept for its renderer.
@@ -769,25 +865,34 @@ class Context {
     } else {
       throw new TexelError(Status.INVALID_ARGUMENT, 'loadModel: pass an ArrayBuffer, a typed array or a URL');
     }
-    const w = this._ctx();
+    this._ctx(); // (not disposed)
     const c = this._core;
     let device = code, remembered = null, choiceKey = null, software = null;
     const raw = this._rawCaps();
     if ((code === 0 || code === 3) && !raw.noGpu) { // auto (without GL: the CPU at once)
-      // the key names the renderer: with no WebGL2 context yet, it is made
-      // now only when this model has a remembered choice; else auto's first
-      // run goes on without it, and the key is made when auto has measured
+      // The key names the renderer. With no WebGL2 context yet: a software
+      // rasterizer remembered goes to the CPU at once; else the worker's
+      // context starts the GPU process for auto's second run, and names the
+      // renderer here when this model has a remembered choice (without an
+      // answer, texel's context is made for it); else auto's first run goes
+      // on without it, and the key is made once auto has measured.
       const hash = modelHash(bytes);
-      if (!raw.glPending || hasChoice(hash)) {
-        choiceKey = `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
+      let renderer = raw.glPending ? null : this.caps.renderer;
+      if (raw.glPending && !(software = recallSoftware())) {
+        const warm = this._warmGpu();
+        if (hasChoice(hash)) renderer = (await warm)?.renderer ?? this.caps.renderer;
+      }
+      if (renderer) {
+        choiceKey = `${CHOICE_PREFIX}${hash}:${renderer}`;
         remembered = recallChoice(choiceKey);
         if (remembered) device = deviceCode(remembered.device, 'loadModel', false);
-      } else if ((software = recallSoftware())) {
+      } else if (software) {
         device = deviceCode('cpu', 'loadModel', false);
       } else {
         choiceKey = () => `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
       }
     }
+    const w = this._ctx(); // (disposed while the worker answered: an error)
     const ptr = c._malloc(Math.max(bytes.length, 1));
     try {
       c.HEAPU8.set(bytes, ptr); // the engine copies what it keeps
@@ -1174,9 +1279,11 @@ export class Session {
         if (st.decided) {
           const key = this._choiceKey; // a function: made once measured (the GL context is there)
           if (/^measured/.test(st.reason)) rememberChoice(typeof key === 'function' ? key() : key, st);
-          else if (/^software rasterizer .*probe: matmul/.test(st.reason) && tx.glMade) {
+          else if (/^software rasterizer .*probe: /.test(st.reason) && (tx.glMade || tx._warmAnswer)) {
+            // probed on texel's context, or by the worker before it (none made)
+            const renderer = tx.glMade ? tx.caps.renderer : tx._warmAnswer.renderer;
             try {
-              storage()?.setItem(SOFTWARE_KEY, JSON.stringify({ renderer: tx.caps.renderer, at: Date.now() }));
+              storage()?.setItem(SOFTWARE_KEY, JSON.stringify({ renderer, at: Date.now() }));
             } catch { /* remembering is an optimisation */ }
           }
           this._choiceKey = null;

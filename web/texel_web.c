@@ -178,6 +178,10 @@ EXPORT void txw_mark_lost(txw *w) {
 EXPORT int txw_start_gl(txw *w) {
     return tx_ctx_start_gl(use(w));
 }
+/* texel.js's worker (warmGpu): looking (renderer NULL), then what it found. */
+EXPORT int txw_gpu_hint(txw *w, const char *renderer, double gflops) {
+    return tx_ctx_gpu_hint(use(w), renderer, gflops);
+}
 EXPORT int txw_is_lost(txw *w) {
     return tx_ctx_is_lost(w->ctx);
 }

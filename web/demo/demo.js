@@ -287,6 +287,8 @@ async function autorun(runs) {
   else
     ok(s.cpuOps > 0 && s.liveHostBytes > 0, `counters: ${s.cpuOps} CPU ops, ${s.liveHostBytes} bytes of weights in host memory`);
   // a real context loss: the same session runs again with the same result
+  // (an 'auto' session kept on the CPU made no WebGL2 context: made here)
+  if (!tx.glMade) void tx.caps;
   const after = await loseContext();
   const a = after[after.length - 1].detections, b = d;
   const same = a.length === b.length && a.every((f, i) => Math.abs(f.x0 - b[i].x0) < 0.5 && Math.abs(f.score - b[i].score) < 1e-3);

@@ -849,6 +849,7 @@ test("auto: a probed software rasterizer is the origin's for a day; no WebGL2 co
   const x = new Float32Array(2 * MK).map((_, i) => Math.sin(i));
   const runs = async (t, n) => {
     const s = await t.loadModel(elemBytes());
+    await t._warm; // the worker's look, before the second run
     const xt = t.tensor(x, [2, MK], { device: 'cpu' });
     for (let i = 0; i < n; i++) (await s.run({ x: xt })).y.dispose();
     xt.dispose();
@@ -892,9 +893,25 @@ test("auto: a probed software rasterizer is the origin's for a day; no WebGL2 co
   }
 });
 
+// Worker replaced for f's time (texel.js's worker that looks at the GPU)
+async function withWorker(Fake, f) {
+  const real = globalThis.Worker;
+  globalThis.Worker = Fake;
+  try {
+    return await f();
+  } finally {
+    globalThis.Worker = real;
+  }
+}
+const NoWorker = function () { throw new DOMException('blocked by the test', 'SecurityError'); };
+
 test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto\'s first run never make it', async () => {
   texel.forgetDeviceChoices();
+  // no worker to look at the GPU first (a CSP without blob: workers): auto
+  // makes texel's context before its second run
   const t = await texel.create({ device: 'cpu' });
+  const realWorker = globalThis.Worker;
+  globalThis.Worker = NoWorker;
   try {
     check(!t.glMade && t.stats().glStartMs === 0, 'made by create()');
     const a = t.tensor([1, 2, 3, 4], [2, 2]);
@@ -916,6 +933,7 @@ test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto
     for (const v of [a, x, o1.y, o2.y, g]) v.dispose();
     s.dispose();
   } finally {
+    globalThis.Worker = realWorker;
     t.dispose();
   }
   // the default device is the GPU: its first tensor makes it; reading caps does too
@@ -937,10 +955,58 @@ test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto
   gp.dispose();
 });
 
+test("auto: a worker looks at the GPU off the page's thread; the CPU serves until it answers", async () => {
+  texel.forgetDeviceChoices();
+  const x0 = rand(2 * MK, 3);
+  // a worker that never answers: every run on the CPU, no context made
+  class Silent { terminate() {} postMessage() {} }
+  await withWorker(Silent, async () => {
+    const t = await texel.create({ device: 'cpu' });
+    try {
+      const s = await t.loadModel(elemBytes());
+      const x = t.tensor(x0, [2, MK]);
+      for (let i = 0; i < 4; i++) (await s.run({ x })).y.dispose();
+      check(s.device === 'cpu' && !s.stats().decided && s.stats().runsCpu === 4 && /looks at the GPU/.test(s.deviceReason) && !t.glMade,
+        `while it looks: ${s.deviceReason}; made ${t.glMade}`);
+      x.dispose();
+    } finally {
+      t.dispose();
+    }
+  });
+  // the real one
+  const t = await texel.create({ device: 'cpu' });
+  try {
+    const s = await t.loadModel(elemBytes());
+    const x = t.tensor(x0, [2, MK]);
+    const o1 = await s.run({ x });
+    const seen = await t._warm;
+    check(seen && seen.renderer.length > 0 && seen.gflops > 0 && seen.ms >= 0, `the worker saw ${JSON.stringify(seen)}`);
+    const o2 = await s.run({ x });
+    close(o2.y.dataSync(), o1.y.dataSync(), 0, 'the runs agree');
+    console.log(`  worker: ${seen.renderer}, its context ${seen.ms.toFixed(0)} ms, ${seen.gflops.toFixed(1)} GFLOP/s; ${s.deviceReason}`);
+    if (/swiftshader/i.test(seen.renderer)) {
+      check(s.device === 'cpu' && s.stats().decided && /^software rasterizer .*fragment shader at .*no GL context made/.test(s.deviceReason) && !t.glMade,
+        `software: ${s.deviceReason}; made ${t.glMade}`);
+      const kept = JSON.parse(localStorage.getItem('texel-device:software') ?? 'null');
+      check(kept?.renderer === seen.renderer, `kept ${JSON.stringify(kept)}`);
+    } else {
+      check(t.glMade, `a GPU (${seen.renderer}): the context before the second run`);
+    }
+    check(t.caps.renderer === seen.renderer, `texel's context names ${t.caps.renderer}`);
+    for (const v of [x, o1.y, o2.y]) v.dispose();
+    s.dispose();
+  } finally {
+    t.dispose();
+    texel.forgetDeviceChoices();
+  }
+});
+
 test('a browser that gives no WebGL2 context at the first GPU use: the CPU device carries on, auto stays there', async () => {
   texel.forgetDeviceChoices();
   const real = HTMLCanvasElement.prototype.getContext;
   HTMLCanvasElement.prototype.getContext = function (kind, ...rest) { return kind === 'webgl2' ? null : real.call(this, kind, ...rest); };
+  const realWorker = globalThis.Worker; // (a worker's OffscreenCanvas would give one)
+  globalThis.Worker = NoWorker;
   let t;
   try {
     t = await texel.create({ device: 'cpu' });
@@ -958,6 +1024,7 @@ test('a browser that gives no WebGL2 context at the first GPU use: the CPU devic
     s.dispose();
   } finally {
     HTMLCanvasElement.prototype.getContext = real;
+    globalThis.Worker = realWorker;
     t?.dispose();
   }
 });
@@ -1008,6 +1075,30 @@ test('auto remembers its measured decision in localStorage per model + renderer'
     const fixed = await t2.loadModel(bytes, { device: 'cpu' });
     check(fixed.device === 'cpu' && /fixed/.test(fixed.deviceReason), `fixed: ${fixed.deviceReason}`);
     x.dispose();
+    // a context whose WebGL2 context is still to come: a worker's context
+    // names the renderer, and a remembered CPU makes none of texel's
+    const lazy = async (want) => {
+      localStorage.setItem(keys[0], JSON.stringify({ ...stored, device: want }));
+      const t = await texel.create();
+      try {
+        const r = await t.loadModel(bytes);
+        return { device: r.device, reason: r.deviceReason, made: t.glMade };
+      } finally {
+        t.dispose();
+      }
+    };
+    let r = await lazy('cpu');
+    check(r.device === 'cpu' && /^remembered/.test(r.reason) && !r.made, `lazy, cpu remembered: ${JSON.stringify(r)}`);
+    r = await lazy('gpu');
+    check(r.device === 'gpu' && /^remembered/.test(r.reason) && r.made, `lazy, gpu remembered: ${JSON.stringify(r)}`);
+    const RealWorker = globalThis.Worker; // no worker (a CSP without blob: workers): texel's context asks
+    globalThis.Worker = function () { throw new DOMException('blocked', 'SecurityError'); };
+    try {
+      r = await lazy('cpu');
+    } finally {
+      globalThis.Worker = RealWorker;
+    }
+    check(r.device === 'cpu' && /^remembered/.test(r.reason) && r.made, `lazy, no worker: ${JSON.stringify(r)}`);
   } finally {
     t2.dispose();
     (await texel.create({ env: { TEXEL_AUTO_MEASURE: null, TEXEL_SPECIALIZE_AFTER: null } })).dispose();
