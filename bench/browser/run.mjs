@@ -127,7 +127,7 @@ async function cold(engines, samples) {
           const e = r.models?.[0];
           if (r.error || e?.status !== 'ok') throw new Error(`${engine} ${m.name}: ${r.error || e?.status}`);
           const key = `${m.name} ${engine}`;
-          times.set(key, [...(times.get(key) || []), { ready: r.ready_ms, create: e.create_ms, first: e.first_ms }]);
+          times.set(key, [...(times.get(key) || []), { ready: r.ready_ms, create: e.create_ms, first: e.first_ms, second: e.second_ms, gl: e.gl_start_ms, warm: e.warm?.ms }]);
         } finally {
           await b.close();
           rmSync(dir, { recursive: true, force: true });
@@ -138,15 +138,17 @@ async function cold(engines, samples) {
   }
   const med = (xs) => { const v = [...xs].sort((a, b) => a - b); const h = v.length >> 1; return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2; };
   const f = (v) => v.toFixed(0);
-  const lines = ['| model | engine | page → engine ms | create ms | first run ms | page → first result ms (median) | range |',
-    '|---|---|---:|---:|---:|---:|---:|'];
+  const lines = ['| model | engine | page → engine ms | create ms | first run ms | page → first result ms (median) | range | second run ms (median) | range |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|'];
   const rows = [];
   for (const [key, ts] of times) {
     const [model, engine] = key.split(' ');
     const total = ts.map((t) => t.ready + t.create + t.first);
-    rows.push({ model, engine, ready_ms: ts.map((t) => t.ready), create_ms: ts.map((t) => t.create), first_ms: ts.map((t) => t.first), total_ms: total });
+    const second = ts.map((t) => t.second);
+    rows.push({ model, engine, ready_ms: ts.map((t) => t.ready), create_ms: ts.map((t) => t.create), first_ms: ts.map((t) => t.first), total_ms: total, second_ms: second, gl_start_ms: ts.map((t) => t.gl), warm_ms: ts.map((t) => t.warm) });
     lines.push(`| ${model} | ${engine} | ${f(med(ts.map((t) => t.ready)))} | ${f(med(ts.map((t) => t.create)))} | ` +
-      `${f(med(ts.map((t) => t.first)))} | ${f(med(total))} | ${f(Math.min(...total))}-${f(Math.max(...total))} |`);
+      `${f(med(ts.map((t) => t.first)))} | ${f(med(total))} | ${f(Math.min(...total))}-${f(Math.max(...total))} | ` +
+      `${f(med(second))} | ${f(Math.min(...second))}-${f(Math.max(...second))} |`);
   }
   return { rows, table: lines.join('\n') };
 }
