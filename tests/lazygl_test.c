@@ -277,23 +277,54 @@ int main(int argc, char **argv) {
             tx_session_destroy(s);
             tx_host_close(c.host, ctx);
 
-            /* software but fast, a GPU's name, or nothing found: auto as
-             * without a hint, the context made before the next run */
-            const char *found[] = {"llvmpipe (LLVM 15.0.6, 256 bits)", "NVIDIA H200/PCIe/SSE2", ""};
-            double rate[] = {200, 5, 0};
-            for (int i = 0; i < 3; i++) {
+            /* software but fast (or between half the probe's threshold and
+             * it), a GPU's name, nothing found, or TEXEL_AUTO_MEASURE: auto as
+             * without a hint, the context made before the next run, whose
+             * renderer (llvmpipe here) the matmul probe then confirms */
+            const char *found[] = {"llvmpipe (LLVM 15.0.6, 256 bits)", "SwiftShader Device",
+                                   "NVIDIA H200/PCIe/SSE2", "", "SwiftShader Device"};
+            double rate[] = {200, 20, 5, 0, 3};
+            for (int i = 0; i < 5; i++) {
+                if (i == 4)
+                    setenv("TEXEL_AUTO_MEASURE", "1", 1);
                 ctx = lazy_ctx(&c, false, false);
                 tx_ctx_gpu_hint(ctx, NULL, 0);
                 st = tx_session_create(ctx, bytes, len, NULL, &s);
                 st = st ? st : run_add(ctx, s, TX_DEVICE_CPU, &last);
-                tx_ctx_gpu_hint(ctx, found[i], rate[i]);
+                if (i < 4) /* (measuring: the look is not waited for) */
+                    tx_ctx_gpu_hint(ctx, found[i], rate[i]);
                 st = st ? st : run_add(ctx, s, TX_DEVICE_CPU, &last);
                 tx_session_stats_get(s, &ss);
-                CHECK(!st && c.calls == 1 && !strstr(ss.reason, "no GL context made"),
+                CHECK(!st && c.calls == 1 && !strstr(ss.reason, "no GL context made") &&
+                          (i == 4 || strstr(ss.reason, "probe: matmul")),
                       "'%s' at %g: calls %d reason '%s'", found[i], rate[i], c.calls, ss.reason);
                 tx_session_destroy(s);
                 tx_host_close(c.host, ctx);
+                unsetenv("TEXEL_AUTO_MEASURE");
             }
+
+            /* a GPU tensor makes the context while the host looks: auto goes
+             * on with it, and an answer after it is ignored */
+            ctx = lazy_ctx(&c, false, false);
+            tx_ctx_gpu_hint(ctx, NULL, 0);
+            st = tx_session_create(ctx, bytes, len, NULL, &s);
+            st = st ? st : run_add(ctx, s, TX_DEVICE_CPU, &last);
+            float y[4] = {0};
+            st = st ? st : matmul_on(ctx, TX_DEVICE_GPU, y);
+            CHECK(!st && is_product(y) && c.calls == 1, "gpu matmul while looking: %s",
+                  tx_last_error(ctx));
+            tx_ctx_gpu_hint(ctx, "SwiftShader Device", 3);
+            st = st ? st : run_add(ctx, s, TX_DEVICE_CPU, &last);
+            tx_session_stats_get(s, &ss);
+            CHECK(!st && ss.decided && strstr(ss.reason, "probe: matmul") && c.calls == 1,
+                  "after the context: '%s'", ss.reason);
+            st = tx_session_create(ctx, bytes, len, NULL, &s2);
+            CHECK(!st && s2 && !tx_session_stats_get(s2, &ss) &&
+                      !strstr(ss.reason, "no GL context made"),
+                  "a session after the context: '%s'", ss.reason);
+            tx_session_destroy(s2);
+            tx_session_destroy(s);
+            tx_host_close(c.host, ctx);
             tx_test_end();
         }
 

@@ -212,7 +212,9 @@ const WARM_SRC = `const t0 = performance.now();
 let renderer = null, ms = 0, gflops = 0;
 try {
   const W = 128, H = 128, N = 256;
-  const gl = new OffscreenCanvas(W, H).getContext('webgl2', { antialias: false, depth: false, stencil: false });
+  // texel_lib.js's attributes (powerPreference: the same GPU of two)
+  const gl = new OffscreenCanvas(W, H).getContext('webgl2', { alpha: false, depth: false, stencil: false,
+    antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
   ms = performance.now() - t0;
   if (gl) {
     const d = gl.getExtension('WEBGL_debug_renderer_info');
@@ -247,12 +249,15 @@ try {
 } catch (e) { /* no WebGL2 here: null */ }
 postMessage({ renderer, ms, gflops });`;
 
-function warmGpu() {
+// onStop receives a function that ends the look at once (null answer).
+function warmGpu(onStop) {
   if (typeof Worker !== 'function' || typeof Blob !== 'function' || typeof URL?.createObjectURL !== 'function')
     return Promise.resolve(null);
   return new Promise((resolve) => {
-    let worker = null, url = null, timer = null;
+    let worker = null, url = null, timer = null, settled = false;
     const done = (v) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       try { worker?.terminate(); } catch { /* gone */ }
       if (url) URL.revokeObjectURL(url);
@@ -268,7 +273,15 @@ function warmGpu() {
     timer = setTimeout(() => done(null), 10e3);
     worker.onmessage = (e) => done(e.data);
     worker.onerror = () => done(null);
+    onStop?.(() => done(null));
   });
+}
+
+// p, or null after ms (p goes on).
+function within(p, ms) {
+  let timer;
+  return Promise.race([p, new Promise((r) => { timer = setTimeout(() => r(null), ms); })])
+    .finally(() => clearTimeout(timer));
 }
 
 /** Forgets every remembered auto decision and kernel choice of this origin. */
@@ -437,6 +450,7 @@ class Context {
     this._caps = null;
     this._warm = null; // warmGpu's answer (a promise), asked at the first 'auto' loadModel
     this._warmAnswer = null;
+    this._warmStop = null; // ends a look still under way (dispose)
     this._kernelKey = null; // per renderer: known once the WebGL2 context is made
     const raw = this._rawCaps();
     if (raw.glPending) (core.txwContexts ??= new Map()).set(w, this); // _glMade at the first GPU use
@@ -459,7 +473,7 @@ class Context {
     return this._caps;
   }
 
-  /** False until the context has a working WebGL2 context (and after one the probes refused): create() without device 'gpu' makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run, reading caps), so that work on the CPU never waits for it. */
+  /** False until the context has a working WebGL2 context (and after one the probes refused): create() without device 'gpu' makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run unless a worker's look at the GPU kept it on the CPU, reading caps), so that work on the CPU never waits for it. */
   get glMade() { return !!this._w && this._core._txw_gl_handle(this._w) !== 0 && !this._rawCaps().noGpu; }
 
   _rawCaps() { return camelKeys(JSON.parse(this._core.UTF8ToString(this._core._txw_caps_json(this._w)))); }
@@ -470,7 +484,7 @@ class Context {
     if (this._warm) return this._warm;
     const c = this._core, w = this._ctx();
     c._txw_gpu_hint(w, 0, 0);
-    this._warm = warmGpu().then((v) => {
+    this._warm = warmGpu((stop) => { this._warmStop = stop; }).then((v) => {
       this._warmAnswer = v;
       if (this._w === w) {
         const [sp] = heapStrings(c, [v?.renderer ?? '']);
@@ -870,18 +884,18 @@ class Context {
     let device = code, remembered = null, choiceKey = null, software = null;
     const raw = this._rawCaps();
     if ((code === 0 || code === 3) && !raw.noGpu) { // auto (without GL: the CPU at once)
-      // The key names the renderer. With no WebGL2 context yet: a software
-      // rasterizer remembered goes to the CPU at once; else the worker's
-      // context starts the GPU process for auto's second run, and names the
-      // renderer here when this model has a remembered choice (without an
-      // answer, texel's context is made for it); else auto's first run goes
-      // on without it, and the key is made once auto has measured.
+      // The key names the renderer. With no WebGL2 context yet: a model
+      // with a remembered choice is looked up by the worker's renderer
+      // (warmGpu; without an answer within 3 s, texel's context is made
+      // for it); else a software rasterizer remembered goes to the CPU at
+      // once; else the worker looks at the GPU while auto's first runs go
+      // on the CPU, and the key is made once auto has measured.
       const hash = modelHash(bytes);
       let renderer = raw.glPending ? null : this.caps.renderer;
-      if (raw.glPending && !(software = recallSoftware())) {
-        const warm = this._warmGpu();
-        if (hasChoice(hash)) renderer = (await warm)?.renderer ?? this.caps.renderer;
-      }
+      if (raw.glPending && hasChoice(hash))
+        renderer = (await within(this._warmGpu(), 3000))?.renderer ?? this.caps.renderer;
+      else if (raw.glPending && !(software = recallSoftware()))
+        this._warmGpu();
       if (renderer) {
         choiceKey = `${CHOICE_PREFIX}${hash}:${renderer}`;
         remembered = recallChoice(choiceKey);
@@ -1126,6 +1140,7 @@ class Context {
   /** Destroys the engine context and every tensor of it. */
   dispose() {
     if (!this._w) return;
+    this._warmStop?.(); // the worker and its context, if still looking
     this.canvas?.removeEventListener('webglcontextlost', this._onLost);
     this.canvas?.removeEventListener('webglcontextrestored', this._onRestored);
     const err = new TexelError(Status.INVALID_ARGUMENT, 'texel: the context was disposed');
@@ -1437,8 +1452,8 @@ function camelKeys(o) {
  * context has no GL: the CPU device only (caps.noGpu; device 'gpu' rejects with UNSUPPORTED). env: engine environment variables ({TEXEL_AUTO_MEASURE:
  * '1'}; null unsets), set for the whole loaded engine before the context is made.
  * The WebGL2 context is made at the first GPU use (a GPU tensor or op, a
- * session on the GPU, an 'auto' session's second run, reading caps; see
- * glMade), so that CPU work and an 'auto' session's first run never wait for
+ * session on the GPU, an 'auto' session's second run unless a worker's look
+ * at the GPU kept it on the CPU, reading caps; see glMade), so that CPU work and an 'auto' session's first run never wait for
  * it (with its probes ~150 ms on SwiftShader, seconds while the browser's GPU
  * process is still starting); a browser without WebGL2 then fails that use
  * with UNSUPPORTED, and 'auto' stays on the CPU. device 'gpu', precision

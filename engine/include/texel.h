@@ -210,7 +210,8 @@ typedef struct tx_ctx_desc {
      * WebGL2 context on a software GPU). Where set, tx_ctx_create makes no
      * GL call (caps.gl_pending). The first GPU tensor, GPU op, transfer to
      * the GPU, session on the GPU (an 'auto' session's: before its second
-     * run), tx_session_compile or tx_ctx_start_gl calls it once: it makes
+     * run, unless tx_ctx_gpu_hint says otherwise), tx_session_compile or
+     * tx_ctx_start_gl calls it once: it makes
      * an OpenGL ES 3.0 context current and returns true (get_proc_address
      * then loads GL from it), or writes why not into `why` and returns
      * false. Then, or when the context it made cannot run texel, the
@@ -309,9 +310,11 @@ tx_status tx_ctx_start_gl(tx_ctx *ctx);
  * says what it found. renderer "": nothing found (auto goes on as without a
  * hint). Else the renderer string and, where measured, a fragment shader's
  * FMA rate in GFLOP/s (<= 0: not measured): a renderer named a software
- * rasterizer whose rate is below auto's probe threshold sends auto's
- * sessions to the CPU for good, and the GL context is never made for them.
- * Ignored once the GL context is made (its own renderer and probe count). */
+ * rasterizer whose rate is below half auto's probe threshold (15 GFLOP/s)
+ * sends auto's sessions to the CPU for good, and the GL context is never
+ * made for them; any other answer, auto as without a hint. Ignored once the
+ * GL context is made (its own renderer and probe count), and under the
+ * environment's TEXEL_AUTO_MEASURE (auto then measures). */
 tx_status tx_ctx_gpu_hint(tx_ctx *ctx, const char *renderer, double gflops);
 tx_status tx_ctx_stats(const tx_ctx *ctx, tx_stats *out);
 /* Finishes all queued GL work (for timing). */

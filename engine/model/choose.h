@@ -14,7 +14,9 @@
  * until specialized; then, if the CPU was not timed warm yet, one CPU run. */
 typedef enum {
     TX_TRIAL_GL_LATER, /* no GL context yet (tx_ctx_desc.make_gl): the CPU, and
-                          the context is made before the second run */
+                          the context is made before the second run (or, while
+                          the host looks at the GPU, tx_ctx_gpu_hint, before
+                          the first run after its answer) */
     TX_TRIAL_PROBE,    /* a software rasterizer by name: the CPU, to be confirmed */
     TX_TRIAL_CPU_FIRST,
     TX_TRIAL_WARMING, /* the session makes its warm-up pass before the next run */

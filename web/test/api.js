@@ -958,8 +958,10 @@ test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto
 test("auto: a worker looks at the GPU off the page's thread; the CPU serves until it answers", async () => {
   texel.forgetDeviceChoices();
   const x0 = rand(2 * MK, 3);
-  // a worker that never answers: every run on the CPU, no context made
-  class Silent { terminate() {} postMessage() {} }
+  // a worker that never answers: every run on the CPU, no context made;
+  // dispose() ends it
+  let ended = 0;
+  class Silent { terminate() { ended++; } postMessage() {} }
   await withWorker(Silent, async () => {
     const t = await texel.create({ device: 'cpu' });
     try {
@@ -972,6 +974,7 @@ test("auto: a worker looks at the GPU off the page's thread; the CPU serves unti
     } finally {
       t.dispose();
     }
+    check(ended === 1, `the silent worker terminated ${ended} times at dispose`);
   });
   // the real one
   const t = await texel.create({ device: 'cpu' });
