@@ -207,7 +207,8 @@ function rememberKernels(core, w, key) {
 // rasterizer timed slow keeps them there without texel's context, and a
 // remembered choice is found by the renderer without it. Resolves
 // {renderer, ms, gflops} or null (no Worker, no OffscreenCanvas WebGL2, a
-// CSP without blob: workers, 10 s without an answer).
+// CSP without blob: workers, 10 s without an answer). TIME false: the
+// context and renderer only (create()'s look, which needs no rate).
 const WARM_SRC = `const t0 = performance.now();
 let renderer = null, ms = 0, gflops = 0;
 try {
@@ -229,7 +230,7 @@ try {
       '  for (int i = 0; i < n; i++) { a = a * s + t; b = b * s + t; c = c * s + t; e = e * s + t; }\\n' +
       '  o = (a + b + c + e) * 1e-9;\\n}'));
     gl.linkProgram(p);
-    if (gl.getProgramParameter(p, gl.LINK_STATUS)) {
+    if (TIME && gl.getProgramParameter(p, gl.LINK_STATUS)) {
       gl.useProgram(p);
       gl.uniform4f(gl.getUniformLocation(p, 's'), 0.5, 0.25, 0.125, 0.0625);
       const px = new Uint8Array(4), nl = gl.getUniformLocation(p, 'n');
@@ -249,8 +250,16 @@ try {
 } catch (e) { /* no WebGL2 here: null */ }
 postMessage({ renderer, ms, gflops });`;
 
-// onStop receives a function that ends the look at once (null answer).
-function warmGpu(onStop) {
+// A texel context on this page has made its WebGL2 context: the GPU
+// process runs, and create() need not wait for a look.
+let gpuStarted = false;
+
+/** @internal Tests only: as on a page where no texel context made its WebGL2 context yet. */
+export function _forgetGpuStarted() { gpuStarted = false; }
+
+// onStop receives a function that ends the look at once (null answer); time:
+// whether the worker times its shader (auto needs the rate, create() not).
+function warmGpu(onStop, time = true) {
   if (typeof Worker !== 'function' || typeof Blob !== 'function' || typeof URL?.createObjectURL !== 'function')
     return Promise.resolve(null);
   return new Promise((resolve) => {
@@ -264,7 +273,7 @@ function warmGpu(onStop) {
       resolve(v && typeof v.renderer === 'string' ? { renderer: v.renderer.slice(0, 127), ms: +v.ms, gflops: +v.gflops || 0 } : null);
     };
     try {
-      url = URL.createObjectURL(new Blob([WARM_SRC], { type: 'text/javascript' }));
+      url = URL.createObjectURL(new Blob([`const TIME = ${!!time};\n${WARM_SRC}`], { type: 'text/javascript' }));
       worker = new Worker(url);
     } catch {
       done(null); // e.g. a content security policy without blob: workers
@@ -499,6 +508,7 @@ class Context {
   // The WebGL2 context is made (at creation, or by the engine at the first
   // GPU use, before its probes): the kernel choices kept for its renderer.
   _glMade(renderer) {
+    gpuStarted = true;
     this._core.txwContexts?.delete(this._w);
     const software = recallSoftware();
     try {
@@ -1460,7 +1470,22 @@ function camelKeys(o) {
  * 'f16' or a canvas of your own make it at once.
  */
 export async function create(opts = {}) {
+  // A context made at once (device 'gpu', precision 'f16', no canvas given)
+  // waits for a worker's look at the GPU first (warmGpu, beside the wasm's
+  // load; at most 3 s): the browser's GPU process then starts in the worker,
+  // and the page's thread does not freeze in getContext while it does
+  // (SwiftShader, a browser just started: the longest block 0.21-1.47 s →
+  // 0.12-0.17, bench/README). Not once a texel context here has made its
+  // WebGL2 context (gpuStarted): the look would only cost time.
+  let stopLook = null;
+  const look = !gpuStarted && !opts.canvas && (opts.device === 'gpu' || opts.precision === 'f16') &&
+    (typeof document !== 'undefined' || typeof OffscreenCanvas !== 'undefined')
+    ? warmGpu((stop) => { stopLook = stop; }, false) : null;
   const core = await loadCore(opts);
+  if (look) {
+    await within(look, 3000);
+    stopLook?.();
+  }
   let canvas = opts.canvas;
   let noGpu = false;
   if (!canvas) {

@@ -1004,6 +1004,27 @@ test("auto: a worker looks at the GPU off the page's thread; the CPU serves unti
   }
 });
 
+test("create({device: 'gpu'}) lets a worker start the GPU process first, then makes its context", async () => {
+  let ended = 0, made = 0;
+  class Silent { constructor() { made++; } terminate() { ended++; } postMessage() {} }
+  texel._forgetGpuStarted(); // as on a page's first context
+  const t = await withWorker(Silent, () => texel.create({ device: 'gpu' })); // waits 3 s for it
+  try {
+    check(made === 1 && ended === 1 && t.glMade, `worker made ${made}, ended ${ended}; context ${t.glMade}`);
+  } finally {
+    t.dispose();
+  }
+  // once a texel context has made one, the GPU process runs: no look
+  const again = await withWorker(Silent, () => texel.create({ device: 'gpu' }));
+  again.dispose();
+  texel._forgetGpuStarted();
+  const c = await withWorker(Silent, () => texel.create()); // made later: no look at create()
+  c.dispose();
+  const n = await withWorker(NoWorker, () => texel.create({ device: 'gpu' }));
+  check(made === 1 && n.glMade, `looked again (${made} workers), or no worker failed create`);
+  n.dispose();
+});
+
 test('a browser that gives no WebGL2 context at the first GPU use: the CPU device carries on, auto stays there', async () => {
   texel.forgetDeviceChoices();
   const real = HTMLCanvasElement.prototype.getContext;
