@@ -276,8 +276,9 @@ export declare class Context {
   /** Probed capabilities; reading them makes the WebGL2 context if it is still to come (glMade). */
   readonly caps: Caps;
   /** False until the WebGL2 context is made: create() without device 'gpu', precision 'f16' or a canvas
-   *  makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run,
-   *  reading caps), so that CPU work and an 'auto' session's first run never wait for it. */
+   *  makes it at the first GPU use (a GPU tensor or op, a session on the GPU, an 'auto' session's second run
+   *  unless a worker's look at the GPU kept it on the CPU, reading caps), so that CPU work and an 'auto'
+   *  session's first run never wait for it. */
   readonly glMade: boolean;
   readonly lost: boolean;
   readonly ops: { name: string; arity: number; attrs: string[] }[];
