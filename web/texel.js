@@ -286,6 +286,20 @@ function warmGpu(onStop, time = true) {
   });
 }
 
+// A context about to be made on the page's thread (create() of a GPU
+// context, a GPU session on a context whose WebGL2 context is still to
+// come), where no texel context made one yet: the worker starts the GPU
+// process first (no shader timed), waited for at most 3 s, so that the
+// page's thread does not freeze in getContext while it starts (SwiftShader,
+// a browser just started: the longest block 0.21-1.47 s → 0.12-0.17,
+// bench/README). Once one has (gpuStarted), the look would only cost time.
+async function startGpuProcess() {
+  if (gpuStarted) return;
+  let stop = null;
+  await within(warmGpu((s) => { stop = s; }, false), 3000);
+  stop?.();
+}
+
 // p, or null after ms (p goes on).
 function within(p, ms) {
   let timer;
@@ -916,7 +930,10 @@ class Context {
         choiceKey = () => `${CHOICE_PREFIX}${hash}:${this.caps.renderer}`;
       }
     }
-    const w = this._ctx(); // (disposed while the worker answered: an error)
+    // a GPU session makes the WebGL2 context (unless the worker's look for
+    // auto already started the GPU process)
+    if (device === 1 && !this._warmAnswer && this._w && this._rawCaps().glPending) await startGpuProcess();
+    const w = this._ctx(); // (disposed while a worker answered: an error)
     const ptr = c._malloc(Math.max(bytes.length, 1));
     try {
       c.HEAPU8.set(bytes, ptr); // the engine copies what it keeps
@@ -1470,22 +1487,13 @@ function camelKeys(o) {
  * 'f16' or a canvas of your own make it at once.
  */
 export async function create(opts = {}) {
-  // A context made at once (device 'gpu', precision 'f16', no canvas given)
-  // waits for a worker's look at the GPU first (warmGpu, beside the wasm's
-  // load; at most 3 s): the browser's GPU process then starts in the worker,
-  // and the page's thread does not freeze in getContext while it does
-  // (SwiftShader, a browser just started: the longest block 0.21-1.47 s →
-  // 0.12-0.17, bench/README). Not once a texel context here has made its
-  // WebGL2 context (gpuStarted): the look would only cost time.
-  let stopLook = null;
-  const look = !gpuStarted && !opts.canvas && (opts.device === 'gpu' || opts.precision === 'f16') &&
+  // a context made at once (device 'gpu', precision 'f16', no canvas
+  // given): the GPU process started beside the wasm's load
+  const look = !opts.canvas && (opts.device === 'gpu' || opts.precision === 'f16') &&
     (typeof document !== 'undefined' || typeof OffscreenCanvas !== 'undefined')
-    ? warmGpu((stop) => { stopLook = stop; }, false) : null;
+    ? startGpuProcess() : null;
   const core = await loadCore(opts);
-  if (look) {
-    await within(look, 3000);
-    stopLook?.();
-  }
+  await look;
   let canvas = opts.canvas;
   let noGpu = false;
   if (!canvas) {

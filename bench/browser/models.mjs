@@ -88,6 +88,7 @@ const ENGINES = {
   'texel-auto': () => texelEngine('auto', false),
   'texel-auto-gl-first': () => texelEngine('auto', false, true),
   'texel-auto-no-worker': () => texelEngine('auto', false, false, true),
+  'texel-gpu-no-worker': () => texelEngine('gpu', false, false, true),
   'ort-wasm-1t': () => ortEngine('wasm', 1),
   'ort-wasm-2t': () => ortEngine('wasm', 2),
   'ort-webgl': () => ortEngine('webgl', 1),

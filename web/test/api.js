@@ -1004,7 +1004,7 @@ test("auto: a worker looks at the GPU off the page's thread; the CPU serves unti
   }
 });
 
-test("create({device: 'gpu'}) lets a worker start the GPU process first, then makes its context", async () => {
+test("create({device: 'gpu'}) and a GPU session let a worker start the GPU process first, then make the context", async () => {
   let ended = 0, made = 0;
   class Silent { constructor() { made++; } terminate() { ended++; } postMessage() {} }
   texel._forgetGpuStarted(); // as on a page's first context
@@ -1023,6 +1023,17 @@ test("create({device: 'gpu'}) lets a worker start the GPU process first, then ma
   const n = await withWorker(NoWorker, () => texel.create({ device: 'gpu' }));
   check(made === 1 && n.glMade, `looked again (${made} workers), or no worker failed create`);
   n.dispose();
+  // a GPU session on a context whose WebGL2 context is still to come: the same
+  texel._forgetGpuStarted();
+  const l = await texel.create();
+  try {
+    const s = await withWorker(Silent, () => l.loadModel(elemBytes(), { device: 'gpu' }));
+    check(made === 2 && ended === 2 && l.glMade && s.device === 'gpu',
+      `gpu session: workers made ${made}, ended ${ended}; context ${l.glMade}; ${s.device}`);
+    s.dispose();
+  } finally {
+    l.dispose();
+  }
 });
 
 test('a browser that gives no WebGL2 context at the first GPU use: the CPU device carries on, auto stays there', async () => {
