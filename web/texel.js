@@ -296,9 +296,12 @@ function warmGpu(onStop, time = true) {
 async function startGpuProcess() {
   if (gpuStarted) return;
   let stop = null;
-  await within(warmGpu((s) => { stop = s; }, false), 3000);
+  await within(warmGpu((s) => { stop = s; }, false), LOOK_WAIT_MS);
   stop?.();
 }
+
+// How long the page waits for a look it needs (the worker's own limit: 10 s).
+const LOOK_WAIT_MS = 3000;
 
 // p, or null after ms (p goes on).
 function within(p, ms) {
@@ -917,7 +920,7 @@ class Context {
       const hash = modelHash(bytes);
       let renderer = raw.glPending ? null : this.caps.renderer;
       if (raw.glPending && hasChoice(hash))
-        renderer = (await within(this._warmGpu(), 3000))?.renderer ?? this.caps.renderer;
+        renderer = (await within(this._warmGpu(), LOOK_WAIT_MS))?.renderer ?? this.caps.renderer;
       else if (raw.glPending && !(software = recallSoftware()))
         this._warmGpu();
       if (renderer) {

@@ -905,13 +905,11 @@ async function withWorker(Fake, f) {
 }
 const NoWorker = function () { throw new DOMException('blocked by the test', 'SecurityError'); };
 
-test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto\'s first run never make it', async () => {
+// no worker to look at the GPU first (a CSP without blob: workers): auto
+// makes texel's context before its second run
+test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto\'s first run never make it', () => withWorker(NoWorker, async () => {
   texel.forgetDeviceChoices();
-  // no worker to look at the GPU first (a CSP without blob: workers): auto
-  // makes texel's context before its second run
   const t = await texel.create({ device: 'cpu' });
-  const realWorker = globalThis.Worker;
-  globalThis.Worker = NoWorker;
   try {
     check(!t.glMade && t.stats().glStartMs === 0, 'made by create()');
     const a = t.tensor([1, 2, 3, 4], [2, 2]);
@@ -933,7 +931,6 @@ test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto
     for (const v of [a, x, o1.y, o2.y, g]) v.dispose();
     s.dispose();
   } finally {
-    globalThis.Worker = realWorker;
     t.dispose();
   }
   // the default device is the GPU: its first tensor makes it; reading caps does too
@@ -953,7 +950,7 @@ test('create(): the WebGL2 context comes at the first GPU use; CPU work and auto
   const gp = await texel.create({ device: 'gpu' });
   check(gp.glMade, "device 'gpu' waited");
   gp.dispose();
-});
+}));
 
 test("auto: a worker looks at the GPU off the page's thread; the CPU serves until it answers", async () => {
   texel.forgetDeviceChoices();
@@ -1036,12 +1033,11 @@ test("create({device: 'gpu'}) and a GPU session let a worker start the GPU proce
   }
 });
 
-test('a browser that gives no WebGL2 context at the first GPU use: the CPU device carries on, auto stays there', async () => {
+// (no worker: its OffscreenCanvas would give a context)
+test('a browser that gives no WebGL2 context at the first GPU use: the CPU device carries on, auto stays there', () => withWorker(NoWorker, async () => {
   texel.forgetDeviceChoices();
   const real = HTMLCanvasElement.prototype.getContext;
   HTMLCanvasElement.prototype.getContext = function (kind, ...rest) { return kind === 'webgl2' ? null : real.call(this, kind, ...rest); };
-  const realWorker = globalThis.Worker; // (a worker's OffscreenCanvas would give one)
-  globalThis.Worker = NoWorker;
   let t;
   try {
     t = await texel.create({ device: 'cpu' });
@@ -1059,10 +1055,9 @@ test('a browser that gives no WebGL2 context at the first GPU use: the CPU devic
     s.dispose();
   } finally {
     HTMLCanvasElement.prototype.getContext = real;
-    globalThis.Worker = realWorker;
     t?.dispose();
   }
-});
+}));
 
 test('auto remembers its measured decision in localStorage per model + renderer', async () => {
   texel.forgetDeviceChoices();
@@ -1126,13 +1121,7 @@ test('auto remembers its measured decision in localStorage per model + renderer'
     check(r.device === 'cpu' && /^remembered/.test(r.reason) && !r.made, `lazy, cpu remembered: ${JSON.stringify(r)}`);
     r = await lazy('gpu');
     check(r.device === 'gpu' && /^remembered/.test(r.reason) && r.made, `lazy, gpu remembered: ${JSON.stringify(r)}`);
-    const RealWorker = globalThis.Worker; // no worker (a CSP without blob: workers): texel's context asks
-    globalThis.Worker = function () { throw new DOMException('blocked', 'SecurityError'); };
-    try {
-      r = await lazy('cpu');
-    } finally {
-      globalThis.Worker = RealWorker;
-    }
+    r = await withWorker(NoWorker, () => lazy('cpu')); // no worker (a CSP without blob: workers): texel's context asks
     check(r.device === 'cpu' && /^remembered/.test(r.reason) && r.made, `lazy, no worker: ${JSON.stringify(r)}`);
   } finally {
     t2.dispose();
