@@ -10,12 +10,23 @@
  * serving); later invocations use it once it has linked. k = 0 compiles it
  * before the first draw; k < 0 never does. Specialized programs are capped
  * (LRU); the signature table is bounded too, so dynamic shapes cannot grow
- * memory without limit. */
+ * memory without limit.
+ *
+ * Where the driver compiles in the foreground (no KHR_parallel_shader_compile:
+ * Firefox, Safari, most GLES drivers) with the default k on a GPU, the
+ * specialized compiles that are not needed yet are paced (spec_may_issue):
+ * a session's second run would otherwise compile one program per signature
+ * before it returns (OCR cls: 142). */
 #include <math.h>
 #include <string.h>
 
 #include "hash.h"
 #include "internal.h"
+
+/* Pacing of specialized compiles that block (spec_may_issue): their share
+ * of the wall time, and the longest burst. */
+#define TX_SPEC_SHARE    0.25
+#define TX_SPEC_BURST_MS 50.0
 
 typedef enum { SPEC_NONE, SPEC_PENDING, SPEC_READY, SPEC_FAILED } spec_state;
 
@@ -27,6 +38,8 @@ typedef struct prog_info {
     uint32_t last[TX_MAX_PARAMS]; /* last uniform bits set, to skip redundant calls */
     bool have_last;
     bool drawn; /* its first draw was timed (drivers that JIT at first draw) */
+    bool specialized;
+    double draw_debited; /* specialized: its first draw's estimate, debited at issue */
 } prog_info;
 
 typedef struct entry {
@@ -65,6 +78,11 @@ struct tx_cache {
     /* compile cost per program family (template) */
     tx_compile_family fams[TX_MAX_COMPILE_FAMILIES];
     int n_fams;
+    /* pacing (spec_may_issue): compile ms the specialized programs may still
+     * spend, refilled at spec_at; the first draws timed so far */
+    double spec_tokens, spec_at;
+    double drawn_ms;
+    int drawn_n;
     char keybuf[8192];
 };
 
@@ -169,6 +187,8 @@ tx_status tx_cache_create(tx_ctx *ctx) {
         return TX_STATUS_OUT_OF_MEMORY;
     c->max_sigs = ctx->max_specialized * 8 + 1024;
     c->todo_sig = -1;
+    c->spec_tokens = TX_SPEC_BURST_MS;
+    c->spec_at = tx_now_ms();
     ctx->cache = c;
     return TX_STATUS_OK;
 }
@@ -367,6 +387,37 @@ static bool specialized_ok(tx_ctx *ctx, tx_gl_prog p, char *log, size_t n) {
     return tx_gl_program_ok(&ctx->gl, p, log, n);
 }
 
+/* Pacing the specialized compiles a call does not need yet, where they block
+ * the call (no background compile) on a GPU with the default k: a token
+ * bucket lets them spend at most TX_SPEC_SHARE of the wall time, in bursts of
+ * at most TX_SPEC_BURST_MS. A compile is debited its own time plus its first
+ * draw's (drivers that compile at the first draw: llvmpipe, many mobile
+ * GPUs), estimated at issue from the first draws so far and corrected when
+ * it happens. Software rasterizers pace by work instead (sig_k), drivers
+ * with a background compile need no pacing, and an explicit k is exact.
+ * Measured on llvmpipe
+ * treated as such a GPU (a local change): OCR cls's second run compiled 142
+ * programs, 2.5 s, and its third paid their first draws, 5.3 s. */
+static bool spec_paced(const tx_ctx *ctx) {
+    return ctx->k_default && ctx->k > 0 && !ctx->software_gl && !ctx->gl.has_parallel;
+}
+
+/* Whether a specialized compile that can wait may be issued now. */
+static bool spec_may_issue(tx_ctx *ctx) {
+    if (!spec_paced(ctx))
+        return true;
+    tx_cache *c = ctx->cache;
+    double now = tx_now_ms();
+    c->spec_tokens = fmin(TX_SPEC_BURST_MS, c->spec_tokens + (now - c->spec_at) * TX_SPEC_SHARE);
+    c->spec_at = now;
+    return c->spec_tokens > 0;
+}
+
+static void spec_debit(tx_ctx *ctx, double ms) {
+    if (spec_paced(ctx))
+        ctx->cache->spec_tokens -= ms;
+}
+
 static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_program_req *r,
                               bool wait) {
     tx_cache *c = ctx->cache;
@@ -397,7 +448,13 @@ static void issue_specialized(tx_ctx *ctx, const char *op, int si, const tx_prog
             e->state = SPEC_FAILED;
         }
     }
-    account(ctx, r, tx_now_ms() - t0);
+    double ms = tx_now_ms() - t0;
+    account(ctx, r, ms);
+    if (e->state != SPEC_FAILED) { /* its first draw, estimated as the first draws so far */
+        e->spec.specialized = true;
+        e->spec.draw_debited = c->drawn_n ? c->drawn_ms / c->drawn_n : 0;
+    }
+    spec_debit(ctx, ms + ctx->fault_compile_ms + e->spec.draw_debited);
     free(src);
     evict_specialized(ctx);
 }
@@ -590,7 +647,7 @@ bool tx_cache_steady(tx_ctx *ctx, const char *op, const tx_program_req *r) {
     sig->last_use = ++c->tick;
     if (sig->state == SPEC_PENDING && tx_gl_program_done(&ctx->gl, sig->spec.prog))
         settle_pending(ctx, op, sig, r);
-    if (sig->state == SPEC_NONE && ++sig->count >= sig_k(ctx, r, 0)) {
+    if (sig->state == SPEC_NONE && ++sig->count >= sig_k(ctx, r, 0) && spec_may_issue(ctx)) {
         issue_specialized(ctx, op, si, r, false);
         sig = &c->sigs.e[si];
     }
@@ -647,7 +704,8 @@ static void cache_after_draw(tx_ctx *ctx, const char *op) {
         return;
     int si = c->todo_sig;
     c->todo_sig = -1;
-    issue_specialized(ctx, op, si, &c->todo_req, false);
+    if (spec_may_issue(ctx)) /* else a later call issues it */
+        issue_specialized(ctx, op, si, &c->todo_req, false);
 }
 
 /* Each pass's inputs sit in its half of the units (tx_gl_unit_base). */
@@ -675,8 +733,13 @@ tx_status tx_draw(tx_ctx *ctx, const char *op, const tx_texture *const *ins, int
     double t0 = first ? tx_now_ms() : 0;
     tx_gl_draw(&ctx->gl, in_gl, n_in, out_gl, n_out, outs[0]->w, outs[0]->h);
     if (first) {
+        double ms = tx_now_ms() - t0;
         first->drawn = true;
-        c->bound_fam->first_draw_ms += tx_now_ms() - t0;
+        c->bound_fam->first_draw_ms += ms;
+        c->drawn_ms += ms;
+        c->drawn_n++;
+        if (first->specialized)
+            spec_debit(ctx, ms - first->draw_debited);
     }
     if (c)
         c->bound = NULL;

@@ -196,11 +196,12 @@ struct tx_ctx {
     signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
     signed char conv_tp[TX_TUNE_CLASSES];   /* per size class: positions per conv fragment */
     /* Test hooks (tests/ only): simulate driver failures. */
-    bool fault_specialized; /* the next specialized link "fails" */
-    bool fault_generic;     /* the next generic link "fails" */
-    bool fault_draw_error;  /* the next draw leaves a real GL error behind */
-    int fault_tex_create;   /* this many texture allocations are refused */
-    int fault_compiling;    /* this many tx_cache_compiling calls see one more compiling */
+    bool fault_specialized;  /* the next specialized link "fails" */
+    bool fault_generic;      /* the next generic link "fails" */
+    bool fault_draw_error;   /* the next draw leaves a real GL error behind */
+    int fault_tex_create;    /* this many texture allocations are refused */
+    int fault_compiling;     /* this many tx_cache_compiling calls see one more compiling */
+    double fault_compile_ms; /* added to every specialized compile's time for pacing (cache.c) */
     char err[1024];
 
     /* The slots, in chunks of TX_SLOT_CHUNK that never move: a tx_slot

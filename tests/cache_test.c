@@ -165,17 +165,19 @@ int main(int argc, char **argv) {
                       "for a compile")) {
         /* cache.c sig_k: a relu's work is 16 per output texel, 4 per value;
          * a signature specializes once its calls did 2^25 of it (at least k,
-         * at most 64 calls). Explicit k, and any k on a GPU, is exact. */
+         * at most 64 calls). Explicit k, and any k on a GPU, is exact (a
+         * context per case: a GPU without a background compile paces the
+         * compiles after its first, the next test). */
         for (int explicit_k = 0; explicit_k < 2; explicit_k++) {
-            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = explicit_k ? 2 : 0,
-                                             .no_parallel_compile = true});
-            tx_caps caps;
-            tx_ctx_caps(ctx, &caps);
-            bool cost = tx_software_renderer(caps.renderer) && !explicit_k &&
-                        !getenv("TEXEL_SPECIALIZE_AFTER");
             /* values, and the call whose draw issues the specialized compile */
             const int64_t cases[3][2] = {{1 << 22, 2}, {1 << 20, 8}, {1024, 64}};
             for (int ci = 0; ci < 3; ci++) {
+                ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = explicit_k ? 2 : 0,
+                                                 .no_parallel_compile = true});
+                tx_caps caps;
+                tx_ctx_caps(ctx, &caps);
+                bool cost = tx_software_renderer(caps.renderer) && !explicit_k &&
+                            !getenv("TEXEL_SPECIALIZE_AFTER");
                 int64_t n = cases[ci][0];
                 int due = cost ? (int)cases[ci][1] : 2;
                 tx_tensor x = make(ctx, 1, (int64_t[]){n}, 3);
@@ -200,7 +202,66 @@ int main(int argc, char **argv) {
                       "relu of %lld: %llu specialized runs after %d calls", (long long)n,
                       (unsigned long long)(s.specialized_runs - s0.specialized_runs), due + 1);
                 tx_tensor_destroy(ctx, x);
+                tx_host_close(h, ctx);
             }
+        }
+        tx_test_end();
+    }
+
+    if (tx_test_begin("a GPU without a background compile, default k: the specialized compiles "
+                      "are paced")) {
+        /* cache.c spec_may_issue. The driver here is made such a GPU (not a
+         * software rasterizer, no KHR_parallel_shader_compile) and every
+         * specialized compile counts 200 ms more: the 50 ms burst allows one,
+         * then the bucket refills at a quarter of the wall time. Explicit k
+         * is exact; so is a background compile (where the driver has one). */
+        bool dflt_k = !getenv("TEXEL_SPECIALIZE_AFTER");
+        for (int mode = 0; mode < 3; mode++) { /* default k, explicit k = 2, background */
+            ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = mode == 1 ? 2 : 0,
+                                             .no_parallel_compile = mode != 2});
+            tx_caps caps;
+            tx_ctx_caps(ctx, &caps);
+            if (mode == 2 && !caps.parallel_compile) {
+                tx_host_close(h, ctx);
+                continue;
+            }
+            ctx->software_gl = false;
+            ctx->fault_compile_ms = 200;
+            bool paced = mode == 0 && dflt_k;
+            enum { NSIG = 6 };
+            tx_tensor x[NSIG];
+            for (int i = 0; i < NSIG; i++)
+                x[i] = make(ctx, 1, (int64_t[]){64 * (i + 1)}, 3);
+            /* every signature called 3 times (k = 2), one after another */
+            for (int call = 0; call < 3; call++)
+                for (int i = 0; i < NSIG; i++) {
+                    tx_tensor y;
+                    CHECK(!tx_unary(ctx, TX_OP_RELU, x[i], &y), "%s", tx_last_error(ctx));
+                    tx_tensor_destroy(ctx, y);
+                }
+            tx_stats s = stats(ctx);
+            if (mode == 2) /* in the background: wait for them */
+                for (double t0 = tx_now_ms(); s.specialized_ready < NSIG && tx_now_ms() - t0 < 5e3;
+                     s = stats(ctx))
+                    for (int i = 0; i < NSIG; i++)
+                        CHECK(relu_ok(ctx, x[i]), "mode %d: relu wrong", mode);
+            CHECK(s.specialized_compiles == (paced ? 1u : (unsigned)NSIG),
+                  "mode %d: %llu specialized compiles after the burst", mode,
+                  (unsigned long long)s.specialized_compiles);
+            CHECK(s.specializations_waiting == (paced ? NSIG - 1u : 0u), "mode %d: %llu waiting",
+                  mode, (unsigned long long)s.specializations_waiting);
+            if (paced) {
+                /* 1.2 s refills the burst: the next calls issue one more */
+                for (double t0 = tx_now_ms(); tx_now_ms() - t0 < 1200;)
+                    ;
+                for (int i = 0; i < NSIG; i++)
+                    CHECK(relu_ok(ctx, x[i]), "relu of %d wrong", 64 * (i + 1));
+                s = stats(ctx);
+                CHECK(s.specialized_compiles == 2, "%llu specialized compiles after the wait",
+                      (unsigned long long)s.specialized_compiles);
+            }
+            for (int i = 0; i < NSIG; i++)
+                tx_tensor_destroy(ctx, x[i]);
             tx_host_close(h, ctx);
         }
         tx_test_end();

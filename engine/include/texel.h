@@ -181,7 +181,12 @@ typedef struct tx_ctx_desc {
                                                         multiply-adds is specialized at once;
                                                         with the default k there, a smaller
                                                         draw waits until its calls did 2^25
-                                                        (at most 64 calls) */
+                                                        (at most 64 calls); with the default k
+                                                        on a GPU without a background compile
+                                                        (no KHR_parallel_shader_compile), the
+                                                        compiles a call does not need yet take
+                                                        at most a quarter of the wall time, in
+                                                        bursts of at most 50 ms */
     int max_specialized;                             /* LRU cap on specialized programs; 0: 1024 */
     size_t memory_budget;                            /* bytes of live + pooled textures; 0: 1 GiB */
     int max_texture_size;     /* clamp the probed limit (tests); 0: device limit */
