@@ -10,7 +10,10 @@
 //   holds 4 input channels at one position of the zero-padded input, so the
 //   compute loop has no bounds checks. Dense: b = g * p_IB + ib, lanes are
 //   group g's channels ib*4 .. ib*4+3 (0 past p_Cg). TX_DW (depthwise): lanes
-//   are channels 4b .. 4b+3. The padded position maps to the source by
+//   are channels 4b .. 4b+3 (its own program, as in the unpack pass: the
+//   dense code would cost a division by a uniform per texel, which software
+//   rasterizers run per lane; PP-OCRv4 rec's first result on SwiftShader
+//   1.7-1.8 s -> 2.1 s that way). The padded position maps to the source by
 //   u = yy - p_pt (p_pt may be negative: cropping) and, for ConvTranspose
 //   run as a conv over the stride-upsampled input, iy = u / p_uh when
 //   u % p_uh == 0.
@@ -37,9 +40,13 @@
 //   (stride == dilation along x): the positions' input windows overlap, so
 //   per kernel row it fetches TX_TP + kw texels instead of TX_TP * kw.
 // TX_PASS 3 unpacks the tiles (the compute pass's render targets are the
-//   layers of one array texture) into the row-major NCHW output; TX_ALIGNED
-//   (Wo % 4 == 0): an output texel is one tile texel, one fetch. TX_RESID
-//   (the sampler of a residual of y's shape) adds it, then TX_ACT.
+//   layers of one array texture) into the row-major NCHW output. The tile
+//   is a parameter here (p_tp, p_tc: one generic program for every tile,
+//   whose few integer steps the specialized one folds). TX_ALIGNED (Wo % 4
+//   == 0, not TX_SWAP_NC): an output texel is one tile texel, one fetch (a
+//   define: llvmpipe runs both sides of a branch on a uniform, and the
+//   unaligned side's four lookups made OCR det's steady runs 15-25% slower).
+//   TX_RESID (the sampler of a residual of y's shape) adds it, then TX_ACT.
 // TX_PASS 4 (TX_DROW) is a depthwise conv straight from the NCHW input to the
 //   NCHW output, no pack or unpack pass (W % 4 == 0, Wo % 4 == 0, kw <= 7,
 //   stride 1 or 2 along x, no dilation): a fragment owns one output texel,
@@ -397,15 +404,15 @@ int tx_locate(int e, out int i, out int x) {
   int blk = g * p_OB + (rc >> 2);
   i = rc & 3;
 #endif
-#if TX_TP == 8
-  i += x & 4;
-  return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 3);
-#elif TX_TC == 8
-  i += (blk & 1) * 4;
-  return ((n * p_NOB + (blk >> 1)) * p_Ho + y) * p_XT + (x >> 2);
-#else
+  if (p_tp == 8) {
+    i += x & 4;
+    return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 3);
+  }
+  if (p_tc == 8) {
+    i += (blk & 1) * 4;
+    blk >>= 1;
+  }
   return ((n * p_NOB + blk) * p_Ho + y) * p_XT + (x >> 2);
-#endif
 }
 
 #ifdef TX_SWAP_NC
@@ -425,7 +432,7 @@ int tx_source(int e) { return e; }
 void main() {
   TX_OUTPUT_TEXEL(t)
   int i, x;
-#ifdef TX_ALIGNED
+#ifdef TX_ALIGNED // Wo % 4 == 0: an output texel is one tile texel
   int tt = tx_locate(t * 4, i, x);
   vec4 v = tx_tile(i, tt);
 #else

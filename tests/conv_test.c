@@ -4,6 +4,7 @@
  * each other; plus a chained conv → depthwise → pool whose intermediates never
  * leave the GPU. */
 #include <math.h>
+#include <string.h>
 
 #include "harness.h"
 #include "open_ctx.h"
@@ -47,6 +48,27 @@ static void conv_transpose_case(int pass, const char *name, tx_tensor x, tx_tens
     expect_values(y, shape, want, n, 2);
     tx_tensor_destroy(g_ctx, y);
     tx_test_end();
+}
+
+/* A conv by the definition: x [1, C, H, W], w [M, C / groups, k, k], stride 1,
+ * pads p on every side. */
+static void naive_conv(const float *x, const float *w, int C, int H, int W, int M, int groups,
+                       int k, int p, float *y) {
+    int cg = C / groups, mg = M / groups, ho = H + 2 * p - k + 1, wo = W + 2 * p - k + 1;
+    for (int m = 0; m < M; m++)
+        for (int oy = 0; oy < ho; oy++)
+            for (int ox = 0; ox < wo; ox++) {
+                float acc = 0;
+                for (int c = 0; c < cg; c++)
+                    for (int ky = 0; ky < k; ky++)
+                        for (int kx = 0; kx < k; kx++) {
+                            int iy = oy - p + ky, ix = ox - p + kx, ci = m / mg * cg + c;
+                            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                acc +=
+                                    w[((m * cg + c) * k + ky) * k + kx] * x[(ci * H + iy) * W + ix];
+                        }
+                y[(m * ho + oy) * wo + ox] = acc;
+            }
 }
 
 int main(int argc, char **argv) {
@@ -418,6 +440,66 @@ int main(int argc, char **argv) {
     TX_DESTROY(g_ctx, x, w);
     tx_stats st;
     tx_ctx_stats(g_ctx, &st);
+    if (tx_test_begin("programs: the pack and unpack passes serve both tiles")) {
+        /* generic programs only; at 5x7 (no whole-texel rows) every conv runs
+         * pack, weights, compute and unpack passes: a depthwise 3x3 compiles
+         * four, a dense 3x3 (4 positions x 4 channels a fragment) four more,
+         * then a 1x1 (4 x 8, not a matmul here) only its compute pass: the
+         * packs do not depend on the tile, the unpack takes it as parameters */
+        tx_host *h2;
+        tx_ctx *c2 = tx_test_open_ctx((tx_ctx_desc){.specialize_after = TX_SPECIALIZE_NEVER}, &h2);
+        tx_ctx *keep = g_ctx;
+        g_ctx = c2;
+        static float xv[8 * 5 * 7], wdv[8 * 9], w3v[8 * 8 * 9], w1v[16 * 8], got[16 * 35],
+            want[16 * 35];
+        for (size_t i = 0; i < sizeof xv / sizeof xv[0]; i++)
+            xv[i] = (float)((int)(i * 7 % 11) - 5);
+        for (size_t i = 0; i < sizeof w3v / sizeof w3v[0]; i++)
+            w3v[i] = (float)((int)(i * 5 % 9) - 4);
+        memcpy(wdv, w3v, sizeof wdv);
+        memcpy(w1v, w3v, sizeof w1v);
+        tx_tensor x = tensor4(1, 8, 5, 7, xv), wd = tensor4(8, 1, 3, 3, wdv),
+                  w3 = tensor4(8, 8, 3, 3, w3v), w1 = tensor4(16, 8, 1, 1, w1v), y;
+        struct {
+            const char *what;
+            tx_tensor w;
+            const float *wv;
+            int m, groups, k, pad;
+            uint64_t programs;
+        } cases[3] = {{"depthwise 3x3", wd, wdv, 8, 8, 3, 1, 4},
+                      {"dense 3x3", w3, w3v, 8, 1, 3, 1, 4},
+                      {"1x1", w1, w1v, 16, 1, 1, 0, 1}};
+        for (int ci = 0; ci < 3; ci++) {
+            tx_stats a, b;
+            tx_ctx_stats(c2, &a);
+            CHECK(!tx_conv(c2, x, cases[ci].w,
+                           &(tx_conv_desc){.group = cases[ci].groups,
+                                           .pads = {cases[ci].pad, cases[ci].pad, cases[ci].pad,
+                                                    cases[ci].pad}},
+                           &y),
+                  "%s: %s", cases[ci].what, tx_last_error(c2));
+            tx_ctx_stats(c2, &b);
+            CHECK(b.generic_compiles - a.generic_compiles == cases[ci].programs,
+                  "%s: %llu new programs, want %llu", cases[ci].what,
+                  (unsigned long long)(b.generic_compiles - a.generic_compiles),
+                  (unsigned long long)cases[ci].programs);
+            CHECK(b.draws - a.draws == 4, "%s: %llu draws", cases[ci].what,
+                  (unsigned long long)(b.draws - a.draws));
+            int n = cases[ci].m * 35;
+            naive_conv(xv, cases[ci].wv, 8, 5, 7, cases[ci].m, cases[ci].groups, cases[ci].k,
+                       cases[ci].pad, want);
+            CHECK(!tx_tensor_read(c2, y, got, sizeof(float) * (size_t)n), "read");
+            for (int i = 0; i < n && !tx_t.cur_failed; i++)
+                CHECK(got[i] == want[i], "%s [%d] = %g, want %g", cases[ci].what, i, (double)got[i],
+                      (double)want[i]);
+            tx_tensor_destroy(c2, y);
+        }
+        TX_DESTROY(c2, x, wd, w3, w1);
+        g_ctx = keep;
+        tx_host_close(h2, c2);
+        tx_test_end();
+    }
+
     if (tx_test_begin("variants and leaks")) {
         CHECK(st.specialized_runs > 0, "no specialized run");
         tx_test_expect_clean(g_ctx);

@@ -135,12 +135,17 @@ static uint64_t weights_key(const conv_plan *p, int64_t w_tex) {
     return tx_fnv1a((const char *)k, sizeof k);
 }
 
-/* Sets what every pass shares: the structural defines and the shapes. */
+/* Sets what the passes share: the structural defines that shape their code.
+ * Only the compute pass has the tile (TX_TP, TX_TC) as defines: the packs
+ * do not depend on it and the unpack pass takes it as parameters, so the
+ * convs of a model share those programs. */
 static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in, int n_out) {
     tx_req_init(r, p->transpose ? TX_FAMILY_CONV_TRANSPOSE : TX_FAMILY_CONV, "conv", n_in, n_out);
     tx_req_define_int(r, "TX_PASS", pass);
-    tx_req_define_int(r, "TX_TP", p->tp);
-    tx_req_define_int(r, "TX_TC", p->tc);
+    if (pass == 2) {
+        tx_req_define_int(r, "TX_TP", p->tp);
+        tx_req_define_int(r, "TX_TC", p->tc);
+    }
     if (p->depthwise)
         tx_req_define(r, "TX_DW", "1");
     if (p->swap_nc && pass != 2)
@@ -256,7 +261,8 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
                     {"p_out_ws", ys->st->tex.wshift}, {"p_a_ws", tiles.wshift}, {"p_Wo", (int)p.wo},
                     {"p_Ho", (int)p.ho}, {"p_M", (int)p.m}, {"p_Mg", (int)p.mg},
                     {"p_OB", (int)p.ob}, {"p_NOB", (int)p.nobt}, {"p_XT", (int)p.xt},
-                    {"p_N", (int)p.n}, {"p_yh", cc->yh}, {"p_yw", cc->yw});
+                    {"p_N", (int)p.n}, {"p_yh", cc->yh}, {"p_yw", cc->yw}, {"p_tp", p.tp},
+                    {"p_tc", p.tc});
         tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", &tiles);
         st = tx_gpu_run(ctx, op, &r, (const tx_texture *[]){&tiles, rs ? &rs->st->tex : NULL},
                         rs ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);
