@@ -28,7 +28,9 @@ export interface CreateOptions {
   canvas?: HTMLCanvasElement | OffscreenCanvas;
   /** Identical calls before an op's specialized program is compiled: k > 0, 0 or 'always', 'never'. Default 2.
    *  With k > 0 on a software rasterizer (SwiftShader), a matmul / conv of >= 2^25 multiply-adds is specialized at once;
-   *  left at the default there, a smaller draw waits until its calls did 2^25 of work (at most 64 calls). */
+   *  left at the default there, a smaller draw waits until its calls did 2^25 of work (at most 64 calls). Left at the
+   *  default on a GPU without KHR_parallel_shader_compile (Firefox, Safari), the compiles a call does not need yet
+   *  take at most a quarter of the wall time, in bursts of at most 50 ms. */
   specializeAfter?: number | 'always' | 'never';
   /** 'f16': tensors stored as RGBA16F (EXT_color_buffer_half_float), half the
    *  texture memory, ~3 significant digits per stored value (caps.float16Storage);
