@@ -46,6 +46,12 @@ for c in j["cases"]:
 if not j["cases"]:
     bad += 1
     print("FAIL no smoke cases")
+# every case of bench/cases.c (smoke or not) has a texel and a TF.js side
+if "missing" in j and not j["missing"]:
+    ok += 1
+else:
+    bad += 1
+    print("FAIL cases without a browser implementation: %s" % j.get("missing"))
 print("%d passed, %d failed" % (ok, bad))
 sys.exit(1 if bad else 0)
 PY

@@ -50,6 +50,8 @@ const tfCases = {
   sum: { run: (t) => tf.sum(t[0]) },
   conv2d: { shapes: (s) => [nhwc(s[0]), hwio(s[1]), s[2]],
     run: (t) => tf.relu(tf.add(tf.conv2d(t[0], t[1], 1, 'same'), t[2])) },
+  conv1x1: { shapes: (s) => [nhwc(s[0]), hwio(s[1]), s[2]],
+    run: (t) => tf.clipByValue(tf.add(tf.conv2d(t[0], t[1], 1, 'valid'), t[2]), 0, 6) },
   depthwise: { shapes: (s) => [nhwc(s[0]), hwcm(s[1]), s[2]],
     run: (t) => tf.relu(tf.add(tf.depthwiseConv2d(t[0], t[1], 1, 'same'), t[2])) },
   mobilenet: {
@@ -320,6 +322,13 @@ async function main() {
     renderer: dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL) : (gl ? gl.getParameter(gl.RENDERER) : 'no webgl2'),
     cases: [],
   };
+  // every case of the whole table (not only those run) has both engines'
+  // implementation: a case added to bench/cases.c without them would
+  // otherwise show as dashes in the browser table
+  const all = await (await fetch('/cases-all.json')).json();
+  result.missing = all.flatMap((c) => [
+    ...(texel && !texel.cases[c.name] ? [`${c.name}: texel`] : []),
+    ...(!tfFor(c.name) ? [`${c.name}: TF.js`] : [])]);
   if (tf.wasm) tf.wasm.setWasmPaths('/tfjs-wasm/');
   for (const c of cases) {
     log('case ' + c.name);

@@ -41,8 +41,9 @@ const modelsMode = args.includes('--models');
 const smoke = args.includes('--smoke');
 const isolate = modelsMode || args.includes('--isolate');
 let cases = [];
+let allCases = []; // the whole table: the page checks that both engines implement every case
 if (!modelsMode) {
-  cases = JSON.parse(execFileSync(cli, ['bench', '--list'], { encoding: 'utf8' }));
+  cases = allCases = JSON.parse(execFileSync(cli, ['bench', '--list'], { encoding: 'utf8' }));
   if (smoke) cases = cases.filter((c) => c.smoke);
   const only = opt('--cases', null);
   if (only) cases = cases.filter((c) => only.split(',').includes(c.name));
@@ -67,9 +68,9 @@ const server = createServer((req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   const coi = isolate ? { 'cross-origin-opener-policy': 'same-origin',
     'cross-origin-embedder-policy': 'require-corp' } : {};
-  if (url.pathname === '/cases.json' || url.pathname === '/models.json') {
+  if (url.pathname === '/cases.json' || url.pathname === '/cases-all.json' || url.pathname === '/models.json') {
     res.writeHead(200, { 'content-type': 'application/json', ...coi });
-    res.end(JSON.stringify(url.pathname === '/cases.json' ? cases
+    res.end(JSON.stringify(url.pathname === '/cases.json' ? cases : url.pathname === '/cases-all.json' ? allCases
       : models.map(({ name, shape, file }) => ({ name, shape, url: `/models/${name}/${file.split('/').pop()}` }))));
     return;
   }

@@ -17,6 +17,7 @@ export const cases = {
   conv2d_56: (tx, t) => t[0].conv(t[1], { pads: [1, 1, 1, 1], bias: t[2], activation: 'relu' }),
   depthwise_112: (tx, t) =>
     t[0].conv(t[1], { group: 32, pads: [1, 1, 1, 1], bias: t[2], activation: 'relu' }),
+  conv1x1_56: (tx, t) => t[0].conv(t[1], { bias: t[2], activation: 'relu6' }),
   softmax_256x1000: (tx, t) => t[0].softmax({ axis: -1 }),
   sum_1m: (tx, t) => t[0].reduce_sum({ dropDims: true }),
   // forward, MSE, the tape's backward and an SGD step (bench/cases.c's train_mlp_step)
