@@ -1209,6 +1209,88 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
 
+    if (tx_test_begin("session: a depthwise Conv on a symbolic width is one draw where rows are "
+                      "whole texels")) {
+        /* x [1, 8, 5, W] with W symbolic, a depthwise 3x3 (pads 1) + bias +
+         * Relu: at W = 8, 12, 16 (rows of whole texels) the one-pass route
+         * (gpu/conv.c dw_direct: one draw once its taps are packed), at
+         * W = 6 the pack, compute and unpack passes; the widths of whole
+         * texels share their programs, and every width matches the
+         * definition */
+        enum { C = 8, H = 5, K = 3, WMAX = 16 };
+        float w[C * K * K], b[C];
+        for (int i = 0; i < C * K * K; i++)
+            w[i] = (float)((i * 5) % 7) / 7.0f - 0.4f;
+        for (int i = 0; i < C; i++)
+            b[i] = (float)i / 8.0f - 0.3f;
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){C, 1, K, K}, 4, w);
+        init_f(&g, "B", (int64_t[]){C}, 1, b);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, C, H, -1}, 4);
+        node(&g, "Conv", "c", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1,
+             (buf[]){attr_i("group", C), attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 2);
+        node(&g, "Relu", "relu", (const char *[]){"c"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, C, H, -1}, 4);
+        buf m = model(&g, 13);
+        tx_session *s = NULL;
+        CHECK(tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.device = TX_DEVICE_GPU}, &s) ==
+                  TX_STATUS_OK,
+              "%s", tx_last_error(ctx));
+        static const int widths[] = {8, 12, 6, 16, 8};
+        float x[C * H * WMAX], y[C * H * WMAX];
+        uint64_t gen_before = 0;
+        for (int wi = 0; s && wi < 5 && !tx_t.cur_failed; wi++) {
+            int W = widths[wi], n = H * W;
+            for (int i = 0; i < C * n; i++)
+                x[i] = (float)(((i + wi) * 3) % 11) / 11.0f - 0.5f;
+            unsigned long long draws = 0;
+            for (int run = 0; run < 4 && !tx_t.cur_failed; run++) {
+                tx_stats before, after;
+                tx_ctx_stats(ctx, &before);
+                tx_tensor xt = mk(ctx, 4, (int64_t[]){1, C, H, W}, x), out = {0};
+                tx_status st = tx_session_run(s, &(tx_feed){"x", xt}, 1, NULL, 1, &out);
+                CHECK(!st, "width %d: %s", W, tx_last_error(ctx));
+                CHECK(!st && !tx_tensor_read(ctx, out, y, sizeof(float) * (size_t)(C * n)),
+                      "width %d: read: %s", W, tx_last_error(ctx));
+                tx_ctx_stats(ctx, &after);
+                draws = after.draws - before.draws;
+                double err = 0;
+                for (int c = 0; c < C; c++)
+                    for (int oy = 0; oy < H; oy++)
+                        for (int ox = 0; ox < W; ox++) {
+                            double want = b[c];
+                            for (int ky = 0; ky < K; ky++)
+                                for (int kx = 0; kx < K; kx++) {
+                                    int iy = oy + ky - 1, ix = ox + kx - 1;
+                                    if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                        want += (double)w[(c * K + ky) * K + kx] *
+                                                x[(c * H + iy) * W + ix];
+                                }
+                            err = fmax(err, fabs(y[(c * H + oy) * W + ox] - fmax(0, want)));
+                        }
+                CHECK(err < 1e-5, "width %d, run %d: max error %g", W, run, err);
+                TX_DESTROY(ctx, xt, out);
+            }
+            /* the last run's draws: the conv (Relu fused into it) */
+            if (W % 4 == 0)
+                CHECK(draws == 1, "width %d: %llu draws a run, want the one pass", W, draws);
+            else
+                CHECK(draws >= 3, "width %d: %llu draws a run, want the packing passes", W, draws);
+            /* after the first width of whole texels, and of the packing
+             * route's width, no width compiles a generic program */
+            tx_stats now;
+            tx_ctx_stats(ctx, &now);
+            if (wi == 1 || wi >= 3)
+                CHECK(now.generic_compiles == gen_before,
+                      "width %d compiled %llu generic programs more than the widths before", W,
+                      (unsigned long long)(now.generic_compiles - gen_before));
+            gen_before = now.generic_compiles;
+        }
+        tx_session_destroy(s);
+        free(m.d);
+        tx_test_end();
+    }
+
     if (tx_test_begin("session: per-channel Div and Sub on a symbolic width, one program each")) {
         /* y = x / s (s [1, 3, 1, 1]) and z = t - x (t [3, 1, 1]) on x [1, 3,
          * 2, W]: the per-channel modes of binary.glsl (b, then a per
