@@ -56,8 +56,8 @@ typedef struct tx_matmul_call {
     int64_t nbatch;       /* the product of bd */
     int64_t bd[4];        /* y's batch dims, padded in front with 1 */
     int64_t sa[4], sb[4]; /* a's / b's strides in whole matrices per batch dim (0: broadcast) */
-    tx_op act;            /* a UNARY op, CLIP (GPU only: a 1x1 conv's), or NONE */
-    float lo, hi;         /* CLIP's bounds */
+    tx_op act;            /* a UNARY op, an ACT op, CLIP (GPU only: a 1x1 conv's), or NONE */
+    float lo, hi;         /* CLIP's bounds, or the ACT op's alpha, beta */
     const tx_slot *a, *b;
     const tx_slot *bias;  /* N values added to every row, or NULL */
     bool bias_rows;       /* bias holds M values instead, one per row (a 1x1 conv's) */
@@ -87,8 +87,8 @@ typedef struct tx_conv_call {
     int kh, kw;             /* kernel */
     int sh, sw, dh, dw;     /* strides, dilations (>= 1) */
     int pt, pl;             /* begin pads (ConvTranspose: may be negative) */
-    tx_op act;              /* NONE, a UNARY op, or CLIP */
-    float lo, hi;           /* CLIP's bounds (±INFINITY: open) */
+    tx_op act;              /* NONE, a UNARY op, an ACT op, or CLIP */
+    float lo, hi;           /* CLIP's bounds (±INFINITY: open), or the ACT op's alpha, beta */
     const tx_slot *x, *wt;  /* input, weights */
     const tx_slot *bias;    /* m values, or NULL */
     const tx_slot *resid;   /* y's shape, added before act (a residual), or NULL */

@@ -76,6 +76,20 @@ tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_s
                    want);
 }
 
+tx_status tx_apply_act(tx_ctx *ctx, tx_op act, float lo, float hi, tx_tensor x, tx_tensor *out) {
+    if (act == TX_OP_CLIP)
+        return tx_clip(ctx, x, lo, hi, out);
+    if (tx_op_family(act) == TX_FAMILY_ACT)
+        return tx_activation(ctx, act, x, lo, hi, out);
+    return tx_unary(ctx, act, x, out);
+}
+
+void tx_act_floats(tx_op act, float lo, float hi, float alpha, float beta, float out[2]) {
+    bool clip = act == TX_OP_CLIP, par = tx_op_family(act) == TX_FAMILY_ACT;
+    out[0] = clip ? lo : par ? alpha : 0;
+    out[1] = clip ? hi : par ? beta : 0;
+}
+
 tx_status tx_residual_act(tx_ctx *ctx, tx_tensor z, tx_tensor r, tx_op act, float lo, float hi,
                           tx_tensor *out) {
     tx_tensor sum;
@@ -86,7 +100,7 @@ tx_status tx_residual_act(tx_ctx *ctx, tx_tensor z, tx_tensor r, tx_op act, floa
             *out = sum;
         return st;
     }
-    st = act == TX_OP_CLIP ? tx_clip(ctx, sum, lo, hi, out) : tx_unary(ctx, act, sum, out);
+    st = tx_apply_act(ctx, act, lo, hi, sum, out);
     tx_tensor_destroy(ctx, sum);
     return st;
 }

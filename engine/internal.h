@@ -524,6 +524,12 @@ tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_s
                             const int64_t *shape, tx_slot **rs);
 /* The end of a conv or matmul with a residual run as separate ops (under a
  * recording tape, or over split tensors): *out = act(z + r), z destroyed. */
+/* y = act(x) for a fused activation with its two floats (tx_unary_call's
+ * lo, hi): CLIP's bounds, an ACT op's alpha and beta, unused otherwise. */
+tx_status tx_apply_act(tx_ctx *ctx, tx_op act, float lo, float hi, tx_tensor x, tx_tensor *out);
+/* Those two floats of a desc's activation: clip's lo, hi or an ACT op's
+ * alpha, beta (0, 0 for the others). */
+void tx_act_floats(tx_op act, float lo, float hi, float alpha, float beta, float out[2]);
 tx_status tx_residual_act(tx_ctx *ctx, tx_tensor z, tx_tensor r, tx_op act, float lo, float hi,
                           tx_tensor *out);
 

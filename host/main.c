@@ -155,6 +155,21 @@ static bool spread(const spatial_arg *a, int want, int *dst) {
     return true;
 }
 
+/* ONNX's defaults of the alpha / beta of tx_activation's ops (else unchanged). */
+static void act_defaults(tx_op op, float *alpha, float *beta) {
+    switch (op) {
+    case TX_OP_HARD_SIGMOID: *alpha = 0.2f, *beta = 0.5f; break;
+    case TX_OP_LEAKY_RELU: *alpha = 0.01f; break;
+    case TX_OP_ELU: *alpha = 1.0f; break;
+    case TX_OP_SELU: *alpha = 1.67326319f, *beta = 1.05070102f; break;
+    case TX_OP_CELU:
+    case TX_OP_THRESHOLDED_RELU: *alpha = 1.0f; break;
+    case TX_OP_SHRINK: *alpha = 0.5f; break;
+    case TX_OP_AFFINE: *alpha = 1.0f; break;
+    default: break;
+    }
+}
+
 static int cmd_op(int argc, char **argv) {
     if (argc < 1)
         return tx_cli_usage_error("op", usage_op, "no op given");
@@ -200,18 +215,8 @@ static int cmd_op(int argc, char **argv) {
     tx_ctx_desc cd = {0};
     d.attrs.lo = 0;
     d.attrs.softmax.axis = d.attrs.norm.axis = -1; /* ONNX opset >= 13 defaults */
-    /* ONNX defaults of the ACT family's alpha / beta */
-    switch (d.op) {
-    case TX_OP_HARD_SIGMOID: d.attrs.alpha = 0.2f, d.attrs.beta = 0.5f; break;
-    case TX_OP_LEAKY_RELU: d.attrs.alpha = 0.01f; break;
-    case TX_OP_ELU: d.attrs.alpha = 1.0f; break;
-    case TX_OP_SELU: d.attrs.alpha = 1.67326319f, d.attrs.beta = 1.05070102f; break;
-    case TX_OP_CELU:
-    case TX_OP_THRESHOLDED_RELU: d.attrs.alpha = 1.0f; break;
-    case TX_OP_SHRINK: d.attrs.alpha = 0.5f; break;
-    case TX_OP_AFFINE: d.attrs.alpha = 1.0f; break;
-    default: break;
-    }
+    act_defaults(d.op, &d.attrs.alpha, &d.attrs.beta);
+    bool alpha_set = false, beta_set = false;
     d.attrs.hi = 6;
     spatial_arg stride = {0}, pad = {0}, dil = {0}, kernel = {0}, outpad = {0}, outshape = {0};
     int group = 0;
@@ -291,9 +296,9 @@ static int cmd_op(int argc, char **argv) {
         else if (strcmp(a, "--epsilon") == 0)
             d.attrs.norm.epsilon = strtof(v, NULL), i++;
         else if (strcmp(a, "--alpha") == 0)
-            d.attrs.alpha = strtof(v, NULL), i++;
+            d.attrs.alpha = strtof(v, NULL), alpha_set = true, i++;
         else if (strcmp(a, "--beta") == 0)
-            d.attrs.beta = strtof(v, NULL), i++;
+            d.attrs.beta = strtof(v, NULL), beta_set = true, i++;
         else if (strcmp(a, "--to") == 0) {
             if (strcmp(v, "float32") && strcmp(v, "int32")) {
                 fprintf(stderr, "texel op: --to takes float32 or int32\n");
@@ -358,6 +363,18 @@ static int cmd_op(int argc, char **argv) {
         ns = 2;
     }
     bool conv = d.op == TX_OP_CONV || d.op == TX_OP_CONV_TRANSPOSE;
+    /* a fused activation with alpha / beta (--activation leaky_relu): its
+     * ONNX defaults where --alpha / --beta do not say */
+    float act_ab[2] = {0, 0};
+    act_defaults(d.attrs.matmul.activation, &act_ab[0], &act_ab[1]);
+    if (alpha_set)
+        act_ab[0] = d.attrs.alpha;
+    if (beta_set)
+        act_ab[1] = d.attrs.beta;
+    if (d.op == TX_OP_MATMUL) {
+        d.attrs.matmul.alpha = act_ab[0];
+        d.attrs.matmul.beta = act_ab[1];
+    }
     bool pool = d.op == TX_OP_MAXPOOL || d.op == TX_OP_AVERAGEPOOL || d.op == TX_OP_GLOBALMAXPOOL ||
                 d.op == TX_OP_GLOBALAVERAGEPOOL;
     if (conv || pool) {
@@ -381,6 +398,8 @@ static int cmd_op(int argc, char **argv) {
             c->activation = d.attrs.matmul.activation;
             c->lo = d.attrs.lo;
             c->hi = d.attrs.hi;
+            c->alpha = act_ab[0];
+            c->beta = act_ab[1];
             d.attrs.matmul.activation = TX_OP_NONE;
             if (bias && ns == 2) {
                 d.rank[2] = 1;

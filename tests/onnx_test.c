@@ -177,6 +177,40 @@ static buf residual_model(const float *w3, const float *w1, const float *b) {
     return model(&g, 13);
 }
 
+/* Activations with attributes after a Conv, a squeeze-excite's 1x1 Conv and
+ * a Gemm, on x [1, 4, 6, 8]:
+ *     a = LeakyRelu(Conv3x3(x, W, B), alpha 0.15)       [1, 8, 6, 8]
+ *     y = HardSigmoid(Conv1x1(GlobalAveragePool(a), W2, B2), 1/6, 0.5)
+ *     z = Elu(Gemm(Flatten(GlobalAveragePool(a)), W3, B3), alpha 0.7)
+ * (MobileNetV3 / PP-LCNet's SE gate, YOLO's conv + leaky). */
+static buf act_attr_model(const float *w, const float *b, const float *w2, const float *b2,
+                          const float *w3, const float *b3) {
+    buf g = {0};
+    init_f(&g, "W", (int64_t[]){8, 4, 3, 3}, 4, w);
+    init_f(&g, "B", (int64_t[]){8}, 1, b);
+    init_f(&g, "W2", (int64_t[]){8, 8, 1, 1}, 4, w2);
+    init_f(&g, "B2", (int64_t[]){8}, 1, b2);
+    init_f(&g, "W3", (int64_t[]){8, 5}, 2, w3);
+    init_f(&g, "B3", (int64_t[]){5}, 1, b3);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 8}, 4);
+    node(&g, "Conv", "c1", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1,
+         (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+    node(&g, "LeakyRelu", "lr", (const char *[]){"c"}, 1, (const char *[]){"a"}, 1,
+         (buf[]){attr_f("alpha", 0.15f)}, 1);
+    node(&g, "GlobalAveragePool", "gap", (const char *[]){"a"}, 1, (const char *[]){"p"}, 1, NULL,
+         0);
+    node(&g, "Conv", "c2", (const char *[]){"p", "W2", "B2"}, 3, (const char *[]){"q"}, 1, NULL, 0);
+    node(&g, "HardSigmoid", "hs", (const char *[]){"q"}, 1, (const char *[]){"y"}, 1,
+         (buf[]){attr_f("alpha", 1.0f / 6), attr_f("beta", 0.5f)}, 2);
+    node(&g, "Flatten", "fl", (const char *[]){"p"}, 1, (const char *[]){"f"}, 1, NULL, 0);
+    node(&g, "Gemm", "gm", (const char *[]){"f", "W3", "B3"}, 3, (const char *[]){"e"}, 1, NULL, 0);
+    node(&g, "Elu", "elu", (const char *[]){"e"}, 1, (const char *[]){"z"}, 1,
+         (buf[]){attr_f("alpha", 0.7f)}, 1);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 8, 1, 1}, 4);
+    vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 5}, 2);
+    return model(&g, 13);
+}
+
 /* PP-LCNetV3's learnable affine blocks around a conv, on x [1, 3, 6, 7]:
  *     a = Add(Mul(0.8, Conv3x3(x, W1, B1)), 0.25)          (scalars [1])
  *     h = HardSwish(a), written out in four nodes
@@ -835,6 +869,90 @@ int main(int argc, char **argv) {
             }
         CHECK(err < 1e-5 && negative == 0, "fused vs unfused: max difference %g, %d negatives", err,
               negative);
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("fusion: LeakyRelu, HardSigmoid and Elu (with their attributes) into the "
+                      "Conv, the squeeze-excite's 1x1 Conv and the Gemm before them")) {
+        float w[8 * 4 * 9], b[8], w2[64], b2[8], w3[40], b3[5], x[4 * 6 * 8];
+        for (int i = 0; i < 8 * 4 * 9; i++)
+            w[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < 8; i++)
+            b[i] = (float)i / 8.0f - 0.4f, b2[i] = (float)((i * 3) % 7) / 7.0f - 0.5f;
+        for (int i = 0; i < 64; i++)
+            w2[i] = (float)((i * 5) % 9) / 3.0f - 1.3f;
+        for (int i = 0; i < 40; i++)
+            w3[i] = (float)((i * 3) % 11) / 2.0f - 2.6f;
+        for (int i = 0; i < 5; i++)
+            b3[i] = (float)i - 2.5f;
+        for (int i = 0; i < 4 * 6 * 8; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        buf m = act_attr_model(w, b, w2, b2, w3, b3);
+        float got[2][2][8];
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            /* unfused: conv, leaky, gap, conv, hardsigmoid, flatten, gemm, elu */
+            tx_session *s = fusion_session(ctx, m, fusion, fusion ? 5 : 8, fusion ? 3 : 0);
+            if (!s)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 8}, x), out[2];
+            tx_status st = tx_session_run(s, (tx_feed[]){{"x", xt}}, 1, NULL, 2, out);
+            CHECK(!st, "fusion %d: %s", fusion, tx_last_error(ctx));
+            if (!st) {
+                CHECK(!tx_tensor_read(ctx, out[0], got[fusion][0], 8 * sizeof(float)) &&
+                          !tx_tensor_read(ctx, out[1], got[fusion][1], 5 * sizeof(float)),
+                      "%s", tx_last_error(ctx));
+                TX_DESTROY(ctx, out[0], out[1]);
+            }
+            TX_DESTROY(ctx, xt);
+            tx_session_destroy(s);
+        }
+        /* the plain-C definition of the three layers */
+        double a[8][6 * 8], p[8], y[8], z[5];
+        for (int o = 0; o < 8; o++) {
+            p[o] = 0;
+            for (int oy = 0; oy < 6; oy++)
+                for (int ox = 0; ox < 8; ox++) {
+                    double v = b[o];
+                    for (int c = 0; c < 4; c++)
+                        for (int ky = 0; ky < 3; ky++)
+                            for (int kx = 0; kx < 3; kx++) {
+                                int iy = oy + ky - 1, ix = ox + kx - 1;
+                                if (iy >= 0 && iy < 6 && ix >= 0 && ix < 8)
+                                    v += (double)w[((o * 4 + c) * 3 + ky) * 3 + kx] *
+                                         x[(c * 6 + iy) * 8 + ix];
+                            }
+                    a[o][oy * 8 + ox] = v < 0 ? 0.15 * v : v;
+                    p[o] += a[o][oy * 8 + ox] / 48;
+                }
+        }
+        for (int o = 0; o < 8; o++) {
+            double q = b2[o];
+            for (int c = 0; c < 8; c++)
+                q += (double)w2[o * 8 + c] * p[c];
+            y[o] = fmax(0, fmin(1, q / 6 + 0.5));
+        }
+        int inside = 0, negative = 0;
+        for (int j = 0; j < 5; j++) {
+            double e = b3[j];
+            for (int c = 0; c < 8; c++)
+                e += p[c] * (double)w3[c * 5 + j];
+            z[j] = e < 0 ? 0.7 * expm1(e) : e;
+            negative += z[j] < 0;
+        }
+        double err = 0;
+        for (int f = 0; f < 2 && !tx_t.cur_failed; f++) {
+            for (int o = 0; o < 8; o++)
+                err = fmax(err, fabs(got[f][0][o] - y[o]));
+            for (int j = 0; j < 5; j++)
+                err = fmax(err, fabs(got[f][1][j] - z[j]));
+        }
+        for (int o = 0; o < 8; o++)
+            inside += y[o] > 0 && y[o] < 1;
+        CHECK(err < 1e-4, "fused and unfused vs the definition: max difference %g", err);
+        CHECK(inside >= 2 && negative >= 1,
+              "the data must reach the activations' bends (%d gates "
+              "inside (0, 1), %d negative Elu outputs)",
+              inside, negative);
         free(m.d);
         tx_test_end();
     }

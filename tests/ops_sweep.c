@@ -101,6 +101,14 @@ static const shape_case k_matmul[] = {
     {.shapes = "16x12,20x12,20,16x20", .attrs = {.matmul = {.transpose_b = true}}, .label = "residual"},
     {.shapes = "12x16,12x20,20,16x20", .attrs = {.matmul = {.transpose_a = true, .activation = TX_OP_SIGMOID}}, .label = "residual"},
     {.shapes = "130x40,40x128,128,130x128", .label = "residual/split-at-64x64"},
+    /* activations with alpha / beta (tx_activation's ops) on each tile: the
+     * 8-row tiles, 1-row tiles, unaligned N, a residual, split tensors */
+    {.shapes = "20x16,16x24", .attrs = {.matmul = {.activation = TX_OP_LEAKY_RELU, .alpha = 0.1f}}, .bias = true, .label = "leaky_relu"},
+    {.shapes = "5x7,7x6", .attrs = {.matmul = {.activation = TX_OP_HARD_SIGMOID, .alpha = 0.1666667f, .beta = 0.5f}}, .bias = true, .label = "hard_sigmoid/1-row"},
+    {.shapes = "11x13,13x7", .attrs = {.matmul = {.activation = TX_OP_ELU, .alpha = 0.7f}}, .label = "elu/unaligned"},
+    {.shapes = "2x17x10,2x12x10", .attrs = {.matmul = {.transpose_b = true, .activation = TX_OP_SELU, .alpha = 1.6732632f, .beta = 1.0507010f}}, .label = "selu/batch"},
+    {.shapes = "20x16,16x24,24,20x24", .attrs = {.matmul = {.activation = TX_OP_SHRINK, .alpha = 0.3f, .beta = 0.1f}}, .label = "residual/shrink"},
+    {.shapes = "130x40,40x128", .attrs = {.matmul = {.activation = TX_OP_LEAKY_RELU, .alpha = 0.2f}}, .bias = true, .label = "split-at-64x64/leaky_relu"},
 };
 
 #define CONV(...) .attrs = {.conv = {__VA_ARGS__}}
@@ -176,6 +184,18 @@ static const shape_case k_conv[] = {
      * (partial tiles), several strips */
     {.shapes = "2x32x19x17,32x16x3x3", CONV(.group = 2, .pads = {1, 0, 0, 1}, .activation = TX_OP_SIGMOID), .bias = true, .label = "winograd/group2/sigmoid", .big = true},
     {.shapes = "1x16x19x19,16x16x3x3", .label = "winograd/nopad/odd"},
+    /* activations with alpha / beta (tx_activation's ops) on every route:
+     * the packing passes (4- and 8-wide tiles), the 1x1 matmul, the one-pass
+     * and packed depthwise, a residual, the CPU's Winograd and GEMM */
+    {.shapes = "1x8x9x10,16x8x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.1f), .bias = true, .label = "leaky_relu"},
+    {.shapes = "1x4x3x19,8x4x1x3", CONV(.activation = TX_OP_ELU, .alpha = 0.5f), .bias = true, .label = "8-wide-tile/elu"},
+    {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_HARD_SIGMOID, .alpha = 0.1666667f, .beta = 0.5f), .bias = true, .label = "1x1/matmul/hard_sigmoid"},
+    {.shapes = "1x24x1x1,6x24x1x1", CONV(.activation = TX_OP_HARD_SIGMOID, .alpha = 0.2f, .beta = 0.5f), .bias = true, .label = "1x1/squeeze/hard_sigmoid"},
+    {.shapes = "2x5x7x16,5x1x3x3", CONV(.group = 5, .pads = {1, 1, 1, 1}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.1f), .bias = true, .label = "depthwise/direct/leaky_relu"},
+    {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_SELU, .alpha = 1.6732632f, .beta = 1.0507010f), .bias = true, .label = "depthwise/selu"},
+    {.shapes = "1x8x9x12,8x8x3x3,8,1x8x9x12", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_THRESHOLDED_RELU, .alpha = 0.2f), .label = "residual/thresholded_relu"},
+    {.shapes = "1x16x19x19,16x16x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_CELU, .alpha = 0.8f), .bias = true, .label = "winograd/celu"},
+    {.shapes = "1x16x20x20,8x16x5x5", CONV(.pads = {2, 2, 2, 2}, .activation = TX_OP_AFFINE, .alpha = -0.5f, .beta = 0.25f), .bias = true, .label = "im2col/affine"},
     {.shapes = "1x160x15x15,16x160x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .bias = true, .label = "winograd/strips", .big = true},
 };
 static const shape_case k_conv_transpose[] = {
@@ -195,6 +215,7 @@ static const shape_case k_conv_transpose[] = {
     {.shapes = "1x4x3x5,4x6x1x1", CONV(.strides = {2, 2}), .bias = true, .label = "1x1/s2"},
     /* a residual (x, w, bias, residual of y's shape), added before the activation */
     {.shapes = "1x2x4x5,2x3x3x3,3,1x3x9x11", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .label = "s2/residual/relu"},
+    {.shapes = "1x4x5x5,4x4x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.1f), .bias = true, .label = "s2/leaky_relu"},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}

@@ -448,6 +448,8 @@ static const attr_field k_attr_fields[] = {
     FIELD(MATMUL, "bias", matmul.bias, A_TENSOR),
     FIELD(MATMUL, "activation", matmul.activation, A_OP),
     FIELD(MATMUL, "residual", matmul.residual, A_TENSOR),
+    FIELD(MATMUL, "alpha", matmul.alpha, A_FLOAT),
+    FIELD(MATMUL, "beta", matmul.beta, A_FLOAT),
 /* enums cross as their C values (auto_pad: 0 notset, 1 same_upper, 2
  * same_lower, 3 valid; see texel.h) */
 #define CONV_FIELDS(F)                                                                             \
@@ -458,7 +460,8 @@ static const attr_field k_attr_fields[] = {
         FIELD(F, "hi", conv.hi, A_FLOAT),                                                          \
         FIELDN(F, "output_padding", conv.output_padding, A_INT, 2),                                \
         FIELDN(F, "output_shape", conv.output_shape, A_INT, 2),                                    \
-        FIELD(F, "residual", conv.residual, A_TENSOR)
+        FIELD(F, "residual", conv.residual, A_TENSOR), FIELD(F, "alpha", conv.alpha, A_FLOAT),     \
+        FIELD(F, "beta", conv.beta, A_FLOAT)
     CONV_FIELDS(CONV),
     CONV_FIELDS(CONV_TRANSPOSE),
     FIELDN(POOL, "kernel_shape", pool.kernel_shape, A_INT, 2),

@@ -116,6 +116,11 @@ void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi) {
     tx_req_define(r, "TX_ACT", fn);
     if (act == TX_OP_CLIP)
         tx_req_clip(r, lo, hi);
+    if (tx_op_family(act) == TX_FAMILY_ACT) { /* elementwise.glsl's alpha/beta family */
+        tx_req_define(r, "TX_HAS_ALPHA", "1");
+        tx_req_float(r, "p_alpha", lo);
+        tx_req_float(r, "p_beta", hi);
+    }
 }
 
 void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid) {

@@ -50,7 +50,7 @@ static void mm_batches(void *arg, int64_t begin, int64_t end, int thread) {
                  .ldc = N,
                  .bias = c->bias ? tx_cpu_data(c->bias) : NULL,
                  .bias_kind = c->bias ? TX_GEMM_BIAS_COL : TX_GEMM_BIAS_NONE};
-    bool fused = tx_cpu_gemm_act(c->act, 0, 0, &g);
+    bool fused = tx_cpu_gemm_act(c->act, c->lo, c->hi, &g);
     for (int64_t b = begin; b < end; b++) {
         int64_t oa = 0, ob = 0, rem = b;
         for (int i = 3; i >= 0; i--) {
@@ -64,7 +64,7 @@ static void mm_batches(void *arg, int64_t begin, int64_t end, int thread) {
         g.C = Y + b * M * N;
         tx_cpu_sgemm(j->tp, &g);
         if (!fused)
-            tx_cpu_unary_apply(c->act, 0, 0, g.C, g.C, M * N);
+            tx_cpu_unary_apply(c->act, c->lo, c->hi, g.C, g.C, M * N);
     }
 }
 

@@ -55,8 +55,8 @@ static bool padded_rows(const tx_matmul_call *c, int tm) {
 }
 
 static void req_act(const tx_matmul_call *c, tx_program_req *r) {
-    bool clip = c->act == TX_OP_CLIP;
-    tx_req_act(r, c->act, clip ? c->lo : -INFINITY, clip ? c->hi : INFINITY);
+    bool floats = c->act == TX_OP_CLIP || tx_op_family(c->act) == TX_FAMILY_ACT;
+    tx_req_act(r, c->act, floats ? c->lo : -INFINITY, floats ? c->hi : INFINITY);
 }
 
 /* The operands' texture widths (p_a_ws, p_b_ws, p_c_ws: the bias's, 0

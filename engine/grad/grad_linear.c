@@ -33,7 +33,12 @@ static tx_status through_act(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmp
                              tx_tensor *gz) {
     bool conv = nd->op == TX_OP_CONV || nd->op == TX_OP_CONV_TRANSPOSE;
     tx_op act = conv ? nd->a.conv.activation : nd->a.matmul.activation;
-    float lo = conv ? nd->a.conv.lo : 0, hi = conv ? nd->a.conv.hi : 0;
+    float ab[2];
+    if (conv)
+        tx_act_floats(act, nd->a.conv.lo, nd->a.conv.hi, nd->a.conv.alpha, nd->a.conv.beta, ab);
+    else
+        tx_act_floats(act, 0, 0, nd->a.matmul.alpha, nd->a.matmul.beta, ab);
+    float lo = ab[0], hi = ab[1];
     if (gx_activation_from_output(act))
         return gx_activation_grad(ctx, act, lo, hi, nd->out, g, l, gz);
     tx_tensor z;

@@ -485,7 +485,9 @@ typedef struct tx_matmul_desc {
     bool transpose_a; /* use the last two dims of a swapped */
     bool transpose_b;
     tx_tensor bias;     /* {0} = none; else shape [N] (or broadcastable [1, N]) */
-    tx_op activation;   /* TX_OP_NONE, or any UNARY op (relu, relu6, gelu …) */
+    tx_op activation;   /* TX_OP_NONE, any UNARY op (relu, relu6, gelu …) or one of
+                           tx_activation's (leaky_relu, hard_sigmoid, elu …) */
+    float alpha, beta;  /* tx_activation's alpha, beta for such an activation (finite) */
     tx_tensor residual; /* {0} = none; else a float tensor of y's shape, added
                            before the activation (a transformer's skip connection) */
 } tx_matmul_desc;
@@ -526,8 +528,10 @@ typedef struct tx_conv_desc {
     int output_shape[2];   /* conv_transpose: wanted spatial output (all 0 = computed);
                               pads are then derived as ONNX's reference does */
     tx_tensor bias;        /* {0} = none; else [M] */
-    tx_op activation;      /* TX_OP_NONE, any UNARY op (relu, relu6 …) or TX_OP_CLIP */
+    tx_op activation;      /* TX_OP_NONE, any UNARY op (relu, relu6 …), TX_OP_CLIP or one of
+                              tx_activation's (leaky_relu, hard_sigmoid, elu …) */
     float lo, hi;          /* clip bounds when activation == TX_OP_CLIP (±INFINITY: open) */
+    float alpha, beta;     /* tx_activation's alpha, beta for such an activation (finite) */
     tx_tensor residual;    /* {0} = none; else a float tensor of y's shape, added before
                               the activation (a residual block's skip connection) */
 } tx_conv_desc;

@@ -22,8 +22,20 @@ static bool is_op(const tx_step *sp, const char *op_type) {
            (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0);
 }
 
-/* The engine activation an ONNX node is (TX_OP_NONE if none). */
-static tx_op activation_of(tx_session *s, const tx_step *sp) {
+/* The engine activation an ONNX node is (TX_OP_NONE if none); *alpha, *beta
+ * (may be NULL) get the parameters of those that take them (tx_activation's
+ * ops: HardSigmoid, LeakyRelu, Elu ...; only finite ones fuse). */
+static tx_op activation_of(tx_session *s, const tx_step *sp, float *alpha, float *beta) {
+    tx_op op;
+    float a, b;
+    if (!sp->dead && (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0) &&
+        tx_onnx_act_attrs(sp->node, &op, &a, &b)) {
+        if (!isfinite(a) || !isfinite(b))
+            return TX_OP_NONE;
+        if (alpha)
+            *alpha = a, *beta = b;
+        return op;
+    }
     static const tx_onnx_name_op k_acts[] = {
         {"Relu", TX_OP_RELU},        {"Sigmoid", TX_OP_SIGMOID},      {"Tanh", TX_OP_TANH},
         {"Gelu", TX_OP_GELU},        {"HardSwish", TX_OP_HARD_SWISH}, {"Mish", TX_OP_MISH},
@@ -246,7 +258,7 @@ static tx_status fuse_hard_swish(tx_session *s) {
     const tx_onnx_op *hs = tx_onnx_op_find("", "HardSwish");
     for (int k = 0; k < s->n_steps && hs; k++) {
         tx_step *c = &s->steps[k];
-        if (!is_op(c, "Clip") || activation_of(s, c) != TX_OP_RELU6 || c->n_out != 1)
+        if (!is_op(c, "Clip") || activation_of(s, c, NULL, NULL) != TX_OP_RELU6 || c->n_out != 1)
             continue;
         int ai = s->vals[c->in[0]].producer;
         if (ai < 0 || sole_consumer(s, c->in[0]) != k || !is_op(&s->steps[ai], "Add"))
@@ -372,10 +384,13 @@ static void fuse_activations(tx_session *s) {
         int c = sole_consumer(s, sp->out[0]);
         if (c < 0)
             continue;
-        tx_op act = activation_of(s, &s->steps[c]);
+        float alpha = 0, beta = 0;
+        tx_op act = activation_of(s, &s->steps[c], &alpha, &beta);
         if (act == TX_OP_NONE || s->steps[c].in[0] != sp->out[0])
             continue;
         sp->act = act;
+        sp->act_alpha = alpha;
+        sp->act_beta = beta;
         sp->out[0] = s->steps[c].out[0];
         s->vals[sp->out[0]].producer = k;
         s->steps[c].dead = true;

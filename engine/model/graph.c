@@ -413,6 +413,8 @@ void tx_graph_xnode(tx_session *s, int k, tx_xnode *x) {
     for (int o = 0; o < sp->n_out; o++)
         out[o] = sp->out[o] >= 0 ? &s->vals[sp->out[o]] : NULL;
     x->act = sp->act;
+    x->act_alpha = sp->act_alpha;
+    x->act_beta = sp->act_beta;
     x->bias = sp->bias >= 0 ? &s->vals[sp->bias] : NULL;
 }
 

@@ -200,10 +200,11 @@ struct tx_xnode {
     int64_t opset;
     bool fold; /* plan time: host paths only, inputs are constants */
     int n_in, n_out;
-    tx_session_val **in;  /* NULL = an omitted optional input */
-    tx_session_val **out; /* NULL = an omitted optional output */
-    tx_op act;            /* a fused activation to apply (TX_OP_NONE) */
-    tx_session_val *bias; /* a fused bias (MatMul + Add) */
+    tx_session_val **in;       /* NULL = an omitted optional input */
+    tx_session_val **out;      /* NULL = an omitted optional output */
+    tx_op act;                 /* a fused activation to apply (TX_OP_NONE) */
+    float act_alpha, act_beta; /* its alpha, beta where it takes them (tx_activation's ops) */
+    tx_session_val *bias;      /* a fused bias (MatMul + Add) */
 };
 
 /* Executor flags. */
@@ -266,6 +267,11 @@ tx_status tx_x_fail(tx_xnode *x, tx_status st, const char *fmt, ...)
 const tx_onnx_attr *tx_attr_find(const tx_onnx_node *n, const char *name);
 int64_t tx_attr_int(const tx_onnx_node *n, const char *name, int64_t def);
 float tx_attr_float(const tx_onnx_node *n, const char *name, float def);
+/* An ONNX activation with parameters (HardSigmoid, LeakyRelu, Elu, Selu,
+ * Celu, ThresholdedRelu, Shrink, Affine): the engine op and its alpha, beta
+ * from the attributes or ONNX's defaults (not checked finite); false for
+ * any other node. */
+bool tx_onnx_act_attrs(const tx_onnx_node *n, tx_op *op, float *alpha, float *beta);
 const char *tx_attr_str(const tx_onnx_node *n, const char *name, const char *def);
 /* INTS attribute: returns the count (or -1 when absent); *v points into the model. */
 int tx_attr_ints(const tx_onnx_node *n, const char *name, const int64_t **v);

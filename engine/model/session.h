@@ -39,11 +39,12 @@ typedef struct tx_step {
     const tx_onnx_node *node;
     const tx_onnx_op *op;
     int n_in, n_out;
-    int *in, *out; /* value indices, -1 = omitted */
-    bool dead;     /* folded into constants or fused into another step */
-    tx_op act;     /* fused activation */
-    int bias;      /* fused bias value, -1 none */
-    int *frees;    /* values whose last use is this step */
+    int *in, *out;             /* value indices, -1 = omitted */
+    bool dead;                 /* folded into constants or fused into another step */
+    tx_op act;                 /* fused activation */
+    float act_alpha, act_beta; /* its alpha, beta (tx_activation's ops) */
+    int bias;                  /* fused bias value, -1 none */
+    int *frees;                /* values whose last use is this step */
     int n_frees;
 } tx_step;
 
@@ -65,7 +66,7 @@ struct tx_session {
     /* device values read back for a host path (tx_x_host): the count and
      * bytes, over every run (NonZero, NonMaxSuppression, Unique, ...) */
     uint64_t readbacks, readback_bytes;
-    bool dynamic;        /* an input has a dim of unknown size: values get vary masks */
+    bool dynamic; /* an input has a dim of unknown size: values get vary masks */
 };
 
 /* graph.c */

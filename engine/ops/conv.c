@@ -152,12 +152,18 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
         return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, op, why, xs, ws);
     }
     tx_op act = d->activation;
-    if (act != TX_OP_NONE && tx_op_family(act) != TX_FAMILY_UNARY && act != TX_OP_CLIP)
+    bool act_par = act != TX_OP_NONE && tx_op_family(act) == TX_FAMILY_ACT;
+    if (act != TX_OP_NONE && tx_op_family(act) != TX_FAMILY_UNARY && act != TX_OP_CLIP && !act_par)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "%s: activation %d is not a unary op or clip", op, (int)act);
+                       "%s: activation %d is not a unary op, clip or an activation with alpha/beta",
+                       op, (int)act);
     if (act == TX_OP_CLIP && (isnan(d->lo) || isnan(d->hi) || d->lo > d->hi))
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: clip bounds [%g, %g] are not ordered",
                        op, (double)d->lo, (double)d->hi);
+    if (act_par && (!isfinite(d->alpha) || !isfinite(d->beta)))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: %s's alpha %g and beta %g must be finite", op, tx_op_name(act),
+                       (double)d->alpha, (double)d->beta);
     int nsp = xs->rank - 2;
     int kernel[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
     if (ws->shape[2] > INT32_MAX || ws->shape[xs->rank - 1] > INT32_MAX)
@@ -234,8 +240,10 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
     p->pt = g.pt, p->pl = g.pl;
     p->ho = g.ho, p->wo = g.wo;
     p->act = act;
-    p->lo = d->lo;
-    p->hi = d->hi;
+    float ab[2];
+    tx_act_floats(act, d->lo, d->hi, d->alpha, d->beta, ab);
+    p->lo = ab[0];
+    p->hi = ab[1];
     *orank = xs->rank;
     oshape[0] = p->n;
     oshape[1] = m;
@@ -254,8 +262,9 @@ static tx_status conv_residual_parts(tx_ctx *ctx, bool transpose, tx_tensor x, t
     d.activation = TX_OP_NONE;
     tx_tensor z;
     tx_status st = transpose ? tx_conv_transpose(ctx, x, w, &d, &z) : tx_conv(ctx, x, w, &d, &z);
-    return st ? st
-              : tx_residual_act(ctx, z, desc->residual, desc->activation, desc->lo, desc->hi, out);
+    float ab[2];
+    tx_act_floats(desc->activation, desc->lo, desc->hi, desc->alpha, desc->beta, ab);
+    return st ? st : tx_residual_act(ctx, z, desc->residual, desc->activation, ab[0], ab[1], out);
 }
 
 /* parts: a residual runs as separate ops (a recording tape) */

@@ -1,5 +1,6 @@
 /* MATMUL family front: batched C = act(A × B + bias + residual); kernels in
  * engine/gpu/matmul.c and engine/cpu/matmul.c. */
+#include <math.h>
 #include <string.h>
 
 #include "../device.h"
@@ -18,9 +19,16 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx
 static tx_status matmul_geom(tx_ctx *ctx, const tx_slot *as, const tx_slot *bs, const tx_slot *cs,
                              const tx_matmul_desc *d, tx_matmul_call *c, int *orank,
                              int64_t *oshape) {
-    if (d->activation != TX_OP_NONE && tx_op_family(d->activation) != TX_FAMILY_UNARY)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "matmul: activation %d is not a unary op",
-                       (int)d->activation);
+    tx_op act = d->activation;
+    bool act_par = act != TX_OP_NONE && tx_op_family(act) == TX_FAMILY_ACT;
+    if (act != TX_OP_NONE && tx_op_family(act) != TX_FAMILY_UNARY && !act_par)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "matmul: activation %d is not a unary op or an activation with alpha/beta",
+                       (int)act);
+    if (act_par && (!isfinite(d->alpha) || !isfinite(d->beta)))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "matmul: %s's alpha %g and beta %g must be finite", tx_op_name(act),
+                       (double)d->alpha, (double)d->beta);
     if (as->dtype != TX_DTYPE_FLOAT32 || bs->dtype != TX_DTYPE_FLOAT32 ||
         (cs && cs->dtype != TX_DTYPE_FLOAT32))
         return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "matmul: operands must be float32");
@@ -69,6 +77,10 @@ static tx_status matmul_geom(tx_ctx *ctx, const tx_slot *as, const tx_slot *bs, 
                        x, (long long)N);
     }
     c->act = d->activation;
+    float ab[2];
+    tx_act_floats(c->act, 0, 0, d->alpha, d->beta, ab);
+    c->lo = ab[0];
+    c->hi = ab[1];
     *orank = rank;
     memcpy(oshape, shape, sizeof(int64_t) * (size_t)rank);
     return TX_STATUS_OK;
@@ -83,7 +95,9 @@ static tx_status matmul_residual_parts(tx_ctx *ctx, tx_tensor a, tx_tensor b,
     d.activation = TX_OP_NONE;
     tx_tensor z;
     tx_status st = tx_matmul(ctx, a, b, &d, &z);
-    return st ? st : tx_residual_act(ctx, z, desc->residual, desc->activation, 0, 0, out);
+    float ab[2];
+    tx_act_floats(desc->activation, 0, 0, desc->alpha, desc->beta, ab);
+    return st ? st : tx_residual_act(ctx, z, desc->residual, desc->activation, ab[0], ab[1], out);
 }
 
 /* parts: a residual runs as separate ops (a recording tape) */

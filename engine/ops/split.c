@@ -301,7 +301,7 @@ static tx_status matmul_sum_k(tx_ctx *ctx, tx_tensor a, tx_tensor b, const tx_ma
     }
     if (!st && d->activation != TX_OP_NONE) {
         tx_tensor s;
-        st = tx_unary(ctx, d->activation, acc, &s);
+        st = tx_apply_act(ctx, d->activation, d->alpha, d->beta, acc, &s);
         tx_tensor_destroy(ctx, acc);
         acc = st ? (tx_tensor){0} : s;
     }

@@ -58,6 +58,9 @@ void tx_ref_broadcast_at(int r, const int64_t *dims, const int64_t *da, const in
 const tx_ref_tensor *tx_ref_one_input(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs);
 /* Applies a UNARY op's scalar function (also used for fused activations). */
 double tx_ref_unary_scalar(tx_op op, double x);
+/* An ACT op's scalar function with its alpha, beta (tx_activation's ops);
+ * any other op's as tx_ref_unary_scalar. */
+double tx_ref_act_scalar(tx_op op, double alpha, double beta, double x);
 /* A BINARY op's scalar function (is_int: integer division / pow); the ONNX
  * loader folds comparisons and logic on host values with it. */
 double tx_ref_binary_scalar(tx_op op, double a, double b, bool is_int);

@@ -34,7 +34,7 @@ static double activate(const tx_conv_desc *c, double v) {
     if (c->activation == TX_OP_CLIP)
         return v < c->lo ? c->lo : (v > c->hi ? c->hi : v);
     if (c->activation != TX_OP_NONE)
-        return tx_ref_unary_scalar(c->activation, v);
+        return tx_ref_act_scalar(c->activation, c->alpha, c->beta, v);
     return v;
 }
 

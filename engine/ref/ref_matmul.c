@@ -78,7 +78,7 @@ int tx_ref_matmul(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
                 if (resid)
                     s += resid->data[bi * am * bn + m * bn + n];
                 if (act != TX_OP_NONE)
-                    s = tx_ref_unary_scalar(act, s);
+                    s = tx_ref_act_scalar(act, attrs->matmul.alpha, attrs->matmul.beta, s);
                 C[m * bn + n] = (float)s;
             }
     }

@@ -5,6 +5,20 @@
 
 #include "ref.h"
 
+double tx_ref_act_scalar(tx_op op, double al, double be, double x) {
+    switch (op) {
+    case TX_OP_AFFINE: return al * x + be;
+    case TX_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, al * x + be));
+    case TX_OP_LEAKY_RELU: return x < 0 ? al * x : x;
+    case TX_OP_ELU: return x < 0 ? al * expm1(x) : x;
+    case TX_OP_CELU: return x < 0 ? al * expm1(x / al) : x;
+    case TX_OP_THRESHOLDED_RELU: return x > al ? x : 0;
+    case TX_OP_SHRINK: return x < -al ? x + be : (x > al ? x - be : 0);
+    case TX_OP_SELU: return be * (x < 0 ? al * expm1(x) : x);
+    default: return tx_ref_unary_scalar(op, x);
+    }
+}
+
 double tx_ref_unary_scalar(tx_op op, double x) {
     switch (op) {
     case TX_OP_RELU: return x < 0 ? 0 : x;
@@ -73,24 +87,8 @@ static int run(tx_op op, const tx_ref_tensor *in, int n_in, const tx_op_attrs *a
                 y = isnan(x) ? 0 : fmax(-2147483648.0, fmin(2147483520.0, trunc(x)));
             else
                 y = x;
-        } else if (op == TX_OP_AFFINE) {
-            y = al * x + be;
-        } else if (op == TX_OP_HARD_SIGMOID) {
-            y = fmax(0.0, fmin(1.0, al * x + be));
-        } else if (op == TX_OP_LEAKY_RELU) {
-            y = x < 0 ? al * x : x;
-        } else if (op == TX_OP_ELU) {
-            y = x < 0 ? al * expm1(x) : x;
-        } else if (op == TX_OP_CELU) {
-            y = x < 0 ? al * expm1(x / al) : x;
-        } else if (op == TX_OP_THRESHOLDED_RELU) {
-            y = x > al ? x : 0;
-        } else if (op == TX_OP_SHRINK) {
-            y = x < -al ? x + be : (x > al ? x - be : 0);
-        } else if (op == TX_OP_SELU) {
-            y = be * (x < 0 ? al * expm1(x) : x);
         } else {
-            y = tx_ref_unary_scalar(op, x);
+            y = tx_ref_act_scalar(op, al, be, x);
         }
         out->data[i] = (float)y;
     }

@@ -752,6 +752,28 @@ test('conv with a residual: relu(conv + bias + residual) on both devices, a wron
   }
 });
 
+test('conv and matmul fuse activations with alpha / beta (leakyRelu, hardSigmoid) on both devices', async () => {
+  const xv = rand(1 * 8 * 6 * 8, 61), wv = rand(8 * 8 * 9, 62), bv = rand(8, 63);
+  const av = rand(9 * 7, 64), mv = rand(7 * 5, 65);
+  const leaky = (v) => (v < 0 ? 0.1 * v : v), hsig = (v) => Math.min(1, Math.max(0, v / 6 + 0.5));
+  for (const device of ['gpu', 'cpu']) {
+    tx.scope(() => {
+      const o = { device };
+      const x = tx.tensor(xv, [1, 8, 6, 8], o), w = tx.tensor(wv, [8, 8, 3, 3], o), b = tx.tensor(bv, [8], o);
+      const plain = x.conv(w, { pads: [1, 1, 1, 1], bias: b }).dataSync();
+      const got = x.conv(w, { pads: [1, 1, 1, 1], bias: b, activation: 'leaky_relu', alpha: 0.1 }).dataSync();
+      close(got, plain.map(leaky), 1e-5, `${device}: conv + leaky_relu`);
+      check(plain.some((v) => v < 0), 'the conv has negative outputs for the slope to act on');
+      const a = tx.tensor(av, [9, 7], o), m = tx.tensor(mv, [7, 5], o);
+      const p = a.matmul(m).dataSync();
+      const h = a.matmul(m, { activation: 'hard_sigmoid', alpha: 1 / 6, beta: 0.5 }).dataSync();
+      close(h, p.map(hsig), 1e-5, `${device}: matmul + hard_sigmoid`);
+      throwsTexel(() => x.conv(w, { activation: 'leaky_relu', alpha: NaN }), S.INVALID_ARGUMENT,
+        "leaky_relu's alpha nan and beta 0 must be finite");
+    });
+  }
+});
+
 test('build: without wasm SIMD (texel-scalar.wasm) the CPU device gives the SIMD build\'s results', async () => {
   check(texel.simdAvailable() === true, 'Chromium validates wasm SIMD');
   check(tx.simd === true, `tx.simd ${tx.simd}`);

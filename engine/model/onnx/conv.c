@@ -177,12 +177,12 @@ static tx_status exec_conv_residual(tx_xnode *x, bool tr, tx_tensor in, tx_tenso
         st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
         return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
     }
-    tx_op act = d->activation; /* a unary op (fuse.c never fuses CLIP) */
+    tx_op act = d->activation; /* fuse.c never fuses CLIP: alpha, beta or nothing */
     d->activation = TX_OP_NONE;
     tx_tensor z;
     st = tr ? tx_conv_transpose(ctx, in, w, d, &z) : tx_conv(ctx, in, w, d, &z);
     if (!st)
-        st = tx_residual_act(ctx, z, r, act, 0, 0, &y);
+        st = tx_residual_act(ctx, z, r, act, d->alpha, d->beta, &y);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 
@@ -207,6 +207,8 @@ static tx_status exec_conv(tx_xnode *x) {
     if (st)
         return st;
     d.activation = x->act;
+    d.alpha = x->act_alpha;
+    d.beta = x->act_beta;
     if (tx_x_has(x, 3)) /* a fused residual Add (fuse.c) */
         return exec_conv_residual(x, tr, in, w, &d);
     st = tr ? tx_conv_transpose(x->ctx, in, w, &d, &y) : tx_conv(x->ctx, in, w, &d, &y);

@@ -119,7 +119,7 @@ static tx_status infer_bool_same(tx_xnode *x) {
     return out_bool(x, tx_x_infer_same(x));
 }
 
-static tx_status exec_act(tx_xnode *x) {
+bool tx_onnx_act_attrs(const tx_onnx_node *n, tx_op *op, float *alpha, float *beta) {
     static const struct {
         const char *name, *a_name, *b_name;
         tx_op op;
@@ -133,11 +133,20 @@ static tx_status exec_act(tx_xnode *x) {
              {"ThresholdedRelu", "alpha", NULL, TX_OP_THRESHOLDED_RELU, 1.0f, 0},
              {"Shrink", "lambd", "bias", TX_OP_SHRINK, 0.5f, 0},
              {"Affine", "alpha", "beta", TX_OP_AFFINE, 1.0f, 0}};
-    size_t i = 0;
-    while (strcmp(k[i].name, x->node->op_type) != 0)
-        i++;
-    float a = tx_attr_float(x->node, k[i].a_name, k[i].a);
-    float b = k[i].b_name ? tx_attr_float(x->node, k[i].b_name, k[i].b) : k[i].b;
+    for (size_t i = 0; i < TX_COUNTOF(k); i++)
+        if (strcmp(k[i].name, n->op_type) == 0) {
+            *op = k[i].op;
+            *alpha = tx_attr_float(n, k[i].a_name, k[i].a);
+            *beta = k[i].b_name ? tx_attr_float(n, k[i].b_name, k[i].b) : k[i].b;
+            return true;
+        }
+    return false;
+}
+
+static tx_status exec_act(tx_xnode *x) {
+    tx_op op = TX_OP_NONE;
+    float a = 0, b = 0;
+    tx_onnx_act_attrs(x->node, &op, &a, &b); /* the table routes only these here */
     if (!isfinite(a) || !isfinite(b))
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "attributes %g / %g must be finite",
                          (double)a, (double)b);
@@ -146,7 +155,7 @@ static tx_status exec_act(tx_xnode *x) {
     tx_tensor t, y;
     tx_status st = tx_x_dev_as(x, 0, TX_DTYPE_FLOAT32, &l, &t);
     if (!st)
-        st = tx_activation(x->ctx, k[i].op, t, a, b, &y);
+        st = tx_activation(x->ctx, op, t, a, b, &y);
     tx_tmps_free(x, &l);
     if (!st)
         st = tx_x_set_dev_typed(x, 0, y, elem, true);

@@ -7,8 +7,9 @@ static tx_status apply_act(tx_xnode *x, tx_tensor *y) {
     if (x->act == TX_OP_NONE)
         return TX_STATUS_OK;
     tx_tensor z;
-    tx_status st =
-        x->act == TX_OP_RELU6 ? tx_clip(x->ctx, *y, 0, 6, &z) : tx_unary(x->ctx, x->act, *y, &z);
+    tx_status st = x->act == TX_OP_RELU6
+                       ? tx_clip(x->ctx, *y, 0, 6, &z)
+                       : tx_apply_act(x->ctx, x->act, x->act_alpha, x->act_beta, *y, &z);
     tx_tensor_destroy(x->ctx, *y);
     if (!st)
         *y = z;
@@ -48,7 +49,7 @@ static tx_status exec_matmul_residual(tx_xnode *x, tx_tensor a, tx_tensor b, tx_
         tx_tensor z;
         st = tx_matmul(ctx, a, b, d, &z);
         if (!st)
-            st = tx_residual_act(ctx, z, r, act, 0, 0, &y);
+            st = tx_residual_act(ctx, z, r, act, d->alpha, d->beta, &y);
     }
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
@@ -58,7 +59,7 @@ static tx_status exec_matmul(tx_xnode *x) {
     if (st)
         return st;
     tx_tensor a, b, y;
-    tx_matmul_desc d = {.activation = x->act};
+    tx_matmul_desc d = {.activation = x->act, .alpha = x->act_alpha, .beta = x->act_beta};
     st = tx_x_dev(x, 0, &a);
     if (!st)
         st = tx_x_dev(x, 1, &b);
@@ -124,8 +125,11 @@ static tx_status exec_gemm(tx_xnode *x) {
     if (st)
         return st;
     bool post = alpha != 1.0f || (c.id && !c_in_matmul);
-    if (!post)
+    if (!post) {
         d.activation = x->act;
+        d.alpha = x->act_alpha;
+        d.beta = x->act_beta;
+    }
     st = tx_matmul(x->ctx, a, b, &d, &y);
     if (!st && alpha != 1.0f) {
         tx_tensor s, z;
