@@ -1,4 +1,5 @@
 /* The steps every op front shares around its device kernel (declared in device.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,25 @@ tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_s
     tx_shape_str(got, sizeof got, (*rs)->rank, (*rs)->shape);
     return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH, "%s: residual %s must have y's shape %s", op, got,
                    want);
+}
+
+tx_status tx_check_act(tx_ctx *ctx, const char *op, tx_op act, bool clip_ok, float lo, float hi,
+                       float alpha, float beta) {
+    if (act == TX_OP_NONE)
+        return TX_STATUS_OK;
+    bool clip = clip_ok && act == TX_OP_CLIP, par = tx_op_family(act) == TX_FAMILY_ACT;
+    if (tx_op_family(act) != TX_FAMILY_UNARY && !clip && !par)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: activation %d is not a unary op%s or an activation with alpha/beta", op,
+                       (int)act, clip_ok ? ", clip" : "");
+    if (clip && (isnan(lo) || isnan(hi) || lo > hi))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: clip bounds [%g, %g] are not ordered",
+                       op, (double)lo, (double)hi);
+    if (par && (!isfinite(alpha) || !isfinite(beta)))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: %s's alpha %g and beta %g must be finite", op, tx_op_name(act),
+                       (double)alpha, (double)beta);
+    return TX_STATUS_OK;
 }
 
 tx_status tx_apply_act(tx_ctx *ctx, tx_op act, float lo, float hi, tx_tensor x, tx_tensor *out) {

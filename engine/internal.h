@@ -524,6 +524,10 @@ tx_status tx_check_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_s
                             const int64_t *shape, tx_slot **rs);
 /* The end of a conv or matmul with a residual run as separate ops (under a
  * recording tape, or over split tensors): *out = act(z + r), z destroyed. */
+/* The checks of a desc's fused activation: NONE, a UNARY op, CLIP (where
+ * clip_ok; lo <= hi, not NaN) or an ACT op (alpha, beta finite). */
+tx_status tx_check_act(tx_ctx *ctx, const char *op, tx_op act, bool clip_ok, float lo, float hi,
+                       float alpha, float beta);
 /* y = act(x) for a fused activation with its two floats (tx_unary_call's
  * lo, hi): CLIP's bounds, an ACT op's alpha and beta, unused otherwise. */
 tx_status tx_apply_act(tx_ctx *ctx, tx_op act, float lo, float hi, tx_tensor x, tx_tensor *out);

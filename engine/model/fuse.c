@@ -17,9 +17,13 @@ static int sole_consumer(tx_session *s, int v) {
     return val->last_use;
 }
 
+/* A live step of the default ONNX domain. */
+static bool onnx_step(const tx_step *sp) {
+    return !sp->dead && (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0);
+}
+
 static bool is_op(const tx_step *sp, const char *op_type) {
-    return !sp->dead && strcmp(sp->node->op_type, op_type) == 0 &&
-           (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0);
+    return onnx_step(sp) && strcmp(sp->node->op_type, op_type) == 0;
 }
 
 /* The engine activation an ONNX node is (TX_OP_NONE if none); *alpha, *beta
@@ -28,8 +32,7 @@ static bool is_op(const tx_step *sp, const char *op_type) {
 static tx_op activation_of(tx_session *s, const tx_step *sp, float *alpha, float *beta) {
     tx_op op;
     float a, b;
-    if (!sp->dead && (!sp->node->domain[0] || strcmp(sp->node->domain, "ai.onnx") == 0) &&
-        tx_onnx_act_attrs(sp->node, &op, &a, &b)) {
+    if (onnx_step(sp) && tx_onnx_act_attrs(sp->node, &op, &a, &b)) {
         if (!isfinite(a) || !isfinite(b))
             return TX_OP_NONE;
         if (alpha)

@@ -152,18 +152,9 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
         return fail_shapes(ctx, TX_STATUS_SHAPE_MISMATCH, op, why, xs, ws);
     }
     tx_op act = d->activation;
-    bool act_par = act != TX_OP_NONE && tx_op_family(act) == TX_FAMILY_ACT;
-    if (act != TX_OP_NONE && tx_op_family(act) != TX_FAMILY_UNARY && act != TX_OP_CLIP && !act_par)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "%s: activation %d is not a unary op, clip or an activation with alpha/beta",
-                       op, (int)act);
-    if (act == TX_OP_CLIP && (isnan(d->lo) || isnan(d->hi) || d->lo > d->hi))
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: clip bounds [%g, %g] are not ordered",
-                       op, (double)d->lo, (double)d->hi);
-    if (act_par && (!isfinite(d->alpha) || !isfinite(d->beta)))
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "%s: %s's alpha %g and beta %g must be finite", op, tx_op_name(act),
-                       (double)d->alpha, (double)d->beta);
+    tx_status ast = tx_check_act(ctx, op, act, true, d->lo, d->hi, d->alpha, d->beta);
+    if (ast)
+        return ast;
     int nsp = xs->rank - 2;
     int kernel[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
     if (ws->shape[2] > INT32_MAX || ws->shape[xs->rank - 1] > INT32_MAX)

@@ -1,6 +1,5 @@
 /* MATMUL family front: batched C = act(A × B + bias + residual); kernels in
  * engine/gpu/matmul.c and engine/cpu/matmul.c. */
-#include <math.h>
 #include <string.h>
 
 #include "../device.h"
@@ -19,16 +18,9 @@ static tx_status fail_shapes(tx_ctx *ctx, tx_status s, const char *why, const tx
 static tx_status matmul_geom(tx_ctx *ctx, const tx_slot *as, const tx_slot *bs, const tx_slot *cs,
                              const tx_matmul_desc *d, tx_matmul_call *c, int *orank,
                              int64_t *oshape) {
-    tx_op act = d->activation;
-    bool act_par = act != TX_OP_NONE && tx_op_family(act) == TX_FAMILY_ACT;
-    if (act != TX_OP_NONE && tx_op_family(act) != TX_FAMILY_UNARY && !act_par)
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "matmul: activation %d is not a unary op or an activation with alpha/beta",
-                       (int)act);
-    if (act_par && (!isfinite(d->alpha) || !isfinite(d->beta)))
-        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
-                       "matmul: %s's alpha %g and beta %g must be finite", tx_op_name(act),
-                       (double)d->alpha, (double)d->beta);
+    tx_status ast = tx_check_act(ctx, "matmul", d->activation, false, 0, 0, d->alpha, d->beta);
+    if (ast)
+        return ast;
     if (as->dtype != TX_DTYPE_FLOAT32 || bs->dtype != TX_DTYPE_FLOAT32 ||
         (cs && cs->dtype != TX_DTYPE_FLOAT32))
         return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "matmul: operands must be float32");

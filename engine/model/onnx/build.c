@@ -97,7 +97,7 @@ tx_tensor tx_xb_binary(tx_xb *b, tx_op op, tx_tensor a, tx_tensor c) {
 
 tx_tensor tx_xb_act(tx_xb *b, tx_op op, tx_tensor a, float alpha, float beta) {
     tx_tensor y = {0};
-    return tx_xb_track(b, b->st ? b->st : tx_activation(b->x->ctx, op, a, alpha, beta, &y), y);
+    return tx_xb_track(b, b->st ? b->st : tx_apply_act(b->x->ctx, op, alpha, beta, a, &y), y);
 }
 
 tx_tensor tx_xb_clip(tx_xb *b, tx_tensor a, float lo, float hi) {

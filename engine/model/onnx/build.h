@@ -33,6 +33,8 @@ tx_status tx_xb_free(tx_xb *b);
 tx_tensor tx_xb_in(tx_xb *b, int i); /* input i on the device (not tracked: the session owns it) */
 tx_tensor tx_xb_unary(tx_xb *b, tx_op op, tx_tensor a);
 tx_tensor tx_xb_binary(tx_xb *b, tx_op op, tx_tensor a, tx_tensor c);
+/* any fused activation (tx_apply_act): an ACT op with alpha, beta, a UNARY op, or CLIP [alpha,
+ * beta] */
 tx_tensor tx_xb_act(tx_xb *b, tx_op op, tx_tensor a, float alpha, float beta);
 tx_tensor tx_xb_clip(tx_xb *b, tx_tensor a, float lo, float hi);
 /* a op v (a float32 scalar). */

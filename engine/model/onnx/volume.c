@@ -409,9 +409,7 @@ tx_status tx_onnx_conv_volume(tx_xnode *x, bool tr) {
         r = tx_xb_binary(c, TX_OP_ADD, r, tx_xb_reshape(c, bias, 4, b4));
     }
     if (x->act != TX_OP_NONE)
-        r = tx_op_family(x->act) == TX_FAMILY_ACT
-                ? tx_xb_act(c, x->act, r, x->act_alpha, x->act_beta)
-                : tx_xb_unary(c, x->act, r);
+        r = tx_xb_act(c, x->act, r, x->act_alpha, x->act_beta);
     st = c->st ? c->st : tx_identity(x->ctx, r, &y);
     tx_xb_free(c);
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
