@@ -152,6 +152,9 @@ run_suite "train" bash tests/train_test.sh "$BUILD/texel"
 run_suite "conformance" xvfb "$BUILD/texel" conformance --must-pass tests/conformance_must_pass.txt
 run_suite "models" bash tests/models_test.sh "$BUILD/texel"
 run_suite "cpu:models" env TEXEL_DEVICE=cpu bash tests/models_test.sh "$BUILD/texel"
+# PaddleOCR det -> rec / cls on a page of known text: boxes, text and
+# direction right on the GPU (float32 and f16 storage) and the CPU.
+run_suite "ocr" bash tests/ocr_test.sh "$BUILD/texel"
 # Every fuzz target replays its corpus (seeds and past crashes); the loader
 # and graph targets also every file of libonnx-testdata, their uncommitted
 # seeds.
