@@ -57,6 +57,10 @@
 //   w[c][0][ky][4 part ..], kt = ceil(kw / 4)): 12 fetches per output texel for 3x3 at stride 1 or 2,
 //   where the pack / compute / unpack passes spend ~15 and ~31. TX_RESID:
 //   a residual's texel added before TX_ACT.
+// TX_PASS 5 is a dense conv of one position (H = W = Ho = Wo = 1, a 1x1
+//   kernel, no pads: squeeze-excite after a global pool) straight from NCHW:
+//   a fragment owns 4 consecutive outputs n * M + m, each w[m] . x[n] (+ b),
+//   4 channels a fetch where C % 4 == 0 (TX_C4), then TX_RESID, TX_ACT.
 
 #define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
 
@@ -375,6 +379,38 @@ void main() {
 #ifdef TX_BIAS
   acc += tx_elem(u_in2, c, p_b_ws);
 #endif
+  o0 = tx_resid_act(acc, t);
+}
+
+#elif TX_PASS == 5
+
+// Output element e = n * p_M + m (lanes past p_n are never stored):
+// w[m] . x[n] over the p_C channels, plus the bias.
+float tx_dot_out(int e) {
+  if (e >= p_n)
+    return 0.0;
+  int n = e / p_M, m = e - n * p_M;
+  float s = 0.0;
+#ifdef TX_C4
+  int cq = p_C >> 2;
+  for (int q = 0; q < cq; q++)
+    s += dot(tx_texel_n(u_in0, n * cq + q, p_in_ws, vec2(p_in_iw, p_in_ih)),
+             tx_texel_n(u_in1, m * cq + q, p_w_ws, vec2(p_w_iw, p_w_ih)));
+#else
+  for (int c = 0; c < p_C; c++)
+    s += tx_elem_n(u_in0, n * p_C + c, p_in_ws, vec2(p_in_iw, p_in_ih)) *
+         tx_elem_n(u_in1, m * p_C + c, p_w_ws, vec2(p_w_iw, p_w_ih));
+#endif
+#ifdef TX_BIAS
+  s += tx_elem(u_in2, m, p_b_ws);
+#endif
+  return s;
+}
+
+void main() {
+  TX_OUTPUT_TEXEL(t)
+  int e = t * 4;
+  vec4 acc = vec4(tx_dot_out(e), tx_dot_out(e + 1), tx_dot_out(e + 2), tx_dot_out(e + 3));
   o0 = tx_resid_act(acc, t);
 }
 

@@ -179,6 +179,13 @@ static const shape_case k_conv[] = {
     {.shapes = "1x6x9x16,6x1x3x3,6,1x6x9x16", CONV(.group = 6, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .label = "residual/depthwise/direct"},
     {.shapes = "1x4x9x9,4x1x3x3,4,1x4x9x9", CONV(.group = 4, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .label = "residual/depthwise"},
     {.shapes = "1x16x19x19,16x16x3x3,16,1x16x17x17", .label = "residual/winograd"},
+    /* convs of one position (H = W = 1, 1x1 kernel: squeeze-excite), which
+     * the GPU runs in one draw: channels in whole texels or not, outputs whose
+     * texels straddle images, a residual, a parameterized activation */
+    {.shapes = "2x6x1x1,10x6x1x1", CONV(.activation = TX_OP_RELU), .bias = true, .label = "1x1/one-position/c6/batch2"},
+    {.shapes = "1x48x1x1,192x48x1x1", CONV(.activation = TX_OP_HARD_SWISH), .bias = true, .label = "1x1/one-position/c48"},
+    {.shapes = "3x8x1x1,6x8x1x1,6,3x6x1x1", CONV(.activation = TX_OP_SIGMOID), .label = "residual/1x1/one-position"},
+    {.shapes = "2x20x1x1,50x20x1x1", CONV(.activation = TX_OP_LEAKY_RELU, .alpha = 0.15f), .label = "1x1/one-position/leaky_relu"},
     /* the CPU's Winograd F(2x2, 3x3) (where its GEMM is 4-wide: wasm): groups,
      * asymmetric pads, an activation run afterwards, odd output sizes
      * (partial tiles), several strips */

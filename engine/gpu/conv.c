@@ -16,7 +16,11 @@
  * flipped, transposed weights and padding dk - 1 - pad. The compute pass
  * skips the kernel rows that meet a row of inserted zeros (all but every
  * s-th); along x the zeros are still multiplied, since a fragment's
- * consecutive positions need different kernel columns. */
+ * consecutive positions need different kernel columns.
+ *
+ * Three routes skip the packing: 1x1 convs as matmuls (conv_is_matmul),
+ * depthwise convs over rows of whole texels in one pass (dw_direct), and
+ * convs of a single position as dot products (conv_is_dot). */
 #include <math.h>
 #include <string.h>
 
@@ -406,10 +410,51 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     return tx_gpu_run(ctx, op, &r, ins, n_in, (const tx_texture *[]){&ys->st->tex}, 1);
 }
 
+/* A dense conv of one position (H = W = 1, a 1x1 kernel, no padding: the
+ * squeeze-excite convs after a global pool, 20 of PP-OCRv4 det's, 18 of
+ * ppocr cls's) is one value per output channel, y[n][m] = w[m] . x[n] + b[m]:
+ * one draw (conv.glsl TX_PASS 5) over x and w as they are, where the packing
+ * passes take three (pack, compute, unpack) and the matmul route programs
+ * of its own per shape whose first draws SwiftShader translates (tried: cls
+ * first result +100 ms). A fragment owns 4 consecutive outputs; TX_C4
+ * (C % 4 == 0) takes the dot products 4 channels a fetch. */
+static bool conv_is_dot(const tx_conv_call *cc) {
+    return !cc->transpose && !cc->swap_nc && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 &&
+           cc->h == 1 && cc->w == 1 && cc->ho == 1 && cc->wo == 1 && cc->pt == 0 && cc->pl == 0;
+}
+
+static tx_status run_dot(tx_ctx *ctx, const tx_conv_call *cc) {
+    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *rs = cc->resid, *ys = cc->y;
+    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_CONV, "conv", n_in, 1);
+    r.macs = conv_macs(cc);
+    tx_req_define_int(&r, "TX_PASS", 5);
+    if (cc->c % 4 == 0)
+        tx_req_define(&r, "TX_C4", "1");
+    if (bs)
+        tx_req_define(&r, "TX_BIAS", "1");
+    if (rs)
+        tx_req_resid(&r, n_in - 1, &rs->st->tex);
+    tx_req_act(&r, cc->act, cc->lo, cc->hi);
+    TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
+                {"p_out_ws", ys->st->tex.wshift}, {"p_in_ws", xs->st->tex.wshift},
+                {"p_w_ws", ws->st->tex.wshift}, {"p_b_ws", bs ? bs->st->tex.wshift : 0},
+                {"p_C", (int)cc->c}, {"p_M", (int)cc->m});
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
+    tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &ws->st->tex);
+    const tx_texture *ins[4] = {&xs->st->tex, &ws->st->tex, bs ? &bs->st->tex : NULL, NULL};
+    if (rs)
+        ins[n_in - 1] = &rs->st->tex;
+    return tx_gpu_run(ctx, "conv", &r, ins, n_in, (const tx_texture *[]){&ys->st->tex}, 1);
+}
+
 /* Positions per fragment (4 or 8) chosen per device where both apply: dense
  * convs with 4 channels per fragment on 8 render targets (env TEXEL_TUNE,
  * tune.c). */
 tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
+    if (conv_is_dot(cc))
+        return run_dot(ctx, cc);
     if (conv_is_matmul(cc))
         return run_as_matmul(ctx, cc);
     if (dw_direct(cc))
