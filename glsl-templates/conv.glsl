@@ -61,8 +61,17 @@
 //   kernel, no pads: squeeze-excite after a global pool) straight from NCHW:
 //   a fragment owns 4 consecutive outputs n * M + m, each w[m] . x[n] (+ b),
 //   4 channels a fetch where C % 4 == 0 (TX_C4), then TX_RESID, TX_ACT.
+// Passes 0, 4 and 5 apply x_affine (TX_XA, below) to what they read of x.
 
 #define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
+
+// TX_XAFF (tx_conv_desc.x_affine; passes 0, 4 and 5): x is read as
+// x * p_xs + p_xb wherever it is read inside x; the padding stays 0.
+#ifdef TX_XAFF
+#define TX_XA(V) ((V) * p_xs + p_xb)
+#else
+#define TX_XA(V) (V)
+#endif
 
 #if TX_PASS == 0
 
@@ -95,7 +104,7 @@ void main() {
       int base = (n * p_C + c0) * plane + iy * p_W + ix, cs = plane;
 #endif
       for (int j = 0; j < 4; j++)
-        if (c0 + j < cend) v[j] = tx_elem_n(u_in0, base + j * cs, p_in_ws, vec2(p_in_iw, p_in_ih));
+        if (c0 + j < cend) v[j] = TX_XA(tx_elem_n(u_in0, base + j * cs, p_in_ws, vec2(p_in_iw, p_in_ih)));
     }
   }
   o0 = v;
@@ -316,7 +325,7 @@ float tx_win(vec4 w0, vec4 w1, vec4 w2, vec4 w3, int i) {
 
 // Texel q of the input row starting at texel `row` (wq texels): 0 outside.
 vec4 tx_row_texel(int row, int q, int wq) {
-  return q < 0 || q >= wq ? vec4(0.0) : tx_texel_n(u_in0, row + q, p_in_ws, vec2(p_in_iw, p_in_ih));
+  return q < 0 || q >= wq ? vec4(0.0) : TX_XA(tx_texel_n(u_in0, row + q, p_in_ws, vec2(p_in_iw, p_in_ih)));
 }
 
 // Tap KX of the kernel row: its weight W times the 4 positions' inputs,
@@ -394,11 +403,11 @@ float tx_dot_out(int e) {
 #ifdef TX_C4
   int cq = p_C >> 2;
   for (int q = 0; q < cq; q++)
-    s += dot(tx_texel_n(u_in0, n * cq + q, p_in_ws, vec2(p_in_iw, p_in_ih)),
+    s += dot(TX_XA(tx_texel_n(u_in0, n * cq + q, p_in_ws, vec2(p_in_iw, p_in_ih))),
              tx_texel_n(u_in1, m * cq + q, p_w_ws, vec2(p_w_iw, p_w_ih)));
 #else
   for (int c = 0; c < p_C; c++)
-    s += tx_elem_n(u_in0, n * p_C + c, p_in_ws, vec2(p_in_iw, p_in_ih)) *
+    s += TX_XA(tx_elem_n(u_in0, n * p_C + c, p_in_ws, vec2(p_in_iw, p_in_ih))) *
          tx_elem_n(u_in1, m * p_C + c, p_w_ws, vec2(p_w_iw, p_w_ih));
 #endif
 #ifdef TX_BIAS

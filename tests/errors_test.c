@@ -220,6 +220,9 @@ int main(int argc, char **argv) {
                TX_STATUS_INVALID_ARGUMENT, "conv", "dilation -2");
         EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.group = -1}, &y), TX_STATUS_INVALID_ARGUMENT,
                "conv", "group");
+        EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.x_affine = true, .x_scale = 1, .x_shift = NAN},
+                       &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv", "x_affine", "x_shift nan");
         EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.auto_pad = (tx_auto_pad)7}, &y),
                TX_STATUS_INVALID_ARGUMENT, "conv", "auto_pad");
         EXPECT(tx_conv(ctx, x, w4, &(tx_conv_desc){.bias = b}, &y), TX_STATUS_SHAPE_MISMATCH,
@@ -238,6 +241,9 @@ int main(int argc, char **argv) {
                TX_STATUS_INVALID_ARGUMENT, "conv_transpose", "output_padding");
         EXPECT(tx_conv_transpose(ctx, x, wt, &(tx_conv_desc){.pads = {9, 9, 9, 9}}, &y),
                TX_STATUS_SHAPE_MISMATCH, "conv_transpose", "pads", "[4, 2, 3, 3]");
+        EXPECT(tx_conv_transpose(ctx, x, wt, &(tx_conv_desc){.x_affine = true, .x_scale = INFINITY},
+                                 &y),
+               TX_STATUS_INVALID_ARGUMENT, "conv_transpose", "x_scale inf");
         tx_tensor ts[] = {x, w4, wt, w, w2, big, b, wk};
         for (size_t i = 0; i < TX_COUNTOF(ts); i++)
             tx_tensor_destroy(ctx, ts[i]);

@@ -123,6 +123,8 @@ static const gcase k_cases[] = {
     {G("conv/stride2", K_OP, TX_OP_CONV, "1x2x7x7,3x2x3x3"), CONV(.strides = {2, 2}, .pads = {1, 1, 0, 0})},
     {G("conv/dilation2", K_OP, TX_OP_CONV, "1x2x7x6,3x2x2x2"), CONV(.dilations = {2, 2})},
     {G("conv/depthwise", K_OP, TX_OP_CONV, "2x3x6x6,3x1x3x3,3"), CONV(.group = 3, .pads = {1, 1, 1, 1})},
+    {G("conv/x_affine", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4"), CONV(.pads = {1, 1, 1, 1}, .x_affine = true, .x_scale = -1.5f, .x_shift = 0.4f)},
+    {G("conv/depthwise_x_affine", K_OP, TX_OP_CONV, "1x4x5x8,4x1x3x3"), CONV(.group = 4, .pads = {1, 1, 1, 1}, .x_affine = true, .x_scale = 0.7f, .x_shift = -0.6f)},
     {G("conv/group2", K_OP, TX_OP_CONV, "1x4x5x5,6x2x3x3"), CONV(.group = 2, .strides = {2, 1})},
     {G("conv/depthwise16_x2", K_OP, TX_OP_CONV, "1x16x4x4,32x1x3x3"), CONV(.group = 16, .strides = {2, 2}, .pads = {1, 1, 1, 1})},
     {G("conv/depthwise70", K_OP, TX_OP_CONV, "2x70x3x3,70x1x3x3,70"), CONV(.group = 70)},

@@ -1091,6 +1091,89 @@ int main(int argc, char **argv) {
         }
         tx_test_end();
     }
+    if (tx_test_begin("fusion: a scalar affine before padded convs is read through by them "
+                      "(tx_conv_desc.x_affine), not while another op reads it")) {
+        /* a = Add(Mul(x, 0.8), -0.3) read by a padded depthwise conv (y)
+         * and a padded dense one (z): one Affine, then read through by both
+         * (the padding stays 0, which folding into the weights would not
+         * give); q = Mul(x, 1.5) read by a conv (u) and a Relu (r) stays a
+         * step. */
+        float w1[4 * 9], b1[4], w2[2 * 4 * 9], x[4 * 42];
+        for (int i = 0; i < 4 * 9; i++)
+            w1[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
+        for (int i = 0; i < 4; i++)
+            b1[i] = (float)i / 4.0f - 0.3f;
+        for (int i = 0; i < 2 * 4 * 9; i++)
+            w2[i] = (float)((i * 5) % 9) / 9.0f - 0.5f;
+        for (int i = 0; i < 4 * 42; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        double a[4 * 42], q[4 * 42], y[4 * 42], z[2 * 42], u[2 * 42];
+        for (int i = 0; i < 4 * 42; i++) {
+            a[i] = (double)(x[i] * 0.8f) + (double)-0.3f;
+            q[i] = (double)x[i] * (double)1.5f;
+        }
+        ref_conv(a, 1, w1, b1, 4, 3, 1, 4, y);
+        ref_conv(a, 4, w2, NULL, 2, 3, 1, 1, z);
+        ref_conv(q, 4, w2, NULL, 2, 3, 1, 1, u);
+        buf g = {0};
+        init_f(&g, "W1", (int64_t[]){4, 1, 3, 3}, 4, w1);
+        init_f(&g, "B1", (int64_t[]){4}, 1, b1);
+        init_f(&g, "W2", (int64_t[]){2, 4, 3, 3}, 4, w2);
+        init_f(&g, "s", NULL, 0, (float[]){0.8f});
+        init_f(&g, "t", (int64_t[]){1}, 1, (float[]){-0.3f});
+        init_f(&g, "s2", NULL, 0, (float[]){1.5f});
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        buf pads = attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4);
+        node(&g, "Mul", "m", (const char *[]){"x", "s"}, 2, (const char *[]){"m"}, 1, NULL, 0);
+        node(&g, "Add", "a", (const char *[]){"m", "t"}, 2, (const char *[]){"a"}, 1, NULL, 0);
+        node(&g, "Conv", "dw", (const char *[]){"a", "W1", "B1"}, 3, (const char *[]){"y"}, 1,
+             (buf[]){attr_i("group", 4), pads}, 2);
+        node(&g, "Conv", "dense", (const char *[]){"a", "W2"}, 2, (const char *[]){"z"}, 1,
+             (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+        node(&g, "Mul", "q", (const char *[]){"s2", "x"}, 2, (const char *[]){"q"}, 1, NULL, 0);
+        node(&g, "Conv", "c3", (const char *[]){"q", "W2"}, 2, (const char *[]){"u"}, 1,
+             (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+        node(&g, "Relu", "r", (const char *[]){"q"}, 1, (const char *[]){"r"}, 1, NULL, 0);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
+        vinfo(&g, 12, "u", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
+        vinfo(&g, 12, "r", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        buf m = model(&g, 13);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            /* unfused: Mul, Add, 2 convs, Mul, conv, Relu; fused: the Mul and
+             * Add one Affine, read through by both convs */
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 5 : 7, fusion ? 2 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 7}, x), out[4];
+            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 4, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                float gy[4 * 42], gz[2 * 42], gu[2 * 42], gr[4 * 42];
+                CHECK(!tx_tensor_read(ctx, out[0], gy, sizeof gy) &&
+                          !tx_tensor_read(ctx, out[1], gz, sizeof gz) &&
+                          !tx_tensor_read(ctx, out[2], gu, sizeof gu) &&
+                          !tx_tensor_read(ctx, out[3], gr, sizeof gr),
+                      "%s", tx_last_error(ctx));
+                double ey = 0, ez = 0, eu = 0, er = 0;
+                for (int i = 0; i < 4 * 42; i++) {
+                    ey = fmax(ey, fabs(gy[i] - y[i]));
+                    er = fmax(er, fabs(gr[i] - fmax(q[i], 0)));
+                }
+                for (int i = 0; i < 2 * 42; i++) {
+                    ez = fmax(ez, fabs(gz[i] - z[i]));
+                    eu = fmax(eu, fabs(gu[i] - u[i]));
+                }
+                CHECK(ey < 1e-4 && ez < 1e-4 && eu < 1e-4 && er < 1e-6,
+                      "fusion %d: max error y %g, z %g, u %g, r %g", fusion, ey, ez, eu, er);
+                TX_DESTROY(ctx, out[0], out[1], out[2], out[3]);
+            }
+            tx_tensor_destroy(ctx, xt);
+            tx_session_destroy(ss);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scale that broadcasts its input up to the conv's channels "
                       "stays a step")) {
         /* y = Conv1x1(Mul(x, s), W) with x [1, 1, 3, 4] and s [1, 3, 1, 1]:

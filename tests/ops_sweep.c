@@ -204,6 +204,20 @@ static const shape_case k_conv[] = {
     {.shapes = "1x16x19x19,16x16x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_CELU, .alpha = 0.8f), .bias = true, .label = "winograd/celu"},
     {.shapes = "1x16x20x20,8x16x5x5", CONV(.pads = {2, 2, 2, 2}, .activation = TX_OP_AFFINE, .alpha = -0.5f, .beta = 0.25f), .bias = true, .label = "im2col/affine"},
     {.shapes = "1x160x15x15,16x160x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .bias = true, .label = "winograd/strips", .big = true},
+    /* x_affine (x read as x * x_scale + x_shift inside x, the padding 0) on
+     * every route: the dense and depthwise packs, the one-pass depthwise, one
+     * position, a 1x1 (not the matmul route then), a residual, strides; the
+     * CPU runs it as an affine op first */
+#define XAFF(s, b) .x_affine = true, .x_scale = s, .x_shift = b
+    {.shapes = "1x8x9x11,8x8x3x3", CONV(.pads = {1, 1, 1, 1}, XAFF(-1.5f, 0.75f)), .bias = true, .label = "x_affine/pad1"},
+    {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH, XAFF(0.5f, 1.0f)), .bias = true, .label = "x_affine/depthwise"},
+    {.shapes = "2x5x7x16,5x1x3x3", CONV(.group = 5, .pads = {1, 1, 1, 1}, XAFF(2.0f, -0.5f)), .bias = true, .label = "x_affine/depthwise/direct"},
+    {.shapes = "1x4x9x16,4x1x5x5", CONV(.group = 4, .strides = {2, 2}, .pads = {2, 2, 2, 2}, .activation = TX_OP_RELU, XAFF(0.8f, 0.3f)), .label = "x_affine/depthwise/direct/k5/s2"},
+    {.shapes = "2x6x1x1,10x6x1x1", CONV(.activation = TX_OP_RELU, XAFF(1.25f, -0.2f)), .bias = true, .label = "x_affine/one-position"},
+    {.shapes = "1x48x1x1,16x48x1x1", CONV(XAFF(-0.5f, 0.1f)), .label = "x_affine/one-position/c48"},
+    {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_RELU6, XAFF(0.9f, 0.4f)), .bias = true, .label = "x_affine/1x1"},
+    {.shapes = "1x6x9x16,6x1x3x3,6,1x6x9x16", CONV(.group = 6, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU, XAFF(1.1f, -0.3f)), .label = "x_affine/residual/depthwise/direct"},
+    {.shapes = "1x8x16x16,12x8x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, XAFF(0.0f, 2.0f)), .bias = true, .label = "x_affine/s2/scale0"},
 };
 static const shape_case k_conv_transpose[] = {
     {.shapes = "1x1x3x3,1x2x3x3"},
@@ -223,6 +237,7 @@ static const shape_case k_conv_transpose[] = {
     /* a residual (x, w, bias, residual of y's shape), added before the activation */
     {.shapes = "1x2x4x5,2x3x3x3,3,1x3x9x11", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .label = "s2/residual/relu"},
     {.shapes = "1x4x5x5,4x4x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.1f), .bias = true, .label = "s2/leaky_relu"},
+    {.shapes = "1x4x5x5,4x4x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, XAFF(-0.7f, 0.25f)), .bias = true, .label = "s2/x_affine"},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}

@@ -461,7 +461,8 @@ static const attr_field k_attr_fields[] = {
         FIELDN(F, "output_padding", conv.output_padding, A_INT, 2),                                \
         FIELDN(F, "output_shape", conv.output_shape, A_INT, 2),                                    \
         FIELD(F, "residual", conv.residual, A_TENSOR), FIELD(F, "alpha", conv.alpha, A_FLOAT),     \
-        FIELD(F, "beta", conv.beta, A_FLOAT)
+        FIELD(F, "beta", conv.beta, A_FLOAT), FIELD(F, "x_affine", conv.x_affine, A_BOOL),         \
+        FIELD(F, "x_scale", conv.x_scale, A_FLOAT), FIELD(F, "x_shift", conv.x_shift, A_FLOAT)
     CONV_FIELDS(CONV),
     CONV_FIELDS(CONV_TRANSPOSE),
     FIELDN(POOL, "kernel_shape", pool.kernel_shape, A_INT, 2),

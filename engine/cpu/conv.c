@@ -750,6 +750,7 @@ static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
 /* A residual is added after the conv's own epilogue (bias), then the
  * activation: one more pass over y, in place. */
 tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
+    TX_ASSERT(!c->xa); /* the front runs x_affine as an op of its own here */
     if (c->swap_nc)
         return conv_swapped(ctx, c);
     if (!c->resid)

@@ -156,6 +156,20 @@ static void req_common(tx_program_req *r, const conv_plan *p, int pass, int n_in
         tx_req_define(r, "TX_SWAP_NC", "1");
 }
 
+/* x_affine (the passes that read x: 0, 4, 5): x · xs + xb inside x. A
+ * define, not parameters 1 and 0 for every conv: on SwiftShader the FMA
+ * per texel read made the generic programs of convs without it slower
+ * (three rounds alternated, texel-gpu steady: ppocr cls 45-49 -> 50-53 ms,
+ * PP-OCRv4 det 770 -> 790-840), which costs more than translating the
+ * variants that have it (det's first result +100 ms, rec's -50). */
+static void req_xaff(tx_program_req *r, const tx_conv_call *cc) {
+    if (!cc->xa)
+        return;
+    tx_req_define(r, "TX_XAFF", "1");
+    tx_req_float(r, "p_xs", cc->xs);
+    tx_req_float(r, "p_xb", cc->xb);
+}
+
 static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
     const tx_conv_call *cc = call;
     const char *op = cc->transpose ? "conv_transpose" : "conv";
@@ -190,6 +204,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
 
     /* pass 0: pack the input */
     req_common(&r, &p, 0, 1, 1);
+    req_xaff(&r, cc);
     TX_REQ_INTS(&r, {"p_ntex", (int)x_tex}, {"p_out_ws", xp.wshift},
                 {"p_in_ws", xs->st->tex.wshift}, {"p_NB", (int)p.nb}, {"p_Hp", (int)p.hp},
                 {"p_Wp", (int)p.wp}, {"p_pt", p.ut}, {"p_pl", p.ul}, {"p_uh", p.uh}, {"p_uw", p.uw},
@@ -303,9 +318,9 @@ static bool spatial_fixed(const tx_conv_call *cc) {
  * with this line: rec steady 1.07 -> 0.77 s, det first run 4.6 -> 5.3 s). */
 #define TX_CONV_VARY_MATMUL_MC (1 << 14)
 static bool conv_is_matmul(const tx_conv_call *cc) {
-    return !cc->transpose && !cc->swap_nc && cc->groups == 1 && cc->kh == 1 && cc->kw == 1 &&
-           cc->sh == 1 && cc->sw == 1 && cc->pt == 0 && cc->pl == 0 && cc->ho == cc->h &&
-           cc->wo == cc->w &&
+    return !cc->transpose && !cc->swap_nc && !cc->xa && cc->groups == 1 && cc->kh == 1 &&
+           cc->kw == 1 && cc->sh == 1 && cc->sw == 1 && cc->pt == 0 && cc->pl == 0 &&
+           cc->ho == cc->h && cc->wo == cc->w &&
            (spatial_fixed(cc) ? cc->h * cc->w % 4 == 0 : cc->m * cc->c >= TX_CONV_VARY_MATMUL_MC);
 }
 
@@ -392,6 +407,7 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     tx_req_define_int(&r, "TX_OFF", off);
     tx_req_define_int(&r, "TX_SW", cc->sw);
     tx_req_define_int(&r, "TX_KW", cc->kw);
+    req_xaff(&r, cc);
     if (bs)
         tx_req_define(&r, "TX_BIAS", "1");
     if (rs)
@@ -430,6 +446,7 @@ static tx_status run_dot(tx_ctx *ctx, const tx_conv_call *cc) {
     tx_req_init(&r, TX_FAMILY_CONV, "conv", n_in, 1);
     r.macs = conv_macs(cc);
     tx_req_define_int(&r, "TX_PASS", 5);
+    req_xaff(&r, cc);
     if (cc->c % 4 == 0)
         tx_req_define(&r, "TX_C4", "1");
     if (bs)

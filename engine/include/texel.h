@@ -534,6 +534,12 @@ typedef struct tx_conv_desc {
     float alpha, beta;     /* tx_activation's alpha, beta for such an activation (finite) */
     tx_tensor residual;    /* {0} = none; else a float tensor of y's shape, added before
                               the activation (a residual block's skip connection) */
+    bool x_affine;         /* read x · x_scale + x_shift at every position inside x, the
+                              padding still 0: an elementwise affine before a padded conv
+                              (a normalization, PP-LCNet's learnable affine) without a pass
+                              of its own (GPU convs; elsewhere, and under a recording tape,
+                              it runs as tx_activation(TX_OP_AFFINE) first) */
+    float x_scale, x_shift; /* x_affine's (finite) */
 } tx_conv_desc;
 
 /* y = act(conv(x, w) + bias + residual): x [N, C, (H,) W], w [M, C/group,

@@ -404,6 +404,7 @@ static void fuse_activations(tx_session *s) {
 
 static tx_status fuse_affine_into_conv(tx_session *s);
 static tx_status fuse_scalar_affine(tx_session *s);
+static void fuse_affine_before_conv(tx_session *s);
 
 tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
@@ -417,6 +418,8 @@ tx_status tx_graph_fuse(tx_session *s) {
         st = fuse_affine_into_conv(s);
     if (!st)
         st = fuse_scalar_affine(s);
+    if (!st)
+        fuse_affine_before_conv(s);
     fuse_matmul(s);
     fuse_residual(s);
     fuse_activations(s);
@@ -748,4 +751,70 @@ static tx_status fuse_scalar_affine(tx_session *s) {
         tx_graph_count_uses(s);
     }
     return TX_STATUS_OK;
+}
+
+/* Whether step cv is a 1-D or 2-D Conv reading value v as its input (and
+ * nowhere else) without an affine of its own yet. */
+static bool conv_reads_only_x(const tx_session *s, const tx_step *cv, int v) {
+    if (!is_op(cv, "Conv") || cv->n_in < 2 || cv->in[0] != v || cv->x_affine)
+        return false;
+    for (int i = 1; i < cv->n_in; i++)
+        if (cv->in[i] == v)
+            return false;
+    int rank = s->vals[v].rank;
+    return rank == 3 || rank == 4;
+}
+
+/* A scalar affine (an Affine step, or one Mul, Add, Sub or Div by a scalar
+ * constant) that only Convs read, as their input x: what
+ * fuse_affine_into_conv cannot fold into the weights because the convs pad
+ * (PP-LCNetV3's learnable affine after a HardSwish, before a padded
+ * depthwise conv and sometimes a 1x1 beside it: 13 in PaddleOCR det, 13 in
+ * rec). Each conv reads its input through it (tx_conv_desc.x_affine: inside
+ * x only, the padding 0), so it costs no pass of its own. */
+static void fuse_affine_before_conv(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *a = &s->steps[k];
+        if (a->dead || a->n_out != 1 || a->act)
+            continue;
+        double mul = 1, add = 0;
+        int x = -1;
+        if (is_op(a, "Affine") && a->n_in == 1) {
+            x = a->in[0];
+            mul = tx_attr_float(a->node, "alpha", 1.0f);
+            add = tx_attr_float(a->node, "beta", 0.0f);
+        } else {
+            x = affine_step(s, a, -1, TX_MAX_RANK, 1, &mul, &add);
+        }
+        int v = a->out[0];
+        if (x < 0 || v < 0 || s->vals[v].is_output || s->vals[v].host_static ||
+            s->vals[v].n_uses < 1 || !(fabs(mul) <= FLT_MAX) || !(fabs(add) <= FLT_MAX))
+            continue;
+        int readers = 0;
+        bool only_convs = true;
+        for (int c = k + 1; c < s->n_steps && only_convs; c++) {
+            const tx_step *cv = &s->steps[c];
+            bool reads = false;
+            for (int i = 0; i < cv->n_in && !cv->dead; i++)
+                reads |= cv->in[i] == v;
+            if (reads) {
+                readers++;
+                only_convs = conv_reads_only_x(s, cv, v);
+            }
+        }
+        if (!only_convs || readers != s->vals[v].n_uses)
+            continue;
+        for (int c = k + 1; c < s->n_steps; c++) {
+            tx_step *cv = &s->steps[c];
+            if (cv->dead || cv->n_in < 1 || cv->in[0] != v)
+                continue;
+            cv->x_affine = true;
+            cv->x_scale = (float)mul;
+            cv->x_shift = (float)add;
+            cv->in[0] = x;
+        }
+        a->dead = true;
+        s->fused++;
+        tx_graph_count_uses(s);
+    }
 }

@@ -415,6 +415,9 @@ void tx_graph_xnode(tx_session *s, int k, tx_xnode *x) {
     x->act = sp->act;
     x->act_alpha = sp->act_alpha;
     x->act_beta = sp->act_beta;
+    x->x_affine = sp->x_affine;
+    x->x_scale = sp->x_scale;
+    x->x_shift = sp->x_shift;
     x->bias = sp->bias >= 0 ? &s->vals[sp->bias] : NULL;
 }
 

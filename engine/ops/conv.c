@@ -155,6 +155,10 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
     tx_status ast = tx_check_act(ctx, op, act, true, d->lo, d->hi, d->alpha, d->beta);
     if (ast)
         return ast;
+    if (d->x_affine && (!isfinite(d->x_scale) || !isfinite(d->x_shift)))
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "%s: x_affine's x_scale %g and x_shift %g must be finite", op,
+                       (double)d->x_scale, (double)d->x_shift);
     int nsp = xs->rank - 2;
     int kernel[2] = {(int)ws->shape[2], nsp == 2 ? (int)ws->shape[3] : 0};
     if (ws->shape[2] > INT32_MAX || ws->shape[xs->rank - 1] > INT32_MAX)
@@ -230,6 +234,9 @@ static tx_status conv_geom(tx_ctx *ctx, const char *op, bool transpose, const tx
     p->kh = g.kh, p->kw = g.kw, p->sh = g.sh, p->sw = g.sw, p->dh = g.dh, p->dw = g.dw;
     p->pt = g.pt, p->pl = g.pl;
     p->ho = g.ho, p->wo = g.wo;
+    p->xa = d->x_affine;
+    p->xs = d->x_scale;
+    p->xb = d->x_shift;
     p->act = act;
     float ab[2];
     tx_act_floats(act, d->lo, d->hi, d->alpha, d->beta, ab);
@@ -258,6 +265,22 @@ static tx_status conv_residual_parts(tx_ctx *ctx, bool transpose, tx_tensor x, t
     return st ? st : tx_residual_act(ctx, z, desc->residual, desc->activation, ab[0], ab[1], out);
 }
 
+/* conv(x · x_scale + x_shift) with the affine as an op of its own: where
+ * the kernel does not apply it (a transposed conv, the CPU device) and under
+ * a recording tape (the affine gets its gradient). */
+static tx_status conv_x_affine_parts(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
+                                     const tx_conv_desc *desc, tx_tensor *out) {
+    tx_conv_desc d = *desc;
+    d.x_affine = false;
+    tx_tensor t;
+    tx_status st = tx_activation(ctx, TX_OP_AFFINE, x, desc->x_scale, desc->x_shift, &t);
+    if (st)
+        return st;
+    st = transpose ? tx_conv_transpose(ctx, t, w, &d, out) : tx_conv(ctx, t, w, &d, out);
+    tx_tensor_destroy(ctx, t);
+    return st;
+}
+
 /* parts: a residual runs as separate ops (a recording tape) */
 static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                           const tx_conv_desc *desc, bool parts, tx_tensor *out) {
@@ -277,6 +300,8 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         st = tx_check_residual(ctx, op, d.residual, xs, orank, oshape, &rs);
     if (st)
         return st;
+    if (d.x_affine && (transpose || tx_tape_recording(ctx) || xs->st->dev != TX_DEVICE_GPU))
+        return conv_x_affine_parts(ctx, transpose, x, w, &d, out);
     if (rs && parts)
         return conv_residual_parts(ctx, transpose, x, w, &d, out);
     tx_device dev;
@@ -360,9 +385,10 @@ static tx_status noted(tx_ctx *ctx, tx_status st, tx_op op, tx_tensor x, tx_tens
     return st;
 }
 
-/* a residual under a tape: conv, add and activation are recorded (not noted here) */
+/* a residual or x_affine under a tape: conv, add, activation and affine
+ * are recorded (not noted here) */
 static bool conv_parts(tx_ctx *ctx, const tx_conv_desc *desc) {
-    return desc && desc->residual.id && tx_tape_recording(ctx);
+    return desc && (desc->residual.id || desc->x_affine) && tx_tape_recording(ctx);
 }
 
 tx_status tx_conv(tx_ctx *ctx, tx_tensor x, tx_tensor w, const tx_conv_desc *desc, tx_tensor *out) {

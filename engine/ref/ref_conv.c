@@ -71,6 +71,12 @@ static int conv_out(tx_ref_tensor *out, const tx_ref_tensor *x, int64_t m,
     return out->data ? 0 : -1;
 }
 
+/* An input value as the conv reads it (x_affine: inside x only; the
+ * padding, never read here, stays 0). */
+static double x_at(const tx_conv_desc *c, float v) {
+    return c->x_affine ? (double)v * c->x_scale + c->x_shift : (double)v;
+}
+
 int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
     const tx_ref_tensor *x = &in[0], *w = &in[1], *b;
     tx_conv_desc c;
@@ -126,7 +132,7 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_
                                 int64_t xx = ox * g.s[1] - g.pb[1] + kx * g.d[1];
                                 if (xx < 0 || xx >= iw)
                                     continue;
-                                double xv = x->data[((ni * ch + gi * cg + ci) * ih + yy) * iw + xx];
+                                double xv = x_at(&c, x->data[((ni * ch + gi * cg + ci) * ih + yy) * iw + xx]);
                                 double wv = w->data[((mi * cg + ci) * kh + ky) * kw + kx];
                                 s += xv * wv;
                             }
@@ -200,7 +206,7 @@ int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
             int64_t gi = ci / cg;
             for (int64_t iy = 0; iy < ih; iy++)
                 for (int64_t ix = 0; ix < iw; ix++) {
-                    double xv = x->data[((ni * ch + ci) * ih + iy) * iw + ix];
+                    double xv = x_at(&c, x->data[((ni * ch + ci) * ih + iy) * iw + ix]);
                     for (int64_t mi = 0; mi < mg; mi++)
                         for (int64_t ky = 0; ky < kh; ky++) {
                             int64_t oy = iy * g.s[0] - g.pb[0] + ky * g.d[0];

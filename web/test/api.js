@@ -774,6 +774,26 @@ test('conv and matmul fuse activations with alpha / beta (leakyRelu, hardSigmoid
   }
 });
 
+test('conv reads its input through x_affine (x * x_scale + x_shift inside x, padding 0) on both devices', async () => {
+  const xv = rand(2 * 6 * 5 * 8, 71), wv = rand(6 * 9, 72), dv = rand(4 * 6 * 9, 73);
+  const aff = xv.map((v) => 0.5 * v + 1);
+  for (const device of ['gpu', 'cpu']) {
+    tx.scope(() => {
+      const o = { device };
+      const x = tx.tensor(xv, [2, 6, 5, 8], o), xa = tx.tensor(aff, [2, 6, 5, 8], o);
+      const dw = tx.tensor(wv, [6, 1, 3, 3], o), dense = tx.tensor(dv, [4, 6, 3, 3], o);
+      for (const [w, opt, what] of [[dw, { group: 6 }, 'depthwise'], [dense, {}, 'dense']]) {
+        const base = { pads: [1, 1, 1, 1], ...opt };
+        const want = xa.conv(w, base).dataSync();
+        const got = x.conv(w, { ...base, x_affine: true, x_scale: 0.5, x_shift: 1 }).dataSync();
+        close(got, want, 1e-5, `${device}: ${what} conv with x_affine`);
+      }
+      throwsTexel(() => x.conv(dw, { group: 6, x_affine: true, x_scale: Infinity }), S.INVALID_ARGUMENT,
+        "x_affine's x_scale inf and x_shift 0 must be finite");
+    });
+  }
+});
+
 test('build: without wasm SIMD (texel-scalar.wasm) the CPU device gives the SIMD build\'s results', async () => {
   check(texel.simdAvailable() === true, 'Chromium validates wasm SIMD');
   check(tx.simd === true, `tx.simd ${tx.simd}`);

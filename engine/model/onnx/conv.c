@@ -209,6 +209,9 @@ static tx_status exec_conv(tx_xnode *x) {
     d.activation = x->act;
     d.alpha = x->act_alpha;
     d.beta = x->act_beta;
+    d.x_affine = x->x_affine;
+    d.x_scale = x->x_scale;
+    d.x_shift = x->x_shift;
     if (tx_x_has(x, 3)) /* a fused residual Add (fuse.c) */
         return exec_conv_residual(x, tr, in, w, &d);
     st = tr ? tx_conv_transpose(x->ctx, in, w, &d, &y) : tx_conv(x->ctx, in, w, &d, &y);
