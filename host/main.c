@@ -6,6 +6,7 @@
  *            conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D]
  *            [--group G] [--auto-pad same_upper|same_lower|valid] [--kernel K]
  *            [--output-padding P] [--output-shape S] [--ceil-mode] [--count-include-pad]
+ *            [--x-affine SCALE,SHIFT]
  *            (S, P, D, K: one value for every spatial dim, or AxB; pads: begins then ends)
  *            [--axes A,B] [--drop-dims] [--noop-empty-axes] [--select-last]
  *            [--axis A] [--coerce-2d] [--epsilon E] [--alpha V] [--beta V]
@@ -37,6 +38,7 @@ static const char usage_op[] =
     "  conv, conv_transpose, pools: [--stride S] [--pad P] [--dilation D] [--group G]\n"
     "           [--auto-pad same_upper|same_lower|valid] [--kernel K] [--output-padding P]\n"
     "           [--output-shape S] [--ceil-mode] [--count-include-pad]\n"
+    "           [--x-affine SCALE,SHIFT] (conv: x read as x * SCALE + SHIFT inside x)\n"
     "           (one value for every spatial dim, or AxB; --pad 0x1x2x0: begins, ends)\n"
     "           reductions: [--axes A,B] [--drop-dims] [--noop-empty-axes]\n"
     "           [--select-last]; softmax, layer_norm: [--axis A] [--coerce-2d]\n"
@@ -208,6 +210,7 @@ static int cmd_op(int argc, char **argv) {
                                              "--axes",
                                              "--activation",
                                              "--specialize-after",
+                                             "--x-affine",
                                              NULL};
     const char *shapes = NULL;
     bool json = false, bias = false;
@@ -222,6 +225,8 @@ static int cmd_op(int argc, char **argv) {
     int group = 0;
     tx_auto_pad auto_pad = TX_AUTO_PAD_NOTSET;
     bool ceil_mode = false, include_pad = false;
+    bool x_affine = false;
+    float x_ab[2] = {1, 0};
     /* the flags without a value: each sets its bool */
     const struct {
         const char *name;
@@ -328,6 +333,22 @@ static int cmd_op(int argc, char **argv) {
                 return 2;
             }
             i++;
+        } else if (strcmp(a, "--x-affine") == 0) {
+            char *end;
+            x_ab[0] = strtof(v, &end);
+            bool ok = end != v && *end == ',';
+            if (ok) {
+                const char *b = end + 1;
+                x_ab[1] = strtof(b, &end);
+                ok = end != b && !*end;
+            }
+            if (!ok) {
+                fprintf(stderr, "texel op: bad --x-affine \"%s\" (want SCALE,SHIFT, e.g. 0.5,1)\n",
+                        v);
+                return 2;
+            }
+            x_affine = true;
+            i++;
         } else if (strcmp(a, "--specialize-after") == 0) {
             int k = atoi(v);
             cd.specialize_after = k == 0 ? TX_SPECIALIZE_ALWAYS : (k < 0 ? TX_SPECIALIZE_NEVER : k);
@@ -400,6 +421,9 @@ static int cmd_op(int argc, char **argv) {
             c->hi = d.attrs.hi;
             c->alpha = act_ab[0];
             c->beta = act_ab[1];
+            c->x_affine = x_affine;
+            c->x_scale = x_ab[0];
+            c->x_shift = x_ab[1];
             d.attrs.matmul.activation = TX_OP_NONE;
             if (bias && ns == 2) {
                 d.rank[2] = 1;

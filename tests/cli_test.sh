@@ -40,6 +40,10 @@ check "an op error is reported with its status" 'j["status"] == "TX_STATUS_SHAPE
 check "grouped conv with attribute flags, bias and relu6" \
     'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK" and j["gflops"] > 0' \
     "$TEXEL" op conv --shape 1x8x10x12,16x4x3x3 --group 2 --stride 2 --pad 1 --bias --activation relu6 --repeat 1 --json
+check "depthwise conv reading x through --x-affine, against the reference" \
+    'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
+    "$TEXEL" op conv --shape 1x6x9x16,6x1x3x3 --group 6 --pad 1 --bias --x-affine -0.5,2 --repeat 1 --json
+check_rc "--x-affine needs SCALE,SHIFT" 2 "$TEXEL" op conv --shape 1x4x5x5,6x4x3x3 --x-affine 2
 check "averagepool with ceil_mode and count_include_pad" 'j["mismatches"] == 0 and j["status"] == "TX_STATUS_OK"' \
     "$TEXEL" op averagepool --shape 1x3x9x9 --kernel 3 --stride 2 --pad 1 --ceil-mode --count-include-pad --repeat 1 --json
 check "a conv channel mismatch names the op and shapes" \
