@@ -62,6 +62,11 @@
 //   a fragment owns 4 consecutive outputs n * M + m, each w[m] . x[n] (+ b),
 //   4 channels a fetch where C % 4 == 0 (TX_C4), then TX_RESID, TX_ACT.
 // Passes 0, 4 and 5 apply x_affine (TX_XA, below) to what they read of x.
+// TX_PASS 6 is a ConvTranspose with 2x2 kernels at stride 2, no begin pads,
+//   group 1, W even, straight from NCHW: a fragment owns 4 outputs of a row,
+//   (oy, 4 xt .. +3), from input positions 2 xt, 2 xt + 1 of row oy / 2 (one
+//   texel per channel) and the taps w[c][m][oy % 2][0..1] (one texel per
+//   (c, m) of the weights as stored, [C, M, 2, 2]).
 
 #define TX_NT (TX_TP * TX_TC / 4) // render targets of the compute pass
 
@@ -420,6 +425,36 @@ void main() {
   TX_OUTPUT_TEXEL(t)
   int e = t * 4;
   vec4 acc = vec4(tx_dot_out(e), tx_dot_out(e + 1), tx_dot_out(e + 2), tx_dot_out(e + 3));
+  o0 = tx_resid_act(acc, t);
+}
+
+#elif TX_PASS == 6
+
+void main() {
+  TX_OUTPUT_TEXEL(t)
+  int xq = p_W >> 1; // output texels per row: 2W / 4
+  int xt = t % xq;
+  int r = t / xq;
+  int oy = r % (2 * p_H);
+  int nm = r / (2 * p_H); // n * M + m
+  int m = nm % p_M, n = nm / p_M;
+  int iy = oy >> 1;
+  // input positions 2 xt, 2 xt + 1: lanes l, l + 1 of one texel (W even)
+  int e0 = (n * p_C * p_H + iy) * p_W + 2 * xt, cs = p_H * p_W;
+  bool top = (oy & 1) == 0;
+  vec4 acc = vec4(0.0);
+  for (int c = 0; c < p_C; c++) {
+    int e = e0 + c * cs;
+    vec4 xv = tx_texel_n(u_in0, e >> 2, p_in_ws, vec2(p_in_iw, p_in_ih));
+    vec2 x2 = (e & 2) == 0 ? xv.xy : xv.zw; // a plane of H * W % 4 == 2 moves it
+    // taps w[c][m][ky][0..1] of this output row
+    vec4 wv = tx_texel_n(u_in1, c * p_M + m, p_w_ws, vec2(p_w_iw, p_w_ih));
+    vec2 w2 = top ? wv.xy : wv.zw;
+    acc += vec4(x2.x * w2, x2.y * w2);
+  }
+#ifdef TX_BIAS
+  acc += tx_elem(u_in2, m, p_b_ws);
+#endif
   o0 = tx_resid_act(acc, t);
 }
 

@@ -238,6 +238,17 @@ static const shape_case k_conv_transpose[] = {
     {.shapes = "1x2x4x5,2x3x3x3,3,1x3x9x11", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .label = "s2/residual/relu"},
     {.shapes = "1x4x5x5,4x4x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.1f), .bias = true, .label = "s2/leaky_relu"},
     {.shapes = "1x4x5x5,4x4x3x3", CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, XAFF(-0.7f, 0.25f)), .bias = true, .label = "s2/x_affine"},
+    /* 2x2 kernels at stride 2, which the GPU runs in one draw: planes of
+     * whole texels and not (H * W % 4 == 2), batches, one output channel,
+     * a residual, end pads with output_padding (still 2H x 2W); odd W and
+     * groups take the packing passes */
+    {.shapes = "1x3x4x6,3x5x2x2", CONV(.strides = {2, 2}), .bias = true, .label = "k2s2"},
+    {.shapes = "2x5x3x6,5x4x2x2", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "k2s2/plane-half-texel/batch2"},
+    {.shapes = "1x24x5x8,24x1x2x2", CONV(.strides = {2, 2}, .activation = TX_OP_SIGMOID), .bias = true, .label = "k2s2/m1"},
+    {.shapes = "1x4x3x4,4x6x2x2,6,1x6x6x8", CONV(.strides = {2, 2}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.2f), .label = "k2s2/residual"},
+    {.shapes = "1x3x3x4,3x2x2x2", CONV(.strides = {2, 2}, .pads = {0, 0, 1, 1}, .output_padding = {1, 1}), .label = "k2s2/endpad-outpad"},
+    {.shapes = "1x2x3x5,2x3x2x2", CONV(.strides = {2, 2}), .bias = true, .label = "k2s2/odd-w"},
+    {.shapes = "1x4x4x4,4x2x2x2", CONV(.group = 2, .strides = {2, 2}), .label = "k2s2/group2"},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}

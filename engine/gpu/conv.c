@@ -18,9 +18,10 @@
  * s-th); along x the zeros are still multiplied, since a fragment's
  * consecutive positions need different kernel columns.
  *
- * Three routes skip the packing: 1x1 convs as matmuls (conv_is_matmul),
- * depthwise convs over rows of whole texels in one pass (dw_direct), and
- * convs of a single position as dot products (conv_is_dot). */
+ * Four routes skip the packing: 1x1 convs as matmuls (conv_is_matmul),
+ * depthwise convs over rows of whole texels in one pass (dw_direct), convs
+ * of a single position as dot products (conv_is_dot), and 2x2 stride-2
+ * ConvTransposes in one pass (convt_2x2). */
 #include <math.h>
 #include <string.h>
 
@@ -466,10 +467,53 @@ static tx_status run_dot(tx_ctx *ctx, const tx_conv_call *cc) {
     return tx_gpu_run(ctx, "conv", &r, ins, n_in, (const tx_texture *[]){&ys->st->tex}, 1);
 }
 
+/* A ConvTranspose with 2x2 kernels at stride 2 and no begin pads (the 2x
+ * upsampling of segmentation heads: PaddleOCR det's two, U-Nets) writes
+ * each input position's 2x2 block of outputs and nothing overlaps: output
+ * (oy, ox) is x[., oy / 2, ox / 2] . w[., m, oy % 2, ox % 2]. One draw
+ * (conv.glsl TX_PASS 6) from NCHW to NCHW: a fragment owns 4 outputs of a
+ * row, 2 input positions, whose inputs are one texel per channel (W even)
+ * and whose weights one texel per (c, m) ([C, M, 2, 2] as stored). The
+ * packing route upsamples the input with inserted zeros first, so its
+ * pack is 4x the input and half its multiply-adds are by zeros. */
+static bool convt_2x2(const tx_conv_call *cc) {
+    return cc->transpose && !cc->swap_nc && cc->groups == 1 && cc->kh == 2 && cc->kw == 2 &&
+           cc->sh == 2 && cc->sw == 2 && cc->dh == 1 && cc->dw == 1 &&
+           cc->pt == 0 && cc->pl == 0 && cc->ho == 2 * cc->h && cc->wo == 2 * cc->w &&
+           cc->w % 2 == 0;
+}
+
+static tx_status run_convt_2x2(tx_ctx *ctx, const tx_conv_call *cc) {
+    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *rs = cc->resid, *ys = cc->y;
+    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_CONV_TRANSPOSE, "conv", n_in, 1);
+    r.macs = (double)cc->n * (double)cc->m * (double)cc->ho * (double)cc->wo * (double)cc->c;
+    tx_req_define_int(&r, "TX_PASS", 6);
+    if (bs)
+        tx_req_define(&r, "TX_BIAS", "1");
+    if (rs)
+        tx_req_resid(&r, n_in - 1, &rs->st->tex);
+    tx_req_act(&r, cc->act, cc->lo, cc->hi);
+    TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
+                {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", ws->st->tex.wshift},
+                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_C", (int)cc->c},
+                {"p_M", (int)cc->m}, {"p_H", (int)cc->h}, {"p_W", (int)cc->w});
+    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
+    tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &ws->st->tex);
+    const tx_texture *ins[4] = {&xs->st->tex, &ws->st->tex, bs ? &bs->st->tex : NULL, NULL};
+    if (rs)
+        ins[n_in - 1] = &rs->st->tex;
+    return tx_gpu_run(ctx, "conv_transpose", &r, ins, n_in, (const tx_texture *[]){&ys->st->tex},
+                      1);
+}
+
 /* Positions per fragment (4 or 8) chosen per device where both apply: dense
  * convs with 4 channels per fragment on 8 render targets (env TEXEL_TUNE,
  * tune.c). */
 tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
+    if (convt_2x2(cc))
+        return run_convt_2x2(ctx, cc);
     if (conv_is_dot(cc))
         return run_dot(ctx, cc);
     if (conv_is_matmul(cc))
