@@ -1174,6 +1174,50 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: a scalar that raises its input's rank stays a step before a "
+                      "padded conv")) {
+        /* v = Mul(x [1, 4, 7], s [1, 1, 1, 1]) is [1, 1, 4, 7], which the 2-D
+         * conv reads; x itself is not a 2-D conv's input, so the conv must
+         * not read x through an x_affine. Fused and unfused sessions agree. */
+        float w[2 * 9], x[28];
+        for (int i = 0; i < 2 * 9; i++)
+            w[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
+        for (int i = 0; i < 28; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){2, 1, 3, 3}, 4, w);
+        init_f(&g, "s", (int64_t[]){1, 1, 1, 1}, 4, (float[]){1.5f});
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 7}, 3);
+        node(&g, "Mul", "m", (const char *[]){"x", "s"}, 2, (const char *[]){"v"}, 1, NULL, 0);
+        node(&g, "Conv", "c", (const char *[]){"v", "W"}, 2, (const char *[]){"y"}, 1,
+             (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 2, 4, 7}, 4);
+        buf m = model(&g, 13);
+        float got[2][56] = {{0}};
+        for (int fusion = 0; fusion < 2 && !tx_t.cur_failed; fusion++) {
+            tx_session *ss = fusion_session(ctx, m, fusion, 2, 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 3, (int64_t[]){1, 4, 7}, x), out;
+            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 1, &out);
+            CHECK(!st, "fusion %d: %s", fusion, tx_last_error(ctx));
+            if (!st) {
+                CHECK(!tx_tensor_read(ctx, out, got[fusion], sizeof got[0]), "%s",
+                      tx_last_error(ctx));
+                tx_tensor_destroy(ctx, out);
+            }
+            tx_tensor_destroy(ctx, xt);
+            tx_session_destroy(ss);
+        }
+        double d = 0, big = 0;
+        for (int i = 0; i < 56; i++) {
+            d = fmax(d, fabs(got[1][i] - got[0][i]));
+            big = fmax(big, fabs(got[0][i]));
+        }
+        CHECK(d < 1e-6 && big > 0.1, "fused vs unfused: %g (outputs up to %g)", d, big);
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scale that broadcasts its input up to the conv's channels "
                       "stays a step")) {
         /* y = Conv1x1(Mul(x, s), W) with x [1, 1, 3, 4] and s [1, 3, 1, 1]:

@@ -477,8 +477,10 @@ static tx_status run_dot(tx_ctx *ctx, const tx_conv_call *cc) {
  * packing route upsamples the input with inserted zeros first, so its
  * pack is 4x the input and half its multiply-adds are by zeros. */
 static bool convt_2x2(const tx_conv_call *cc) {
-    return cc->transpose && !cc->swap_nc && cc->groups == 1 && cc->kh == 2 && cc->kw == 2 &&
-           cc->sh == 2 && cc->sw == 2 && cc->dh == 1 && cc->dw == 1 &&
+    /* x_affine never reaches a ConvTranspose (the front runs it as an op
+     * first); this route would not apply it */
+    return cc->transpose && !cc->swap_nc && !cc->xa && cc->groups == 1 && cc->kh == 2 &&
+           cc->kw == 2 && cc->sh == 2 && cc->sw == 2 && cc->dh == 1 && cc->dw == 1 &&
            cc->pt == 0 && cc->pl == 0 && cc->ho == 2 * cc->h && cc->wo == 2 * cc->w &&
            cc->w % 2 == 0;
 }
