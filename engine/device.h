@@ -88,7 +88,7 @@ typedef struct tx_conv_call {
     int sh, sw, dh, dw;     /* strides, dilations (>= 1) */
     int pt, pl;             /* begin pads (ConvTranspose: may be negative) */
     bool xa;                /* x read as x·xs + xb inside x (pads stay 0): GPU, conv only */
-    float xs, xb;
+    float xs, xb;           /* its scale and shift */
     tx_op act;              /* NONE, a UNARY op, an ACT op, or CLIP */
     float lo, hi;           /* CLIP's bounds (±INFINITY: open), or the ACT op's alpha, beta */
     const tx_slot *x, *wt;  /* input, weights */

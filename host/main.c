@@ -188,30 +188,18 @@ static int cmd_op(int argc, char **argv) {
         print_ops(stderr);
         return 2;
     }
-    static const char *const value_opts[] = {"--shape",
-                                             "--repeat",
-                                             "--seed",
-                                             "--lo",
-                                             "--hi",
-                                             "--max-texture-size",
-                                             "--group",
-                                             "--stride",
-                                             "--pad",
-                                             "--dilation",
-                                             "--kernel",
-                                             "--output-padding",
-                                             "--output-shape",
-                                             "--auto-pad",
-                                             "--axis",
-                                             "--epsilon",
-                                             "--alpha",
-                                             "--beta",
-                                             "--to",
-                                             "--axes",
-                                             "--activation",
-                                             "--specialize-after",
-                                             "--x-affine",
-                                             NULL};
+    static const char *const value_opts[] = {"--shape",        "--repeat",
+                                             "--seed",         "--lo",
+                                             "--hi",           "--max-texture-size",
+                                             "--group",        "--stride",
+                                             "--pad",          "--dilation",
+                                             "--kernel",       "--output-padding",
+                                             "--output-shape", "--auto-pad",
+                                             "--axis",         "--epsilon",
+                                             "--alpha",        "--beta",
+                                             "--to",           "--axes",
+                                             "--activation",   "--specialize-after",
+                                             "--x-affine",     NULL};
     const char *shapes = NULL;
     bool json = false, bias = false;
     int repeat = 5;

@@ -480,9 +480,8 @@ static bool convt_2x2(const tx_conv_call *cc) {
     /* x_affine never reaches a ConvTranspose (the front runs it as an op
      * first); this route would not apply it */
     return cc->transpose && !cc->swap_nc && !cc->xa && cc->groups == 1 && cc->kh == 2 &&
-           cc->kw == 2 && cc->sh == 2 && cc->sw == 2 && cc->dh == 1 && cc->dw == 1 &&
-           cc->pt == 0 && cc->pl == 0 && cc->ho == 2 * cc->h && cc->wo == 2 * cc->w &&
-           cc->w % 2 == 0;
+           cc->kw == 2 && cc->sh == 2 && cc->sw == 2 && cc->dh == 1 && cc->dw == 1 && cc->pt == 0 &&
+           cc->pl == 0 && cc->ho == 2 * cc->h && cc->wo == 2 * cc->w && cc->w % 2 == 0;
 }
 
 static tx_status run_convt_2x2(tx_ctx *ctx, const tx_conv_call *cc) {
@@ -499,8 +498,8 @@ static tx_status run_convt_2x2(tx_ctx *ctx, const tx_conv_call *cc) {
     tx_req_act(&r, cc->act, cc->lo, cc->hi);
     TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
                 {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", ws->st->tex.wshift},
-                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_C", (int)cc->c},
-                {"p_M", (int)cc->m}, {"p_H", (int)cc->h}, {"p_W", (int)cc->w});
+                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_C", (int)cc->c}, {"p_M", (int)cc->m},
+                {"p_H", (int)cc->h}, {"p_W", (int)cc->w});
     tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
     tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &ws->st->tex);
     const tx_texture *ins[4] = {&xs->st->tex, &ws->st->tex, bs ? &bs->st->tex : NULL, NULL};

@@ -539,7 +539,8 @@ typedef struct tx_conv_desc {
                               (a normalization, PP-LCNet's learnable affine) without a pass
                               of its own (GPU convs; elsewhere, and under a recording tape,
                               it runs as tx_activation(TX_OP_AFFINE) first) */
-    float x_scale, x_shift; /* x_affine's (finite) */
+    float x_scale;         /* x_affine's scale and shift (finite) */
+    float x_shift;
 } tx_conv_desc;
 
 /* y = act(conv(x, w) + bias + residual): x [N, C, (H,) W], w [M, C/group,

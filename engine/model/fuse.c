@@ -791,8 +791,7 @@ static void fuse_affine_before_conv(tx_session *s) {
          * W]) makes v a rank the conv reads that x is not */
         if (x < 0 || v < 0 || s->vals[v].is_output || s->vals[v].host_static ||
             s->vals[v].n_uses < 1 || s->vals[x].rank != s->vals[v].rank ||
-            !(fabs(mul) <= FLT_MAX) || !(fabs(add) <= FLT_MAX) ||
-            (mul != 0 && fabs(mul) < FLT_MIN))
+            !(fabs(mul) <= FLT_MAX) || !(fabs(add) <= FLT_MAX) || (mul != 0 && fabs(mul) < FLT_MIN))
             continue;
         int readers = 0;
         bool only_convs = true;

@@ -205,7 +205,7 @@ struct tx_xnode {
     tx_op act;                 /* a fused activation to apply (TX_OP_NONE) */
     float act_alpha, act_beta; /* its alpha, beta where it takes them (tx_activation's ops) */
     bool x_affine;             /* Conv: input 0 read as x · x_scale + x_shift (fuse.c) */
-    float x_scale, x_shift;
+    float x_scale, x_shift;    /* its scale and shift */
     tx_session_val *bias;      /* a fused bias (MatMul + Add) */
 };
 

@@ -44,7 +44,7 @@ typedef struct tx_step {
     tx_op act;                 /* fused activation */
     float act_alpha, act_beta; /* its alpha, beta (tx_activation's ops) */
     bool x_affine;             /* Conv: an Affine before it, fused (tx_conv_desc.x_affine) */
-    float x_scale, x_shift;
+    float x_scale, x_shift;    /* its scale and shift */
     int bias;                  /* fused bias value, -1 none */
     int *frees;                /* values whose last use is this step */
     int n_frees;

@@ -132,7 +132,8 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_
                                 int64_t xx = ox * g.s[1] - g.pb[1] + kx * g.d[1];
                                 if (xx < 0 || xx >= iw)
                                     continue;
-                                double xv = x_at(&c, x->data[((ni * ch + gi * cg + ci) * ih + yy) * iw + xx]);
+                                double xv = x_at(
+                                    &c, x->data[((ni * ch + gi * cg + ci) * ih + yy) * iw + xx]);
                                 double wv = w->data[((mi * cg + ci) * kh + ky) * kw + kx];
                                 s += xv * wv;
                             }
