@@ -352,6 +352,41 @@ static tx_status run_as_matmul(tx_ctx *ctx, const tx_conv_call *cc) {
     return tx_gpu_matmul(ctx, &mc);
 }
 
+/* What the one-pass routes (TX_PASS 4, 5, 6: NCHW x to NCHW y, no pack or
+ * unpack) share: x, the weights `w` (packed or as stored), the bias and
+ * residual as the inputs after them, the fused activation and the
+ * parameters every such pass reads. The route adds its own, then calls
+ * one_pass_run. */
+static void one_pass_req(tx_program_req *r, const tx_conv_call *cc, int pass, double macs,
+                         const tx_texture *w) {
+    const tx_slot *bs = cc->bias, *rs = cc->resid, *ys = cc->y;
+    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    tx_req_init(r, cc->transpose ? TX_FAMILY_CONV_TRANSPOSE : TX_FAMILY_CONV, "conv", n_in, 1);
+    r->macs = macs;
+    tx_req_define_int(r, "TX_PASS", pass);
+    if (bs)
+        tx_req_define(r, "TX_BIAS", "1");
+    if (rs)
+        tx_req_resid(r, n_in - 1, &rs->st->tex);
+    tx_req_act(r, cc->act, cc->lo, cc->hi);
+    TX_REQ_INTS(r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_out_ws", ys->st->tex.wshift},
+                {"p_in_ws", cc->x->st->tex.wshift}, {"p_w_ws", w->wshift},
+                {"p_b_ws", bs ? bs->st->tex.wshift : 0});
+    tx_req_tex_inv(r, "p_in_iw", "p_in_ih", &cc->x->st->tex);
+    tx_req_tex_inv(r, "p_w_iw", "p_w_ih", w);
+}
+
+static tx_status one_pass_run(tx_ctx *ctx, const tx_program_req *r, const tx_conv_call *cc,
+                              const tx_texture *w) {
+    const tx_slot *bs = cc->bias, *rs = cc->resid;
+    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    const tx_texture *ins[4] = {&cc->x->st->tex, w, bs ? &bs->st->tex : NULL, NULL};
+    if (rs)
+        ins[n_in - 1] = &rs->st->tex;
+    return tx_gpu_run(ctx, cc->transpose ? "conv_transpose" : "conv", r, ins, n_in,
+                      (const tx_texture *[]){&cc->y->st->tex}, 1);
+}
+
 /* A depthwise conv over rows of whole texels (W % 4 == 0, Wo % 4 == 0), at
  * most 7 taps wide (a window of 4 texels), stride 1 or 2 along x, no
  * dilation: one draw from NCHW to NCHW (conv.glsl TX_PASS 4) with the taps
@@ -370,7 +405,7 @@ static bool dw_direct(const tx_conv_call *cc) {
 
 static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     const char *op = "conv";
-    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *ys = cc->y;
+    const tx_slot *ws = cc->wt;
     int64_t w_tex = cc->m * cc->kh * ((cc->kw + 3) / 4);
     const int64_t k[] = {0xD0, cc->m, cc->kh, cc->kw, w_tex};
     uint64_t wkey = tx_fnv1a((const char *)k, sizeof k);
@@ -399,32 +434,16 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
      * (-pl) mod 4 of its first texel */
     int off = ((-cc->pl) % 4 + 4) % 4;
     int wt = (off + 3 * cc->sw + cc->kw + 3) / 4;
-    const tx_slot *rs = cc->resid;
-    int n_in = 2 + (bs != NULL) + (rs != NULL);
-    tx_req_init(&r, TX_FAMILY_CONV, "conv", n_in, 1);
-    r.macs = conv_macs(cc);
-    tx_req_define_int(&r, "TX_PASS", 4);
+    one_pass_req(&r, cc, 4, conv_macs(cc), &wst->packed);
     tx_req_define_int(&r, "TX_WT", wt);
     tx_req_define_int(&r, "TX_OFF", off);
     tx_req_define_int(&r, "TX_SW", cc->sw);
     tx_req_define_int(&r, "TX_KW", cc->kw);
     req_xaff(&r, cc);
-    if (bs)
-        tx_req_define(&r, "TX_BIAS", "1");
-    if (rs)
-        tx_req_resid(&r, n_in - 1, &rs->st->tex);
-    tx_req_act(&r, cc->act, cc->lo, cc->hi);
-    TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
-                {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", wst->packed.wshift},
-                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_Wo", (int)cc->wo}, {"p_W", (int)cc->w},
-                {"p_Ho", (int)cc->ho}, {"p_H", (int)cc->h}, {"p_M", (int)cc->m}, {"p_kh", cc->kh},
-                {"p_sh", cc->sh}, {"p_pt", cc->pt}, {"p_pl", cc->pl});
-    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
-    tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &wst->packed);
-    const tx_texture *ins[4] = {&xs->st->tex, &wst->packed, bs ? &bs->st->tex : NULL, NULL};
-    if (rs)
-        ins[n_in - 1] = &rs->st->tex;
-    return tx_gpu_run(ctx, op, &r, ins, n_in, (const tx_texture *[]){&ys->st->tex}, 1);
+    TX_REQ_INTS(&r, {"p_Wo", (int)cc->wo}, {"p_W", (int)cc->w}, {"p_Ho", (int)cc->ho},
+                {"p_H", (int)cc->h}, {"p_M", (int)cc->m}, {"p_kh", cc->kh}, {"p_sh", cc->sh},
+                {"p_pt", cc->pt}, {"p_pl", cc->pl});
+    return one_pass_run(ctx, &r, cc, &wst->packed);
 }
 
 /* A dense conv of one position (H = W = 1, a 1x1 kernel, no padding: the
@@ -441,30 +460,14 @@ static bool conv_is_dot(const tx_conv_call *cc) {
 }
 
 static tx_status run_dot(tx_ctx *ctx, const tx_conv_call *cc) {
-    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *rs = cc->resid, *ys = cc->y;
-    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    const tx_texture *w = &cc->wt->st->tex;
     tx_program_req r;
-    tx_req_init(&r, TX_FAMILY_CONV, "conv", n_in, 1);
-    r.macs = conv_macs(cc);
-    tx_req_define_int(&r, "TX_PASS", 5);
+    one_pass_req(&r, cc, 5, conv_macs(cc), w);
     req_xaff(&r, cc);
     if (cc->c % 4 == 0)
         tx_req_define(&r, "TX_C4", "1");
-    if (bs)
-        tx_req_define(&r, "TX_BIAS", "1");
-    if (rs)
-        tx_req_resid(&r, n_in - 1, &rs->st->tex);
-    tx_req_act(&r, cc->act, cc->lo, cc->hi);
-    TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
-                {"p_out_ws", ys->st->tex.wshift}, {"p_in_ws", xs->st->tex.wshift},
-                {"p_w_ws", ws->st->tex.wshift}, {"p_b_ws", bs ? bs->st->tex.wshift : 0},
-                {"p_C", (int)cc->c}, {"p_M", (int)cc->m});
-    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
-    tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &ws->st->tex);
-    const tx_texture *ins[4] = {&xs->st->tex, &ws->st->tex, bs ? &bs->st->tex : NULL, NULL};
-    if (rs)
-        ins[n_in - 1] = &rs->st->tex;
-    return tx_gpu_run(ctx, "conv", &r, ins, n_in, (const tx_texture *[]){&ys->st->tex}, 1);
+    TX_REQ_INTS(&r, {"p_n", (int)cc->y->numel}, {"p_C", (int)cc->c}, {"p_M", (int)cc->m});
+    return one_pass_run(ctx, &r, cc, w);
 }
 
 /* A ConvTranspose with 2x2 kernels at stride 2 and no begin pads (the 2x
@@ -485,28 +488,15 @@ static bool convt_2x2(const tx_conv_call *cc) {
 }
 
 static tx_status run_convt_2x2(tx_ctx *ctx, const tx_conv_call *cc) {
-    const tx_slot *xs = cc->x, *ws = cc->wt, *bs = cc->bias, *rs = cc->resid, *ys = cc->y;
-    int n_in = 2 + (bs != NULL) + (rs != NULL);
+    const tx_texture *w = &cc->wt->st->tex;
     tx_program_req r;
-    tx_req_init(&r, TX_FAMILY_CONV_TRANSPOSE, "conv", n_in, 1);
-    r.macs = (double)cc->n * (double)cc->m * (double)cc->ho * (double)cc->wo * (double)cc->c;
-    tx_req_define_int(&r, "TX_PASS", 6);
-    if (bs)
-        tx_req_define(&r, "TX_BIAS", "1");
-    if (rs)
-        tx_req_resid(&r, n_in - 1, &rs->st->tex);
-    tx_req_act(&r, cc->act, cc->lo, cc->hi);
-    TX_REQ_INTS(&r, {"p_ntex", (int)(ys->numel / 4)}, {"p_out_ws", ys->st->tex.wshift},
-                {"p_in_ws", xs->st->tex.wshift}, {"p_w_ws", ws->st->tex.wshift},
-                {"p_b_ws", bs ? bs->st->tex.wshift : 0}, {"p_C", (int)cc->c}, {"p_M", (int)cc->m},
-                {"p_H", (int)cc->h}, {"p_W", (int)cc->w});
-    tx_req_tex_inv(&r, "p_in_iw", "p_in_ih", &xs->st->tex);
-    tx_req_tex_inv(&r, "p_w_iw", "p_w_ih", &ws->st->tex);
-    const tx_texture *ins[4] = {&xs->st->tex, &ws->st->tex, bs ? &bs->st->tex : NULL, NULL};
-    if (rs)
-        ins[n_in - 1] = &rs->st->tex;
-    return tx_gpu_run(ctx, "conv_transpose", &r, ins, n_in, (const tx_texture *[]){&ys->st->tex},
-                      1);
+    /* every output reads its C inputs once (no inserted zeros) */
+    one_pass_req(&r, cc, 6,
+                 (double)cc->n * (double)cc->m * (double)cc->ho * (double)cc->wo * (double)cc->c,
+                 w);
+    TX_REQ_INTS(&r, {"p_C", (int)cc->c}, {"p_M", (int)cc->m}, {"p_H", (int)cc->h},
+                {"p_W", (int)cc->w});
+    return one_pass_run(ctx, &r, cc, w);
 }
 
 /* Positions per fragment (4 or 8) chosen per device where both apply: dense
