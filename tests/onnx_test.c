@@ -1092,12 +1092,15 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
     if (tx_test_begin("fusion: a scalar affine before padded convs is read through by them "
-                      "(tx_conv_desc.x_affine), not while another op reads it")) {
-        /* a = Add(Mul(x, 0.8), -0.3) read by a padded depthwise conv (y)
-         * and a padded dense one (z): one Affine, then read through by both
-         * (the padding stays 0, which folding into the weights would not
-         * give); q = Mul(x, 1.5) read by a conv (u) and a Relu (r) stays a
-         * step. */
+                      "(tx_conv_desc.x_affine), folded into an unpadded one's weights, not "
+                      "while another op reads it")) {
+        /* a = Add(Mul(x, 0.8), -0.3) read by a padded depthwise conv (y),
+         * a padded dense one (z) and a 1x1 (p): one Affine, then read
+         * through by the padded two (the padding stays 0, which folding
+         * into the weights would not give) and folded into the 1x1's W3
+         * and B3, which keeps it a matmul; q = Mul(x, 1.5) read by a conv
+         * (u) and a Relu (r) stays a step. */
+        static const float w3[8] = {0.5f, -1, 0.25f, 2, -0.75f, 1, 1.5f, -0.5f}, b3[2] = {0.1f, -2};
         float w1[4 * 9], b1[4], w2[2 * 4 * 9], x[4 * 42];
         for (int i = 0; i < 4 * 9; i++)
             w1[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
@@ -1107,7 +1110,7 @@ int main(int argc, char **argv) {
             w2[i] = (float)((i * 5) % 9) / 9.0f - 0.5f;
         for (int i = 0; i < 4 * 42; i++)
             x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
-        double a[4 * 42], q[4 * 42], y[4 * 42], z[2 * 42], u[2 * 42];
+        double a[4 * 42], q[4 * 42], y[4 * 42], z[2 * 42], u[2 * 42], pw[2 * 42];
         for (int i = 0; i < 4 * 42; i++) {
             a[i] = (double)(x[i] * 0.8f) + (double)-0.3f;
             q[i] = (double)x[i] * (double)1.5f;
@@ -1115,6 +1118,7 @@ int main(int argc, char **argv) {
         ref_conv(a, 1, w1, b1, 4, 3, 1, 4, y);
         ref_conv(a, 4, w2, NULL, 2, 3, 1, 1, z);
         ref_conv(q, 4, w2, NULL, 2, 3, 1, 1, u);
+        ref_conv(a, 4, w3, b3, 2, 1, 0, 1, pw);
         buf g = {0};
         init_f(&g, "W1", (int64_t[]){4, 1, 3, 3}, 4, w1);
         init_f(&g, "B1", (int64_t[]){4}, 1, b1);
@@ -1122,6 +1126,8 @@ int main(int argc, char **argv) {
         init_f(&g, "s", NULL, 0, (float[]){0.8f});
         init_f(&g, "t", (int64_t[]){1}, 1, (float[]){-0.3f});
         init_f(&g, "s2", NULL, 0, (float[]){1.5f});
+        init_f(&g, "W3", (int64_t[]){2, 4, 1, 1}, 4, w3);
+        init_f(&g, "B3", (int64_t[]){2}, 1, b3);
         vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
         buf pads = attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4);
         node(&g, "Mul", "m", (const char *[]){"x", "s"}, 2, (const char *[]){"m"}, 1, NULL, 0);
@@ -1130,6 +1136,8 @@ int main(int argc, char **argv) {
              (buf[]){attr_i("group", 4), pads}, 2);
         node(&g, "Conv", "dense", (const char *[]){"a", "W2"}, 2, (const char *[]){"z"}, 1,
              (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+        node(&g, "Conv", "pw", (const char *[]){"a", "W3", "B3"}, 3, (const char *[]){"p"}, 1, NULL,
+             0);
         node(&g, "Mul", "q", (const char *[]){"s2", "x"}, 2, (const char *[]){"q"}, 1, NULL, 0);
         node(&g, "Conv", "c3", (const char *[]){"q", "W2"}, 2, (const char *[]){"u"}, 1,
              (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
@@ -1138,24 +1146,26 @@ int main(int argc, char **argv) {
         vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
         vinfo(&g, 12, "u", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
         vinfo(&g, 12, "r", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        vinfo(&g, 12, "p", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
         buf m = model(&g, 13);
         for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
-            /* unfused: Mul, Add, 2 convs, Mul, conv, Relu; fused: the Mul and
-             * Add one Affine, read through by both convs */
-            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 5 : 7, fusion ? 2 : 0);
+            /* unfused: Mul, Add, 3 convs, Mul, conv, Relu; fused: the Mul and
+             * Add one Affine, read through or folded by the three convs */
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 6 : 8, fusion ? 2 : 0);
             if (!ss)
                 break;
-            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 7}, x), out[4];
-            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 4, out);
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 7}, x), out[5];
+            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 5, out);
             CHECK(!st, "%s", tx_last_error(ctx));
             if (!st) {
-                float gy[4 * 42], gz[2 * 42], gu[2 * 42], gr[4 * 42];
+                float gy[4 * 42], gz[2 * 42], gu[2 * 42], gr[4 * 42], gp[2 * 42];
                 CHECK(!tx_tensor_read(ctx, out[0], gy, sizeof gy) &&
                           !tx_tensor_read(ctx, out[1], gz, sizeof gz) &&
                           !tx_tensor_read(ctx, out[2], gu, sizeof gu) &&
-                          !tx_tensor_read(ctx, out[3], gr, sizeof gr),
+                          !tx_tensor_read(ctx, out[3], gr, sizeof gr) &&
+                          !tx_tensor_read(ctx, out[4], gp, sizeof gp),
                       "%s", tx_last_error(ctx));
-                double ey = 0, ez = 0, eu = 0, er = 0;
+                double ey = 0, ez = 0, eu = 0, er = 0, ep = 0;
                 for (int i = 0; i < 4 * 42; i++) {
                     ey = fmax(ey, fabs(gy[i] - y[i]));
                     er = fmax(er, fabs(gr[i] - fmax(q[i], 0)));
@@ -1163,10 +1173,24 @@ int main(int argc, char **argv) {
                 for (int i = 0; i < 2 * 42; i++) {
                     ez = fmax(ez, fabs(gz[i] - z[i]));
                     eu = fmax(eu, fabs(gu[i] - u[i]));
+                    ep = fmax(ep, fabs(gp[i] - pw[i]));
                 }
-                CHECK(ey < 1e-4 && ez < 1e-4 && eu < 1e-4 && er < 1e-6,
-                      "fusion %d: max error y %g, z %g, u %g, r %g", fusion, ey, ez, eu, er);
-                TX_DESTROY(ctx, out[0], out[1], out[2], out[3]);
+                CHECK(ey < 1e-4 && ez < 1e-4 && eu < 1e-4 && er < 1e-6 && ep < 1e-4,
+                      "fusion %d: max error y %g, z %g, u %g, r %g, p %g", fusion, ey, ez, eu, er,
+                      ep);
+                TX_DESTROY(ctx, out[0], out[1], out[2], out[3], out[4]);
+            }
+            /* the 1x1's weights, which it alone reads, hold 0.8 W3 (folded
+             * in place) where fused, W3 where not */
+            tx_tensor wt;
+            st = tx_session_weight(ss, "W3", &wt);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            float gw[8];
+            if (!st && !tx_tensor_read(ctx, wt, gw, sizeof gw)) {
+                double ew = 0;
+                for (int i = 0; i < 8; i++)
+                    ew = fmax(ew, fabs(gw[i] - w3[i] * (fusion ? 0.8f : 1.0f)));
+                CHECK(ew < 1e-6, "fusion %d: W3 off by %g", fusion, ew);
             }
             tx_tensor_destroy(ctx, xt);
             tx_session_destroy(ss);

@@ -404,7 +404,7 @@ static void fuse_activations(tx_session *s) {
 
 static tx_status fuse_affine_into_conv(tx_session *s);
 static tx_status fuse_scalar_affine(tx_session *s);
-static void fuse_affine_before_conv(tx_session *s);
+static tx_status fuse_affine_before_conv(tx_session *s);
 
 tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
@@ -419,7 +419,7 @@ tx_status tx_graph_fuse(tx_session *s) {
     if (!st)
         st = fuse_scalar_affine(s);
     if (!st)
-        fuse_affine_before_conv(s);
+        st = fuse_affine_before_conv(s);
     fuse_matmul(s);
     fuse_residual(s);
     fuse_activations(s);
@@ -601,6 +601,44 @@ static int conv_const_rank(const tx_session *s, const tx_step *sp, bool *transpo
     return w->c.rank;
 }
 
+/* Whether Conv step sp (weights w) reads no padding, its groups dividing
+ * W's rows: an affine of its input folds into w then (fold_in_affine). */
+static bool conv_unpadded(const tx_step *sp, const tx_hval *w) {
+    const int64_t *pads;
+    int np = tx_attr_ints(sp->node, "pads", &pads);
+    const char *ap = tx_attr_str(sp->node, "auto_pad", "NOTSET");
+    bool unpadded = strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
+    for (int i = 0; i < np; i++)
+        unpadded &= pads[i] == 0;
+    int64_t group = tx_attr_int(sp->node, "group", 1);
+    return unpadded && group >= 1 && w->shape[0] % group == 0;
+}
+
+/* Conv step k's weights and bias with its input read as x·mul + add (a
+ * scalar affine; the conv reads no padding): into W·mul, b + add·ΣW. */
+static tx_status fold_scalar_in(tx_session *s, int k, double mul, double add) {
+    tx_step *sp = &s->steps[k];
+    tx_session_val *wv = &s->vals[sp->in[1]];
+    const tx_hval *w = &wv->c;
+    int64_t group = tx_attr_int(sp->node, "group", 1), ch = w->shape[1] * group;
+    double *buf = malloc(2 * (size_t)ch * sizeof *buf);
+    bool in_place = wv->n_uses == 1 && !wv->is_output;
+    tx_hval w2, b2, *wo = in_place ? &wv->c : &w2;
+    bool has_b = sp->n_in == 3 && sp->in[2] >= 0;
+    bool ok = buf != NULL;
+    if (ok) {
+        for (int64_t c = 0; c < ch; c++) {
+            buf[c] = mul;
+            buf[ch + c] = add;
+        }
+        ok = fold_in_affine(w, has_b ? &s->vals[sp->in[2]].c : NULL, group, buf, buf + ch, wo, &b2);
+    }
+    free(buf);
+    if (!ok)
+        return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+    return set_conv_consts(s, k, "in_scaled", in_place ? NULL : &w2, &b2);
+}
+
 /* The learnable affine blocks of PP-LCNetV3 (PaddleOCR v4's backbones) and
  * any scale or shift by constants after a conv:
  *     Conv(x, W, b) → Mul(·, s) → Add(·, t)   (scalars or per channel)
@@ -624,16 +662,8 @@ static tx_status fuse_affine_into_conv(tx_session *s) {
             const tx_hval *w = &s->vals[sp->in[1]].c;
             int64_t group = tx_attr_int(sp->node, "group", 1);
             int64_t ch = side == 0 && !tr ? w->shape[0] : w->shape[1] * group;
-            if (side == 1) { /* no padding: every output reads only x */
-                const int64_t *pads;
-                int np = tx_attr_ints(sp->node, "pads", &pads);
-                const char *ap = tx_attr_str(sp->node, "auto_pad", "NOTSET");
-                bool unpadded = strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
-                for (int i = 0; i < np; i++)
-                    unpadded &= pads[i] == 0;
-                if (!unpadded || group < 1 || w->shape[0] % group)
-                    break;
-            }
+            if (side == 1 && !conv_unpadded(sp, w)) /* every output reads only x */
+                break;
             double *buf = malloc(4 * (size_t)ch * sizeof *buf);
             if (!buf)
                 return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
@@ -770,9 +800,12 @@ static bool conv_reads_only_x(const tx_session *s, const tx_step *cv, int v) {
  * fuse_affine_into_conv cannot fold into the weights because the convs pad
  * (PP-LCNetV3's learnable affine after a HardSwish, before a padded
  * depthwise conv and sometimes a 1x1 beside it: 13 in PaddleOCR det, 13 in
- * rec). Each conv reads its input through it (tx_conv_desc.x_affine: inside
- * x only, the padding 0), so it costs no pass of its own. */
-static void fuse_affine_before_conv(tx_session *s) {
+ * rec). Each padded conv reads its input through it (tx_conv_desc.x_affine:
+ * inside x only, the padding 0), so it costs no pass of its own; an
+ * unpadded one with constant weights (a 1x1 beside the depthwise) gets it
+ * folded into them instead, which keeps it a matmul on the GPU
+ * (conv_is_matmul) and one op on the CPU. */
+static tx_status fuse_affine_before_conv(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *a = &s->steps[k];
         if (a->dead || a->n_out != 1 || a->act)
@@ -811,6 +844,14 @@ static void fuse_affine_before_conv(tx_session *s) {
             tx_step *cv = &s->steps[c];
             if (cv->dead || cv->n_in < 1 || cv->in[0] != v)
                 continue;
+            bool tr;
+            if (conv_const_rank(s, cv, &tr) && conv_unpadded(cv, &s->vals[cv->in[1]].c)) {
+                tx_status st = fold_scalar_in(s, c, mul, add);
+                if (st)
+                    return st;
+                s->steps[c].in[0] = x;
+                continue;
+            }
             cv->x_affine = true;
             cv->x_scale = (float)mul;
             cv->x_shift = (float)add;
@@ -820,4 +861,5 @@ static void fuse_affine_before_conv(tx_session *s) {
         s->fused++;
         tx_graph_count_uses(s);
     }
+    return TX_STATUS_OK;
 }
