@@ -1198,6 +1198,103 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: x + x * HardSigmoid(conv) is x * (gate + 1), the gate conv's "
+                      "output clipped to [1, 2], unless the gate has another reader")) {
+        /* three squeeze-excite gates on x [1, 4, 6, 7]: h = HardSigmoid(
+         * Conv1x1(GlobalAveragePool(v))) then Add(v, Mul(v, h)).
+         * 1: the conv has a bias, Add(x, Mul(x, h1)) -> y1;
+         * 2: no bias, the operands swapped: Add(Mul(h2, y1), y1) -> y2;
+         * 3: h3 is also read by a Relu (r3): stays as written.
+         * Unfused 16 steps; fused 11: the HardSigmoids into their convs (3),
+         * the Adds of gates 1 and 2 (2). */
+        float wg[3][16], x[4 * 42];
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 16; i++)
+                wg[j][i] = (float)(((i + j) * 7) % 13) / 4.0f - 1.5f;
+        /* gate 1's HardSigmoid saturates at 0 (channel 0) and 1 (3) */
+        static const float bg[4] = {-6, -1, 2, 7};
+        for (int i = 0; i < 4 * 42; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        /* the reference in doubles: v -> v + v * h(v), h per channel */
+        double v[4][4 * 42], h3[4];
+        for (int i = 0; i < 4 * 42; i++)
+            v[0][i] = x[i];
+        for (int j = 0; j < 3; j++) {
+            double pool[4], h[4];
+            for (int c = 0; c < 4; c++) {
+                pool[c] = 0;
+                for (int i = 0; i < 42; i++)
+                    pool[c] += v[j][c * 42 + i] / 42.0;
+            }
+            for (int o = 0; o < 4; o++) {
+                double z = j == 0 ? bg[o] : 0;
+                for (int c = 0; c < 4; c++)
+                    z += (double)wg[j][o * 4 + c] * pool[c];
+                h[o] = fmin(fmax(0.2f * z + 0.5f, 0), 1);
+                if (j == 2)
+                    h3[o] = h[o];
+            }
+            for (int i = 0; i < 4 * 42; i++)
+                v[j + 1][i] = v[j][i] + v[j][i] * h[i / 42];
+        }
+        buf g = {0};
+        init_f(&g, "W1", (int64_t[]){4, 4, 1, 1}, 4, wg[0]);
+        init_f(&g, "B1", (int64_t[]){4}, 1, bg);
+        init_f(&g, "W2", (int64_t[]){4, 4, 1, 1}, 4, wg[1]);
+        init_f(&g, "W3", (int64_t[]){4, 4, 1, 1}, 4, wg[2]);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        static const char *const names[3][7] = {{"x", "p1", "z1", "h1", "m1", "y1", "W1"},
+                                                {"y1", "p2", "z2", "h2", "m2", "y2", "W2"},
+                                                {"y2", "p3", "z3", "h3", "m3", "y3", "W3"}};
+        for (int j = 0; j < 3; j++) {
+            const char *const *n = names[j];
+            node(&g, "GlobalAveragePool", n[1], (const char *[]){n[0]}, 1, (const char *[]){n[1]},
+                 1, NULL, 0);
+            node(&g, "Conv", n[2], (const char *[]){n[1], n[6], "B1"}, j == 0 ? 3 : 2,
+                 (const char *[]){n[2]}, 1, NULL, 0);
+            node(&g, "HardSigmoid", n[3], (const char *[]){n[2]}, 1, (const char *[]){n[3]}, 1,
+                 (buf[]){attr_f("alpha", 0.2f), attr_f("beta", 0.5f)}, 2);
+            node(&g, "Mul", n[4],
+                 j == 1 ? (const char *[]){n[3], n[0]} : (const char *[]){n[0], n[3]}, 2,
+                 (const char *[]){n[4]}, 1, NULL, 0);
+            node(&g, "Add", n[5],
+                 j == 1 ? (const char *[]){n[4], n[0]} : (const char *[]){n[0], n[4]}, 2,
+                 (const char *[]){n[5]}, 1, NULL, 0);
+        }
+        node(&g, "Relu", "r3", (const char *[]){"h3"}, 1, (const char *[]){"r3"}, 1, NULL, 0);
+        vinfo(&g, 12, "y3", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        vinfo(&g, 12, "r3", TX_ONNX_FLOAT, (int64_t[]){1, 4, 1, 1}, 4);
+        buf m = model(&g, 13);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 11 : 16, fusion ? 5 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 7}, x), out[2];
+            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 2, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            if (!st) {
+                float gy[4 * 42], gr[4];
+                CHECK(!tx_tensor_read(ctx, out[0], gy, sizeof gy) &&
+                          !tx_tensor_read(ctx, out[1], gr, sizeof gr),
+                      "%s", tx_last_error(ctx));
+                double ey = 0, er = 0, big = 0;
+                for (int i = 0; i < 4 * 42; i++) {
+                    ey = fmax(ey, fabs(gy[i] - v[3][i]));
+                    big = fmax(big, fabs(v[3][i] - v[0][i]));
+                }
+                for (int c = 0; c < 4; c++)
+                    er = fmax(er, fabs(gr[c] - h3[c]));
+                CHECK(ey < 1e-5 && er < 1e-6 && big > 0.3,
+                      "fusion %d: max error y3 %g, r3 %g (the gates moved x by %g)", fusion, ey, er,
+                      big);
+                TX_DESTROY(ctx, out[0], out[1]);
+            }
+            tx_tensor_destroy(ctx, xt);
+            tx_session_destroy(ss);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scalar that raises its input's rank stays a step before a "
                       "padded conv")) {
         /* v = Mul(x [1, 4, 7], s [1, 1, 1, 1]) is [1, 1, 4, 7], which the 2-D

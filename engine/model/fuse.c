@@ -403,6 +403,7 @@ static void fuse_activations(tx_session *s) {
 }
 
 static tx_status fuse_affine_into_conv(tx_session *s);
+static tx_status fuse_gate_residual(tx_session *s);
 static tx_status fuse_scalar_affine(tx_session *s);
 static tx_status fuse_affine_before_conv(tx_session *s);
 
@@ -423,6 +424,8 @@ tx_status tx_graph_fuse(tx_session *s) {
     fuse_matmul(s);
     fuse_residual(s);
     fuse_activations(s);
+    if (!st)
+        st = fuse_gate_residual(s);
     /* the host copies folds replaced (a BN-folded W folded again, say):
      * nothing reads them now */
     for (int i = 0; i < s->n_vals; i++) {
@@ -436,6 +439,81 @@ tx_status tx_graph_fuse(tx_session *s) {
 }
 
 /* ---- per-channel affine maps folded into Conv weights ---- */
+
+static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *scale,
+                            const double *shift, tx_hval *w_out, tx_hval *b_out);
+
+/* A squeeze-excite gate around a residual, x + x · g with g =
+ * HardSigmoid(Conv(..)) (PaddleOCR det's RSE layers: 4 in PP-OCRv4 det),
+ * is x · (g + 1): the gate conv computes g + 1 = Clip(α z + β + 1, 1, 2)
+ * (z its output, α and β the HardSigmoid's, folded into its weights: W·α,
+ * b·α + β + 1), so the full-size Add disappears for a Clip on C values.
+ * The Mul must be the Add's, the gate the Mul's, alone; the gate conv's
+ * weights constants. Any broadcast keeps the identity: x + x · g and
+ * x · (g + 1) have the Mul's shape and the same elements. */
+static tx_status fuse_gate_residual(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *add = &s->steps[k];
+        if (!is_op(add, "Add") || add->n_in != 2 || add->n_out != 1 || add->in[0] < 0 ||
+            add->in[1] < 0)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            int x = add->in[1 - side], mv = add->in[side];
+            int mk = s->vals[mv].producer;
+            if (mk < 0 || sole_consumer(s, mv) != k)
+                continue;
+            tx_step *mul = &s->steps[mk];
+            if (!is_op(mul, "Mul") || mul->n_in != 2 || (mul->in[0] != x) == (mul->in[1] != x))
+                continue;
+            int g = mul->in[0] == x ? mul->in[1] : mul->in[0];
+            int gk = g >= 0 ? s->vals[g].producer : -1;
+            if (gk < 0 || sole_consumer(s, g) != mk)
+                continue;
+            tx_step *cv = &s->steps[gk];
+            if (!is_op(cv, "Conv") || cv->act != TX_OP_HARD_SIGMOID || cv->n_out != 1 ||
+                cv->n_in < 2 || cv->n_in > 3 || cv->in[0] < 0 || cv->in[1] < 0 || cv->x_affine ||
+                (s->vals[cv->in[0]].rank != 3 && s->vals[cv->in[0]].rank != 4))
+                continue;
+            tx_session_val *wv = &s->vals[cv->in[1]];
+            bool has_b = cv->n_in == 3 && cv->in[2] >= 0;
+            const tx_hval *b = has_b ? &s->vals[cv->in[2]].c : NULL;
+            int64_t m = wv->c.shape[0];
+            if (!wv->is_const || !wv->c.f || wv->c.rank < 3 || m < 1 ||
+                (has_b && (!s->vals[cv->in[2]].is_const || !b->f || b->numel != m)))
+                continue;
+            double *buf = malloc(2 * (size_t)m * sizeof *buf);
+            bool in_place = wv->n_uses == 1 && !wv->is_output;
+            tx_hval w2, b2, *wo = in_place ? &wv->c : &w2;
+            bool ok = buf != NULL;
+            if (ok) {
+                for (int64_t o = 0; o < m; o++) {
+                    buf[o] = cv->act_alpha;
+                    buf[m + o] = (double)cv->act_beta + 1.0;
+                }
+                ok = fold_out_affine(&wv->c, b, buf, buf + m, wo, &b2);
+            }
+            free(buf);
+            if (!ok)
+                return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+            tx_status st = set_conv_consts(s, gk, "gate", in_place ? NULL : &w2, &b2);
+            if (st)
+                return st;
+            cv = &s->steps[gk];
+            cv->act = TX_OP_CLIP;
+            cv->act_alpha = 1; /* the bounds, for a Clip (onnx/conv.c) */
+            cv->act_beta = 2;
+            mul = &s->steps[mk];
+            add = &s->steps[k];
+            mul->out[0] = add->out[0];
+            s->vals[mul->out[0]].producer = mk;
+            add->dead = true;
+            s->fused++;
+            tx_graph_count_uses(s);
+            break;
+        }
+    }
+    return TX_STATUS_OK;
+}
 
 /* w_out as a copy of W (or W itself: folded in place) and b_out as m new
  * floats; false when out of memory, with nothing left allocated. */

@@ -209,6 +209,10 @@ static tx_status exec_conv(tx_xnode *x) {
     d.activation = x->act;
     d.alpha = x->act_alpha;
     d.beta = x->act_beta;
+    if (x->act == TX_OP_CLIP) { /* fuse.c's gate: its bounds */
+        d.lo = x->act_alpha;
+        d.hi = x->act_beta;
+    }
     d.x_affine = x->x_affine;
     d.x_scale = x->x_scale;
     d.x_shift = x->x_shift;
