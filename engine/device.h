@@ -276,6 +276,7 @@ typedef struct tx_resize_call {
     int nres; /* resampled dims */
     tx_resize_dim d[TX_MAX_RANK];
     const tx_slot *x;
+    const tx_slot *resid; /* y's shape (float32), added to y, or NULL */
     tx_slot *y;
 } tx_resize_call;
 

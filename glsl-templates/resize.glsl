@@ -11,6 +11,8 @@
 // weight 0 and the rest are renormalised). Interpolating dims combine their
 // taps: TX_TAPS^TX_NRES reads; resampled dim k is digit (TX_POS >> 3k) & 7
 // of the tap counter (TX_LOG bits a digit).
+// TX_RESID: the sampler of a residual of the output's layout, added to
+// each output texel (a fused Add; p_r_ws its width shift).
 // Params: p_n, p_ntex, p_out_ws, p_ws0.
 // The coordinate arithmetic follows onnxruntime's float32 order exactly, so
 // nearest picks the same element at ties (tx_div divides in IEEE 754 float
@@ -155,5 +157,5 @@ void main() {
     int i = t * 4 + j;
     if (i < p_n) v[j] = tx_rz(i);
   }
-  o0 = v;
+  o0 = tx_resid_act(v, t); // TX_RESID: a fused Add's other operand
 }

@@ -338,6 +338,35 @@ static void test_op_run(void) {
     tx_test_end();
 }
 
+static void test_resize_residual(void) {
+    if (!tx_test_begin("tx_resize: a residual of another shape, dtype or a stale one"))
+        return;
+    tx_tensor x = mk(4, (int64_t[]){1, 2, 3, 4}, TX_DTYPE_FLOAT32, NULL),
+              r = mk(4, (int64_t[]){1, 2, 6, 7}, TX_DTYPE_FLOAT32, NULL),
+              ri = mk(4, (int64_t[]){1, 2, 6, 8}, TX_DTYPE_INT32, NULL),
+              xi = mk(4, (int64_t[]){1, 2, 3, 4}, TX_DTYPE_INT32, NULL),
+              rf = mk(4, (int64_t[]){1, 2, 6, 8}, TX_DTYPE_FLOAT32, NULL), y;
+    tx_resize_desc d = {.scales = {1, 1, 2, 2}, .residual = r};
+    EXPECT_NO_OUT(tx_resize(ctx, x, &d, &y), TX_STATUS_SHAPE_MISMATCH,
+                  "resize: residual [1, 2, 6, 7] must have y's shape [1, 2, 6, 8]");
+    d.residual = ri;
+    EXPECT_NO_OUT(tx_resize(ctx, x, &d, &y), TX_STATUS_DTYPE_MISMATCH,
+                  "resize: residual must be float32");
+    d.residual = rf; /* an int32 x: its nearest resize takes no residual */
+    EXPECT_NO_OUT(tx_resize(ctx, xi, &d, &y), TX_STATUS_DTYPE_MISMATCH,
+                  "resize: a residual needs float32 x (x [1, 2, 3, 4] is int32)");
+    tx_tensor_destroy(ctx, r);
+    d.residual = r; /* destroyed: stale */
+    EXPECT_NO_OUT(tx_resize(ctx, x, &d, &y), TX_STATUS_STALE_HANDLE, "resize: residual",
+                  "not a live tensor");
+    /* through tx_op_run: the second input is the residual */
+    EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RESIZE, (tx_tensor[]){x, x}, 2,
+                            &(tx_op_attrs){.move = {.resize = {.scales = {1, 1, 2, 2}}}}, &y),
+                  TX_STATUS_SHAPE_MISMATCH, "residual [1, 2, 3, 4] must have y's shape");
+    TX_DESTROY(ctx, x, ri, xi, rf);
+    tx_test_end();
+}
+
 static void test_foreign_handle(void) {
     if (!tx_test_begin("a handle from another context is stale, not another tensor"))
         return;
@@ -415,6 +444,7 @@ int main(int argc, char **argv) {
     test_binary();
     test_matmul();
     test_op_run();
+    test_resize_residual();
     test_foreign_handle();
     test_still_usable();
     tx_host_close(g_host, ctx);

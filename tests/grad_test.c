@@ -191,6 +191,8 @@ static const gcase k_cases[] = {
     {G("depth_to_space/crd", K_OP, TX_OP_DEPTH_TO_SPACE, "2x8x2x2"), MOVE(.blocksize = 2, .depth_mode = TX_DEPTH_CRD)},
     {G("space_to_depth", K_OP, TX_OP_SPACE_TO_DEPTH, "1x2x4x6"), MOVE(.blocksize = 2)},
     {G("resize/nearest", K_OP, TX_OP_RESIZE, "1x2x3x4"), MOVE(.resize = {.scales = {1, 1, 2, 1.5f}})},
+    /* a residual (the second input): resize and add under the tape, both get gradients */
+    {G("resize/linear/residual", K_OP, TX_OP_RESIZE, "1x2x3x4,1x2x6x6"), MOVE(.resize = {.mode = TX_RESIZE_LINEAR, .scales = {1, 1, 2, 1.5f}})},
     {G("resize/linear_sizes", K_OP, TX_OP_RESIZE, "1x1x4x5"), MOVE(.resize = {.mode = TX_RESIZE_LINEAR, .sizes = {1, 1, 7, 3}})},
     {G("resize/cubic_align", K_OP, TX_OP_RESIZE, "1x2x4x4"), MOVE(.resize = {.mode = TX_RESIZE_CUBIC, .coord = TX_RESIZE_ALIGN_CORNERS, .scales = {1, 1, 1.5f, 2}})},
     {G("resize/tf_half_pixel_nearest", K_OP, TX_OP_RESIZE, "1x2x3x4"), MOVE(.resize = {.coord = TX_RESIZE_TF_HALF_PIXEL_FOR_NEAREST, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 1.7f, 0.8f}})},

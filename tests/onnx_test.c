@@ -1295,6 +1295,71 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: Resize + Add runs as one resize with a residual; a broadcast "
+                      "one is added after it; a residual computed later stays an Add")) {
+        /* x [1, 2, 3, 4] resized 2x (nearest, half_pixel: y[i][j] =
+         * x[i / 2][j / 2]) three times: y1 = u + R(x) (u an input: fused,
+         * added in the resize), y2 = R(x) + b (b [1, 2, 1, 1] broadcasts:
+         * fused, added after it), y3 = R(x) + Relu(u) (the Relu comes after
+         * the Resize in the file: stays). Unfused 7 steps, fused 5. */
+        float x[24], u[96];
+        for (int i = 0; i < 24; i++)
+            x[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < 96; i++)
+            u[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        static const float bv[2] = {0.25f, -1.5f};
+        double want[3][96];
+        for (int c = 0; c < 2; c++)
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 8; j++) {
+                    int o = (c * 6 + i) * 8 + j;
+                    double r = x[(c * 3 + i / 2) * 4 + j / 2];
+                    want[0][o] = r + u[o];
+                    want[1][o] = r + bv[c];
+                    want[2][o] = r + fmax(u[o], 0);
+                }
+        buf g = {0};
+        init_f(&g, "s", (int64_t[]){4}, 1, (float[]){1, 1, 2, 2});
+        init_f(&g, "b", (int64_t[]){1, 2, 1, 1}, 4, bv);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 2, 3, 4}, 4);
+        vinfo(&g, 11, "u", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 8}, 4);
+        for (int j = 0; j < 3; j++) {
+            char rn[4] = {'r', (char)('1' + j), 0};
+            node(&g, "Resize", rn, (const char *[]){"x", "", "s"}, 3, (const char *[]){rn}, 1, NULL,
+                 0);
+        }
+        node(&g, "Add", "a1", (const char *[]){"u", "r1"}, 2, (const char *[]){"y1"}, 1, NULL, 0);
+        node(&g, "Add", "a2", (const char *[]){"r2", "b"}, 2, (const char *[]){"y2"}, 1, NULL, 0);
+        node(&g, "Relu", "c", (const char *[]){"u"}, 1, (const char *[]){"c"}, 1, NULL, 0);
+        node(&g, "Add", "a3", (const char *[]){"r3", "c"}, 2, (const char *[]){"y3"}, 1, NULL, 0);
+        for (int j = 0; j < 3; j++) {
+            char yn[4] = {'y', (char)('1' + j), 0};
+            vinfo(&g, 12, yn, TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 8}, 4);
+        }
+        buf m = model(&g, 13);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 5 : 7, fusion ? 2 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 2, 3, 4}, x),
+                      ut = mk(ctx, 4, (int64_t[]){1, 2, 6, 8}, u), out[3];
+            tx_status st = tx_session_run(ss, (tx_feed[]){{"x", xt}, {"u", ut}}, 2, NULL, 3, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int j = 0; j < 3 && !st; j++) {
+                float got[96];
+                CHECK(!tx_tensor_read(ctx, out[j], got, sizeof got), "%s", tx_last_error(ctx));
+                double e = 0;
+                for (int i = 0; i < 96; i++)
+                    e = fmax(e, fabs(got[i] - want[j][i]));
+                CHECK(e < 1e-6, "fusion %d: y%d off by %g", fusion, j + 1, e);
+                tx_tensor_destroy(ctx, out[j]);
+            }
+            TX_DESTROY(ctx, xt, ut);
+            tx_session_destroy(ss);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scalar that raises its input's rank stays a step before a "
                       "padded conv")) {
         /* v = Mul(x [1, 4, 7], s [1, 1, 1, 1]) is [1, 1, 4, 7], which the 2-D

@@ -459,6 +459,13 @@ static const shape_case k_resize[] = {
     {.shapes = "2x3x3", .label = "int32", .int32 = true, .attrs = {.move = {.resize = {.scales = {1, 2, 2}}}}},
     RZ("2x6x8", "nearest-rows", .nearest = TX_RESIZE_FLOOR, .scales = {1, 1.5f, 1}),
     RZ("2x5x8", "linear-rows", .mode = TX_RESIZE_LINEAR, .scales = {1, 1.6f, 1}),
+    /* a residual of y's shape (the second input) added where y is written:
+     * a feature pyramid's 2x nearest, linear, y of 35 elements (the last
+     * texel partly past the end), a merged 1-D problem */
+    RZ("1x4x5x8,1x4x10x16", "residual/nearest-2x", .scales = {1, 1, 2, 2}),
+    RZ("2x3x4x6,2x3x8x12", "residual/linear", .mode = TX_RESIZE_LINEAR, .scales = {1, 1, 2, 2}),
+    RZ("1x1x3x4,1x1x5x7", "residual/unaligned", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .sizes = {1, 1, 5, 7}),
+    RZ("6x4,6x12", "residual/rows", .mode = TX_RESIZE_CUBIC, .scales = {1, 3}),
 };
 /* clang-format on */
 
@@ -529,7 +536,7 @@ static bool parse_case(tx_op op, const shape_case *c, tx_check_desc *d) {
     bool resid = op == TX_OP_CONV || op == TX_OP_CONV_TRANSPOSE || op == TX_OP_MATMUL;
     return d->n_inputs == arity || (arity == 0 && d->n_inputs >= 1) ||
            (c->bias && d->n_inputs == 3) || (resid && !c->bias && d->n_inputs == 4) ||
-           (op == TX_OP_LAYER_NORM && d->n_inputs == 2);
+           ((op == TX_OP_LAYER_NORM || op == TX_OP_RESIZE) && d->n_inputs == 2);
 }
 
 typedef struct mode {

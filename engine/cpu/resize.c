@@ -86,72 +86,86 @@ typedef struct resize_job {
     const float *w[TX_MAX_RANK];
 } resize_job;
 
+static void resize_row(const resize_job *j, int64_t r, float *yr);
+
+/* Rows begin..end of y, each plus its row of the residual (if any). */
 static void resize_rows(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     const resize_job *j = arg;
     const tx_resize_call *c = j->c;
+    int64_t len = c->d[c->n - 1].od;
+    float *y = tx_cpu_data(c->y);
+    const float *rs = c->resid ? tx_cpu_data(c->resid) : NULL;
+    for (int64_t r = begin; r < end; r++) {
+        float *yr = y + r * len;
+        resize_row(j, r, yr);
+        if (rs)
+            for (int64_t o = 0; o < len; o++)
+                yr[o] += rs[r * len + o];
+    }
+}
+
+/* Row r of y (the innermost dim's od elements) into yr. */
+static void resize_row(const resize_job *j, int64_t r, float *yr) {
+    const tx_resize_call *c = j->c;
     const tx_resize_dim *e = &c->d[c->n - 1];
     const float *x = tx_cpu_data(c->x);
-    float *y = tx_cpu_data(c->y);
     int T = j->T;
     int64_t len = e->od;
-    for (int64_t r = begin; r < end; r++) {
-        /* the outer dims' tap combinations */
-        int64_t coff[MAX_COMBOS] = {0};
-        float cw[MAX_COMBOS] = {1.0f};
-        int nc = 1;
-        int64_t q = r;
-        for (int k = c->n - 2; k >= 0; k--) {
-            const tx_resize_dim *d = &c->d[k];
-            int64_t o = q % d->od;
-            q /= d->od;
-            if (!d->resampled) {
-                for (int i = 0; i < nc; i++)
-                    coff[i] += o * d->st;
-                continue;
-            }
-            const int64_t *to = j->off[k] + o * T;
-            const float *tw = j->w[k] + o * T;
-            for (int t = T - 1; t >= 0; t--) /* t = 0 last: in place */
-                for (int i = 0; i < nc; i++) {
-                    coff[t * nc + i] = coff[i] + to[t];
-                    cw[t * nc + i] = cw[i] * tw[t];
-                }
-            nc *= T;
-        }
-        float *yr = y + r * len;
-        if (!e->resampled) {
-            if (T == 1 && e->st == 1) {
-                memcpy(yr, x + coff[0], (size_t)len * sizeof(float));
-                continue;
-            }
-            for (int64_t o = 0; o < len; o++) {
-                float acc = 0.0f;
-                for (int i = 0; i < nc; i++)
-                    acc += cw[i] * x[coff[i] + o * e->st];
-                yr[o] = acc; /* nearest: the weight is 1 */
-            }
+    /* the outer dims' tap combinations */
+    int64_t coff[MAX_COMBOS] = {0};
+    float cw[MAX_COMBOS] = {1.0f};
+    int nc = 1;
+    int64_t q = r;
+    for (int k = c->n - 2; k >= 0; k--) {
+        const tx_resize_dim *d = &c->d[k];
+        int64_t o = q % d->od;
+        q /= d->od;
+        if (!d->resampled) {
+            for (int i = 0; i < nc; i++)
+                coff[i] += o * d->st;
             continue;
         }
-        const int64_t *to = j->off[c->n - 1];
-        const float *tw = j->w[c->n - 1];
-        if (T == 1) {
-            const float *xr = x + coff[0];
-            for (int64_t o = 0; o < len; o++)
-                yr[o] = xr[to[o]];
-            continue;
+        const int64_t *to = j->off[k] + o * T;
+        const float *tw = j->w[k] + o * T;
+        for (int t = T - 1; t >= 0; t--) /* t = 0 last: in place */
+            for (int i = 0; i < nc; i++) {
+                coff[t * nc + i] = coff[i] + to[t];
+                cw[t * nc + i] = cw[i] * tw[t];
+            }
+        nc *= T;
+    }
+    if (!e->resampled) {
+        if (T == 1 && e->st == 1) {
+            memcpy(yr, x + coff[0], (size_t)len * sizeof(float));
+            return;
         }
         for (int64_t o = 0; o < len; o++) {
             float acc = 0.0f;
-            for (int i = 0; i < nc; i++) {
-                const float *xr = x + coff[i];
-                float s = 0.0f;
-                for (int t = 0; t < T; t++)
-                    s += tw[o * T + t] * xr[to[o * T + t]];
-                acc += cw[i] * s;
-            }
-            yr[o] = acc;
+            for (int i = 0; i < nc; i++)
+                acc += cw[i] * x[coff[i] + o * e->st];
+            yr[o] = acc; /* nearest: the weight is 1 */
         }
+        return;
+    }
+    const int64_t *to = j->off[c->n - 1];
+    const float *tw = j->w[c->n - 1];
+    if (T == 1) {
+        const float *xr = x + coff[0];
+        for (int64_t o = 0; o < len; o++)
+            yr[o] = xr[to[o]];
+        return;
+    }
+    for (int64_t o = 0; o < len; o++) {
+        float acc = 0.0f;
+        for (int i = 0; i < nc; i++) {
+            const float *xr = x + coff[i];
+            float s = 0.0f;
+            for (int t = 0; t < T; t++)
+                s += tw[o * T + t] * xr[to[o * T + t]];
+            acc += cw[i] * s;
+        }
+        yr[o] = acc;
     }
 }
 

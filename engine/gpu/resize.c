@@ -20,7 +20,9 @@ tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c) {
         }
     int taps = c->mode == TX_RESIZE_NEAREST ? 1 : (c->mode == TX_RESIZE_LINEAR ? 2 : 4);
     tx_program_req r;
-    tx_req_init(&r, TX_FAMILY_RESIZE, "resize", 1, 1);
+    tx_req_init(&r, TX_FAMILY_RESIZE, "resize", c->resid ? 2 : 1, 1);
+    if (c->resid)
+        tx_req_resid(&r, 1, &c->resid->st->tex);
     tx_req_define_int(&r, "TX_NDIM", n);
     tx_req_define_int(&r, "TX_RMASK", rmask);
     tx_req_define_int(&r, "TX_COORD", (int)c->coord);
@@ -54,7 +56,7 @@ tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c) {
             v = 0.0f;
         tx_req_float(&r, k_sc[k], v);
     }
-    const tx_texture *ins[1] = {&xs->st->tex};
+    const tx_texture *ins[2] = {&xs->st->tex, c->resid ? &c->resid->st->tex : NULL};
     const tx_texture *outs[1] = {&ys->st->tex};
-    return tx_gpu_run(ctx, name, &r, ins, 1, outs, 1);
+    return tx_gpu_run(ctx, name, &r, ins, c->resid ? 2 : 1, outs, 1);
 }

@@ -719,6 +719,8 @@ typedef struct tx_resize_desc {
                                    win and scale = out / in (0 keeps that dim) */
     float cubic_a;              /* cubic coefficient; 0 means -0.75 (ONNX default) */
     bool exclude_outside;       /* cubic: taps outside x weigh 0, the rest renormalised */
+    tx_tensor residual;         /* optional, y's shape and dtype: added where the resize
+                                   writes y (a feature pyramid's top-down Add) */
 } tx_resize_desc;
 /* Resize/Upsample. Upsample(mode) is asymmetric coords with nearest FLOOR.
  * len is the resized length as the ONNX reference defines it: in * scale,

@@ -348,6 +348,45 @@ static void fuse_matmul(tx_session *s) {
  * broadcast runs as the op then add (exec_conv_residual,
  * exec_matmul_residual). 2-D and 1-D convs only (the volume path takes 3
  * inputs). */
+static void fuse_residual(tx_session *s);
+
+/* Resize + Add(output, r) → one step with r as input 4 (tx_resize_desc.
+ * residual: added where the resize writes y), as fuse_residual does for
+ * convs: r must exist before the Resize runs and the Add must be the
+ * Resize output's only reader; a residual that would broadcast runs as the
+ * resize then the add (onnx/resize.c). A feature pyramid's top-down
+ * path, y_i = x_i + Resize(y_i+1): 3 in PaddleOCR det. Resize nodes of 2
+ * to 4 inputs (in[] has room for 3 more than the node's: index 4 is free);
+ * not tf_crop_and_resize, which runs its own way. */
+static void fuse_resize_residual(tx_session *s) {
+    for (int k = 0; k < s->n_steps; k++) {
+        tx_step *sp = &s->steps[k];
+        if ((!is_op(sp, "Resize") && !is_op(sp, "Upsample")) || sp->n_out != 1 || sp->n_in < 2 ||
+            sp->n_in > 4 || sp->in[0] < 0 ||
+            strcmp(tx_attr_str(sp->node, "coordinate_transformation_mode", ""),
+                   "tf_crop_and_resize") == 0 ||
+            !tx_onnx_type_is_float(s->vals[sp->in[0]].elem))
+            continue;
+        int c = sole_consumer(s, sp->out[0]);
+        if (c < 0 || !is_op(&s->steps[c], "Add") || s->steps[c].n_in != 2)
+            continue;
+        tx_step *add = &s->steps[c];
+        int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
+        if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||
+            !tx_onnx_type_is_float(s->vals[r].elem))
+            continue;
+        for (int i = sp->n_in; i < 4; i++)
+            sp->in[i] = -1;
+        sp->in[4] = r;
+        sp->n_in = 5;
+        sp->out[0] = add->out[0];
+        s->vals[sp->out[0]].producer = k;
+        add->dead = true;
+        s->fused++;
+        tx_graph_count_uses(s);
+    }
+}
+
 static void fuse_residual(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -423,6 +462,7 @@ tx_status tx_graph_fuse(tx_session *s) {
         st = fuse_affine_before_conv(s);
     fuse_matmul(s);
     fuse_residual(s);
+    fuse_resize_residual(s);
     fuse_activations(s);
     if (!st)
         st = fuse_gate_residual(s);

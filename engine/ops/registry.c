@@ -91,11 +91,13 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);
     int want = k_arity[op];
     /* optional inputs: a matmul's or conv's bias (third) and residual
-     * (fourth), layer_norm's bias; a variadic op (want 0) takes any number */
+     * (fourth), a resize's residual (second), layer_norm's bias; a variadic
+     * op (want 0) takes any number */
     bool biased =
         fam == TX_FAMILY_MATMUL || fam == TX_FAMILY_CONV || fam == TX_FAMILY_CONV_TRANSPOSE;
     bool optional_last = (biased && (n_inputs == 3 || n_inputs == 4)) ||
-                         (op == TX_OP_LAYER_NORM && n_inputs == 2) || (want == 0 && n_inputs >= 1);
+                         ((op == TX_OP_LAYER_NORM || op == TX_OP_RESIZE) && n_inputs == 2) ||
+                         (want == 0 && n_inputs >= 1);
     if (n_inputs != want && !optional_last)
         return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "%s: takes %d inputs, got %d", k_names[op],
                        want, n_inputs);
@@ -130,7 +132,10 @@ tx_status tx_op_run(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs
     case TX_FAMILY_CAST: return tx_cast(ctx, inputs[0], a.cast_to, a.cast_bool, out);
     case TX_FAMILY_NARY: return tx_nary(ctx, op, inputs, n_inputs, out);
     case TX_FAMILY_MOVE: return tx_move_run(ctx, op, inputs, n_inputs, &a, out, 1);
-    case TX_FAMILY_RESIZE: return tx_resize(ctx, inputs[0], &a.move.resize, out);
+    case TX_FAMILY_RESIZE:
+        if (n_inputs == 2) /* x[, residual] */
+            a.move.resize.residual = inputs[1];
+        return tx_resize(ctx, inputs[0], &a.move.resize, out);
     default: break;
     }
     return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT, "tx_op_run: unknown op %d", (int)op);

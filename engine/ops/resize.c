@@ -116,17 +116,45 @@ static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc
     if (!empty && d.mode == TX_RESIZE_CUBIC && c.nres > 3)
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
                        "resize: cubic mode resamples at most 3 dims (x %s has %d)", xb, c.nres);
+    if (d.residual.id) {
+        tx_slot *rs;
+        st = tx_check_residual(ctx, name, d.residual, xs, rank, oshape, &rs);
+        /* (the residual's own dtype is checked there: float32) */
+        if (!st && xs->dtype != TX_DTYPE_FLOAT32)
+            st = tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH,
+                         "resize: a residual needs float32 x (x %s is int32)", xb);
+        if (st)
+            return st;
+    }
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, rank, oshape, xs->dtype, &dev, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);
+    c.resid = d.residual.id ? tx_slot_get(ctx, d.residual) : NULL;
     c.y = tx_slot_get(ctx, y);
     return tx_op_finish(ctx, TX_OP_KERNEL(ctx, dev, resize, c), y, out);
 }
 
+/* resize(x) + residual as two ops, under a recording tape (so the residual
+ * gets its gradient) */
+static tx_status resize_residual_parts(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc,
+                                       tx_tensor *out) {
+    tx_resize_desc d = *desc;
+    d.residual = (tx_tensor){0};
+    tx_tensor z;
+    tx_status st = tx_resize(ctx, x, &d, &z);
+    if (st)
+        return st;
+    st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, out);
+    tx_tensor_destroy(ctx, z);
+    return st;
+}
+
 tx_status tx_resize(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
+    if (desc && desc->residual.id && tx_tape_recording(ctx))
+        return resize_residual_parts(ctx, x, desc, out);
     tx_status st = resize_run(ctx, x, desc, out);
     if (!st && tx_tape_recording(ctx)) {
         tx_op_attrs a = {0};

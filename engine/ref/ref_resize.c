@@ -35,7 +35,9 @@ static int64_t nearest(tx_resize_nearest m, float x, int64_t in) {
 }
 
 int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_ref_tensor *out) {
-    const tx_ref_tensor *x = tx_ref_one_input(in, n_in, attrs);
+    /* x[, residual of y's shape, added in float32 as the kernels add it] */
+    const tx_ref_tensor *x = tx_ref_one_input(in, n_in == 2 ? 1 : n_in, attrs);
+    const tx_ref_tensor *res = n_in == 2 ? &in[1] : NULL;
     if (!x)
         return -1;
     const tx_resize_desc *d = &attrs->move.resize;
@@ -56,6 +58,8 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
         }
         len[i] = by_size ? (float)out->shape[i] : (float)((double)n * (double)sc[i]);
     }
+    if (res && (res->rank != rank || memcmp(res->shape, out->shape, sizeof(int64_t) * rank)))
+        return -1;
     int64_t total = tx_ref_numel(out);
     out->data = malloc((size_t)(total ? total : 1) * sizeof(float));
     if (!out->data)
@@ -126,6 +130,8 @@ int tx_ref_resize(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, t
                 acc += wt * x->data[idx];
         }
         out->data[i] = (float)acc;
+        if (res)
+            out->data[i] += res->data[i];
     }
     return 0;
 }

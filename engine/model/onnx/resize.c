@@ -134,11 +134,33 @@ static tx_status exec_resize(tx_xnode *x) {
                                    : shape[i];
         return tx_onnx_resize_crop(x, d.mode, d.nearest, rank, shape, out);
     }
-    tx_tensor in, y;
+    tx_tensor in, y, r = {0};
     if (!st)
         st = tx_x_dev(x, 0, &in);
+    /* input 4: a residual Add fused by fuse.c, added where the resize
+     * writes y if it has y's shape, else after it (a broadcast) */
+    if (!st && tx_x_has(x, 4))
+        st = tx_x_dev(x, 4, &r);
+    bool after = false;
+    if (!st && r.id) {
+        int rr;
+        int64_t rs[TX_MAX_RANK];
+        tx_tensor_shape(x->ctx, r, &rr, rs, NULL);
+        after = rr != rank;
+        for (int i = 0; i < rank && !after; i++)
+            after = rs[i] != (d.sizes[i]    ? d.sizes[i]
+                              : d.scales[i] ? (int64_t)floor((double)shape[i] * (double)d.scales[i])
+                                            : shape[i]);
+        if (!after)
+            d.residual = r;
+    }
     if (!st)
         st = tx_resize(x->ctx, in, &d, &y);
+    if (!st && after) {
+        tx_tensor z = y;
+        st = tx_binary(x->ctx, TX_OP_ADD, z, r, &y);
+        tx_tensor_destroy(x->ctx, z);
+    }
     return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
 }
 
