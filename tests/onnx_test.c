@@ -1360,6 +1360,115 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: LayerNormalization written as ReduceMean, Sub, Pow, Sqrt, Div, "
+                      "Mul, Add is one step (axes attribute and input); not where d has "
+                      "another reader")) {
+        /* on x [2, 3, 8]: y1 over the last axis, gamma and beta [8]; y2
+         * over the last two, gamma [3, 8], no beta; y3 as y1 but its d =
+         * x - mean is an output too (stays 9 steps). Opset 13 (axes an
+         * attribute) and 18 (an input). */
+        float x[48], g1[8], b1[8], g2[24];
+        /* row 0 of 8 nearly constant: its variance (~1e-6) is below eps,
+         * which then decides its output */
+        for (int i = 0; i < 48; i++)
+            x[i] = i < 8 ? 1.0f + (float)(i % 3) * 1e-3f
+                         : (float)((i * 7) % 13) / 3.0f - 2.0f + (float)(i / 16);
+        for (int i = 0; i < 8; i++) {
+            g1[i] = 0.5f + (float)i / 8.0f;
+            b1[i] = (float)i / 4.0f - 1.0f;
+        }
+        for (int i = 0; i < 24; i++)
+            g2[i] = (float)((i * 5) % 7) / 7.0f - 0.3f;
+        const float eps = 1e-5f;
+        double want[3][48], dref[48];
+        for (int j = 0; j < 2; j++) { /* j 0: rows of 8; 1: rows of 24 */
+            int len = j ? 24 : 8;
+            for (int r = 0; r < 48 / len; r++) {
+                double mean = 0, var = 0;
+                for (int i = 0; i < len; i++)
+                    mean += x[r * len + i] / (double)len;
+                for (int i = 0; i < len; i++)
+                    var += (x[r * len + i] - mean) * (x[r * len + i] - mean) / len;
+                for (int i = 0; i < len; i++) {
+                    int e = r * len + i;
+                    double nv = (x[e] - mean) / sqrt(var + eps);
+                    want[j][e] = j ? nv * g2[i] : nv * g1[i] + b1[i];
+                    if (!j) {
+                        want[2][e] = want[0][e];
+                        dref[e] = x[e] - mean;
+                    }
+                }
+            }
+        }
+        for (int opset = 13; opset <= 18 && !tx_t.cur_failed; opset += 5) {
+            buf g = {0};
+            init_f(&g, "g1", (int64_t[]){8}, 1, g1);
+            init_f(&g, "b1", (int64_t[]){8}, 1, b1);
+            init_f(&g, "g2", (int64_t[]){3, 8}, 2, g2);
+            init_f(&g, "two", NULL, 0, (float[]){2});
+            init_f(&g, "eps", NULL, 0, &eps);
+            init_i64(&g, "ax1", (int64_t[]){1}, 1, (int64_t[]){-1});
+            init_i64(&g, "ax2", (int64_t[]){2}, 1, (int64_t[]){1, 2});
+            vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){2, 3, 8}, 3);
+            for (int j = 0; j < 3; j++) {
+                char nm[9][8];
+                for (int i = 0; i < 9; i++)
+                    snprintf(nm[i], sizeof nm[i], "%c%d", "msedvqnpy"[i], j);
+                const char *ax = j == 1 ? "ax2" : "ax1";
+                bool in18 = opset == 18;
+                for (int r = 0; r < 2; r++) { /* the mean of x, then of d^2 */
+                    if (r) {
+                        node(&g, "Sub", nm[1], (const char *[]){"x", nm[0]}, 2,
+                             (const char *[]){nm[1]}, 1, NULL, 0);
+                        node(&g, "Pow", nm[2], (const char *[]){nm[1], "two"}, 2,
+                             (const char *[]){nm[2]}, 1, NULL, 0);
+                    }
+                    buf axes = attr_is("axes", j == 1 ? (int64_t[]){1, 2} : (int64_t[]){-1},
+                                       j == 1 ? 2 : 1);
+                    node(&g, "ReduceMean", r ? nm[3] : nm[0], (const char *[]){r ? nm[2] : "x", ax},
+                         in18 ? 2 : 1, (const char *[]){r ? nm[3] : nm[0]}, 1, in18 ? NULL : &axes,
+                         !in18);
+                    free(axes.d); /* (node took it where it was given) */
+                }
+                node(&g, "Add", nm[4], (const char *[]){nm[3], "eps"}, 2, (const char *[]){nm[4]},
+                     1, NULL, 0);
+                node(&g, "Sqrt", nm[5], (const char *[]){nm[4]}, 1, (const char *[]){nm[5]}, 1,
+                     NULL, 0);
+                node(&g, "Div", nm[6], (const char *[]){nm[1], nm[5]}, 2, (const char *[]){nm[6]},
+                     1, NULL, 0);
+                node(&g, "Mul", nm[7], (const char *[]){nm[6], j == 1 ? "g2" : "g1"}, 2,
+                     (const char *[]){j == 1 ? nm[8] : nm[7]}, 1, NULL, 0);
+                if (j != 1)
+                    node(&g, "Add", nm[8], (const char *[]){nm[7], "b1"}, 2,
+                         (const char *[]){nm[8]}, 1, NULL, 0);
+                vinfo(&g, 12, nm[8], TX_ONNX_FLOAT, (int64_t[]){2, 3, 8}, 3);
+                if (j == 2)
+                    vinfo(&g, 12, nm[1], TX_ONNX_FLOAT, (int64_t[]){2, 3, 8}, 3);
+            }
+            buf m = model(&g, opset);
+            for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+                tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 11 : 26, fusion ? 15 : 0);
+                if (!ss)
+                    break;
+                tx_tensor xt = mk(ctx, 3, (int64_t[]){2, 3, 8}, x), out[4];
+                tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 4, out);
+                CHECK(!st, "opset %d: %s", opset, tx_last_error(ctx));
+                for (int j = 0; j < 4 && !st; j++) {
+                    float got[48];
+                    CHECK(!tx_tensor_read(ctx, out[j], got, sizeof got), "%s", tx_last_error(ctx));
+                    double e = 0;
+                    for (int i = 0; i < 48; i++)
+                        e = fmax(e, fabs(got[i] - (j == 3 ? dref[i] : want[j][i])));
+                    CHECK(e < 1e-4, "opset %d fusion %d: output %d off by %g", opset, fusion, j, e);
+                    tx_tensor_destroy(ctx, out[j]);
+                }
+                tx_tensor_destroy(ctx, xt);
+                tx_session_destroy(ss);
+            }
+            free(m.d);
+        }
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scalar that raises its input's rank stays a step before a "
                       "padded conv")) {
         /* v = Mul(x [1, 4, 7], s [1, 1, 1, 1]) is [1, 1, 4, 7], which the 2-D

@@ -252,6 +252,165 @@ static tx_status fuse_gelu(tx_session *s) {
     return TX_STATUS_OK;
 }
 
+/* The trailing axes ReduceMean step sp reduces over x's rank `rank`, kept
+ * (keepdims 1): how many (0: not such a reduction). Axes from the
+ * attribute (before opset 18) or a constant second input. */
+static int trailing_mean_axes(const tx_session *s, const tx_step *sp, int rank) {
+    if (!is_op(sp, "ReduceMean") || sp->n_out != 1 || rank < 1 ||
+        tx_attr_int(sp->node, "keepdims", 1) != 1)
+        return 0;
+    int64_t ax[TX_MAX_RANK];
+    int na = 0;
+    const int64_t *a;
+    int n = tx_attr_ints(sp->node, "axes", &a);
+    if (n > 0 && n <= TX_MAX_RANK && sp->n_in == 1) {
+        memcpy(ax, a, sizeof(int64_t) * (size_t)n);
+        na = n;
+    } else if (n <= 0 && sp->n_in == 2 && sp->in[1] >= 0 && s->vals[sp->in[1]].is_const &&
+               s->vals[sp->in[1]].c.i && s->vals[sp->in[1]].c.numel >= 1 &&
+               s->vals[sp->in[1]].c.numel <= TX_MAX_RANK) {
+        na = (int)s->vals[sp->in[1]].c.numel;
+        memcpy(ax, s->vals[sp->in[1]].c.i, sizeof(int64_t) * (size_t)na);
+    }
+    /* axes rank - na .. rank - 1, each once, in any order */
+    unsigned seen = 0;
+    for (int i = 0; i < na; i++) {
+        int64_t v = ax[i] < 0 ? ax[i] + rank : ax[i];
+        if (v < rank - na || v >= rank || (seen >> v & 1u))
+            return 0;
+        seen |= 1u << v;
+    }
+    return na;
+}
+
+/* Whether constant value v can be LayerNormalization's scale or bias for
+ * x normalized over its last q dims, giving what Mul or Add by it gives: of
+ * x's rank at most (no broadcast up to a higher rank), its shape past
+ * leading 1s a trailing part of those dims (tx_norm's rule) where x's dims
+ * are known; tx_norm checks the rest at run time. */
+static bool norm_param(const tx_session *s, int v, const tx_session_val *x, int q) {
+    if (v < 0 || !s->vals[v].is_const || !s->vals[v].c.f)
+        return false;
+    const tx_hval *c = &s->vals[v].c;
+    int lead = 0;
+    while (lead < c->rank && c->shape[lead] == 1)
+        lead++;
+    if (c->rank > x->rank || c->rank - lead > q)
+        return false;
+    for (int i = lead; i < c->rank; i++) {
+        int64_t xd = x->shape[x->rank - c->rank + i];
+        if (xd > 0 && xd != c->shape[i])
+            return false;
+    }
+    return true;
+}
+
+/* LayerNormalization as exporters before opset 17 (Paddle2ONNX, PyTorch's
+ * older ones) write it, over x's last axes:
+ *     m = ReduceMean(x); d = x - m; v = ReduceMean(d ^ 2)
+ *     y = d / Sqrt(v + eps) * gamma + beta    (beta optional)
+ * becomes one LayerNormalization step (axis -q, epsilon eps), placed where
+ * the last was: one draw for nine (PP-OCRv4 rec's SVTR blocks: 5). d has
+ * exactly its two readers, every other intermediate one; gamma and beta
+ * are constants of the normalized shape. */
+static tx_status fuse_layer_norm(tx_session *s) {
+    const tx_onnx_op *ln = tx_onnx_op_find("", "LayerNormalization");
+    for (int k = 0; k < s->n_steps && ln; k++) {
+        tx_step *dv = &s->steps[k];
+        if (!is_op(dv, "Div") || dv->n_in != 2 || dv->n_out != 1 || dv->in[0] < 0 || dv->in[1] < 0)
+            continue;
+        int d = dv->in[0], sd = dv->in[1];
+        int ksq = s->vals[sd].producer, ksub = s->vals[d].producer;
+        if (ksq < 0 || ksub < 0 || sole_consumer(s, sd) != k || !is_op(&s->steps[ksq], "Sqrt") ||
+            !is_op(&s->steps[ksub], "Sub") || s->steps[ksub].n_in != 2 || s->vals[d].n_uses != 2 ||
+            s->vals[d].is_output)
+            continue;
+        int x = s->steps[ksub].in[0], m = s->steps[ksub].in[1];
+        int ve = s->steps[ksq].in[0];
+        int kadd = ve >= 0 ? s->vals[ve].producer : -1;
+        if (x < 0 || m < 0 || kadd < 0 || sole_consumer(s, ve) != ksq ||
+            !is_op(&s->steps[kadd], "Add") || s->steps[kadd].n_in != 2)
+            continue;
+        const tx_step *ea = &s->steps[kadd];
+        int v = -1, ev = -1;
+        for (int i = 0; i < 2; i++)
+            if (ea->in[i] >= 0 && s->vals[ea->in[i]].is_const)
+                ev = ea->in[i], v = ea->in[1 - i];
+        const tx_session_val *xv = &s->vals[x];
+        int kv = v >= 0 ? s->vals[v].producer : -1, km = s->vals[m].producer;
+        if (ev < 0 || v < 0 || kv < 0 || km < 0 || s->vals[ev].c.numel != 1 || !s->vals[ev].c.f ||
+            !(s->vals[ev].c.f[0] > 0) || !isfinite(s->vals[ev].c.f[0]) ||
+            sole_consumer(s, v) != kadd || sole_consumer(s, m) != ksub ||
+            !tx_onnx_type_is_float(xv->elem) || s->steps[km].in[0] != x)
+            continue;
+        int q = trailing_mean_axes(s, &s->steps[km], xv->rank);
+        const tx_step *rv = &s->steps[kv];
+        int p = rv->in[0];
+        int kp = p >= 0 ? s->vals[p].producer : -1;
+        if (q < 1 || trailing_mean_axes(s, rv, xv->rank) != q || kp < 0 ||
+            sole_consumer(s, p) != kv || !is_op(&s->steps[kp], "Pow") || s->steps[kp].n_in != 2 ||
+            s->steps[kp].in[0] != d)
+            continue;
+        int e2 = s->steps[kp].in[1];
+        if (e2 < 0 || !s->vals[e2].is_const || s->vals[e2].c.numel != 1 || !s->vals[e2].c.f ||
+            s->vals[e2].c.f[0] != 2.0f)
+            continue;
+        /* the scale, then the bias if there is one */
+        int kmul = sole_consumer(s, dv->out[0]);
+        if (kmul < 0 || !is_op(&s->steps[kmul], "Mul") || s->steps[kmul].n_in != 2)
+            continue;
+        int gamma = other_input(&s->steps[kmul], dv->out[0]);
+        if (!norm_param(s, gamma, xv, q))
+            continue;
+        int last = kmul, beta = -1;
+        int kb = sole_consumer(s, s->steps[kmul].out[0]);
+        if (kb >= 0 && is_op(&s->steps[kb], "Add") && s->steps[kb].n_in == 2) {
+            int b = other_input(&s->steps[kb], s->steps[kmul].out[0]);
+            if (norm_param(s, b, xv, q)) {
+                beta = b;
+                last = kb;
+            }
+        }
+        tx_step *lp = &s->steps[last];
+        int y = lp->out[0];
+        tx_onnx_node *n = tx_arena_alloc(s->m.arena, sizeof *n);
+        const char **io = tx_arena_alloc(s->m.arena, 4 * sizeof *io);
+        tx_onnx_attr *at = tx_arena_alloc(s->m.arena, 2 * sizeof *at);
+        if (!n || !io || !at)
+            return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+        int n_in = beta >= 0 ? 3 : 2;
+        io[0] = s->vals[x].name;
+        io[1] = s->vals[gamma].name;
+        io[2] = beta >= 0 ? s->vals[beta].name : "";
+        io[n_in] = s->vals[y].name;
+        at[0] = (tx_onnx_attr){.name = "axis", .type = TX_ATTR_INT, .i = -q};
+        at[1] = (tx_onnx_attr){.name = "epsilon", .type = TX_ATTR_FLOAT, .f = s->vals[ev].c.f[0]};
+        *n = (tx_onnx_node){.name = lp->node->name,
+                            .op_type = "LayerNormalization",
+                            .domain = "",
+                            .n_in = n_in,
+                            .n_out = 1,
+                            .in = io,
+                            .out = io + n_in,
+                            .attrs = at,
+                            .n_attrs = 2};
+        const int chain[] = {km, ksub, kp, kv, kadd, ksq, k, kmul};
+        for (size_t i = 0; i < TX_COUNTOF(chain); i++)
+            s->steps[chain[i]].dead = true;
+        lp->dead = false;
+        lp->node = n;
+        lp->op = ln;
+        lp->n_in = n_in;
+        lp->in[0] = x;
+        lp->in[1] = gamma;
+        lp->in[2] = beta;
+        lp->out[0] = y;
+        s->fused += beta >= 0 ? 8 : 7;
+        tx_graph_count_uses(s);
+    }
+    return TX_STATUS_OK;
+}
+
 /* HardSwish as Paddle2ONNX and others write it:
  *     y = x * Clip(x + 3, 0, 6) / 6      (Mul then Div, or Div then Mul)
  * becomes one HardSwish node (then fused into a preceding Conv by
@@ -450,8 +609,8 @@ tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
     if (!st)
         st = tx_graph_fuse_qdq(s);
-    if (!st && !(st = fuse_gelu(s)))
-        st = fuse_hard_swish(s);
+    if (!st && !(st = fuse_gelu(s)) && !(st = fuse_hard_swish(s)))
+        st = fuse_layer_norm(s);
     /* after the patterns above, whose Add, Mul and Div by constants are
      * theirs to take */
     if (!st)
