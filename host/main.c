@@ -167,7 +167,8 @@ static void act_defaults(tx_op op, float *alpha, float *beta) {
     case TX_OP_CELU:
     case TX_OP_THRESHOLDED_RELU: *alpha = 1.0f; break;
     case TX_OP_SHRINK: *alpha = 0.5f; break;
-    case TX_OP_AFFINE: *alpha = 1.0f; break;
+    case TX_OP_AFFINE:
+    case TX_OP_SWISH: *alpha = 1.0f; break;
     default: break;
     }
 }

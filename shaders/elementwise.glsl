@@ -143,6 +143,7 @@ vec4 tx_u_hard_sigmoid(vec4 x) {
   return tx_keep_nan(mix(h, vec4(1.0), greaterThan(h, vec4(1.0))), x);
 }
 vec4 tx_u_affine(vec4 x) { return p_alpha * x + p_beta; }
+vec4 tx_u_swish(vec4 x) { return x * tx_u_sigmoid(p_alpha * x); }
 vec4 tx_u_leaky_relu(vec4 x) { return tx_keep_nan(mix(x, p_alpha * x, lessThan(x, vec4(0.0))), x); }
 vec4 tx_u_elu(vec4 x) {
   return tx_keep_nan(mix(x, p_alpha * (exp(x) - 1.0), lessThan(x, vec4(0.0))), x);

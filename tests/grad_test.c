@@ -83,6 +83,8 @@ static const gcase k_cases[] = {
     {G("hard_sigmoid", K_OP, TX_OP_HARD_SIGMOID, "4x5"), .a = {.alpha = 0.2f, .beta = 0.5f}, .lo = -4, .hi = 4, KINK(2.5f)},
     {G("selu", K_OP, TX_OP_SELU, "3x4"), .a = {.alpha = 1.67326319f, .beta = 1.05070102f}, KINK(0)},
     {G("celu", K_OP, TX_OP_CELU, "3x4"), .a = {.alpha = 0.8f}, KINK(0)},
+    {G("swish", K_OP, TX_OP_SWISH, "3x4"), .a = {.alpha = 1.5f}},
+    {G("swish/silu", K_OP, TX_OP_SWISH, "3x4"), .a = {.alpha = 1}},
     {G("thresholded_relu", K_OP, TX_OP_THRESHOLDED_RELU, "3x4"), .a = {.alpha = 1}, KINK(1)},
     {G("shrink", K_OP, TX_OP_SHRINK, "3x4"), .a = {.alpha = 0.5f, .beta = 0.2f}, KINK(0.5f)},
     {G("affine", K_OP, TX_OP_AFFINE, "3x4"), .a = {.alpha = -1.5f, .beta = 0.25f}},

@@ -1469,6 +1469,73 @@ int main(int argc, char **argv) {
         }
         tx_test_end();
     }
+    if (tx_test_begin("fusion: x * Sigmoid(x) and x * Sigmoid(x * a) are one Swish, fused into "
+                      "a conv before it; not where the sigmoid has another reader")) {
+        /* x [1, 4, 5, 6]: y1 = c * Sigmoid(c), c = Conv1x1(x, W, B) (the
+         * Swish fuses into the conv); y2 = Sigmoid(x * 1.702) * x (a Swish
+         * step, alpha 1.702, operands swapped); y3 = x * s3 with s3 =
+         * Sigmoid(x) an output too (stays). Unfused 8 steps, fused 4. */
+        float x[120], w[12], b[3] = {0.5f, -1, 0.25f};
+        for (int i = 0; i < 120; i++)
+            x[i] = (float)((i * 7) % 17) / 2.0f - 4.0f;
+        for (int i = 0; i < 12; i++)
+            w[i] = (float)((i * 5) % 7) / 7.0f - 0.4f;
+        double want[4][120] = {{0}};
+        for (int p = 0; p < 30; p++)
+            for (int o = 0; o < 3; o++) {
+                double c = b[o];
+                for (int i = 0; i < 4; i++)
+                    c += (double)w[o * 4 + i] * x[i * 30 + p];
+                want[0][o * 30 + p] = c / (1 + exp(-c));
+            }
+        for (int i = 0; i < 120; i++) {
+            want[1][i] = x[i] / (1 + exp(-(double)(x[i] * 1.702f)));
+            want[3][i] = 1 / (1 + exp(-(double)x[i]));
+            want[2][i] = x[i] * want[3][i];
+        }
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){3, 4, 1, 1}, 4, w);
+        init_f(&g, "B", (int64_t[]){3}, 1, b);
+        init_f(&g, "a", NULL, 0, (float[]){1.702f});
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 5, 6}, 4);
+        node(&g, "Conv", "c", (const char *[]){"x", "W", "B"}, 3, (const char *[]){"c"}, 1, NULL,
+             0);
+        node(&g, "Sigmoid", "s1", (const char *[]){"c"}, 1, (const char *[]){"s1"}, 1, NULL, 0);
+        node(&g, "Mul", "y1", (const char *[]){"c", "s1"}, 2, (const char *[]){"y1"}, 1, NULL, 0);
+        node(&g, "Mul", "xa", (const char *[]){"x", "a"}, 2, (const char *[]){"xa"}, 1, NULL, 0);
+        node(&g, "Sigmoid", "s2", (const char *[]){"xa"}, 1, (const char *[]){"s2"}, 1, NULL, 0);
+        node(&g, "Mul", "y2", (const char *[]){"s2", "x"}, 2, (const char *[]){"y2"}, 1, NULL, 0);
+        node(&g, "Sigmoid", "s3", (const char *[]){"x"}, 1, (const char *[]){"s3"}, 1, NULL, 0);
+        node(&g, "Mul", "y3", (const char *[]){"x", "s3"}, 2, (const char *[]){"y3"}, 1, NULL, 0);
+        vinfo(&g, 12, "y1", TX_ONNX_FLOAT, (int64_t[]){1, 3, 5, 6}, 4);
+        vinfo(&g, 12, "y2", TX_ONNX_FLOAT, (int64_t[]){1, 4, 5, 6}, 4);
+        vinfo(&g, 12, "y3", TX_ONNX_FLOAT, (int64_t[]){1, 4, 5, 6}, 4);
+        vinfo(&g, 12, "s3", TX_ONNX_FLOAT, (int64_t[]){1, 4, 5, 6}, 4);
+        buf m = model(&g, 13);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 4 : 8, fusion ? 4 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 5, 6}, x), out[4];
+            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 4, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int j = 0; j < 4 && !st; j++) {
+                float got[120];
+                size_t n = j == 0 ? 90 : 120;
+                CHECK(!tx_tensor_read(ctx, out[j], got, n * sizeof(float)), "%s",
+                      tx_last_error(ctx));
+                double e = 0;
+                for (size_t i = 0; i < n; i++)
+                    e = fmax(e, fabs(got[i] - want[j][i]));
+                CHECK(e < 1e-5, "fusion %d: output %d off by %g", fusion, j, e);
+                tx_tensor_destroy(ctx, out[j]);
+            }
+            tx_tensor_destroy(ctx, xt);
+            tx_session_destroy(ss);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scalar that raises its input's rank stays a step before a "
                       "padded conv")) {
         /* v = Mul(x [1, 4, 7], s [1, 1, 1, 1]) is [1, 1, 4, 7], which the 2-D

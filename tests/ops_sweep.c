@@ -105,6 +105,7 @@ static const shape_case k_matmul[] = {
      * 8-row tiles, 1-row tiles, unaligned N, a residual, split tensors */
     {.shapes = "20x16,16x24", .attrs = {.matmul = {.activation = TX_OP_LEAKY_RELU, .alpha = 0.1f}}, .bias = true, .label = "leaky_relu"},
     {.shapes = "5x7,7x6", .attrs = {.matmul = {.activation = TX_OP_HARD_SIGMOID, .alpha = 0.1666667f, .beta = 0.5f}}, .bias = true, .label = "hard_sigmoid/1-row"},
+    {.shapes = "20x16,16x24", .attrs = {.matmul = {.activation = TX_OP_SWISH, .alpha = 1}}, .bias = true, .label = "swish"},
     {.shapes = "11x13,13x7", .attrs = {.matmul = {.activation = TX_OP_ELU, .alpha = 0.7f}}, .label = "elu/unaligned"},
     {.shapes = "2x17x10,2x12x10", .attrs = {.matmul = {.transpose_b = true, .activation = TX_OP_SELU, .alpha = 1.6732632f, .beta = 1.0507010f}}, .label = "selu/batch"},
     {.shapes = "20x16,16x24,24,20x24", .attrs = {.matmul = {.activation = TX_OP_SHRINK, .alpha = 0.3f, .beta = 0.1f}}, .label = "residual/shrink"},
@@ -198,6 +199,9 @@ static const shape_case k_conv[] = {
     {.shapes = "1x4x3x19,8x4x1x3", CONV(.activation = TX_OP_ELU, .alpha = 0.5f), .bias = true, .label = "8-wide-tile/elu"},
     {.shapes = "2x12x8x8,20x12x1x1", CONV(.activation = TX_OP_HARD_SIGMOID, .alpha = 0.1666667f, .beta = 0.5f), .bias = true, .label = "1x1/matmul/hard_sigmoid"},
     {.shapes = "1x24x1x1,6x24x1x1", CONV(.activation = TX_OP_HARD_SIGMOID, .alpha = 0.2f, .beta = 0.5f), .bias = true, .label = "1x1/squeeze/hard_sigmoid"},
+    /* swish (SiLU) fused: the packing route, the one-pass depthwise */
+    {.shapes = "1x8x9x12,8x8x3x3", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_SWISH, .alpha = 1), .bias = true, .label = "swish"},
+    {.shapes = "1x6x9x16,6x1x3x3", CONV(.group = 6, .pads = {1, 1, 1, 1}, .activation = TX_OP_SWISH, .alpha = 1.702f), .bias = true, .label = "depthwise/direct/swish"},
     {.shapes = "2x5x7x16,5x1x3x3", CONV(.group = 5, .pads = {1, 1, 1, 1}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.1f), .bias = true, .label = "depthwise/direct/leaky_relu"},
     {.shapes = "1x12x9x9,12x1x3x3", CONV(.group = 12, .pads = {1, 1, 1, 1}, .activation = TX_OP_SELU, .alpha = 1.6732632f, .beta = 1.0507010f), .bias = true, .label = "depthwise/selu"},
     {.shapes = "1x8x9x12,8x8x3x3,8,1x8x9x12", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_THRESHOLDED_RELU, .alpha = 0.2f), .label = "residual/thresholded_relu"},

@@ -91,6 +91,7 @@ void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, 
     case TX_OP_IS_NAN: MAP(v != v ? 1.0f : 0.0f);
     case TX_OP_HARD_SIGMOID: MAP(clamp01(a * v + b));
     case TX_OP_AFFINE: MAP(a * v + b);
+    case TX_OP_SWISH: MAP(v * (1.0f / (1.0f + expf(-(a * v)))));
     case TX_OP_LEAKY_RELU: MAP(v < 0 ? a * v : v);
     case TX_OP_ELU: MAP(v < 0 ? a * expm1f(v) : v);
     case TX_OP_CELU: MAP(v < 0 ? a * expm1f(v / a) : v);

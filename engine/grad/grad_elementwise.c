@@ -161,6 +161,17 @@ static tx_status deriv(tx_ctx *ctx, tx_op op, float lo, float hi, tx_tensor x, t
         if (!st)
             st = gx_bin(ctx, TX_OP_MUL, c, b, l, &c);
         return st ? st : gx_bin(ctx, TX_OP_ADD, a, c, l, d);
+    case TX_OP_SWISH: /* s (1 + alpha x (1 - s)), s = sigmoid(alpha x) */
+        st = gx_bin_s(ctx, TX_OP_MUL, x, lo, l, &a);
+        if (!st)
+            st = gx_un(ctx, TX_OP_SIGMOID, a, l, &b);
+        if (!st)
+            st = one_minus(ctx, b, l, &c);
+        if (!st)
+            st = gx_bin(ctx, TX_OP_MUL, a, c, l, &c);
+        if (!st)
+            st = gx_bin_s(ctx, TX_OP_ADD, c, 1.0f, l, &c);
+        return st ? st : gx_bin(ctx, TX_OP_MUL, b, c, l, d);
     case TX_OP_HARD_SIGMOID: /* alpha where 0 < alpha x + beta < 1 */
         st = gx_bin_s(ctx, TX_OP_MUL, x, lo, l, &a);
         if (!st)

@@ -616,7 +616,9 @@ tx_status tx_norm(tx_ctx *ctx, tx_op op, const tx_tensor *inputs, int n_inputs,
  * [alpha 1.67326319, beta = gamma 1.05070102]; celu [alpha 1];
  * thresholded_relu x > alpha ? x : 0 [1]; shrink [alpha = lambd 0.5, beta =
  * bias 0]; affine alpha x + beta [1, 0] (ONNX's experimental Affine; what
- * sessions fuse a Mul and an Add by scalar constants into). */
+ * sessions fuse a Mul and an Add by scalar constants into); swish x
+ * sigmoid(alpha x) [1] (SiLU; what sessions fuse x * Sigmoid(x), or of
+ * Mul(x, alpha), into). */
 tx_status tx_activation(tx_ctx *ctx, tx_op op, tx_tensor x, float alpha, float beta,
                         tx_tensor *out);
 

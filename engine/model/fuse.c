@@ -411,6 +411,60 @@ static tx_status fuse_layer_norm(tx_session *s) {
     return TX_STATUS_OK;
 }
 
+/* Swish (SiLU at alpha 1), as exporters write it:
+ *     y = x * Sigmoid(x)        or   y = x * Sigmoid(x * alpha)
+ * (alpha a scalar constant; Paddle2ONNX's swish: PP-OCRv4 rec's 7; every
+ * conv of YOLOv5/v8) becomes one Swish step placed where the Mul was, then
+ * fused into a preceding Conv or MatMul by fuse_activations. The Sigmoid
+ * (and the scaling Mul) must have no other reader. */
+static tx_status fuse_swish(tx_session *s) {
+    const tx_onnx_op *sw = tx_onnx_op_find("", "Swish");
+    for (int k = 0; k < s->n_steps && sw; k++) {
+        tx_step *m = &s->steps[k];
+        if (!is_op(m, "Mul") || m->n_in != 2 || m->n_out != 1 || m->in[0] < 0 || m->in[1] < 0)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            int x = m->in[1 - side], g = m->in[side];
+            int ks = s->vals[g].producer;
+            if (ks < 0 || sole_consumer(s, g) != k || !is_op(&s->steps[ks], "Sigmoid") ||
+                s->steps[ks].n_in != 1 || !tx_onnx_type_is_float(s->vals[x].elem))
+                continue;
+            int z = s->steps[ks].in[0], kz = z >= 0 ? s->vals[z].producer : -1;
+            double alpha = 1;
+            if (z != x) { /* Sigmoid(x * alpha) */
+                if (kz < 0 || sole_consumer(s, z) != ks || !is_op(&s->steps[kz], "Mul") ||
+                    s->steps[kz].n_in != 2)
+                    continue;
+                int c = other_input(&s->steps[kz], x);
+                if (c < 0 || c == x || !s->vals[c].is_const || s->vals[c].c.numel != 1 ||
+                    !s->vals[c].c.f || !isfinite(s->vals[c].c.f[0]) ||
+                    s->vals[c].c.rank > s->vals[x].rank)
+                    continue;
+                alpha = s->vals[c].c.f[0];
+            }
+            int y = m->out[0];
+            tx_onnx_node *n = unary_node(s, m->node->name, "Swish", x, y);
+            tx_onnx_attr *at = tx_arena_alloc(s->m.arena, sizeof *at);
+            if (!n || !at)
+                return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+            *at = (tx_onnx_attr){.name = "alpha", .type = TX_ATTR_FLOAT, .f = (float)alpha};
+            n->attrs = at;
+            n->n_attrs = 1;
+            s->steps[ks].dead = true;
+            if (z != x)
+                s->steps[kz].dead = true;
+            m->node = n;
+            m->op = sw;
+            m->n_in = 1;
+            m->in[0] = x;
+            s->fused += z != x ? 2 : 1;
+            tx_graph_count_uses(s);
+            break;
+        }
+    }
+    return TX_STATUS_OK;
+}
+
 /* HardSwish as Paddle2ONNX and others write it:
  *     y = x * Clip(x + 3, 0, 6) / 6      (Mul then Div, or Div then Mul)
  * becomes one HardSwish node (then fused into a preceding Conv by
@@ -609,7 +663,7 @@ tx_status tx_graph_fuse(tx_session *s) {
     tx_status st = fuse_bn_into_conv(s);
     if (!st)
         st = tx_graph_fuse_qdq(s);
-    if (!st && !(st = fuse_gelu(s)) && !(st = fuse_hard_swish(s)))
+    if (!st && !(st = fuse_gelu(s)) && !(st = fuse_hard_swish(s)) && !(st = fuse_swish(s)))
         st = fuse_layer_norm(s);
     /* after the patterns above, whose Add, Mul and Div by constants are
      * theirs to take */

@@ -169,6 +169,7 @@ void tx_ref_tolerance(tx_op op, int64_t k, double *atol, double *rtol) {
     case TX_OP_ACOSH:
     case TX_OP_ATANH:
     case TX_OP_MISH:
+    case TX_OP_SWISH:
     case TX_OP_CELU:
     case TX_OP_SOFTMAX:
     case TX_OP_LOG_SOFTMAX: *atol = 1e-5; *rtol = 1e-4; break;

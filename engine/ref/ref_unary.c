@@ -8,6 +8,7 @@
 double tx_ref_act_scalar(tx_op op, double al, double be, double x) {
     switch (op) {
     case TX_OP_AFFINE: return al * x + be;
+    case TX_OP_SWISH: return x / (1.0 + exp(-al * x));
     case TX_OP_HARD_SIGMOID: return fmax(0.0, fmin(1.0, al * x + be));
     case TX_OP_LEAKY_RELU: return x < 0 ? al * x : x;
     case TX_OP_ELU: return x < 0 ? al * expm1(x) : x;
@@ -135,6 +136,7 @@ UNARY_REF(THRESHOLDED_RELU, thresholded_relu)
 UNARY_REF(SHRINK, shrink)
 UNARY_REF(HARD_SIGMOID, hard_sigmoid)
 UNARY_REF(AFFINE, affine)
+UNARY_REF(SWISH, swish)
 UNARY_REF(LEAKY_RELU, leaky_relu)
 UNARY_REF(ELU, elu)
 UNARY_REF(SELU, selu)

@@ -132,7 +132,8 @@ bool tx_onnx_act_attrs(const tx_onnx_node *n, tx_op *op, float *alpha, float *be
              {"Celu", "alpha", NULL, TX_OP_CELU, 1.0f, 0},
              {"ThresholdedRelu", "alpha", NULL, TX_OP_THRESHOLDED_RELU, 1.0f, 0},
              {"Shrink", "lambd", "bias", TX_OP_SHRINK, 0.5f, 0},
-             {"Affine", "alpha", "beta", TX_OP_AFFINE, 1.0f, 0}};
+             {"Affine", "alpha", "beta", TX_OP_AFFINE, 1.0f, 0},
+             {"Swish", "alpha", NULL, TX_OP_SWISH, 1.0f, 0}};
     for (size_t i = 0; i < TX_COUNTOF(k); i++)
         if (strcmp(k[i].name, n->op_type) == 0) {
             *op = k[i].op;
@@ -513,6 +514,7 @@ static const tx_onnx_op k_ops[] = {
     /* alpha / beta activations, Clip */
     {"HardSigmoid", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Affine", exec_act, tx_x_infer_same, 0, 1, 1, 0},
+    {"Swish", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"LeakyRelu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Elu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
     {"Selu", exec_act, tx_x_infer_same, 0, 1, 1, 0},
