@@ -389,7 +389,11 @@ void tx_req_clip(tx_program_req *r, float lo, float hi);
 void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi);
 /* A residual read as the program's input `in` (TX_RESID and p_r_ws, what
  * shaders/elementwise.glsl's tx_resid_act adds). */
-void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid);
+/* TX_RESID: input `in` (texture resid) is a residual added to output texel
+ * t; r_numel < y_numel: it covers y's first r_numel elements (a multiple
+ * of 4; a zero-padded residual's), the rest adds 0 (TX_RESID_N). */
+void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid, int64_t r_numel,
+                  int64_t y_numel);
 /* Full GLSL for the generic (specialized = false) or specialized variant.
  * Returns a malloc'd string. */
 char *tx_codegen(const tx_program_req *r, bool specialized, bool emulate_div);

@@ -347,6 +347,9 @@ void main() {
     TX_ROWS(TX_TAIL)
   }
 #if defined(TX_RESID) && TX_TM == 1
+#ifdef TX_RESID_N
+  if (t < p_r_ntex) // a residual covering y's first texels only
+#endif
   c0 += texelFetch(TX_RESID, tx_coord(t, p_r_ws), 0); // output texel t
 #endif
 #if TX_TM == 1

@@ -170,6 +170,10 @@ vec4 tx_u_selu(vec4 x) {
 // layout, added before TX_ACT.
 vec4 tx_resid_act(vec4 v, int t) {
 #ifdef TX_RESID
+#ifdef TX_RESID_N
+  // a residual covering y's first p_r_ntex texels (zero-padded channels)
+  if (t < p_r_ntex)
+#endif
   v += texelFetch(TX_RESID, tx_coord(t, p_r_ws), 0);
 #endif
 #ifdef TX_ACT

@@ -367,6 +367,31 @@ static void test_resize_residual(void) {
     tx_test_end();
 }
 
+static void test_conv_residual_pad(void) {
+    if (!tx_test_begin("tx_conv residual_pad: more channels than y, another spatial size"))
+        return;
+    tx_tensor x = mk(4, (int64_t[]){1, 2, 4, 4}, TX_DTYPE_FLOAT32, NULL),
+              w = mk(4, (int64_t[]){3, 2, 1, 1}, TX_DTYPE_FLOAT32, NULL),
+              r4 = mk(4, (int64_t[]){1, 4, 4, 4}, TX_DTYPE_FLOAT32, NULL),
+              rs = mk(4, (int64_t[]){1, 2, 4, 5}, TX_DTYPE_FLOAT32, NULL),
+              r2 = mk(4, (int64_t[]){1, 2, 4, 4}, TX_DTYPE_FLOAT32, NULL), y;
+    tx_conv_desc d = {.residual = r4, .residual_pad = true};
+    EXPECT_NO_OUT(tx_conv(ctx, x, w, &d, &y), TX_STATUS_SHAPE_MISMATCH,
+                  "conv: residual [1, 4, 4, 4] must have y's shape [1, 3, 4, 4] but for 1 to 3 "
+                  "channels (residual_pad)");
+    d.residual = rs;
+    EXPECT_NO_OUT(tx_conv(ctx, x, w, &d, &y), TX_STATUS_SHAPE_MISMATCH, "residual [1, 2, 4, 5]");
+    d.residual_pad = false; /* without the flag fewer channels are an error */
+    d.residual = r2;
+    EXPECT_NO_OUT(tx_conv(ctx, x, w, &d, &y), TX_STATUS_SHAPE_MISMATCH,
+                  "conv: residual [1, 2, 4, 4] must have y's shape [1, 3, 4, 4]");
+    d.residual_pad = true;
+    EXPECT(tx_conv(ctx, x, w, &d, &y), TX_STATUS_OK, "");
+    tx_tensor_destroy(ctx, y);
+    TX_DESTROY(ctx, x, w, r4, rs, r2);
+    tx_test_end();
+}
+
 static void test_foreign_handle(void) {
     if (!tx_test_begin("a handle from another context is stale, not another tensor"))
         return;
@@ -445,6 +470,7 @@ int main(int argc, char **argv) {
     test_matmul();
     test_op_run();
     test_resize_residual();
+    test_conv_residual_pad();
     test_foreign_handle();
     test_still_usable();
     tx_host_close(g_host, ctx);

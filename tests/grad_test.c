@@ -121,6 +121,8 @@ static const gcase k_cases[] = {
     {G("conv/1x1_hard_sigmoid", K_OP, TX_OP_CONV, "1x3x5x5,4x3x1x1,4"), CONV(.activation = TX_OP_HARD_SIGMOID, .alpha = 0.3f, .beta = 0.5f)},
     {G("conv/residual_selu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4,2x4x6x6"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_SELU, .alpha = 1.6732632f, .beta = 1.0507010f)},
     {G("conv/residual_relu", K_OP, TX_OP_CONV, "2x3x6x6,4x3x3x3,4,2x4x6x6"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU)},
+    /* residual_pad: 2 of the 4 channels' residual; padded under the tape, so it gets its gradient */
+    {G("conv/residual_pad", K_OP, TX_OP_CONV, "1x3x6x6,4x3x3x3,4,1x2x6x6"), CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_TANH, .residual_pad = true)},
     {G("conv_transpose/residual", K_OP, TX_OP_CONV_TRANSPOSE, "1x3x4x4,3x2x3x3,2,1x2x8x7"), CONV(.strides = {2, 2}, .pads = {1, 1, 1, 1}, .output_padding = {1, 0})},
     {G("conv/stride2", K_OP, TX_OP_CONV, "1x2x7x7,3x2x3x3"), CONV(.strides = {2, 2}, .pads = {1, 1, 0, 0})},
     {G("conv/dilation2", K_OP, TX_OP_CONV, "1x2x7x6,3x2x2x2"), CONV(.dilations = {2, 2})},

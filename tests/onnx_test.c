@@ -1536,6 +1536,93 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("fusion: Conv + Add(Concat(x, zeros)) takes x as a residual_pad "
+                      "residual; not a Concat with a nonzero constant")) {
+        /* BlazeFace's skip path where the channels grow: y1 = Relu(Conv(x)
+         * + Concat(x, Z)) with x [1, 4, 6, 7], Z zeros [1, 2, 6, 7] (one
+         * step: the conv reads x as its residual, channels 4 and 5 add 0);
+         * y2 = Conv(x) + Concat(x, K), K nonzero (stays three steps: the
+         * Concat runs after the conv, so it is no residual for it); y3 as
+         * y1 on u [2, 4, 6, 7] (a batch: the front pads the residual
+         * first). Unfused 11 steps, fused 5. */
+        float x[2 * 168], w[6 * 36], b[6], zk[2 * 84] = {0};
+        for (int i = 0; i < 2 * 168; i++)
+            x[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < 6 * 36; i++)
+            w[i] = (float)((i * 5) % 11) / 11.0f - 0.45f;
+        for (int i = 0; i < 6; i++)
+            b[i] = (float)i / 6.0f - 0.4f;
+        float kv[84];
+        for (int i = 0; i < 84; i++)
+            kv[i] = (float)(i % 5) - 2.0f;
+        double cv[2][252], want[3][2 * 252];
+        for (int n = 0; n < 2; n++) {
+            double xin[168];
+            for (int i = 0; i < 168; i++)
+                xin[i] = x[n * 168 + i];
+            ref_conv(xin, 4, w, b, 6, 3, 1, 1, cv[n]);
+        }
+        for (int n = 0; n < 2; n++)
+            for (int i = 0; i < 252; i++) {
+                double r = i < 168 ? x[n * 168 + i] : 0;
+                want[2][n * 252 + i] = fmax(cv[n][i] + r, 0);
+                if (n == 0) {
+                    want[0][i] = fmax(cv[0][i] + r, 0);
+                    want[1][i] = cv[0][i] + (i < 168 ? x[i] : kv[i - 168]);
+                }
+            }
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){6, 4, 3, 3}, 4, w);
+        init_f(&g, "B", (int64_t[]){6}, 1, b);
+        init_f(&g, "Z", (int64_t[]){1, 2, 6, 7}, 4, zk);
+        init_f(&g, "Z2", (int64_t[]){2, 2, 6, 7}, 4, zk);
+        init_f(&g, "K", (int64_t[]){1, 2, 6, 7}, 4, kv);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        vinfo(&g, 11, "u", TX_ONNX_FLOAT, (int64_t[]){2, 4, 6, 7}, 4);
+        static const char *const nm[3][6] = {{"x", "Z", "c1", "p1", "a1", "y1"},
+                                             {"x", "K", "c2", "p2", "y2", ""},
+                                             {"u", "Z2", "c3", "p3", "a3", "y3"}};
+        for (int j = 0; j < 3; j++) {
+            const char *const *n = nm[j];
+            node(&g, "Conv", n[2], (const char *[]){n[0], "W", "B"}, 3, (const char *[]){n[2]}, 1,
+                 (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+            node(&g, "Concat", n[3], (const char *[]){n[0], n[1]}, 2, (const char *[]){n[3]}, 1,
+                 (buf[]){attr_i("axis", 1)}, 1);
+            node(&g, "Add", n[4], (const char *[]){n[2], n[3]}, 2, (const char *[]){n[4]}, 1, NULL,
+                 0);
+            if (j != 1)
+                node(&g, "Relu", n[5], (const char *[]){n[4]}, 1, (const char *[]){n[5]}, 1, NULL,
+                     0);
+        }
+        vinfo(&g, 12, "y1", TX_ONNX_FLOAT, (int64_t[]){1, 6, 6, 7}, 4);
+        vinfo(&g, 12, "y2", TX_ONNX_FLOAT, (int64_t[]){1, 6, 6, 7}, 4);
+        vinfo(&g, 12, "y3", TX_ONNX_FLOAT, (int64_t[]){2, 6, 6, 7}, 4);
+        buf m = model(&g, 13);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 5 : 11, fusion ? 6 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 7}, x),
+                      ut = mk(ctx, 4, (int64_t[]){2, 4, 6, 7}, x), out[3];
+            tx_status st = tx_session_run(ss, (tx_feed[]){{"x", xt}, {"u", ut}}, 2, NULL, 3, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int j = 0; j < 3 && !st; j++) {
+                float got[2 * 252];
+                int n = j == 2 ? 2 * 252 : 252;
+                CHECK(!tx_tensor_read(ctx, out[j], got, (size_t)n * sizeof(float)), "%s",
+                      tx_last_error(ctx));
+                double e = 0;
+                for (int i = 0; i < n; i++)
+                    e = fmax(e, fabs(got[i] - want[j][i]));
+                CHECK(e < 1e-4, "fusion %d: y%d off by %g", fusion, j + 1, e);
+                tx_tensor_destroy(ctx, out[j]);
+            }
+            TX_DESTROY(ctx, xt, ut);
+            tx_session_destroy(ss);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scalar that raises its input's rank stays a step before a "
                       "padded conv")) {
         /* v = Mul(x [1, 4, 7], s [1, 1, 1, 1]) is [1, 1, 4, 7], which the 2-D

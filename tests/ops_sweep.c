@@ -180,6 +180,18 @@ static const shape_case k_conv[] = {
     {.shapes = "1x6x9x16,6x1x3x3,6,1x6x9x16", CONV(.group = 6, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU), .label = "residual/depthwise/direct"},
     {.shapes = "1x4x9x9,4x1x3x3,4,1x4x9x9", CONV(.group = 4, .pads = {1, 1, 1, 1}, .activation = TX_OP_HARD_SWISH), .label = "residual/depthwise"},
     {.shapes = "1x16x19x19,16x16x3x3,16,1x16x17x17", .label = "residual/winograd"},
+    /* residual_pad: a residual of fewer channels, the rest adding 0, on each
+     * GPU route (the unpack, the 1x1 matmul's 8- and 1-row tiles, the
+     * one-pass depthwise, the one-position dot); a partial last texel and
+     * a batch take the padding first (and so does the CPU) */
+    {.shapes = "1x8x9x12,12x8x3x3,12,1x8x9x12", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU, .residual_pad = true), .label = "residual_pad/relu"},
+    {.shapes = "1x8x8x8,20x8x1x1,20,1x12x8x8", CONV(.activation = TX_OP_RELU6, .residual_pad = true), .label = "residual_pad/1x1/matmul"},
+    {.shapes = "1x5x3x8,4x5x1x1,4,1x1x3x8", CONV(.residual_pad = true), .label = "residual_pad/1x1/matmul/1-row"},
+    {.shapes = "1x6x9x16,6x1x3x3,6,1x4x9x16", CONV(.group = 6, .pads = {1, 1, 1, 1}, .activation = TX_OP_RELU, .residual_pad = true), .label = "residual_pad/depthwise/direct"},
+    {.shapes = "1x8x1x1,12x8x1x1,12,1x8x1x1", CONV(.activation = TX_OP_SIGMOID, .residual_pad = true), .label = "residual_pad/1x1/one-position"},
+    {.shapes = "1x3x5x7,6x3x3x3,6,1x2x5x7", CONV(.pads = {1, 1, 1, 1}, .residual_pad = true), .label = "residual_pad/partial-texel"},
+    {.shapes = "2x4x6x8,6x4x3x3,6,2x3x6x8", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU, .residual_pad = true), .label = "residual_pad/batch2"},
+    {.shapes = "1x8x9x12,8x8x3x3,8,1x8x9x12", CONV(.pads = {1, 1, 1, 1}, .residual_pad = true), .label = "residual_pad/all-channels"},
     /* convs of one position (H = W = 1, 1x1 kernel: squeeze-excite), which
      * the GPU runs in one draw: channels in whole texels or not, outputs whose
      * texels straddle images, a residual, a parameterized activation */
@@ -247,6 +259,7 @@ static const shape_case k_conv_transpose[] = {
      * a residual, end pads with output_padding (still 2H x 2W); odd W and
      * groups take the packing passes */
     {.shapes = "1x3x4x6,3x5x2x2", CONV(.strides = {2, 2}), .bias = true, .label = "k2s2"},
+    {.shapes = "1x3x4x6,3x6x2x2,6,1x4x8x12", CONV(.strides = {2, 2}, .residual_pad = true), .label = "k2s2/residual_pad"},
     {.shapes = "2x5x3x6,5x4x2x2", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "k2s2/plane-half-texel/batch2"},
     {.shapes = "1x24x5x8,24x1x2x2", CONV(.strides = {2, 2}, .activation = TX_OP_SIGMOID), .bias = true, .label = "k2s2/m1"},
     {.shapes = "1x4x3x4,4x6x2x2,6,1x6x6x8", CONV(.strides = {2, 2}, .activation = TX_OP_LEAKY_RELU, .alpha = 0.2f), .label = "k2s2/residual"},

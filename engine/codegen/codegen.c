@@ -123,11 +123,16 @@ void tx_req_act(tx_program_req *r, tx_op act, float lo, float hi) {
     }
 }
 
-void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid) {
+void tx_req_resid(tx_program_req *r, int in, const tx_texture *resid, int64_t r_numel,
+                  int64_t y_numel) {
     char name[16];
     snprintf(name, sizeof name, "u_in%d", in);
     tx_req_define(r, "TX_RESID", name);
     tx_req_int(r, "p_r_ws", resid->wshift);
+    if (r_numel < y_numel) { /* a prefix of y (whole texels): the rest adds 0 */
+        tx_req_define(r, "TX_RESID_N", "1");
+        tx_req_int(r, "p_r_ntex", (int)(r_numel / 4));
+    }
 }
 
 /* A float literal that reads back as exactly v (finite values only). */

@@ -274,7 +274,7 @@ static tx_status run_tp(tx_ctx *ctx, const void *call, int tp) {
         if (p.wo % 4 == 0 && !p.swap_nc)
             tx_req_define(&r, "TX_ALIGNED", "1");
         if (rs) {
-            tx_req_resid(&r, 1, &rs->st->tex);
+            tx_req_resid(&r, 1, &rs->st->tex, rs->numel, ys->numel);
             tx_req_act(&r, cc->act, cc->lo, cc->hi);
         }
         TX_REQ_INTS(&r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_n", (int)ys->numel},
@@ -367,7 +367,7 @@ static void one_pass_req(tx_program_req *r, const tx_conv_call *cc, int pass, do
     if (bs)
         tx_req_define(r, "TX_BIAS", "1");
     if (rs)
-        tx_req_resid(r, n_in - 1, &rs->st->tex);
+        tx_req_resid(r, n_in - 1, &rs->st->tex, rs->numel, ys->numel);
     tx_req_act(r, cc->act, cc->lo, cc->hi);
     TX_REQ_INTS(r, {"p_ntex", (int)((ys->numel + 3) / 4)}, {"p_out_ws", ys->st->tex.wshift},
                 {"p_in_ws", cc->x->st->tex.wshift}, {"p_w_ws", w->wshift},

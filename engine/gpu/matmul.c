@@ -122,7 +122,7 @@ static void main_req(const tx_matmul_call *c, int tm, int out_ws, tx_program_req
     /* a residual: added here with 1-row tiles (the output itself), else by
      * the interleaving pass, which then applies the activation too */
     if (c->resid && tm == 1)
-        tx_req_resid(r, cs ? 3 : 2, &c->resid->st->tex);
+        tx_req_resid(r, cs ? 3 : 2, &c->resid->st->tex, c->resid->numel, c->y->numel);
     if (!c->resid || tm == 1)
         req_act(c, r);
     int64_t ntex = tm > 1 ? tile_texels(c, tm) : (ys->numel + 3) / 4;
@@ -149,7 +149,7 @@ static tx_status run_first(tx_ctx *ctx, const tx_matmul_call *c) {
     tx_req_define_int(&r, "TX_PASS", 2);
     tx_req_define_int(&r, "TX_TM", 1);
     if (c->resid)
-        tx_req_resid(&r, 3, &c->resid->st->tex);
+        tx_req_resid(&r, 3, &c->resid->st->tex, c->resid->numel, c->y->numel);
     req_act(c, &r);
     tx_req_int(&r, "p_M", (int)M);
     tx_req_int(&r, "p_N", (int)N);
@@ -214,7 +214,7 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         tx_req_int(&r2, "p_a_ws", tiles.wshift);
         tx_req_tex_inv(&r2, "p_a_iw", "p_a_ih", &tiles);
         if (c->resid) {
-            tx_req_resid(&r2, 1, &c->resid->st->tex);
+            tx_req_resid(&r2, 1, &c->resid->st->tex, c->resid->numel, c->y->numel);
             req_act(c, &r2);
         }
         st = tx_gpu_run(ctx, name, &r2,

@@ -22,7 +22,7 @@ tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c) {
     tx_program_req r;
     tx_req_init(&r, TX_FAMILY_RESIZE, "resize", c->resid ? 2 : 1, 1);
     if (c->resid)
-        tx_req_resid(&r, 1, &c->resid->st->tex);
+        tx_req_resid(&r, 1, &c->resid->st->tex, c->resid->numel, c->y->numel);
     tx_req_define_int(&r, "TX_NDIM", n);
     tx_req_define_int(&r, "TX_RMASK", rmask);
     tx_req_define_int(&r, "TX_COORD", (int)c->coord);

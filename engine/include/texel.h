@@ -541,6 +541,9 @@ typedef struct tx_conv_desc {
                               it runs as tx_activation(TX_OP_AFFINE) first) */
     float x_scale;         /* x_affine's scale and shift (finite) */
     float x_shift;
+    bool residual_pad; /* the residual has y's shape but for fewer channels (dim 1, at
+                          least 1): y's other channels add 0, as if it were padded with
+                          zeros there (BlazeFace's skip path, Concat(x, zeros)) */
 } tx_conv_desc;
 
 /* y = act(conv(x, w) + bias + residual): x [N, C, (H,) W], w [M, C/group,

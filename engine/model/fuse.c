@@ -563,6 +563,22 @@ static void fuse_matmul(tx_session *s) {
  * inputs). */
 static void fuse_residual(tx_session *s);
 
+/* Whether step sp is Concat(r0, Z) along axis 1 of rank-3 or -4 values, Z a
+ * float constant of zeros: r0 padded with zero channels. */
+static bool zero_pad_concat(const tx_session *s, const tx_step *sp) {
+    if (!is_op(sp, "Concat") || sp->n_in != 2 || sp->n_out != 1 || sp->in[0] < 0 || sp->in[1] < 0)
+        return false;
+    const tx_session_val *r0 = &s->vals[sp->in[0]], *z = &s->vals[sp->in[1]];
+    int64_t axis = tx_attr_int(sp->node, "axis", 0);
+    if ((r0->rank != 3 && r0->rank != 4) || (axis != 1 && axis != 1 - r0->rank) || !z->is_const ||
+        !z->c.f || z->c.rank != r0->rank || r0->is_const)
+        return false;
+    for (int64_t i = 0; i < z->c.numel; i++)
+        if (z->c.f[i] != 0.0f)
+            return false;
+    return true;
+}
+
 /* Resize + Add(output, r) → one step with r as input 4 (tx_resize_desc.
  * residual: added where the resize writes y), as fuse_residual does for
  * convs: r must exist before the Resize runs and the Add must be the
@@ -614,9 +630,21 @@ static void fuse_residual(tx_session *s) {
             continue;
         tx_step *add = &s->steps[c];
         int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
+        /* r = Concat(r0, zeros) along the channels, read by this Add alone
+         * (BlazeFace's skip path when the channels grow): r0 itself, the
+         * other channels adding 0 (tx_conv_desc.residual_pad) */
+        int kz = conv && r >= 0 ? s->vals[r].producer : -1;
+        bool pad = kz >= 0 && sole_consumer(s, r) == c && zero_pad_concat(s, &s->steps[kz]);
+        if (pad)
+            r = s->steps[kz].in[0];
         if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||
             !tx_onnx_type_is_float(s->vals[r].elem)) /* as tx_conv takes it, not cast */
             continue;
+        if (pad) {
+            s->steps[kz].dead = true;
+            s->fused++;
+        }
+        sp->resid_pad = pad;
         for (int i = sp->n_in; i < 3; i++)
             sp->in[i] = -1; /* no bias input (MatMul's is sp->bias) */
         sp->in[3] = r;      /* in[] has room for 3 more than the node's inputs */

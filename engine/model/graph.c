@@ -418,6 +418,7 @@ void tx_graph_xnode(tx_session *s, int k, tx_xnode *x) {
     x->x_affine = sp->x_affine;
     x->x_scale = sp->x_scale;
     x->x_shift = sp->x_shift;
+    x->resid_pad = sp->resid_pad;
     x->bias = sp->bias >= 0 ? &s->vals[sp->bias] : NULL;
 }
 

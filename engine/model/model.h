@@ -206,6 +206,7 @@ struct tx_xnode {
     float act_alpha, act_beta; /* its alpha, beta where it takes them (tx_activation's ops) */
     bool x_affine;             /* Conv: input 0 read as x · x_scale + x_shift (fuse.c) */
     float x_scale, x_shift;    /* its scale and shift */
+    bool resid_pad;            /* Conv: input 3 is a residual_pad residual (fuse.c) */
     tx_session_val *bias;      /* a fused bias (MatMul + Add) */
 };
 

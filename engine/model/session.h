@@ -45,6 +45,8 @@ typedef struct tx_step {
     float act_alpha, act_beta; /* its alpha, beta (tx_activation's ops) */
     bool x_affine;             /* Conv: an Affine before it, fused (tx_conv_desc.x_affine) */
     float x_scale, x_shift;    /* its scale and shift */
+    bool resid_pad;            /* Conv: its residual (input 3) was Concat(r, zeros) on
+                                  channels: r, with tx_conv_desc.residual_pad */
     int bias;                  /* fused bias value, -1 none */
     int *frees;                /* values whose last use is this step */
     int n_frees;

@@ -265,6 +265,51 @@ static tx_status conv_residual_parts(tx_ctx *ctx, bool transpose, tx_tensor x, t
     return st ? st : tx_residual_act(ctx, z, desc->residual, desc->activation, ab[0], ab[1], out);
 }
 
+/* A residual_pad residual r [N, Cr, ...] of y's shape but for its Cr <= M
+ * channels (1 <= Cr; on x's device, float32). */
+static tx_status check_padded_residual(tx_ctx *ctx, const char *op, tx_tensor r, const tx_slot *x,
+                                       int rank, const int64_t *shape, tx_slot **rs) {
+    tx_status st = tx_check_input(ctx, op, "residual", r, true, rs);
+    if (st)
+        return st;
+    if ((*rs)->st->dev != x->st->dev)
+        return tx_check_residual(ctx, op, r, x, rank, shape, rs); /* its device message */
+    bool ok =
+        (*rs)->rank == rank && rank >= 2 && (*rs)->shape[1] >= 1 && (*rs)->shape[1] <= shape[1];
+    for (int i = 0; i < rank && ok; i++)
+        ok = i == 1 || (*rs)->shape[i] == shape[i];
+    if (ok)
+        return TX_STATUS_OK;
+    char want[160], got[160];
+    tx_shape_str(want, sizeof want, rank, shape);
+    tx_shape_str(got, sizeof got, (*rs)->rank, (*rs)->shape);
+    return tx_fail(ctx, TX_STATUS_SHAPE_MISMATCH,
+                   "%s: residual %s must have y's shape %s but for 1 to %lld channels "
+                   "(residual_pad)",
+                   op, got, want, rank >= 2 ? (long long)shape[1] : 0LL);
+}
+
+/* The conv with its residual_pad residual padded with zeros first (tx_pad:
+ * recorded by a tape, so the residual gets its gradient): where the kernels
+ * do not take a prefix of y (not the GPU, N > 1, a partial texel) and under
+ * a recording tape. */
+static tx_status conv_padded_residual_parts(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
+                                            const tx_conv_desc *desc, const tx_slot *rs, int64_t m,
+                                            tx_tensor *out) {
+    tx_pad_desc pd = {.mode = TX_PAD_CONSTANT};
+    pd.end[1] = m - rs->shape[1];
+    tx_tensor r;
+    tx_status st = tx_pad(ctx, desc->residual, &pd, &r);
+    if (st)
+        return st;
+    tx_conv_desc d = *desc;
+    d.residual = r;
+    d.residual_pad = false;
+    st = transpose ? tx_conv_transpose(ctx, x, w, &d, out) : tx_conv(ctx, x, w, &d, out);
+    tx_tensor_destroy(ctx, r);
+    return st;
+}
+
 /* conv(x · x_scale + x_shift) with the affine as an op of its own: where
  * the kernel does not apply it (a transposed conv, the CPU device) and under
  * a recording tape (the affine gets its gradient). */
@@ -297,9 +342,14 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
     int64_t oshape[TX_MAX_RANK];
     st = conv_geom(ctx, op, transpose, xs, ws, bs, &d, &c, &orank, oshape);
     if (!st && d.residual.id)
-        st = tx_check_residual(ctx, op, d.residual, xs, orank, oshape, &rs);
+        st = d.residual_pad ? check_padded_residual(ctx, op, d.residual, xs, orank, oshape, &rs)
+                            : tx_check_residual(ctx, op, d.residual, xs, orank, oshape, &rs);
     if (st)
         return st;
+    /* the kernels add a residual covering a prefix of y in whole texels */
+    if (rs && d.residual_pad && rs->shape[1] < oshape[1] &&
+        (parts || xs->st->dev != TX_DEVICE_GPU || oshape[0] != 1 || rs->numel % 4 != 0))
+        return conv_padded_residual_parts(ctx, transpose, x, w, &d, rs, oshape[1], out);
     if (d.x_affine && (transpose || tx_tape_recording(ctx) || xs->st->dev != TX_DEVICE_GPU))
         return conv_x_affine_parts(ctx, transpose, x, w, &d, out);
     if (rs && parts)
@@ -388,6 +438,7 @@ static tx_status noted(tx_ctx *ctx, tx_status st, tx_op op, tx_tensor x, tx_tens
 /* a residual or x_affine under a tape: conv, add, activation and affine
  * are recorded (not noted here) */
 static bool conv_parts(tx_ctx *ctx, const tx_conv_desc *desc) {
+    /* (a residual_pad residual is padded first: conv_run) */
     return desc && (desc->residual.id || desc->x_affine) && tx_tape_recording(ctx);
 }
 

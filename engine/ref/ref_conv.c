@@ -39,9 +39,34 @@ static double activate(const tx_conv_desc *c, double v) {
 }
 
 /* The residual (a fourth input: y's values added before the activation) at
- * y's element i, 0 without one (its size is checked against y's). */
-static double resid_at(const tx_ref_tensor *in, int n_in, int64_t i) {
-    return n_in > 3 ? (double)in[3].data[i] : 0.0;
+ * y's element i, 0 without one; with residual_pad it holds y's first
+ * channels only (resid_fits checked its shape) and the others add 0. */
+static double resid_at(const tx_ref_tensor *in, int n_in, const tx_ref_tensor *y, bool pad,
+                       int64_t i) {
+    if (n_in <= 3)
+        return 0.0;
+    if (!pad)
+        return (double)in[3].data[i];
+    int64_t inner = 1;
+    for (int k = 2; k < y->rank; k++)
+        inner *= y->shape[k];
+    int64_t m = y->shape[1], cr = in[3].shape[1];
+    int64_t n = i / (m * inner), c = i / inner % m;
+    return c < cr ? (double)in[3].data[(n * cr + c) * inner + i % inner] : 0.0;
+}
+
+/* Whether the residual (if any) fits y: its shape, or with residual_pad
+ * that but for 1 to y's channels. */
+static bool resid_fits(const tx_ref_tensor *in, int n_in, const tx_ref_tensor *y, bool pad) {
+    if (n_in <= 3)
+        return true;
+    const tx_ref_tensor *r = &in[3];
+    if (!pad)
+        return tx_ref_numel(r) == tx_ref_numel(y);
+    bool ok = r->rank == y->rank && r->rank >= 2 && r->shape[1] >= 1 && r->shape[1] <= y->shape[1];
+    for (int k = 0; k < r->rank && ok; k++)
+        ok = k == 1 || r->shape[k] == y->shape[k];
+    return ok;
 }
 
 /* What both references start from: the optional bias, the attributes and
@@ -110,7 +135,7 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_
     }
     if (conv_out(out, x, m, out_sz))
         return -1;
-    if (n_in > 3 && tx_ref_numel(&in[3]) != tx_ref_numel(out)) {
+    if (!resid_fits(in, n_in, out, attrs->conv.residual_pad)) {
         free(out->data);
         out->data = NULL;
         return -1;
@@ -138,7 +163,8 @@ int tx_ref_conv(const tx_ref_tensor *in, int n_in, const tx_op_attrs *attrs, tx_
                                 s += xv * wv;
                             }
                         }
-                    *y = (float)activate(&c, s + resid_at(in, n_in, y - out->data));
+                    *y = (float)activate(
+                        &c, s + resid_at(in, n_in, out, attrs->conv.residual_pad, y - out->data));
                     y++;
                 }
     return 0;
@@ -189,7 +215,7 @@ int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
     if (conv_out(out, x, m, out_sz))
         return -1;
     int64_t total = tx_ref_numel(out);
-    if (n_in > 3 && tx_ref_numel(&in[3]) != total) {
+    if (!resid_fits(in, n_in, out, attrs->conv.residual_pad)) {
         free(out->data);
         out->data = NULL;
         return -1;
@@ -226,7 +252,8 @@ int tx_ref_conv_transpose(const tx_ref_tensor *in, int n_in, const tx_op_attrs *
     for (int64_t i = 0; i < total; i++) {
         int64_t mi = (i / (oh * ow)) % m;
         out->data[i] =
-            (float)activate(&c, acc[i] + (b ? b->data[mi] : 0.0) + resid_at(in, n_in, i));
+            (float)activate(&c, acc[i] + (b ? b->data[mi] : 0.0) +
+                                    resid_at(in, n_in, out, attrs->conv.residual_pad, i));
     }
     free(acc);
     return 0;

@@ -163,6 +163,12 @@ static tx_status exec_conv_residual(tx_xnode *x, bool tr, tx_tensor in, tx_tenso
     tx_status st = tx_x_dev(x, 3, &r);
     if (st)
         return st;
+    if (x->resid_pad) { /* fuse.c's Concat(r, zeros): the front checks r's shape */
+        d->residual = r;
+        d->residual_pad = true;
+        st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
+        return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    }
     int xr, wr, rr, br = 0;
     int64_t xs[TX_MAX_RANK], ws[TX_MAX_RANK], rs[TX_MAX_RANK], bs[TX_MAX_RANK], ys[TX_MAX_RANK];
     tx_tensor_shape(ctx, in, &xr, xs, NULL);
