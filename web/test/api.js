@@ -752,6 +752,29 @@ test('conv with a residual: relu(conv + bias + residual) on both devices, a wron
   }
 });
 
+test('conv residual_pad (fewer residual channels), resize with a residual, swish: on both devices', async () => {
+  const xv = rand(1 * 4 * 6 * 8, 81), wv = rand(6 * 4 * 9, 82), rv = rand(4 * 6 * 8, 83);
+  const sv = rand(2 * 3 * 4, 84), qv = rand(2 * 6 * 8, 85);
+  for (const device of ['gpu', 'cpu']) {
+    tx.scope(() => {
+      const o = { device };
+      const x = tx.tensor(xv, [1, 4, 6, 8], o), w = tx.tensor(wv, [6, 4, 3, 3], o);
+      const r = tx.tensor(rv, [1, 4, 6, 8], o);
+      const plain = x.conv(w, { pads: [1, 1, 1, 1] }).dataSync();
+      const got = x.conv(w, { pads: [1, 1, 1, 1], residual: r, residual_pad: true }).dataSync();
+      close(got, plain.map((v, i) => v + (i < rv.length ? rv[i] : 0)), 1e-5, `${device}: residual_pad`);
+      throwsTexel(() => x.conv(w, { pads: [1, 1, 1, 1], residual: r }), S.SHAPE_MISMATCH,
+        "residual [1, 4, 6, 8] must have y's shape [1, 6, 6, 8]");
+      const s = tx.tensor(sv, [1, 2, 3, 4], o), q = tx.tensor(qv, [1, 2, 6, 8], o);
+      const up = s.resize({ scales: [1, 1, 2, 2] }).dataSync();
+      close(s.resize({ scales: [1, 1, 2, 2], residual: q }).dataSync(), up.map((v, i) => v + qv[i]), 1e-6,
+        `${device}: resize + residual`);
+      const sw = s.swish({ alpha: 1.5 }).dataSync();
+      close(sw, sv.map((v) => v / (1 + Math.exp(-1.5 * v))), 1e-5, `${device}: swish`);
+    });
+  }
+});
+
 test('conv and matmul fuse activations with alpha / beta (leakyRelu, hardSigmoid) on both devices', async () => {
   const xv = rand(1 * 8 * 6 * 8, 61), wv = rand(8 * 8 * 9, 62), bv = rand(8, 63);
   const av = rand(9 * 7, 64), mv = rand(7 * 5, 65);
