@@ -183,7 +183,7 @@ static const shape_case k_conv[] = {
     /* residual_pad: a residual of fewer channels, the rest adding 0, on each
      * GPU route (the unpack, the 1x1 matmul's 8- and 1-row tiles, the
      * one-pass depthwise, the one-position dot); a partial last texel and
-     * a batch take the padding first (and so does the CPU) */
+     * a batch take the padding first on the GPU (the CPU adds per image) */
     {.shapes = "1x8x9x12,12x8x3x3,12,1x8x9x12", CONV(.pads = {1, 1, 1, 1}, .activation = TX_OP_RELU, .residual_pad = true), .label = "residual_pad/relu"},
     {.shapes = "1x8x8x8,20x8x1x1,20,1x12x8x8", CONV(.activation = TX_OP_RELU6, .residual_pad = true), .label = "residual_pad/1x1/matmul"},
     {.shapes = "1x5x3x8,4x5x1x1,4,1x1x3x8", CONV(.residual_pad = true), .label = "residual_pad/1x1/matmul/1-row"},

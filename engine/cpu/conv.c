@@ -748,7 +748,8 @@ static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
 }
 
 /* A residual is added after the conv's own epilogue (bias), then the
- * activation: one more pass over y, in place. */
+ * activation: one more pass over y, in place. A residual_pad residual
+ * (fewer channels) covers the first part of each image's output. */
 tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
     TX_ASSERT(!c->xa); /* the front runs x_affine as an op of its own here */
     if (c->swap_nc)
@@ -761,8 +762,18 @@ tx_status tx_cpu_conv(tx_ctx *ctx, const tx_conv_call *c) {
     tx_status st = conv_route(ctx, &base);
     if (st)
         return st;
-    tx_cpu_add_act(ctx, tx_cpu_data(c->y), tx_cpu_data(c->resid), c->y->numel, c->act, c->lo,
-                   c->hi);
+    float *y = tx_cpu_data(c->y);
+    const float *r = tx_cpu_data(c->resid);
+    if (c->resid->numel == c->y->numel) {
+        tx_cpu_add_act(ctx, y, r, c->y->numel, c->act, c->lo, c->hi);
+        return TX_STATUS_OK;
+    }
+    int64_t yn = c->n ? c->y->numel / c->n : 0, rn = c->n ? c->resid->numel / c->n : 0;
+    for (int64_t n = 0; n < c->n; n++) {
+        tx_cpu_add_act(ctx, y + n * yn, r + n * rn, rn, c->act, c->lo, c->hi);
+        if (c->act != TX_OP_NONE)
+            tx_cpu_add_act(ctx, y + n * yn + rn, NULL, yn - rn, c->act, c->lo, c->hi);
+    }
     return TX_STATUS_OK;
 }
 

@@ -29,6 +29,7 @@ tx_threadpool *tx_cpu_pool_of(tx_ctx *ctx);
 void tx_cpu_unary_apply(tx_op op, float lo, float hi, const float *x, float *y, int64_t n);
 /* y = act(y + r) over n elements, in place, on the context's threads (a
  * residual after a conv's or matmul's own epilogue; act NONE: the add alone). */
+/* y = act(y + r) over n elements, in place (r NULL: act(y)). */
 void tx_cpu_add_act(tx_ctx *ctx, float *y, const float *r, int64_t n, tx_op act, float lo,
                     float hi);
 

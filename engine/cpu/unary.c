@@ -155,7 +155,7 @@ static void add_act_items(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t i = begin; i < end; i++) {
         int64_t e0 = i * TX_ADD_ACT_CHUNK;
         int64_t e1 = e0 + TX_ADD_ACT_CHUNK < j->n ? e0 + TX_ADD_ACT_CHUNK : j->n;
-        for (int64_t e = e0; e < e1; e++)
+        for (int64_t e = e0; e < e1 && j->r; e++)
             j->y[e] += j->r[e];
         if (j->act != TX_OP_NONE)
             tx_cpu_unary_apply(j->act, j->lo, j->hi, j->y + e0, j->y + e0, e1 - e0);

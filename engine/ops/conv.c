@@ -290,9 +290,9 @@ static tx_status check_padded_residual(tx_ctx *ctx, const char *op, tx_tensor r,
 }
 
 /* The conv with its residual_pad residual padded with zeros first (tx_pad:
- * recorded by a tape, so the residual gets its gradient): where the kernels
- * do not take a prefix of y (not the GPU, N > 1, a partial texel) and under
- * a recording tape. */
+ * recorded by a tape, so the residual gets its gradient): under a
+ * recording tape, and on the GPU where the residual is no prefix of y in
+ * whole texels (N > 1, a partial texel). */
 static tx_status conv_padded_residual_parts(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                                             const tx_conv_desc *desc, const tx_slot *rs, int64_t m,
                                             tx_tensor *out) {
@@ -346,9 +346,10 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
                             : tx_check_residual(ctx, op, d.residual, xs, orank, oshape, &rs);
     if (st)
         return st;
-    /* the kernels add a residual covering a prefix of y in whole texels */
+    /* the GPU kernels add a residual covering a prefix of y in whole
+     * texels; the CPU's, each image's first channels */
     if (rs && d.residual_pad && rs->shape[1] < oshape[1] &&
-        (parts || xs->st->dev != TX_DEVICE_GPU || oshape[0] != 1 || rs->numel % 4 != 0))
+        (parts || (xs->st->dev == TX_DEVICE_GPU && (oshape[0] != 1 || rs->numel % 4 != 0))))
         return conv_padded_residual_parts(ctx, transpose, x, w, &d, rs, oshape[1], out);
     if (d.x_affine && (transpose || tx_tape_recording(ctx) || xs->st->dev != TX_DEVICE_GPU))
         return conv_x_affine_parts(ctx, transpose, x, w, &d, out);
