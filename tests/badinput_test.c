@@ -359,6 +359,16 @@ static void test_resize_residual(void) {
     d.residual = r; /* destroyed: stale */
     EXPECT_NO_OUT(tx_resize(ctx, x, &d, &y), TX_STATUS_STALE_HANDLE, "resize: residual",
                   "not a live tensor");
+    /* under a recording tape (resize, then add) the residual is checked
+     * the same way: no broadcast */
+    tx_tape *tape;
+    CHECK(!tx_tape_begin(ctx, &tape), "%s", tx_last_error(ctx));
+    tx_tensor rb = mk(4, (int64_t[]){1, 2, 1, 1}, TX_DTYPE_FLOAT32, NULL);
+    d.residual = rb;
+    EXPECT_NO_OUT(tx_resize(ctx, x, &d, &y), TX_STATUS_SHAPE_MISMATCH,
+                  "resize: residual [1, 2, 1, 1] must have y's shape [1, 2, 6, 8]");
+    tx_tape_end(ctx, tape);
+    tx_tensor_destroy(ctx, rb);
     /* through tx_op_run: the second input is the residual */
     EXPECT_NO_OUT(tx_op_run(ctx, TX_OP_RESIZE, (tx_tensor[]){x, x}, 2,
                             &(tx_op_attrs){.move = {.resize = {.scales = {1, 1, 2, 2}}}}, &y),

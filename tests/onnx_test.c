@@ -1181,10 +1181,19 @@ int main(int argc, char **argv) {
                 TX_DESTROY(ctx, out[0], out[1], out[2], out[3], out[4]);
             }
             /* the 1x1's weights, which it alone reads, hold 0.8 W3 (folded
-             * in place) where fused, W3 where not */
-            tx_tensor wt;
-            st = tx_session_weight(ss, "W3", &wt);
+             * in place) where fused, W3 where not: read from a session with
+             * a fixed device (tx_session_weight needs one; the plan is the
+             * same on either) */
+            tx_session *sw;
+            st = tx_session_create(
+                ctx, m.d, m.n, &(tx_session_desc){.no_fusion = !fusion, .device = TX_DEVICE_CPU},
+                &sw);
             CHECK(!st, "%s", tx_last_error(ctx));
+            tx_tensor wt;
+            if (!st) {
+                st = tx_session_weight(sw, "W3", &wt);
+                CHECK(!st, "%s", tx_last_error(ctx));
+            }
             float gw[8];
             if (!st && !tx_tensor_read(ctx, wt, gw, sizeof gw)) {
                 double ew = 0;
@@ -1192,6 +1201,7 @@ int main(int argc, char **argv) {
                     ew = fmax(ew, fabs(gw[i] - w3[i] * (fusion ? 0.8f : 1.0f)));
                 CHECK(ew < 1e-6, "fusion %d: W3 off by %g", fusion, ew);
             }
+            tx_session_destroy(sw);
             tx_tensor_destroy(ctx, xt);
             tx_session_destroy(ss);
         }
@@ -1618,6 +1628,102 @@ int main(int argc, char **argv) {
                 tx_tensor_destroy(ctx, out[j]);
             }
             TX_DESTROY(ctx, xt, ut);
+            tx_session_destroy(ss);
+        }
+        free(m.d);
+        tx_test_end();
+    }
+    if (tx_test_begin("fusion: a Concat(x, zeros) residual the Add broadcasts, and a LayerNorm "
+                      "whose eps raises the rank, stay as written")) {
+        /* y1 = Conv(x, W [1, 4, 3, 3]) [1, 1, 6, 7] + Concat(v, Z) [1, 2, 6, 7]:
+         * the Add broadcasts the conv's one channel, which residual_pad
+         * cannot give (the Concat stays; the Add fuses as a plain residual,
+         * added after the conv at run time since it broadcasts); y2 = the
+         * decomposed LayerNorm of u [2, 8] with eps [1, 1, 1] (y2 is
+         * [1, 2, 8]: its 8 steps stay). */
+        float x[168], w[36], v[42], u[16];
+        for (int i = 0; i < 168; i++)
+            x[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < 36; i++)
+            w[i] = (float)((i * 5) % 11) / 11.0f - 0.45f;
+        for (int i = 0; i < 42; i++)
+            v[i] = (float)(i % 7) - 3.0f;
+        for (int i = 0; i < 16; i++)
+            u[i] = (float)((i * 3) % 5) - 2.0f;
+        double c[42];
+        {
+            double xin[168];
+            for (int i = 0; i < 168; i++)
+                xin[i] = x[i];
+            ref_conv(xin, 4, w, NULL, 1, 3, 1, 1, c);
+        }
+        double want1[84], want2[16];
+        for (int i = 0; i < 84; i++)
+            want1[i] = c[i % 42] + (i < 42 ? v[i] : 0);
+        for (int r = 0; r < 2; r++) {
+            double mean = 0, var = 0;
+            for (int i = 0; i < 8; i++)
+                mean += u[r * 8 + i] / 8.0;
+            for (int i = 0; i < 8; i++)
+                var += (u[r * 8 + i] - mean) * (u[r * 8 + i] - mean) / 8.0;
+            for (int i = 0; i < 8; i++)
+                want2[r * 8 + i] = (u[r * 8 + i] - mean) / sqrt(var + 1e-5) * 2.0;
+        }
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){1, 4, 3, 3}, 4, w);
+        float zeros[42] = {0};
+        init_f(&g, "Z", (int64_t[]){1, 1, 6, 7}, 4, zeros);
+        init_f(&g, "two", NULL, 0, (float[]){2});
+        init_f(&g, "eps", (int64_t[]){1, 1, 1}, 3, (float[]){1e-5f});
+        init_f(&g, "gam", (int64_t[]){8}, 1, (float[]){2, 2, 2, 2, 2, 2, 2, 2});
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 6, 7}, 4);
+        vinfo(&g, 11, "v", TX_ONNX_FLOAT, (int64_t[]){1, 1, 6, 7}, 4);
+        vinfo(&g, 11, "u", TX_ONNX_FLOAT, (int64_t[]){2, 8}, 2);
+        node(&g, "Concat", "p", (const char *[]){"v", "Z"}, 2, (const char *[]){"p"}, 1,
+             (buf[]){attr_i("axis", 1)}, 1);
+        node(&g, "Conv", "c", (const char *[]){"x", "W"}, 2, (const char *[]){"c"}, 1,
+             (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+        node(&g, "Add", "y1", (const char *[]){"c", "p"}, 2, (const char *[]){"y1"}, 1, NULL, 0);
+        node(&g, "ReduceMean", "m", (const char *[]){"u"}, 1, (const char *[]){"m"}, 1,
+             (buf[]){attr_is("axes", (int64_t[]){-1}, 1)}, 1);
+        node(&g, "Sub", "d", (const char *[]){"u", "m"}, 2, (const char *[]){"d"}, 1, NULL, 0);
+        node(&g, "Pow", "q", (const char *[]){"d", "two"}, 2, (const char *[]){"q"}, 1, NULL, 0);
+        node(&g, "ReduceMean", "va", (const char *[]){"q"}, 1, (const char *[]){"va"}, 1,
+             (buf[]){attr_is("axes", (int64_t[]){-1}, 1)}, 1);
+        node(&g, "Add", "ve", (const char *[]){"va", "eps"}, 2, (const char *[]){"ve"}, 1, NULL, 0);
+        node(&g, "Sqrt", "sd", (const char *[]){"ve"}, 1, (const char *[]){"sd"}, 1, NULL, 0);
+        node(&g, "Div", "n", (const char *[]){"d", "sd"}, 2, (const char *[]){"n"}, 1, NULL, 0);
+        node(&g, "Mul", "y2", (const char *[]){"n", "gam"}, 2, (const char *[]){"y2"}, 1, NULL, 0);
+        vinfo(&g, 12, "y1", TX_ONNX_FLOAT, (int64_t[]){1, 2, 6, 7}, 4);
+        vinfo(&g, 12, "y2", TX_ONNX_FLOAT, (int64_t[]){1, 2, 8}, 3);
+        buf m = model(&g, 13);
+        for (int fusion = 1; fusion >= 0 && !tx_t.cur_failed; fusion--) {
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 10 : 11, fusion ? 1 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 6, 7}, x),
+                      vt = mk(ctx, 4, (int64_t[]){1, 1, 6, 7}, v),
+                      ut = mk(ctx, 2, (int64_t[]){2, 8}, u), out[2];
+            tx_status st =
+                tx_session_run(ss, (tx_feed[]){{"x", xt}, {"v", vt}, {"u", ut}}, 3, NULL, 2, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int j = 0; j < 2 && !st; j++) {
+                int rank;
+                int64_t shape[TX_MAX_RANK];
+                tx_tensor_shape(ctx, out[j], &rank, shape, NULL);
+                CHECK(rank == (j ? 3 : 4) && shape[1] == 2, "fusion %d: y%d of rank %d", fusion,
+                      j + 1, rank);
+                float got[84];
+                int n = j ? 16 : 84;
+                CHECK(!tx_tensor_read(ctx, out[j], got, (size_t)n * sizeof(float)), "%s",
+                      tx_last_error(ctx));
+                double e = 0;
+                for (int i = 0; i < n; i++)
+                    e = fmax(e, fabs(got[i] - (j ? want2[i] : want1[i])));
+                CHECK(e < 1e-4, "fusion %d: y%d off by %g", fusion, j + 1, e);
+                tx_tensor_destroy(ctx, out[j]);
+            }
+            TX_DESTROY(ctx, xt, vt, ut);
             tx_session_destroy(ss);
         }
         free(m.d);

@@ -338,10 +338,12 @@ static tx_status fuse_layer_norm(tx_session *s) {
                 ev = ea->in[i], v = ea->in[1 - i];
         const tx_session_val *xv = &s->vals[x];
         int kv = v >= 0 ? s->vals[v].producer : -1, km = s->vals[m].producer;
+        /* (eps, and the exponent below, of rank at most x's: no broadcast up) */
         if (ev < 0 || v < 0 || kv < 0 || km < 0 || s->vals[ev].c.numel != 1 || !s->vals[ev].c.f ||
-            !(s->vals[ev].c.f[0] > 0) || !isfinite(s->vals[ev].c.f[0]) ||
-            sole_consumer(s, v) != kadd || sole_consumer(s, m) != ksub ||
-            !tx_onnx_type_is_float(xv->elem) || s->steps[km].in[0] != x)
+            s->vals[ev].c.rank > xv->rank || !(s->vals[ev].c.f[0] > 0) ||
+            !isfinite(s->vals[ev].c.f[0]) || sole_consumer(s, v) != kadd ||
+            sole_consumer(s, m) != ksub || !tx_onnx_type_is_float(xv->elem) ||
+            s->steps[km].in[0] != x)
             continue;
         int q = trailing_mean_axes(s, &s->steps[km], xv->rank);
         const tx_step *rv = &s->steps[kv];
@@ -353,7 +355,7 @@ static tx_status fuse_layer_norm(tx_session *s) {
             continue;
         int e2 = s->steps[kp].in[1];
         if (e2 < 0 || !s->vals[e2].is_const || s->vals[e2].c.numel != 1 || !s->vals[e2].c.f ||
-            s->vals[e2].c.f[0] != 2.0f)
+            s->vals[e2].c.rank > xv->rank || s->vals[e2].c.f[0] != 2.0f)
             continue;
         /* the scale, then the bias if there is one */
         int kmul = sole_consumer(s, dv->out[0]);
@@ -563,6 +565,17 @@ static void fuse_matmul(tx_session *s) {
  * inputs). */
 static void fuse_residual(tx_session *s);
 
+/* Whether a and b have the same shape, every dim known: an Add of them
+ * does not broadcast. */
+static bool same_static_shape(const tx_session_val *a, const tx_session_val *b) {
+    if (a->rank != b->rank || a->rank < 1)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] < 1 || a->shape[i] != b->shape[i])
+            return false;
+    return true;
+}
+
 /* Whether step sp is Concat(r0, Z) along axis 1 of rank-3 or -4 values, Z a
  * float constant of zeros: r0 padded with zero channels. */
 static bool zero_pad_concat(const tx_session *s, const tx_step *sp) {
@@ -634,7 +647,8 @@ static void fuse_residual(tx_session *s) {
          * (BlazeFace's skip path when the channels grow): r0 itself, the
          * other channels adding 0 (tx_conv_desc.residual_pad) */
         int kz = conv && r >= 0 ? s->vals[r].producer : -1;
-        bool pad = kz >= 0 && sole_consumer(s, r) == c && zero_pad_concat(s, &s->steps[kz]);
+        bool pad = kz >= 0 && sole_consumer(s, r) == c && zero_pad_concat(s, &s->steps[kz]) &&
+                   same_static_shape(&s->vals[r], &s->vals[sp->out[0]]);
         if (pad)
             r = s->steps[kz].in[0];
         if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||

@@ -138,7 +138,8 @@ static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc
 }
 
 /* resize(x) + residual as two ops, under a recording tape (so the residual
- * gets its gradient) */
+ * gets its gradient), the residual checked as resize_run checks it (y's
+ * shape, not a broadcast) */
 static tx_status resize_residual_parts(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc,
                                        tx_tensor *out) {
     tx_resize_desc d = *desc;
@@ -147,7 +148,13 @@ static tx_status resize_residual_parts(tx_ctx *ctx, tx_tensor x, const tx_resize
     tx_status st = tx_resize(ctx, x, &d, &z);
     if (st)
         return st;
-    st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, out);
+    const tx_slot *zs = tx_slot_get(ctx, z);
+    tx_slot *rs;
+    st = tx_check_residual(ctx, "resize", desc->residual, zs, zs->rank, zs->shape, &rs);
+    if (!st && zs->dtype != TX_DTYPE_FLOAT32)
+        st = tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "resize: a residual needs float32 x");
+    if (!st)
+        st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, out);
     tx_tensor_destroy(ctx, z);
     return st;
 }
