@@ -11,8 +11,10 @@
 
 /* The only live consumer step of value v (which must have exactly one use). */
 static int sole_consumer(tx_session *s, int v) {
-    tx_session_val *val = &s->vals[v];
-    if (v < 0 || val->n_uses != 1 || val->is_output)
+    if (v < 0)
+        return -1;
+    const tx_session_val *val = &s->vals[v];
+    if (val->n_uses != 1 || val->is_output)
         return -1;
     return val->last_use;
 }
