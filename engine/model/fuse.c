@@ -522,6 +522,39 @@ static tx_status fuse_hard_swish(tx_session *s) {
     return TX_STATUS_OK;
 }
 
+/* Step k writes what Add step c wrote, c fused into it. */
+static void take_add_output(tx_session *s, int k, int c) {
+    tx_step *sp = &s->steps[k];
+    sp->out[0] = s->steps[c].out[0];
+    s->vals[sp->out[0]].producer = k;
+    s->steps[c].dead = true;
+    s->fused++;
+    tx_graph_count_uses(s);
+}
+
+/* Add step c's operand other than value v (step k's output) if it can be
+ * a residual k adds where it writes: a float value that exists before k
+ * runs; -1 if not. */
+static int add_residual(const tx_session *s, int k, int c, int v) {
+    const tx_step *add = &s->steps[c];
+    int r = add->in[0] == v ? add->in[1] : add->in[0];
+    if (r < 0 || r == v || s->vals[r].producer >= k || !tx_onnx_type_is_float(s->vals[r].elem))
+        return -1;
+    return r;
+}
+
+/* Step k takes residual r as input `slot` (the slots from its inputs' end
+ * to it omitted; in[] has room for 3 more than the node's inputs) and Add
+ * step c's output. */
+static void fuse_add_as_input(tx_session *s, int k, int c, int slot, int r) {
+    tx_step *sp = &s->steps[k];
+    for (int i = sp->n_in; i < slot; i++)
+        sp->in[i] = -1;
+    sp->in[slot] = r;
+    sp->n_in = slot + 1;
+    take_add_output(s, k, c);
+}
+
 static void fuse_matmul(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
@@ -546,11 +579,7 @@ static void fuse_matmul(tx_session *s) {
             if (n > 0 && alpha1 && bv && bv->is_const && tx_onnx_type_is_float(bv->elem) &&
                 bv->c.numel == n && (bv->rank == 1 || (bv->rank == 2 && bv->shape[0] == 1))) {
                 sp->bias = other;
-                sp->out[0] = add->out[0];
-                s->vals[sp->out[0]].producer = k;
-                add->dead = true;
-                s->fused++;
-                tx_graph_count_uses(s);
+                take_add_output(s, k, c);
             }
         }
     }
@@ -614,20 +643,9 @@ static void fuse_resize_residual(tx_session *s) {
         int c = sole_consumer(s, sp->out[0]);
         if (c < 0 || !is_op(&s->steps[c], "Add") || s->steps[c].n_in != 2)
             continue;
-        tx_step *add = &s->steps[c];
-        int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
-        if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||
-            !tx_onnx_type_is_float(s->vals[r].elem))
-            continue;
-        for (int i = sp->n_in; i < 4; i++)
-            sp->in[i] = -1;
-        sp->in[4] = r;
-        sp->n_in = 5;
-        sp->out[0] = add->out[0];
-        s->vals[sp->out[0]].producer = k;
-        add->dead = true;
-        s->fused++;
-        tx_graph_count_uses(s);
+        int r = add_residual(s, k, c, sp->out[0]);
+        if (r >= 0)
+            fuse_add_as_input(s, k, c, 4, r);
     }
 }
 
@@ -643,33 +661,26 @@ static void fuse_residual(tx_session *s) {
         if ((conv && xr != 3 && xr != 4) || c < 0 || !is_op(&s->steps[c], "Add") ||
             s->steps[c].n_in != 2)
             continue;
-        tx_step *add = &s->steps[c];
-        int r = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
         /* r = Concat(r0, zeros) along the channels, read by this Add alone
          * (BlazeFace's skip path when the channels grow): r0 itself, the
          * other channels adding 0 (tx_conv_desc.residual_pad) */
-        int kz = conv && r >= 0 ? s->vals[r].producer : -1;
-        bool pad = kz >= 0 && sole_consumer(s, r) == c && zero_pad_concat(s, &s->steps[kz]) &&
-                   same_static_shape(&s->vals[r], &s->vals[sp->out[0]]);
-        if (pad)
-            r = s->steps[kz].in[0];
-        if (r < 0 || r == sp->out[0] || s->vals[r].producer >= k ||
-            !tx_onnx_type_is_float(s->vals[r].elem)) /* as tx_conv takes it, not cast */
+        const tx_step *add = &s->steps[c];
+        int cat = add->in[0] == sp->out[0] ? add->in[1] : add->in[0];
+        int kz = conv && cat >= 0 ? s->vals[cat].producer : -1;
+        bool pad = kz >= 0 && sole_consumer(s, cat) == c && zero_pad_concat(s, &s->steps[kz]) &&
+                   same_static_shape(&s->vals[cat], &s->vals[sp->out[0]]);
+        /* (float: as tx_conv takes it, not cast) */
+        int r = pad ? s->steps[kz].in[0] : add_residual(s, k, c, sp->out[0]);
+        if (pad && (s->vals[r].producer >= k || !tx_onnx_type_is_float(s->vals[r].elem)))
+            r = -1;
+        if (r < 0)
             continue;
         if (pad) {
             s->steps[kz].dead = true;
             s->fused++;
         }
         sp->resid_pad = pad;
-        for (int i = sp->n_in; i < 3; i++)
-            sp->in[i] = -1; /* no bias input (MatMul's is sp->bias) */
-        sp->in[3] = r;      /* in[] has room for 3 more than the node's inputs */
-        sp->n_in = 4;
-        sp->out[0] = add->out[0];
-        s->vals[sp->out[0]].producer = k;
-        add->dead = true;
-        s->fused++;
-        tx_graph_count_uses(s);
+        fuse_add_as_input(s, k, c, 3, r); /* no bias input: MatMul's is sp->bias */
     }
 }
 
@@ -737,8 +748,8 @@ tx_status tx_graph_fuse(tx_session *s) {
 
 /* ---- per-channel affine maps folded into Conv weights ---- */
 
-static bool fold_out_affine(const tx_hval *w, const tx_hval *b, const double *scale,
-                            const double *shift, tx_hval *w_out, tx_hval *b_out);
+static tx_status fold_scalar(tx_session *s, int k, bool in, double mul, double add,
+                             const char *what);
 
 /* A squeeze-excite gate around a residual, x + x · g with g =
  * HardSigmoid(Conv(..)) (PaddleOCR det's RSE layers: 4 in PP-OCRv4 det),
@@ -778,34 +789,15 @@ static tx_status fuse_gate_residual(tx_session *s) {
             if (!wv->is_const || !wv->c.f || wv->c.rank < 3 || m < 1 ||
                 (has_b && (!s->vals[cv->in[2]].is_const || !b->f || b->numel != m)))
                 continue;
-            double *buf = malloc(2 * (size_t)m * sizeof *buf);
-            bool in_place = wv->n_uses == 1 && !wv->is_output;
-            tx_hval w2, b2, *wo = in_place ? &wv->c : &w2;
-            bool ok = buf != NULL;
-            if (ok) {
-                for (int64_t o = 0; o < m; o++) {
-                    buf[o] = cv->act_alpha;
-                    buf[m + o] = (double)cv->act_beta + 1.0;
-                }
-                ok = fold_out_affine(&wv->c, b, buf, buf + m, wo, &b2);
-            }
-            free(buf);
-            if (!ok)
-                return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-            tx_status st = set_conv_consts(s, gk, "gate", in_place ? NULL : &w2, &b2);
+            tx_status st =
+                fold_scalar(s, gk, false, cv->act_alpha, (double)cv->act_beta + 1.0, "gate");
             if (st)
                 return st;
             cv = &s->steps[gk];
             cv->act = TX_OP_CLIP;
             cv->act_alpha = 1; /* the bounds, for a Clip (onnx/conv.c) */
             cv->act_beta = 2;
-            mul = &s->steps[mk];
-            add = &s->steps[k];
-            mul->out[0] = add->out[0];
-            s->vals[mul->out[0]].producer = mk;
-            add->dead = true;
-            s->fused++;
-            tx_graph_count_uses(s);
+            take_add_output(s, mk, k);
             break;
         }
     }
@@ -989,29 +981,34 @@ static bool conv_unpadded(const tx_step *sp, const tx_hval *w) {
     return unpadded && group >= 1 && w->shape[0] % group == 0;
 }
 
-/* Conv step k's weights and bias with its input read as x·mul + add (a
- * scalar affine; the conv reads no padding): into W·mul, b + add·ΣW. */
-static tx_status fold_scalar_in(tx_session *s, int k, double mul, double add) {
+/* Conv step k's constant weights and bias (the caller checked them) with
+ * a scalar affine folded in: of its input (in; the conv reads no padding:
+ * W·mul, b + add·ΣW) or of its output (W·mul, b·mul + add). The new
+ * constants are named for `what` (set_conv_consts). */
+static tx_status fold_scalar(tx_session *s, int k, bool in, double mul, double add,
+                             const char *what) {
     tx_step *sp = &s->steps[k];
     tx_session_val *wv = &s->vals[sp->in[1]];
     const tx_hval *w = &wv->c;
-    int64_t group = tx_attr_int(sp->node, "group", 1), ch = w->shape[1] * group;
+    int64_t group = tx_attr_int(sp->node, "group", 1);
+    int64_t ch = in ? w->shape[1] * group : w->shape[0];
     double *buf = malloc(2 * (size_t)ch * sizeof *buf);
     bool in_place = wv->n_uses == 1 && !wv->is_output;
     tx_hval w2, b2, *wo = in_place ? &wv->c : &w2;
-    bool has_b = sp->n_in == 3 && sp->in[2] >= 0;
+    const tx_hval *b = sp->n_in == 3 && sp->in[2] >= 0 ? &s->vals[sp->in[2]].c : NULL;
     bool ok = buf != NULL;
     if (ok) {
         for (int64_t c = 0; c < ch; c++) {
             buf[c] = mul;
             buf[ch + c] = add;
         }
-        ok = fold_in_affine(w, has_b ? &s->vals[sp->in[2]].c : NULL, group, buf, buf + ch, wo, &b2);
+        ok = in ? fold_in_affine(w, b, group, buf, buf + ch, wo, &b2)
+                : fold_out_affine(w, b, buf, buf + ch, wo, &b2);
     }
     free(buf);
     if (!ok)
         return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
-    return set_conv_consts(s, k, "in_scaled", in_place ? NULL : &w2, &b2);
+    return set_conv_consts(s, k, what, in_place ? NULL : &w2, &b2);
 }
 
 /* The learnable affine blocks of PP-LCNetV3 (PaddleOCR v4's backbones) and
@@ -1221,7 +1218,7 @@ static tx_status fuse_affine_before_conv(tx_session *s) {
                 continue;
             bool tr;
             if (conv_const_rank(s, cv, &tr) && conv_unpadded(cv, &s->vals[cv->in[1]].c)) {
-                tx_status st = fold_scalar_in(s, c, mul, add);
+                tx_status st = fold_scalar(s, c, true, mul, add, "in_scaled");
                 if (st)
                     return st;
                 s->steps[c].in[0] = x;

@@ -24,6 +24,20 @@ static bool rz_identity(const tx_resize_desc *d, int64_t in, int64_t od, float s
             (d->nearest == TX_RESIZE_ROUND_PREFER_FLOOR || d->nearest == TX_RESIZE_FLOOR));
 }
 
+/* A residual for resize(x) of shape `shape`: that shape (tx_check_residual:
+ * no broadcast, float32, x's device), and x float32. */
+static tx_status check_residual(tx_ctx *ctx, tx_tensor r, const tx_slot *xs, int rank,
+                                const int64_t *shape) {
+    tx_slot *rs;
+    tx_status st = tx_check_residual(ctx, "resize", r, xs, rank, shape, &rs);
+    if (st || xs->dtype == TX_DTYPE_FLOAT32)
+        return st;
+    char xb[160];
+    tx_shape_str(xb, sizeof xb, xs->rank, xs->shape);
+    return tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH,
+                   "resize: a residual needs float32 x (x %s is int32)", xb);
+}
+
 static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc, tx_tensor *out) {
     const char *name = "resize";
     tx_slot *xs;
@@ -116,16 +130,8 @@ static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc
     if (!empty && d.mode == TX_RESIZE_CUBIC && c.nres > 3)
         return tx_fail(ctx, TX_STATUS_UNSUPPORTED,
                        "resize: cubic mode resamples at most 3 dims (x %s has %d)", xb, c.nres);
-    if (d.residual.id) {
-        tx_slot *rs;
-        st = tx_check_residual(ctx, name, d.residual, xs, rank, oshape, &rs);
-        /* (the residual's own dtype is checked there: float32) */
-        if (!st && xs->dtype != TX_DTYPE_FLOAT32)
-            st = tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH,
-                         "resize: a residual needs float32 x (x %s is int32)", xb);
-        if (st)
-            return st;
-    }
+    if (d.residual.id && (st = check_residual(ctx, d.residual, xs, rank, oshape)))
+        return st;
     tx_device dev;
     tx_tensor y;
     st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, rank, oshape, xs->dtype, &dev, &y);
@@ -149,10 +155,7 @@ static tx_status resize_residual_parts(tx_ctx *ctx, tx_tensor x, const tx_resize
     if (st)
         return st;
     const tx_slot *zs = tx_slot_get(ctx, z);
-    tx_slot *rs;
-    st = tx_check_residual(ctx, "resize", desc->residual, zs, zs->rank, zs->shape, &rs);
-    if (!st && zs->dtype != TX_DTYPE_FLOAT32)
-        st = tx_fail(ctx, TX_STATUS_DTYPE_MISMATCH, "resize: a residual needs float32 x");
+    st = check_residual(ctx, desc->residual, tx_slot_get(ctx, x), zs->rank, zs->shape);
     if (!st)
         st = tx_binary(ctx, TX_OP_ADD, z, desc->residual, out);
     tx_tensor_destroy(ctx, z);

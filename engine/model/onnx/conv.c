@@ -163,23 +163,24 @@ static tx_status exec_conv_residual(tx_xnode *x, bool tr, tx_tensor in, tx_tenso
     tx_status st = tx_x_dev(x, 3, &r);
     if (st)
         return st;
-    if (x->resid_pad) { /* fuse.c's Concat(r, zeros): the front checks r's shape */
-        d->residual = r;
-        d->residual_pad = true;
-        st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
-        return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
+    /* fuse.c's Concat(r, zeros) (resid_pad): in the pass, the front
+     * checking r's shape */
+    bool in_pass = x->resid_pad;
+    if (!in_pass) {
+        int xr, wr, rr, br = 0;
+        int64_t xs[TX_MAX_RANK], ws[TX_MAX_RANK], rs[TX_MAX_RANK], bs[TX_MAX_RANK], ys[TX_MAX_RANK];
+        tx_tensor_shape(ctx, in, &xr, xs, NULL);
+        tx_tensor_shape(ctx, w, &wr, ws, NULL);
+        tx_tensor_shape(ctx, r, &rr, rs, NULL);
+        if (d->bias.id)
+            tx_tensor_shape(ctx, d->bias, &br, bs, NULL);
+        in_pass = xr == wr && xr == rr &&
+                  !tx_conv_out_shape(ctx, tr, xr, xs, ws, d->bias.id ? bs[0] : -1, d, ys) &&
+                  !memcmp(ys, rs, sizeof(int64_t) * (size_t)rr);
     }
-    int xr, wr, rr, br = 0;
-    int64_t xs[TX_MAX_RANK], ws[TX_MAX_RANK], rs[TX_MAX_RANK], bs[TX_MAX_RANK], ys[TX_MAX_RANK];
-    tx_tensor_shape(ctx, in, &xr, xs, NULL);
-    tx_tensor_shape(ctx, w, &wr, ws, NULL);
-    tx_tensor_shape(ctx, r, &rr, rs, NULL);
-    if (d->bias.id)
-        tx_tensor_shape(ctx, d->bias, &br, bs, NULL);
-    if (xr == wr && xr == rr &&
-        !tx_conv_out_shape(ctx, tr, xr, xs, ws, d->bias.id ? bs[0] : -1, d, ys) &&
-        !memcmp(ys, rs, sizeof(int64_t) * (size_t)rr)) {
+    if (in_pass) {
         d->residual = r;
+        d->residual_pad = x->resid_pad;
         st = tr ? tx_conv_transpose(ctx, in, w, d, &y) : tx_conv(ctx, in, w, d, &y);
         return st ? st : tx_x_set_dev(x, 0, y, TX_ONNX_FLOAT);
     }

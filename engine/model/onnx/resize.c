@@ -126,14 +126,13 @@ static tx_status exec_resize(tx_xnode *x) {
             if (!d.sizes[i])
                 d.sizes[i] = shape[i];
     st = tx_x_float_input_only(x, 0);
-    if (!st && crop) {
-        int64_t out[TX_MAX_RANK];
-        for (int i = 0; i < rank; i++)
-            out[i] = d.sizes[i]    ? d.sizes[i]
-                     : d.scales[i] ? (int64_t)floor((double)shape[i] * (double)d.scales[i])
-                                   : shape[i];
+    int64_t out[TX_MAX_RANK]; /* the output's shape */
+    for (int i = 0; i < rank; i++)
+        out[i] = d.sizes[i]    ? d.sizes[i]
+                 : d.scales[i] ? (int64_t)floor((double)shape[i] * (double)d.scales[i])
+                               : shape[i];
+    if (!st && crop)
         return tx_onnx_resize_crop(x, d.mode, d.nearest, rank, shape, out);
-    }
     tx_tensor in, y, r = {0};
     if (!st)
         st = tx_x_dev(x, 0, &in);
@@ -146,11 +145,7 @@ static tx_status exec_resize(tx_xnode *x) {
         int rr;
         int64_t rs[TX_MAX_RANK];
         tx_tensor_shape(x->ctx, r, &rr, rs, NULL);
-        after = rr != rank;
-        for (int i = 0; i < rank && !after; i++)
-            after = rs[i] != (d.sizes[i]    ? d.sizes[i]
-                              : d.scales[i] ? (int64_t)floor((double)shape[i] * (double)d.scales[i])
-                                            : shape[i]);
+        after = rr != rank || memcmp(rs, out, sizeof(int64_t) * (size_t)rank) != 0;
         if (!after)
             d.residual = r;
     }
