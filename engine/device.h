@@ -306,8 +306,9 @@ typedef struct tx_device_i {
      * every device). On failure: a status with the message set. */
     tx_status (*alloc)(tx_ctx *ctx, const char *op, int64_t numel, tx_storage *st);
     void (*release)(tx_ctx *ctx, tx_storage *st);
-    /* numel floats in; `vals` NULL writes zeros. */
-    tx_status (*write)(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
+    /* numel values in: floats, or half bit patterns (uint16_t) when `half`;
+     * `vals` NULL writes zeros. */
+    tx_status (*write)(tx_ctx *ctx, const char *op, tx_storage *st, const void *vals, bool half,
                        int64_t numel);
     /* numel floats out. */
     tx_status (*read)(tx_ctx *ctx, const char *op, const tx_storage *st, float *vals,

@@ -310,6 +310,12 @@ void tx_tape_resume(tx_ctx *ctx);
 /* double → int64 as a cast would, saturating where the cast is undefined
  * (NaN → 0, beyond ±2^63 → the limit): host math on hostile values. */
 int64_t tx_sat_i64(double v);
+/* IEEE 754 half → float, exactly (NaN payloads kept): one value's bits, and n
+ * values (tensor.c). */
+uint32_t tx_half_bits_to_float_bits(uint16_t h);
+/* float → IEEE 754 half, to nearest even (what an RGBA16F upload does). */
+uint16_t tx_float_to_half_bits(float f);
+void tx_halves_to_floats(const uint16_t *h, float *f, int64_t n);
 /* ONNX Slice along a dim of length dim: the length of [start:end:*step]
  * (*step != 0) after ONNX's clamping (start into [0, dim] stepping forward,
  * [0, dim - 1] backward), *first its first index (0 when empty). *step is

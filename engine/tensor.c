@@ -3,6 +3,7 @@
  * A handle is {index + 1 in the low 20 bits, generation in the high 12}. Freed
  * slots are reused first-in first-out, so a stale handle meets a different
  * generation for the next 4095 reuses of its slot rather than the next one. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -190,15 +191,16 @@ static void split_release(tx_ctx *ctx, tx_storage *stg) {
     stg->n_parts = 0;
 }
 
-static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, const float *vals,
-                               int64_t numel) {
+static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, const void *vals,
+                               bool half, int64_t numel) {
     if (!stg->n_parts)
-        return tx_device_of(stg->dev)->write(ctx, op, stg, vals, numel);
+        return tx_device_of(stg->dev)->write(ctx, op, stg, vals, half, numel);
+    size_t width = half ? sizeof(uint16_t) : sizeof(float);
     int64_t off = 0;
     for (int p = 0; p < stg->n_parts; p++) {
         tx_slot *s = tx_slot_get(ctx, stg->parts[p]);
-        tx_status st =
-            tx_device_of(s->st->dev)->write(ctx, op, s->st, vals ? vals + off : NULL, s->numel);
+        const void *part = vals ? (const char *)vals + (size_t)off * width : NULL;
+        tx_status st = tx_device_of(s->st->dev)->write(ctx, op, s->st, part, half, s->numel);
         if (st)
             return st;
         off += s->numel;
@@ -378,20 +380,60 @@ tx_status tx_tensor_wrap(tx_ctx *ctx, const char *op, tx_storage *stg, int rank,
     return TX_STATUS_OK;
 }
 
-/* Caller values (float32, or int32 converted to the floats storage holds)
- * into s's storage; NULL data writes zeros. */
-static tx_status write_values(tx_ctx *ctx, const char *op, tx_slot *s, const void *data) {
+/* Caller values (float32, float16 bit patterns when `half`, or int32
+ * converted to the floats storage holds) into s's storage; NULL data writes
+ * zeros. */
+static tx_status write_values(tx_ctx *ctx, const char *op, tx_slot *s, const void *data,
+                              bool half) {
     if (!data || s->dtype == TX_DTYPE_FLOAT32)
-        return storage_write(ctx, op, s->st, data, s->numel);
+        return storage_write(ctx, op, s->st, data, half && data, s->numel);
     float *buf = malloc((size_t)(s->numel ? s->numel : 1) * sizeof(float));
     if (!buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory", op);
     const int32_t *src = data;
     for (int64_t i = 0; i < s->numel; i++)
         buf[i] = (float)src[i];
-    tx_status st = storage_write(ctx, op, s->st, buf, s->numel);
+    tx_status st = storage_write(ctx, op, s->st, buf, false, s->numel);
     free(buf);
     return st;
+}
+
+uint32_t tx_half_bits_to_float_bits(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 1023u;
+    if (e == 31) /* inf, NaN (the payload kept) */
+        return sign | 0x7f800000u | m << 13;
+    if (e)
+        return sign | (e + 112u) << 23 | m << 13;
+    if (!m)
+        return sign;
+    float v = (float)m * 0x1p-24f; /* subnormal: exact in float */
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return sign | u;
+}
+
+uint16_t tx_float_to_half_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t sign = (uint16_t)(u >> 16 & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) /* NaN: quiet, the payload's top bits kept */
+        return sign | 0x7e00u | (uint16_t)(a >> 13 & 0x3ffu);
+    if (a >= 0x477ff000u) /* rounds past 65504: infinity */
+        return sign | 0x7c00u;
+    if (a < 0x38800000u) { /* below 2^-14: a subnormal half, rounded to even */
+        float m = f < 0 ? -f : f;
+        return sign | (uint16_t)lrintf(m * 0x1p24f);
+    }
+    uint32_t r = a + 0x0fffu + (a >> 13 & 1u); /* to nearest, ties to even */
+    return sign | (uint16_t)((r - 0x38000000u) >> 13);
+}
+
+void tx_halves_to_floats(const uint16_t *h, float *f, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = tx_half_bits_to_float_bits(h[i]);
+        memcpy(f + i, &u, 4);
+    }
 }
 
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out) {
@@ -400,13 +442,16 @@ tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *o
         st = tx_check_arg(ctx, "tx_tensor_create", "out", out != NULL);
     if (st)
         return st;
+    if (desc->data_f16 && desc->dtype == TX_DTYPE_INT32)
+        return tx_fail(ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_tensor_create: desc.data_f16 (half floats) with dtype int32");
     tx_slot *s;
     tx_tensor t;
     st = make_tensor(ctx, "tx_tensor_create", desc->device, desc->rank, desc->shape, desc->dtype,
                      true, &t, &s);
     if (st)
         return st;
-    st = write_values(ctx, "tensor upload", s, desc->data);
+    st = write_values(ctx, "tensor upload", s, desc->data, desc->data_f16);
     if (st) {
         tx_tensor_destroy(ctx, t);
         return st;
@@ -469,7 +514,7 @@ tx_status tx_tensor_write(tx_ctx *ctx, tx_tensor t, const void *data, size_t byt
                        bytes, (long long)s->numel, (long long)s->numel * 4);
     if (ctx->lost && s->st->dev == TX_DEVICE_GPU)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "tx_tensor_write: the GL context is lost");
-    return write_values(ctx, "tensor upload", s, data);
+    return write_values(ctx, "tensor upload", s, data, false);
 }
 
 /* int32 values live in float texels, where integer division by zero leaves
@@ -554,7 +599,7 @@ tx_status tx_tensor_to(tx_ctx *ctx, tx_tensor t, tx_device device, tx_tensor *ou
     if (!st && s->numel > 0)
         st = tx_storage_read(ctx, op, s->st, buf, s->numel);
     if (!st)
-        st = storage_write(ctx, op, ys->st, s->numel > 0 ? buf : NULL, s->numel);
+        st = storage_write(ctx, op, ys->st, s->numel > 0 ? buf : NULL, false, s->numel);
     free(buf);
     if (st) {
         tx_tensor_destroy(ctx, y);

@@ -418,6 +418,20 @@ static void test_float16_storage(void) {
         for (int i = 0; i < n_in; i++)
             free(ins[i].data);
     }
+    /* Floats are rounded to the nearest half, ties to even, whatever the
+     * driver would do with them (Mesa truncates): 1 + 3/4096 is 1 + 1/1024. */
+    float near[4] = {1.0f + 3.0f / 4096, 1.0f + 1.0f / 4096, -(1.0f + 3.0f / 4096),
+                     1.0f + 3.0f / 2048},
+          near_got[4];
+    tx_tensor tn;
+    CHECK(!tx_tensor_create(ctx, &(tx_tensor_desc){.rank = 1, .shape = {4}, .data = near}, &tn) &&
+              !tx_tensor_read(ctx, tn, near_got, sizeof near_got),
+          "create / read");
+    CHECK(near_got[0] == 1.0f + 1.0f / 1024 && near_got[1] == 1.0f &&
+              near_got[2] == -(1.0f + 1.0f / 1024) && near_got[3] == 1.0f + 2.0f / 1024,
+          "floats to halves: %.9g %.9g %.9g %.9g", (double)near_got[0], (double)near_got[1],
+          (double)near_got[2], (double)near_got[3]);
+    tx_tensor_destroy(ctx, tn);
     /* NaN and Inf still travel; 65504 is the largest finite value. */
     float sp[4] = {NAN, INFINITY, 65504.0f, 1e5f}, out[4];
     tx_tensor t, y;
@@ -435,6 +449,130 @@ static void test_float16_storage(void) {
     CHECK(st.peak_texture_bytes > 0 && st.peak_texture_bytes % 8 == 0, "bytes");
     ctx = saved;
     tx_host_close(host, c16);
+    tx_test_end();
+}
+
+/* The half value of bit pattern h, computed apart from the engine's. */
+static float half_value(uint16_t h) {
+    int e = h >> 10 & 31, m = h & 1023;
+    float v = e == 31 ? (m ? NAN : INFINITY)
+              : e     ? ldexpf((float)(m | 1024), e - 25)
+                      : ldexpf((float)m, -24);
+    return h & 0x8000 ? -v : v;
+}
+
+/* Every half value read back as the float it widens to; got[i] for
+ * pattern i (NaN patterns must read NaN). */
+static int check_halves(const char *where, const float *got) {
+    int bad = 0;
+    for (int i = 0; i < 65536; i++) {
+        float want = half_value((uint16_t)i);
+        bool ok = isnan(want) ? isnan(got[i]) : memcmp(&want, &got[i], 4) == 0;
+        if (!ok && bad++ < 3)
+            printf("  %s: half 0x%04x read %.9g, want %.9g\n", where, (unsigned)i, (double)got[i],
+                   (double)want);
+    }
+    return bad;
+}
+
+/* tx_tensor_desc.data_f16: all 65,536 half patterns through tx_tensor_create
+ * on the GPU (float32 storage, float16 storage, split across textures) and
+ * the CPU, each read back as exactly its value; the host conversions both
+ * ways (tx_float_to_half_bits rounds to nearest even, as to_half). */
+static void test_half_data(void) {
+    if (!tx_test_begin("half-float data: every pattern exact on each storage"))
+        return;
+    uint16_t *h = malloc(65536 * sizeof *h);
+    float *got = malloc(65536 * sizeof *got);
+    for (int i = 0; i < 65536; i++)
+        h[i] = (uint16_t)i;
+    int bad = 0, nan_kept = 0;
+    for (int i = 0; i < 65536; i++) {
+        uint32_t u = tx_half_bits_to_float_bits((uint16_t)i);
+        memcpy(&got[i], &u, 4);
+        uint16_t back = tx_float_to_half_bits(got[i]);
+        nan_kept += isnan(got[i]) && (back & 0x7fff) > 0x7c00 && (back & 0x8000) == (i & 0x8000);
+        bad += !isnan(got[i]) && back != i;
+    }
+    CHECK(bad == 0 && nan_kept == 2 * 1023, "round trip: %d patterns changed, %d NaNs kept", bad,
+          nan_kept);
+    CHECK(check_halves("host widening", got) == 0, "host widening");
+    uint64_t seed = 12345;
+    bad = 0;
+    for (int k = 0; k < 200000; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t u = (uint32_t)(seed >> 32);
+        float x;
+        memcpy(&x, &u, 4);
+        if (k % 2) /* the half range and a little past it, subnormals included */
+            x = ldexpf((float)(u & 0xffffff) / 16777216.0f, (int)(u >> 24 & 63) - 40) *
+                (u >> 31 ? -1.0f : 1.0f);
+        if (isnan(x))
+            continue;
+        uint32_t w = tx_half_bits_to_float_bits(tx_float_to_half_bits(x));
+        float r, want = to_half(x);
+        memcpy(&r, &w, 4);
+        if (memcmp(&r, &want, 4) != 0 && !(r == 0 && want == 0 && signbit(r) == signbit(x)) &&
+            bad++ < 3)
+            printf("  float %.9g rounds to %.9g, want %.9g\n", (double)x, (double)r, (double)want);
+    }
+    CHECK(bad == 0, "float to half: %d of 200000 off", bad);
+
+    struct {
+        const char *name;
+        tx_ctx_desc desc;
+        tx_device device;
+    } runs[] = {
+        {"gpu float32 storage", {0}, TX_DEVICE_GPU},
+        {"gpu float16 storage", {.float16_storage = true}, TX_DEVICE_GPU},
+        {"gpu split across 64x64 textures", {.max_texture_size = 64}, TX_DEVICE_GPU},
+        {"gpu float16 split", {.float16_storage = true, .max_texture_size = 64}, TX_DEVICE_GPU},
+        {"cpu", {0}, TX_DEVICE_CPU},
+    };
+    for (size_t r = 0; r < TX_COUNTOF(runs); r++) {
+        tx_host *host;
+        tx_ctx *c;
+        if (tx_host_open(&runs[r].desc, &host, &c)) {
+            CHECK(0, "%s: no context", runs[r].name);
+            continue;
+        }
+        tx_stats before, after;
+        tx_ctx_stats(c, &before);
+        /* 65,536 values, and a ragged 65,535 (the last texel staged) */
+        for (int64_t n = 65536; n >= 65535; n--) {
+            tx_tensor t = {0};
+            memset(got, 0, 65536 * sizeof *got);
+            tx_status st = tx_tensor_create(
+                c,
+                &(tx_tensor_desc){
+                    .rank = 1, .shape = {n}, .data = h, .data_f16 = true, .device = runs[r].device},
+                &t);
+            CHECK(!st && !tx_tensor_read(c, t, got, (size_t)n * 4), "%s: create / read: %s",
+                  runs[r].name, tx_last_error(c));
+            if (n == 65535)
+                got[65535] = half_value(65535);
+            CHECK(check_halves(runs[r].name, got) == 0, "%s, %lld values", runs[r].name,
+                  (long long)n);
+            tx_tensor_destroy(c, t);
+        }
+        tx_ctx_stats(c, &after);
+        uint64_t up = after.bytes_uploaded - before.bytes_uploaded;
+        if (runs[r].device == TX_DEVICE_GPU) /* halves go as halves to RGBA16F only */
+            CHECK(up == (runs[r].desc.float16_storage ? 2u : 4u) * 2 * 65536, "%s: uploaded %llu B",
+                  runs[r].name, (unsigned long long)up);
+        tx_tensor bad_t;
+        CHECK(
+            tx_tensor_create(
+                c,
+                &(tx_tensor_desc){
+                    .rank = 1, .shape = {4}, .dtype = TX_DTYPE_INT32, .data = h, .data_f16 = true},
+                &bad_t) == TX_STATUS_INVALID_ARGUMENT &&
+                strstr(tx_last_error(c), "data_f16"),
+            "int32 with data_f16 refused by name: %s", tx_last_error(c));
+        tx_host_close(host, c);
+    }
+    free(h);
+    free(got);
     tx_test_end();
 }
 
@@ -467,5 +605,6 @@ int main(int argc, char **argv) {
     }
     ctx = NULL;
     test_float16_storage();
+    test_half_data();
     return tx_test_finish();
 }

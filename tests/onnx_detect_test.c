@@ -500,8 +500,12 @@ static void test_runtime_shapes(void) {
     tx_tensor in[4] = {feed_tensor(&(feed){"x", 2, {1, 3}, xv, false}),
                        feed_tensor(&(feed){"limit", 0, {0}, &lim, false})},
               out[4];
-    tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, shp, 0}, &in[2]);
-    tx_tensor_create(g_ctx, &(tx_tensor_desc){1, {2}, TX_DTYPE_INT32, rep, 0}, &in[3]);
+    tx_tensor_create(
+        g_ctx, &(tx_tensor_desc){.rank = 1, .shape = {2}, .dtype = TX_DTYPE_INT32, .data = shp},
+        &in[2]);
+    tx_tensor_create(
+        g_ctx, &(tx_tensor_desc){.rank = 1, .shape = {2}, .dtype = TX_DTYPE_INT32, .data = rep},
+        &in[3]);
     tx_feed fd[4] = {{"x", in[0]}, {"limit", in[1]}, {"shp", in[2]}, {"rep", in[3]}};
     st = tx_session_run(s, fd, 4, outs, 4, out);
     CHECK(st == TX_STATUS_OK, "run: %s", tx_last_error(g_ctx));

@@ -32,11 +32,13 @@ static void cpu_release(tx_ctx *ctx, tx_storage *st) {
     st->host_bytes = 0;
 }
 
-static tx_status cpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
+static tx_status cpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const void *vals, bool half,
                            int64_t numel) {
     (void)ctx;
     (void)op;
-    if (vals)
+    if (vals && half)
+        tx_halves_to_floats(vals, st->host, numel);
+    else if (vals)
         memcpy(st->host, vals, (size_t)numel * sizeof(float));
     else
         memset(st->host, 0, st->host_bytes);

@@ -457,19 +457,21 @@ void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t) {
     glDeleteTextures(1, &name);
 }
 
-void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data) {
+void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const void *data, bool half) {
     if (g->fault_lost) {
         tx_gl_inject_error();
         return;
     }
     bind_for_edit(g, t);
+    GLenum type = half ? GL_HALF_FLOAT : GL_FLOAT;
+    size_t texel_bytes = half ? 8 : 16;
     int full_rows = texels / w;
     int rest = texels % w;
     if (full_rows > 0)
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, full_rows, GL_RGBA, GL_FLOAT, data);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, full_rows, GL_RGBA, type, data);
     if (rest > 0)
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, full_rows, rest, 1, GL_RGBA, GL_FLOAT,
-                        data + (size_t)full_rows * (size_t)w * 4);
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, full_rows, rest, 1, GL_RGBA, type,
+                        (const char *)data + (size_t)full_rows * (size_t)w * texel_bytes);
 }
 
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst) {

@@ -120,8 +120,9 @@ bool tx_gl_tex_create(tx_gl *g, int w, int h, tx_gl_tex *out);
 /* A w×h array texture of `layers` (<= TX_GL_MAX_LAYERS) layers: *out has TX_GL_ARRAY set. */
 bool tx_gl_tex_create_array(tx_gl *g, int w, int h, int layers, tx_gl_tex *out);
 void tx_gl_tex_delete(tx_gl *g, tx_gl_tex t);
-/* Writes `texels` texels (4 floats each) starting at texel 0, row-major. */
-void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const float *data);
+/* Writes `texels` texels (4 floats each, or 4 half floats with `half`, for
+ * RGBA16F textures only) starting at texel 0, row-major. */
+void tx_gl_tex_upload(tx_gl *g, tx_gl_tex t, int w, int texels, const void *data, bool half);
 /* Reads the first `texels` texels into dst (4 floats each); false on any GL
  * error since the last check (with deferred checks, maybe an earlier op's). */
 bool tx_gl_tex_read(tx_gl *g, tx_gl_tex t, int w, int texels, float *dst);

@@ -17,24 +17,39 @@ static void gpu_release(tx_ctx *ctx, tx_storage *st) {
         tx_pool_release(ctx, &st->packed);
 }
 
-static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const float *vals,
+static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const void *vals, bool half,
                            int64_t numel) {
     (void)op;
     int64_t used = (numel + 3) / 4;
     if (used < 1)
         used = 1;
     st->version++; /* what was derived from the old contents is stale */
-    /* Values that fill whole texels go to GL as they are; a ragged last texel
-     * or no data (zeros) need a staging copy. */
-    bool direct = vals && numel == used * 4;
-    float *buf = direct ? NULL : calloc((size_t)used * 4, sizeof(float));
+    /* An RGBA16F texture gets halves: the caller's as they are, floats
+     * rounded here to nearest even (drivers differ: Mesa truncates), half
+     * the bytes of a float upload either way. Float32 storage gets floats,
+     * halves widened. Values that fill whole texels go to GL as they are; a
+     * ragged last texel, a conversion or no data (zeros) need a staging copy. */
+    bool as_half = ctx->gl.half_storage;
+    size_t width = as_half ? sizeof(uint16_t) : sizeof(float);
+    bool direct = vals && numel == used * 4 && half == as_half;
+    void *buf = direct ? NULL : calloc((size_t)used * 4, width);
     if (!direct && !buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory for upload");
-    if (vals && !direct)
-        memcpy(buf, vals, (size_t)numel * sizeof(float));
-    tx_gl_tex_upload(&ctx->gl, st->tex.gl, st->tex.w, (int)used, direct ? vals : buf);
+    if (vals && !direct) {
+        if (half && !as_half) {
+            tx_halves_to_floats(vals, buf, numel);
+        } else if (!half && as_half) {
+            const float *f = vals;
+            uint16_t *h = buf;
+            for (int64_t i = 0; i < numel; i++)
+                h[i] = tx_float_to_half_bits(f[i]);
+        } else {
+            memcpy(buf, vals, (size_t)numel * width);
+        }
+    }
+    tx_gl_tex_upload(&ctx->gl, st->tex.gl, st->tex.w, (int)used, direct ? vals : buf, as_half);
     free(buf);
-    ctx->stats.bytes_uploaded += (uint64_t)used * 16u;
+    ctx->stats.bytes_uploaded += (uint64_t)used * 4u * width;
     unsigned e = tx_gl_op_error(&ctx->gl);
     if (e) {
         char what[64];

@@ -363,6 +363,11 @@ typedef struct tx_tensor_desc {
     tx_dtype dtype;   /* default float32 */
     const void *data; /* float or int32_t values, or NULL for zeros */
     tx_device device; /* 0: the context's default (tx_ctx_desc.device) */
+    /* data holds IEEE 754 half-precision bit patterns (uint16_t, one per
+     * element) instead of floats; float32 dtype only. A GPU storing float16
+     * (tx_caps.float16_storage) takes them as they are, half the bytes of a
+     * float upload; float32 storage and the CPU widen them (exactly). */
+    bool data_f16;
 } tx_tensor_desc;
 
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out);
