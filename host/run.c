@@ -645,12 +645,13 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
     } else if (o->json) {
         printf("], \"create_ms\": %.3f, \"first_ms\": %.3f, \"steady_ms\": %.3f, \"repeat\": %d, "
                "\"nodes\": %d, \"steps\": %d, \"folded\": %d, \"fused\": %d, "
-               "\"weight_bytes\": %llu, \"first_device\": \"%s\", \"device\": \"%s\", "
+               "\"weight_bytes\": %llu, \"host_bytes\": %llu, \"first_device\": \"%s\", "
+               "\"device\": \"%s\", "
                "\"device_decided\": %s, \"runs_gpu\": %llu, \"runs_cpu\": %llu, "
                "\"readbacks\": %llu, \"readback_bytes\": %llu, \"device_reason\": ",
                create_ms, first_ms, steady, o->repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
-               (unsigned long long)ss.weight_bytes, tx_device_name(first_dev),
-               tx_device_name(ss.device), ss.decided ? "true" : "false",
+               (unsigned long long)ss.weight_bytes, (unsigned long long)ss.host_bytes,
+               tx_device_name(first_dev), tx_device_name(ss.device), ss.decided ? "true" : "false",
                (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu,
                (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_json_str(ss.reason);
@@ -660,10 +661,10 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
         tx_print_families_json(ctx);
         printf("}\n");
     } else {
-        printf("session: %d nodes -> %d ops (%d folded at plan time, %d fused); weights %llu B; "
-               "create %.1f ms\n",
+        printf("session: %d nodes -> %d ops (%d folded at plan time, %d fused); weights %llu B "
+               "(host %llu B); create %.1f ms\n",
                ss.nodes, ss.steps, ss.folded, ss.fused, (unsigned long long)ss.weight_bytes,
-               create_ms);
+               (unsigned long long)ss.host_bytes, create_ms);
         printf("first run %.2f ms on the %s (compile + run)", first_ms, tx_device_name(first_dev));
         if (o->repeat)
             printf("; steady state median %.2f ms over %d runs", steady, o->repeat);

@@ -57,6 +57,54 @@ static buf mlp_model(int64_t m, int64_t k, int64_t n, const float *w, const floa
     return model(&g, 13);
 }
 
+/* x [1, C, 6, 6] → Cast → Conv (W [M, C, 3, 3], pads 1) → BatchNormalization
+ * → Relu → Conv (W2 [M, M, 1, 1], a Constant node's value) → Cast → y, with
+ * every weight float16 (half16) or float32 of the same values: what a
+ * float16 export (float32 at the I/O) looks like. */
+enum { F16_C = 8, F16_M = 64 };
+static buf half_weights_model(bool half16, const uint16_t *w, const uint16_t *w2,
+                              const uint16_t *bn) {
+    buf g = {0};
+    int elem = half16 ? TX_ONNX_FLOAT16 : TX_ONNX_FLOAT;
+    size_t width = half16 ? 2 : 4;
+    int64_t nw = F16_M * F16_C * 9, nw2 = F16_M * F16_M, m = F16_M;
+    float *wf = malloc((size_t)(nw + nw2 + 4 * m) * sizeof *wf);
+    for (int64_t i = 0; i < nw; i++)
+        wf[i] = tx_onnx_half_to_float(w[i]);
+    for (int64_t i = 0; i < nw2; i++)
+        wf[nw + i] = tx_onnx_half_to_float(w2[i]);
+    for (int64_t i = 0; i < 4 * m; i++)
+        wf[nw + nw2 + i] = tx_onnx_half_to_float(bn[i]);
+    const void *pw = half16 ? (const void *)w : wf, *pw2 = half16 ? (const void *)w2 : wf + nw;
+    init_elem(&g, "W", (int64_t[]){F16_M, F16_C, 3, 3}, 4, elem, pw, width);
+    const char *bn_names[4] = {"scale", "bias", "mean", "var"};
+    for (int k = 0; k < 4; k++)
+        init_elem(&g, bn_names[k], &m, 1, elem,
+                  half16 ? (const void *)(bn + k * m) : (const void *)(wf + nw + nw2 + k * m),
+                  width);
+    vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, F16_C, 6, 6}, 4);
+    node(&g, "Cast", "in", (const char *[]){"x"}, 1, (const char *[]){"x16"}, 1,
+         (buf[]){attr_i("to", elem)}, 1);
+    node(&g, "Conv", "conv", (const char *[]){"x16", "W"}, 2, (const char *[]){"c"}, 1,
+         (buf[]){attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)}, 1);
+    node(&g, "BatchNormalization", "bn", (const char *[]){"c", "scale", "bias", "mean", "var"}, 5,
+         (const char *[]){"cb"}, 1, NULL, 0);
+    node(&g, "Relu", "relu", (const char *[]){"cb"}, 1, (const char *[]){"r"}, 1, NULL, 0);
+    buf a = {0}, t = {0};
+    str_field(&a, 1, "value");
+    tensor_msg(&t, "W2v", (int64_t[]){F16_M, F16_M, 1, 1}, 4, elem, pw2, (size_t)nw2 * width);
+    msg_field(&a, 5, &t);
+    int_field(&a, 20, TX_ATTR_TENSOR);
+    node(&g, "Constant", "w2", NULL, 0, (const char *[]){"W2"}, 1, &a, 1);
+    node(&g, "Conv", "conv2", (const char *[]){"r", "W2"}, 2, (const char *[]){"y16"}, 1, NULL, 0);
+    node(&g, "Cast", "out", (const char *[]){"y16"}, 1, (const char *[]){"y"}, 1,
+         (buf[]){attr_i("to", TX_ONNX_FLOAT)}, 1);
+    vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, F16_M, 6, 6}, 4);
+    vinfo(&g, 12, "W2", elem, (int64_t[]){F16_M, F16_M, 1, 1}, 4); /* a constant output */
+    free(wf);
+    return model(&g, 13);
+}
+
 /* A chain of `len` Relu/Neg nodes: x → a0 → a1 → ... → y */
 static buf chain_model(int len, int64_t n) {
     buf g = {0};
@@ -2801,6 +2849,176 @@ int main(int argc, char **argv) {
         free(w);
         free(x);
         free(y);
+        tx_test_end();
+    }
+    if (tx_test_begin("session: float16 weights stay halves on the host and on the way up")) {
+        enum { NW = F16_M * F16_C * 9, NW2 = F16_M * F16_M, NX = F16_C * 36, NY = F16_M * 36 };
+        uint16_t *w = malloc(NW * 2), *w2 = malloc(NW2 * 2), bn[4 * F16_M];
+        uint32_t seed = 7;
+        for (int i = 0; i < NW + NW2; i++) { /* halves in ±[2^-9, 2^-1), subnormals aside */
+            seed = seed * 1664525u + 1013904223u;
+            uint16_t h = (uint16_t)(0x1800 + (seed >> 16) % 0x2000) | (seed >> 31 ? 0x8000 : 0);
+            if (i < NW)
+                w[i] = h;
+            else
+                w2[i - NW] = h;
+        }
+        for (int i = 0; i < F16_M; i++) {
+            bn[i] = (uint16_t)(0x3800 + i * 8);         /* scale 0.5.. */
+            bn[F16_M + i] = (uint16_t)(0x2000 + i);     /* bias */
+            bn[2 * F16_M + i] = (uint16_t)(0x1000 + i); /* mean */
+            bn[3 * F16_M + i] = (uint16_t)(0x3c00 + i); /* var 1.. */
+        }
+        float x[NX];
+        for (int i = 0; i < NX; i++)
+            x[i] = (float)((i * 7) % 17) / 8.0f - 1.0f;
+        buf m16 = half_weights_model(true, w, w2, bn), m32 = half_weights_model(false, w, w2, bn);
+        uint64_t up_f32 = 0;
+        struct {
+            const char *name;
+            tx_ctx_desc desc;
+            tx_device device;
+        } runs[] = {{"gpu", {0}, TX_DEVICE_GPU},
+                    {"gpu float16 storage", {.float16_storage = true}, TX_DEVICE_GPU},
+                    {"cpu", {0}, TX_DEVICE_CPU}};
+        for (size_t r = 0; r < TX_COUNTOF(runs); r++) {
+            tx_ctx *fc = NULL;
+            if (tx_host_new_ctx(g_host, &runs[r].desc, &fc)) {
+                CHECK(0, "%s: no context: %s", runs[r].name, tx_last_error(fc));
+                continue;
+            }
+            float y[2][NY];
+            uint64_t host[2] = {0}, up[2] = {0};
+            for (int h = 0; h < 2; h++) {
+                buf *mm = h ? &m32 : &m16;
+                tx_session *s = NULL;
+                tx_stats a, b;
+                tx_ctx_stats(fc, &a);
+                tx_status st = tx_session_create(fc, mm->d, mm->n,
+                                                 &(tx_session_desc){.device = runs[r].device}, &s);
+                tx_ctx_stats(fc, &b);
+                CHECK(!st, "%s: create: %s", runs[r].name, tx_last_error(fc));
+                if (st)
+                    break;
+                tx_session_stats ss;
+                tx_session_stats_get(s, &ss);
+                host[h] = ss.host_bytes;
+                up[h] = b.bytes_uploaded - a.bytes_uploaded;
+                /* the Casts are views; BatchNormalization and Relu fuse */
+                CHECK(ss.steps == 4 && ss.fused == 2, "%s: %d steps, %d fused", runs[r].name,
+                      ss.steps, ss.fused);
+                tx_tensor tx = {0}, out = {0};
+                tx_tensor_create(
+                    fc,
+                    &(tx_tensor_desc){
+                        .rank = 4, .shape = {1, F16_C, 6, 6}, .data = x, .device = runs[r].device},
+                    &tx);
+                tx_tensor w2_out = {0};
+                tx_tensor outs2[2];
+                st = tx_session_run(s, &(tx_feed){"x", tx}, 1, (const char *[]){"y", "W2"}, 2,
+                                    outs2);
+                if (!st) {
+                    out = outs2[0];
+                    w2_out = outs2[1];
+                }
+                CHECK(!st && !tx_tensor_read(fc, out, y[h], sizeof y[h]), "%s: run: %s",
+                      runs[r].name, tx_last_error(fc));
+                /* the constant output reads back as its halves' values */
+                float *w2v = malloc(NW2 * sizeof *w2v);
+                int w2_bad = st ? NW2 : 0;
+                if (!st && tx_tensor_read(fc, w2_out, w2v, NW2 * sizeof *w2v))
+                    w2_bad = NW2;
+                for (int i = 0; !w2_bad && i < NW2; i++)
+                    w2_bad += w2v[i] != tx_onnx_half_to_float(w2[i]);
+                CHECK(w2_bad == 0, "%s: W2 output: %d values off", runs[r].name, w2_bad);
+                free(w2v);
+                if (!st)
+                    tx_tensor_destroy(fc, w2_out);
+                /* W went into the BatchNormalization fold: no weight to train */
+                tx_tensor wt;
+                CHECK(tx_session_weight(s, "W", &wt) == TX_STATUS_INVALID_ARGUMENT &&
+                          strstr(tx_last_error(fc), "folded into") &&
+                          strstr(tx_last_error(fc), "no_fusion"),
+                      "%s: folded W: %s", runs[r].name, tx_last_error(fc));
+                TX_DESTROY(fc, tx, out);
+                tx_session_destroy(s);
+                if (r == 0 && h == 0) {
+                    /* against no fusion: the fold's float32 W is there, the
+                     * file's halves of W (a block of their own) are not */
+                    st = tx_session_create(
+                        fc, mm->d, mm->n,
+                        &(tx_session_desc){.device = runs[r].device, .no_fusion = true}, &s);
+                    CHECK(!st, "no_fusion: %s", tx_last_error(fc));
+                    if (!st) {
+                        tx_session_stats_get(s, &ss);
+                        int64_t more = (int64_t)host[0] - (int64_t)ss.host_bytes;
+                        int64_t want = NW * 4 - NW * 2 + F16_M * 4; /* + the folded bias */
+                        CHECK(more >= want - 512 && more <= want + 512,
+                              "fused keeps %lld B more than no_fusion, want %lld", (long long)more,
+                              (long long)want);
+                        tx_session_destroy(s);
+                    }
+                }
+            }
+            /* the same values give the same results, to the bit */
+            CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0, "%s: float16 and float32 weights differ",
+                  runs[r].name);
+            /* W2's halves are kept, not widened: 2 bytes a value less. W is
+             * replaced by the BN fold's result in both (the file's W freed);
+             * that is float32, but for float16 storage halves as well. The
+             * arena's shared blocks are the same. */
+            int64_t saved = (int64_t)host[1] - (int64_t)host[0];
+            int64_t want = NW2 * 2 + (runs[r].desc.float16_storage ? NW * 2 : 0);
+            CHECK(saved >= want - 256 && saved <= want + 256,
+                  "%s: host bytes %llu (float16) vs %llu (float32), %lld saved, want %lld",
+                  runs[r].name, (unsigned long long)host[0], (unsigned long long)host[1],
+                  (long long)saved, (long long)want);
+            printf("  %s: host bytes %llu (float16 weights) vs %llu (float32)\n", runs[r].name,
+                   (unsigned long long)host[0], (unsigned long long)host[1]);
+            /* each model's weights go up as the storage holds them: halves
+             * for float16 storage, half the bytes of float32 storage's */
+            if (runs[r].device == TX_DEVICE_GPU)
+                CHECK(up[0] == up[1] && up[0] > 0, "%s: uploaded %llu vs %llu", runs[r].name,
+                      (unsigned long long)up[0], (unsigned long long)up[1]);
+            if (r == 0)
+                up_f32 = up[0];
+            else if (r == 1)
+                CHECK(up[0] * 2 == up_f32, "float16 storage uploaded %llu B, float32 %llu B",
+                      (unsigned long long)up[0], (unsigned long long)up_f32);
+            /* against float64 math on the same weights */
+            double err = 0, big = 0;
+            for (int o = 0; o < F16_M; o++)
+                for (int p = 0; p < 36; p++) {
+                    double acc = 0;
+                    for (int k = 0; k < F16_M; k++) {
+                        double sc = tx_onnx_half_to_float(bn[k]) /
+                                    sqrt(tx_onnx_half_to_float(bn[3 * F16_M + k]) + 1e-5);
+                        double c = 0;
+                        for (int ci = 0; ci < F16_C; ci++)
+                            for (int ky = 0; ky < 3; ky++)
+                                for (int kx = 0; kx < 3; kx++) {
+                                    int yy = p / 6 + ky - 1, xx = p % 6 + kx - 1;
+                                    if (yy < 0 || yy >= 6 || xx < 0 || xx >= 6)
+                                        continue;
+                                    c += x[ci * 36 + yy * 6 + xx] *
+                                         (double)tx_onnx_half_to_float(
+                                             w[((k * F16_C + ci) * 3 + ky) * 3 + kx]);
+                                }
+                        c = (c - tx_onnx_half_to_float(bn[2 * F16_M + k])) * sc +
+                            tx_onnx_half_to_float(bn[F16_M + k]);
+                        acc += (c > 0 ? c : 0) * tx_onnx_half_to_float(w2[o * F16_M + k]);
+                    }
+                    err = fmax(err, fabs(acc - y[0][o * 36 + p]));
+                    big = fmax(big, fabs(acc));
+                }
+            double tol = runs[r].desc.float16_storage ? 4e-3 * fmax(big, 1) : 1e-5 * fmax(big, 1);
+            CHECK(err <= tol, "%s: max error %g (largest %g)", runs[r].name, err, big);
+            tx_ctx_destroy(fc);
+        }
+        free(m16.d);
+        free(m32.d);
+        free(w);
+        free(w2);
         tx_test_end();
     }
     if (tx_test_begin("session: a GPU session issues its generic programs at load")) {

@@ -877,7 +877,10 @@ typedef struct tx_session_stats {
     int steps;                   /* ops run per tx_session_run */
     int folded;                  /* nodes computed at plan time (constants, shapes) */
     int fused;                   /* nodes fused into another op */
-    uint64_t weight_bytes;       /* constants uploaded at creation */
+    uint64_t weight_bytes;       /* constants uploaded at creation: the bytes they take
+                                    on the device (2 a value in float16 storage) */
+    uint64_t host_bytes;         /* host memory the session keeps: the parsed model (its
+                                    float16 weights as halves) and folded constants */
     tx_device device;            /* the device the last run used (before any: the next one's) */
     tx_device next_device;       /* the device the next run uses (auto: its choice once decided) */
     bool decided;                /* auto has settled (or the device was fixed) */

@@ -715,6 +715,14 @@ static tx_status fuse_scalar_affine(tx_session *s);
 static tx_status fuse_affine_before_conv(tx_session *s);
 
 tx_status tx_graph_fuse(tx_session *s) {
+    /* the constants something reads before fusion (the file's unused
+     * initializers stay what they are) */
+    int n_before = s->n_vals;
+    bool *read = calloc((size_t)n_before + 1, sizeof *read);
+    if (!read)
+        return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+    for (int i = 0; i < n_before; i++)
+        read[i] = s->vals[i].n_uses > 0;
     tx_status st = fuse_bn_into_conv(s);
     if (!st)
         st = tx_graph_fuse_qdq(s);
@@ -734,15 +742,25 @@ tx_status tx_graph_fuse(tx_session *s) {
     fuse_activations(s);
     if (!st)
         st = fuse_gate_residual(s);
-    /* the host copies folds replaced (a BN-folded W folded again, say):
-     * nothing reads them now */
+    /* the constants folds replaced (a BN-folded W, the file's W it came
+     * from): nothing reads them now. Host copies are freed, the file's
+     * weights too where they have an arena block of their own. */
+    tx_graph_count_uses(s);
     for (int i = 0; i < s->n_vals; i++) {
         tx_session_val *v = &s->vals[i];
-        if (v->c_owned && v->n_uses == 0 && !v->is_output) {
+        bool was_read = i >= n_before || read[i];
+        if (!v->is_const || v->n_uses || v->is_output || v->is_input || (!v->c_owned && !was_read))
+            continue;
+        if (v->c_owned) {
             tx_hval_free(&v->c);
-            v->c_owned = v->is_const = false;
+        } else {
+            tx_arena_release(s->m.arena, v->c.f ? (void *)v->c.f : (void *)v->c.h16);
+            memset(&v->c, 0, sizeof v->c);
         }
+        v->c_owned = v->is_const = false;
+        v->folded_away = was_read;
     }
+    free(read);
     return st;
 }
 

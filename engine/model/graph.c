@@ -566,6 +566,41 @@ static tx_status memory_plan(tx_session *s) {
     return TX_STATUS_OK;
 }
 
+/* The fusion passes (fuse.c, fuse_qdq.c) read the constants of these ops as
+ * floats: conv weights and biases, BatchNormalization's, the operands of
+ * per-channel affines, LayerNormalization's decomposition, Clip bounds,
+ * Concat's zeros, quantization scales. Their float16 constants get floats
+ * for the passes (tx_val_narrow goes back to the halves where nothing was
+ * folded in); the others (MatMul and Gather weights) are never widened, so
+ * a float16 model's big tables never take float32 space at creation. */
+static tx_status widen_for_folds(tx_session *s) {
+    static const char *const readers[] = {"Conv",
+                                          "ConvTranspose",
+                                          "BatchNormalization",
+                                          "Mul",
+                                          "Add",
+                                          "Sub",
+                                          "Div",
+                                          "Pow",
+                                          "Clip",
+                                          "Concat",
+                                          "Sqrt",
+                                          "Sigmoid",
+                                          "HardSigmoid",
+                                          "DequantizeLinear",
+                                          "QuantizeLinear"};
+    for (int k = 0; k < s->n_steps; k++) {
+        const tx_step *sp = &s->steps[k];
+        bool reads = false;
+        for (size_t r = 0; r < sizeof readers / sizeof readers[0] && !sp->dead; r++)
+            reads |= strcmp(sp->node->op_type, readers[r]) == 0;
+        for (int i = 0; reads && i < sp->n_in; i++)
+            if (sp->in[i] >= 0 && !tx_val_widen(&s->vals[sp->in[i]]))
+                return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY, "onnx: out of host memory");
+    }
+    return TX_STATUS_OK;
+}
+
 tx_status tx_graph_plan(tx_session *s) {
     tx_status st = build(s);
     if (!st)
@@ -575,7 +610,11 @@ tx_status tx_graph_plan(tx_session *s) {
     if (!st) {
         tx_graph_count_uses(s);
         if (!s->no_fusion)
+            st = widen_for_folds(s);
+        if (!st && !s->no_fusion)
             st = tx_graph_fuse(s);
+        for (int i = 0; i < s->n_vals; i++)
+            tx_val_narrow(s, &s->vals[i]);
     }
     if (!st)
         st = memory_plan(s);
@@ -583,9 +622,12 @@ tx_status tx_graph_plan(tx_session *s) {
 }
 
 void tx_graph_free(tx_session *s) {
-    for (int i = 0; i < s->n_vals; i++)
+    for (int i = 0; i < s->n_vals; i++) {
         if (s->vals[i].c_owned)
             tx_hval_free(&s->vals[i].c);
+        if (s->vals[i].c_half_owned)
+            free(s->vals[i].c_half);
+    }
     for (int k = 0; k < s->n_steps; k++) {
         free(s->steps[k].in);
         free(s->steps[k].out);

@@ -1,7 +1,8 @@
 /* Host values: small tensors on the CPU (shape arithmetic, constants, weights
- * before upload). Float-like element types are held as float, int-like ones
- * as int64 so shape math (Slice ends of INT64_MAX, say) stays exact; the
- * conversion to the device's int32 checks the range. */
+ * before upload). Float-like element types are held as float (a float16
+ * weight as its halves until host code reads it), int-like ones as int64 so
+ * shape math (Slice ends of INT64_MAX, say) stays exact; the conversion to
+ * the device's int32 checks the range. */
 #include <math.h>
 #include <string.h>
 
@@ -13,8 +14,10 @@
 void tx_hval_free(tx_hval *v) {
     free(v->f);
     free(v->i);
+    free(v->h16);
     v->f = NULL;
     v->i = NULL;
+    v->h16 = NULL;
 }
 
 bool tx_dims_in_range(int rank, const int64_t *shape, int64_t limit, bool allow_unknown) {
@@ -56,6 +59,14 @@ bool tx_hval_alloc(tx_hval *v, int elem, int rank, const int64_t *shape) {
 }
 
 bool tx_hval_copy(tx_hval *dst, const tx_hval *src) {
+    if (src->h16 && !src->f) {
+        *dst = *src;
+        dst->h16 = malloc((size_t)(src->numel ? src->numel : 1) * sizeof(uint16_t));
+        if (!dst->h16)
+            return false;
+        memcpy(dst->h16, src->h16, (size_t)src->numel * sizeof(uint16_t));
+        return true;
+    }
     if (!tx_hval_alloc(dst, src->elem, src->rank, src->shape))
         return false;
     if (src->numel && src->f && dst->f)
@@ -70,7 +81,44 @@ bool tx_hval_copy(tx_hval *dst, const tx_hval *src) {
 }
 
 double tx_hval_get(const tx_hval *v, int64_t i) {
-    return v->f ? (double)v->f[i] : (double)v->i[i];
+    if (v->f)
+        return (double)v->f[i];
+    if (v->h16) {
+        uint32_t u = tx_half_bits_to_float_bits(v->h16[i]);
+        float f;
+        memcpy(&f, &u, 4);
+        return (double)f;
+    }
+    return (double)v->i[i];
+}
+
+bool tx_hval_widen(tx_hval *v) {
+    if (v->f || !v->h16)
+        return true;
+    v->f = malloc((size_t)(v->numel ? v->numel : 1) * sizeof(float));
+    if (v->f)
+        tx_halves_to_floats(v->h16, v->f, v->numel);
+    return v->f != NULL;
+}
+
+bool tx_hval_same_halves(const tx_hval *v, const uint16_t *h16) {
+    if (!v->f || !h16)
+        return false;
+    for (int64_t k = 0; k < v->numel; k++) {
+        uint32_t a = tx_half_bits_to_float_bits(h16[k]), b;
+        memcpy(&b, &v->f[k], 4);
+        if (a != b)
+            return false;
+    }
+    return true;
+}
+
+size_t tx_hval_bytes(const tx_hval *v) {
+    size_t n = (size_t)v->numel;
+    return v->f     ? n * sizeof(float)
+           : v->h16 ? n * sizeof(uint16_t)
+           : v->i   ? n * sizeof(int64_t)
+                    : 0;
 }
 
 tx_status tx_hval_device_dtype(int elem, tx_dtype *out) {
@@ -88,8 +136,8 @@ tx_status tx_hval_device_dtype(int elem, tx_dtype *out) {
 tx_status tx_hval_upload(tx_ctx *ctx, const char *what, const tx_hval *v, tx_tensor *out) {
     tx_dtype dt;
     if (tx_hval_device_dtype(v->elem, &dt))
-        return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "%s: element type %s has no device dtype",
-                       what, tx_onnx_type_name(v->elem));
+        return tx_fail(ctx, TX_STATUS_UNSUPPORTED, "%s: element type %s has no device dtype", what,
+                       tx_onnx_type_name(v->elem));
     tx_tensor_desc d = {.rank = v->rank, .dtype = dt};
     memcpy(d.shape, v->shape, sizeof d.shape);
     int32_t *tmp = NULL;
@@ -109,7 +157,8 @@ tx_status tx_hval_upload(tx_ctx *ctx, const char *what, const tx_hval *v, tx_ten
         }
         d.data = tmp;
     } else {
-        d.data = v->f;
+        d.data = v->f ? (const void *)v->f : (const void *)v->h16;
+        d.data_f16 = !v->f && v->h16;
     }
     tx_status st = tx_tensor_create(ctx, &d, out);
     free(tmp);

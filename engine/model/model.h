@@ -73,8 +73,11 @@ void tx_onnx_raw_get(const uint8_t *r, int elem, int64_t k, float *f, int64_t *i
 float tx_onnx_half_to_float(uint16_t h);
 float tx_onnx_bf16_to_float(uint16_t h);
 
-/* A host tensor. Exactly one of f / i is set (or neither when numel == 0
- * and both may be NULL). */
+/* A host tensor. Exactly one of f / i / h16 is set (or none when numel ==
+ * 0). h16 holds a float16 tensor's bit patterns as the file gave them (a
+ * weight of at least TX_HVAL_HALF_MIN values): uploaded as they are
+ * (tx_tensor_desc.data_f16), widened where host code reads the values
+ * (tx_hval_widen; the session keeps the halves where nothing changed them). */
 typedef struct tx_hval {
     int elem;
     int rank;
@@ -82,7 +85,10 @@ typedef struct tx_hval {
     int64_t numel;
     float *f;
     int64_t *i;
+    uint16_t *h16;
 } tx_hval;
+
+#define TX_HVAL_HALF_MIN 256
 
 /* ---- the loaded model (onnx_load.c); everything lives in one arena (arena.c) ---- */
 
@@ -90,6 +96,14 @@ typedef struct tx_arena tx_arena;
 tx_arena *tx_arena_create(void);
 void *tx_arena_alloc(tx_arena *a, size_t n); /* zeroed; NULL when out of memory */
 void tx_arena_destroy(tx_arena *a);
+/* tx_arena_alloc in a block of its own, which tx_arena_release can free
+ * before the rest (a weight nothing reads any more). */
+void *tx_arena_alloc_alone(tx_arena *a, size_t n);
+/* Frees the block of an allocation tx_arena_alloc_alone made (p its start);
+ * nothing for other pointers. */
+void tx_arena_release(tx_arena *a, void *p);
+/* The bytes the arena's blocks hold (what it takes from malloc). */
+size_t tx_arena_bytes(const tx_arena *a);
 
 enum {
     TX_ATTR_FLOAT = 1,
@@ -176,6 +190,13 @@ void tx_hval_free(tx_hval *v);
 bool tx_hval_alloc(tx_hval *v, int elem, int rank, const int64_t *shape);
 bool tx_hval_copy(tx_hval *dst, const tx_hval *src);
 double tx_hval_get(const tx_hval *v, int64_t i);
+/* Gives a value held as halves (h16) its floats too (malloc'd; h16 stays):
+ * false when out of memory. Nothing to do for other values. */
+bool tx_hval_widen(tx_hval *v);
+/* Whether v's floats are exactly the halves h16 (v->numel of them). */
+bool tx_hval_same_halves(const tx_hval *v, const uint16_t *h16);
+/* The bytes v's data takes on the host. */
+size_t tx_hval_bytes(const tx_hval *v);
 /* The engine dtype a value of this element type lives as on the device. */
 tx_status tx_hval_device_dtype(int elem, tx_dtype *out);
 /* Uploads (int values must fit the float texture exactly: |v| <= 2^24). */
@@ -256,6 +277,10 @@ tx_status tx_x_host(tx_xnode *x, int i, const tx_hval **out);
 tx_status tx_x_dev(tx_xnode *x, int i, tx_tensor *out);
 /* Sets output i; takes ownership of v's data / of t. */
 tx_status tx_x_set_host(tx_xnode *x, int i, tx_hval *v);
+/* At plan time (x->fold), output i becomes the constant v itself, which
+ * outlives the session's plan (a tensor in the model's arena): no copy.
+ * false, with nothing done, outside plan time. */
+bool tx_x_set_const_ref(tx_xnode *x, int i, const tx_hval *v);
 tx_status tx_x_set_dev(tx_xnode *x, int i, tx_tensor t, int elem);
 /* Static (inferred) output info for shape inference. rank -1 = unknown. */
 void tx_x_set_info(tx_xnode *x, int i, int elem, int rank, const int64_t *shape);

@@ -59,6 +59,13 @@ static void *alloc(parser *p, size_t n) {
     return r;
 }
 
+static void *alloc_alone(parser *p, size_t n) {
+    void *r = tx_arena_alloc_alone(p->a, n);
+    if (!r)
+        fail(p, TX_STATUS_OUT_OF_MEMORY, "out of host memory (%zu bytes)", n);
+    return r;
+}
+
 /* Grows an arena array of `esz`-byte elements to hold n + 1. The new
  * capacity follows n, not *cap: a message that repeats a singular field
  * (two `graph`s in a ModelProto) merges into arrays that already hold
@@ -279,8 +286,18 @@ static bool parse_tensor(parser *p, tx_pb b, tx_hval *out, const char **name) {
         return fail(p, TX_STATUS_INVALID_ARGUMENT,
                     "tensor \"%s\" of %lld elements carries %lld values", nm, (long long)numel,
                     (long long)have);
+    if (has_raw && elem == TX_ONNX_FLOAT16 && numel >= TX_HVAL_HALF_MIN) {
+        /* a float16 weight stays halves: uploaded as they are */
+        out->h16 = alloc_alone(p, (size_t)numel * sizeof(uint16_t));
+        if (!out->h16)
+            return false;
+        for (int64_t k = 0; k < numel; k++)
+            out->h16[k] = (uint16_t)(raw.p[2 * k] | raw.p[2 * k + 1] << 8);
+        return true;
+    }
     size_t bytes = (size_t)(numel ? numel : 1) * (isf ? sizeof(float) : sizeof(int64_t));
-    void *data = alloc(p, bytes);
+    /* a weight gets a block of its own, freed early if a fold replaces it */
+    void *data = isf && numel >= TX_HVAL_HALF_MIN ? alloc_alone(p, bytes) : alloc(p, bytes);
     if (!data)
         return false;
     if (isf)
@@ -698,7 +715,14 @@ tx_status tx_onnx_load_tensor(const void *bytes, size_t len, tx_hval *out, char 
     tx_hval v;
     const char *nm = NULL;
     if (bytes && parse_tensor(&p, b, &v, &nm)) {
-        if (!tx_hval_copy(out, &v))
+        /* the caller reads floats: a float16 tensor's halves (in the arena)
+         * widened into malloc'd floats, anything else copied */
+        bool ok = v.h16 ? tx_hval_widen(&v) : tx_hval_copy(out, &v);
+        if (ok && v.h16) {
+            *out = v;
+            out->h16 = NULL;
+        }
+        if (!ok)
             fail(&p, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
         else if (name && !(*name = strdup(nm))) {
             tx_hval_free(out);

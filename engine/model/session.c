@@ -79,11 +79,69 @@ tx_status tx_x_shape(tx_xnode *x, int i, int *rank, int64_t shape[TX_MAX_RANK]) 
     return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input \"%s\" has no value", v->name);
 }
 
+bool tx_val_widen(tx_session_val *v) {
+    if (!v->is_const || v->c.f || !v->c.h16)
+        return true;
+    if (!tx_hval_widen(&v->c))
+        return false;
+    v->c_half = v->c.h16;
+    v->c_half_owned = v->c_owned;
+    v->c.h16 = NULL;
+    v->c_owned = true; /* the floats are malloc'd */
+    return true;
+}
+
+void tx_val_narrow(tx_session *s, tx_session_val *v) {
+    bool round = s->round_halves;
+    if (v->c_half && v->is_const && v->c_owned && tx_hval_same_halves(&v->c, v->c_half)) {
+        free(v->c.f);
+        v->c.f = NULL;
+        v->c.h16 = v->c_half;
+        v->c_owned = v->c_half_owned;
+        v->c_half = NULL;
+        v->c_half_owned = false;
+        return;
+    }
+    if (v->c_half_owned)
+        free(v->c_half);
+    else if (v->c_half) /* the file's halves: replaced by what was folded in */
+        tx_arena_release(s->m.arena, v->c_half);
+    v->c_half = NULL;
+    v->c_half_owned = false;
+    /* A computed weight (a Cast of float16 weights, a Transpose of them)
+     * whose every value is a half is kept as halves: nothing changes. A
+     * float16 weight something was folded into, where the device stores
+     * halves anyway, too: rounded as the upload would round it. */
+    if (!v->is_const || !v->c_owned || !v->c.f || !tx_onnx_type_is_float(v->c.elem) ||
+        v->c.numel < TX_HVAL_HALF_MIN)
+        return;
+    bool exact = true;
+    for (int64_t k = 0; k < v->c.numel && exact; k++) {
+        uint32_t a = tx_half_bits_to_float_bits(tx_float_to_half_bits(v->c.f[k])), b;
+        memcpy(&b, &v->c.f[k], 4);
+        exact = a == b;
+    }
+    if (!exact && !(round && v->c.elem == TX_ONNX_FLOAT16))
+        return;
+    uint16_t *h = malloc((size_t)v->c.numel * sizeof *h);
+    if (!h)
+        return; /* the floats serve as well */
+    for (int64_t k = 0; k < v->c.numel; k++)
+        h[k] = tx_float_to_half_bits(v->c.f[k]);
+    free(v->c.f);
+    v->c.f = NULL;
+    v->c.h16 = h;
+}
+
 tx_status tx_x_host(tx_xnode *x, int i, const tx_hval **out) {
     if (!tx_x_has(x, i))
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "input %d is missing", i);
     tx_session_val *v = x->in[i];
     if (v->is_const) {
+        /* float16 constants a host path reads keep their floats from then on
+         * (plan-time reads go back to the halves after fusion, graph.c) */
+        if (!tx_val_widen(v))
+            return tx_x_fail(x, TX_STATUS_OUT_OF_MEMORY, "out of host memory");
         *out = &v->c;
         return TX_STATUS_OK;
     }
@@ -174,6 +232,19 @@ tx_status tx_x_set_host(tx_xnode *x, int i, tx_hval *h) {
     }
     memset(h, 0, sizeof *h);
     return TX_STATUS_OK;
+}
+
+bool tx_x_set_const_ref(tx_xnode *x, int i, const tx_hval *h) {
+    tx_session_val *v = i < x->n_out ? x->out[i] : NULL;
+    if (!x->fold || !v)
+        return false;
+    v->is_const = true;
+    v->c_owned = false;
+    v->c = *h;
+    v->elem = h->elem;
+    v->rank = h->rank;
+    memcpy(v->shape, h->shape, sizeof v->shape);
+    return true;
 }
 
 tx_status tx_x_set_dev(tx_xnode *x, int i, tx_tensor t, int elem) {
@@ -337,7 +408,10 @@ static tx_status upload_weights_each(tx_session *s, uint64_t *bytes) {
                 continue; /* e.g. an int64 beyond 2^24 some host path will read */
             if (st)
                 return st;
-            *bytes += (uint64_t)v->c.numel * 4u;
+            /* what the weights take on the device: halves in float16 storage */
+            bool halves = s->ctx->device == TX_DEVICE_GPU && s->ctx->gl.half_storage &&
+                          tx_onnx_type_is_float(v->c.elem);
+            *bytes += (uint64_t)v->c.numel * (halves ? 2u : 4u);
         }
     }
     return TX_STATUS_OK;
@@ -413,6 +487,8 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
         free(f);
         return TX_STATUS_UNSUPPORTED;
     }
+    s->round_halves =
+        f->choice.mode != TX_DEVICE_CPU && (ctx->float16_storage_req || ctx->caps.float16_storage);
     st = tx_graph_plan(s);
     for (int i = 0; !st && i < s->n_inputs; i++) {
         const tx_session_val *v = &s->vals[s->inputs[i]];
@@ -508,6 +584,12 @@ tx_status tx_session_stats_get(const tx_session *s, tx_session_stats *out) {
     out->readback_bytes = s->readback_bytes;
     const tx_session_full *f = (const tx_session_full *)s;
     out->weight_bytes = f->weight_bytes;
+    out->host_bytes = tx_arena_bytes(s->m.arena);
+    for (int i = 0; i < s->n_vals; i++) {
+        const tx_session_val *v = &s->vals[i];
+        out->host_bytes += v->c_owned ? tx_hval_bytes(&v->c) : 0;
+        out->host_bytes += v->c_half_owned ? (uint64_t)v->c.numel * sizeof(uint16_t) : 0;
+    }
     out->load_compile_ms = f->load_compile_ms;
     out->device = f->last_device ? f->last_device : f->choice.current;
     out->next_device = f->choice.current;
@@ -846,6 +928,11 @@ tx_status tx_session_weight(tx_session *s, const char *name, tx_tensor *out) {
         return st;
     tx_session_full *f = (tx_session_full *)s;
     int vi = tx_graph_find(s, name);
+    if (vi >= 0 && s->vals[vi].folded_away)
+        return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
+                       "tx_session_weight: \"%s\" was folded into the op that read it (create "
+                       "the session with tx_session_desc.no_fusion to fine-tune it)",
+                       name);
     if (vi < 0 || !s->vals[vi].is_const)
         return tx_fail(s->ctx, TX_STATUS_INVALID_ARGUMENT,
                        "tx_session_weight: \"%s\" is not an initializer of the model%s", name,

@@ -21,6 +21,11 @@ struct tx_session_val {
     bool is_const; /* initializer, Constant or folded: c holds the data */
     bool c_owned;  /* c's data is malloc'd (folded), not in the model arena */
     tx_hval c;
+    /* c.h16 while c holds floats widened from it (tx_val_widen), so that
+     * tx_val_narrow can go back to the halves (owned when c_half_owned) */
+    uint16_t *c_half;
+    bool c_half_owned;
+    bool folded_away; /* a constant fusion folded into the op that read it: freed */
     tx_tensor c_dev[TX_DEVICE_COUNT_]; /* the constant on each device, uploaded once */
     bool host_static;                  /* at run time this value is always a host value */
     bool is_input, is_output;
@@ -64,6 +69,10 @@ struct tx_session {
     int *inputs, *outputs; /* value indices of the real graph inputs / outputs */
     int n_inputs, n_outputs;
     bool no_fusion;
+    /* float16 weights something was folded into go back to halves
+     * (tx_val_narrow's round): the context stores float16 and the session
+     * may run on the GPU */
+    bool round_halves;
     tx_session_val **io; /* scratch for an xnode's input/output pointers */
     int fused;           /* count of nodes fused away (MatMul+Add+act, BN into Conv) */
     int folded;          /* count of nodes folded into constants at plan time */
@@ -85,6 +94,16 @@ void tx_graph_xnode(struct tx_session *s, int k, tx_xnode *x);
 int tx_graph_val_add(struct tx_session *s, const char *name);
 /* Recounts every value's readers and last reading step (live steps only). */
 void tx_graph_count_uses(struct tx_session *s);
+
+/* A constant held as halves (c.h16) as floats for host code to read: c.f
+ * malloc'd from them, the halves kept in c_half. false when out of memory. */
+bool tx_val_widen(struct tx_session_val *v);
+/* Back to the halves where c.f still holds exactly what they widen to
+ * (nothing folded into them); otherwise the halves go. A computed constant
+ * (owned, TX_HVAL_HALF_MIN values or more) whose values are all halves
+ * becomes halves too, and with s->round_halves (the context stores float16)
+ * a float16 one in any case, rounded to nearest even as the upload would. */
+void tx_val_narrow(struct tx_session *s, struct tx_session_val *v);
 
 /* fuse.c: the fusion passes, run by tx_graph_plan after shape inference. */
 /* DequantizeLinear → Conv / MatMul → QuantizeLinear into QLinearConv /

@@ -43,11 +43,13 @@ static void check_hval(const tx_hval *v) {
     }
     if (n != v->numel)
         abort();
-    if (n > 0 && !v->f == !v->i)
-        abort(); /* exactly one of f / i holds the data */
+    if (n > 0 && (!!v->f + !!v->i + !!v->h16) != 1)
+        abort(); /* exactly one of f / i / h16 holds the data */
     uint64_t acc = 0;
     for (int64_t k = 0; k < n; k++)
-        acc += v->f ? (uint64_t)(v->f[k] == v->f[k]) : (uint64_t)v->i[k];
+        acc += v->f     ? (uint64_t)(v->f[k] == v->f[k])
+               : v->h16 ? (uint64_t)v->h16[k]
+                        : (uint64_t)v->i[k];
     g_sink += acc;
 }
 
@@ -97,8 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tx_status st = tx_onnx_load(data, size, &m, err, sizeof err);
     check_status(st, err);
     if (st == TX_STATUS_OK) {
-        if (m.n_nodes < 0 || m.n_inits < 0 || m.n_inputs < 0 || m.n_outputs < 0 ||
-            m.n_vinfos < 0 || m.opset < 0)
+        if (m.n_nodes < 0 || m.n_inits < 0 || m.n_inputs < 0 || m.n_outputs < 0 || m.n_vinfos < 0 ||
+            m.opset < 0)
             abort();
         for (int i = 0; i < m.n_nodes; i++)
             check_node(&m.nodes[i]);

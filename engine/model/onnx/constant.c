@@ -43,6 +43,10 @@ static tx_status hval_from_attr(tx_xnode *x, const tx_onnx_attr *a, tx_hval *out
 static tx_status exec_constant(tx_xnode *x) {
     if (x->node->n_attrs != 1)
         return tx_x_fail(x, TX_STATUS_INVALID_ARGUMENT, "needs exactly one value attribute");
+    /* folded at plan time, a tensor value is read where the model holds it */
+    const tx_onnx_attr *a = &x->node->attrs[0];
+    if (a->type == TX_ATTR_TENSOR && a->t && tx_x_set_const_ref(x, 0, a->t))
+        return TX_STATUS_OK;
     tx_hval h;
     tx_status st = hval_from_attr(x, &x->node->attrs[0], &h);
     return st ? st : tx_x_set_host(x, 0, &h);
