@@ -96,6 +96,8 @@ export interface SessionStats {
   folded: number;
   fused: number;
   weightBytes: number;
+  /** Host (wasm) memory the session keeps: the parsed model, float16 weights as halves, and folded constants. */
+  hostBytes: number;
   /** The device the last run used (before any: the next one's). */
   device: Device;
   /** The device the next run uses ('auto': its choice once decided); session.device. */
@@ -289,6 +291,8 @@ export declare class Context {
   /** False on the build without wasm SIMD (texel-scalar.wasm). */
   readonly simd: boolean;
   tensor(values: TypedValues | number[] | number, shape?: number[], dtype?: DType | TensorOptions): Tensor;
+  /** A float32 tensor from half floats: their bit patterns (Uint16Array) or a Float16Array. */
+  tensor(values: Uint16Array | ArrayBufferView, shape: number[] | undefined, dtype: 'float16' | { dtype: 'float16'; device?: Device }): Tensor;
   zeros(shape: number[], dtype?: DType): Tensor;
   /** Any op by name: run('matmul', [a, b], { transposeB: true }). */
   run(op: OpName, inputs: (Tensor | number)[], attrs?: Record<string, unknown>): Tensor;

@@ -592,7 +592,11 @@ class Context {
   /**
    * tensor(values, shape?, dtype? | {dtype?, device?}): values is a
    * Float32Array, Int32Array, number[] or a number (a scalar). Int32Array
-   * gives an int32 tensor. device: 'gpu' | 'cpu' (default: the context's).
+   * gives an int32 tensor. dtype 'float16': values are half floats, a
+   * Uint16Array of their bit patterns (or a Float16Array where the browser
+   * has one), for a float32 tensor; a context storing float16 takes them as
+   * they are (half the bytes), others widen them exactly. device: 'gpu' |
+   * 'cpu' (default: the context's).
    */
   tensor(values, shape, dtype) {
     const w = this._ctx();
@@ -605,19 +609,37 @@ class Context {
       values = [values];
       shape ??= [];
     }
+    if (dtype === 'float16') return this._tensorHalves(values, shape, device);
     if (!dtype) dtype = values instanceof Int32Array ? 'int32' : 'float32';
     const code = DTYPES.indexOf(dtype);
     if (code < 0) throw new TexelError(Status.INVALID_ARGUMENT, `tensor: unknown dtype "${dtype}" (float32 or int32)`);
     const data = values instanceof (code ? Int32Array : Float32Array) ? values
       : (code ? Int32Array : Float32Array).from(values);
     shape ??= [data.length];
+    return this._tensorFrom(w, data, shape, code, device);
+  }
+
+  _tensorHalves(values, shape, device) {
+    const w = this._ctx();
+    const F16 = globalThis.Float16Array;
+    const data = values instanceof Uint16Array ? values
+      : F16 && values instanceof F16 ? new Uint16Array(values.buffer, values.byteOffset, values.length)
+        : null;
+    if (!data)
+      throw new TexelError(Status.INVALID_ARGUMENT, "tensor: dtype 'float16' takes a Uint16Array of half-float bit patterns or a Float16Array");
+    shape ??= [data.length];
+    return this._tensorFrom(w, data, shape, 2, device);
+  }
+
+  // code: 0 float32, 1 int32, 2 float32 from half floats (tx_tensor_desc.data_f16)
+  _tensorFrom(w, data, shape, code, device) {
     if (!Array.isArray(shape) || shape.some((d) => !Number.isInteger(d) || d < 0))
       throw new TexelError(Status.INVALID_ARGUMENT, `tensor: shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
     if (shape.length > 6) throw new TexelError(Status.RANK_TOO_HIGH, `tensor: rank ${shape.length} exceeds the maximum of 6`);
     if (numel(shape) !== data.length)
       throw new TexelError(Status.SHAPE_MISMATCH, `tensor: ${data.length} values given for shape [${shape.join(', ')}] (${numel(shape)} elements)`);
     const c = this._core;
-    const bytes = data.length * 4;
+    const bytes = data.length * data.BYTES_PER_ELEMENT;
     const ptr = c._malloc(Math.max(bytes, 4));
     try {
       c.HEAPU8.set(new Uint8Array(data.buffer, data.byteOffset, bytes), ptr);
@@ -627,7 +649,7 @@ class Context {
     } finally {
       c._free(ptr);
     }
-    return this._track(new Tensor(this, this._u32(), shape, dtype));
+    return this._track(new Tensor(this, this._u32(), shape, code === 1 ? 'int32' : 'float32'));
   }
 
   /** zeros(shape, dtype?) */
@@ -1256,7 +1278,9 @@ export class Session {
 
   /**
    * The session's counters and its device choice (tx_session_stats): nodes,
-   * steps, folded, fused, weightBytes, device (the last run's), nextDevice,
+   * steps, folded, fused, weightBytes, hostBytes (the parsed model and
+   * folded constants kept in wasm memory; float16 weights as halves),
+   * device (the last run's), nextDevice,
    * decided, reason, runsGpu,
    * runsCpu, gpuMs, cpuMs, readbacks, readbackBytes.
    */

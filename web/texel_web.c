@@ -293,8 +293,12 @@ static int to_shape(int rank, const int32_t *in, int64_t *out) {
 EXPORT int txw_tensor_create(txw *w, int rank, const int32_t *shape, int dtype, const void *data,
                              int device, uint32_t *out) {
     tx_ctx *ctx = use(w);
-    tx_tensor_desc d = {
-        .rank = rank, .dtype = (tx_dtype)dtype, .data = data, .device = (tx_device)device};
+    /* dtype 2: float32 values given as half floats (texel.js's 'float16') */
+    tx_tensor_desc d = {.rank = rank,
+                        .dtype = dtype == 2 ? TX_DTYPE_FLOAT32 : (tx_dtype)dtype,
+                        .data = data,
+                        .device = (tx_device)device,
+                        .data_f16 = dtype == 2};
     to_shape(rank, shape, d.shape); /* a bad rank is reported by tx_tensor_create */
     return tx_tensor_create(ctx, &d, (tx_tensor *)out);
 }
@@ -653,14 +657,15 @@ EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
     json_str(reason, sizeof reason, st.reason);
     snprintf(w->json, sizeof w->json,
              "{\"nodes\":%d,\"steps\":%d,\"folded\":%d,\"fused\":%d,\"weight_bytes\":%llu,"
+             "\"host_bytes\":%llu,"
              "\"device\":\"%s\",\"next_device\":\"%s\",\"decided\":%s,\"reason\":\"%s\","
              "\"runs_gpu\":%llu,"
              "\"runs_cpu\":%llu,\"gpu_ms\":%.3f,\"cpu_ms\":%.3f,\"readbacks\":%llu,"
              "\"readback_bytes\":%llu,\"load_compile_ms\":%.3f}",
              st.nodes, st.steps, st.folded, st.fused, (unsigned long long)st.weight_bytes,
-             tx_device_name(st.device), tx_device_name(st.next_device),
-             st.decided ? "true" : "false", reason, (unsigned long long)st.runs_gpu,
-             (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
+             (unsigned long long)st.host_bytes, tx_device_name(st.device),
+             tx_device_name(st.next_device), st.decided ? "true" : "false", reason,
+             (unsigned long long)st.runs_gpu, (unsigned long long)st.runs_cpu, st.gpu_ms, st.cpu_ms,
              (unsigned long long)st.readbacks, (unsigned long long)st.readback_bytes,
              st.load_compile_ms);
     return w->json;

@@ -108,6 +108,38 @@ test("precision 'f16': RGBA16F storage, half the texture bytes, ~3 digits; compi
     threw.message.includes('precision'), `precision 'f64': ${threw}`);
 });
 
+test("tensor(halves, shape, 'float16'): exact values on every storage, half the upload for f16", async () => {
+  // every finite half from 0x0000 to 0x7bff and its negative, subnormals included
+  const h = new Uint16Array(2 * 0x7c00);
+  for (let i = 0; i < 0x7c00; i++) { h[i] = i; h[0x7c00 + i] = 0x8000 | i; }
+  const value = (b) => {
+    const e = (b >> 10) & 31, m = b & 1023;
+    const v = e ? (m + 1024) * 2 ** (e - 25) : m * 2 ** -24;
+    return b & 0x8000 ? -v : v;
+  };
+  const up = {};
+  for (const [name, opts, dev] of [['f32', {}, 'gpu'], ['f16', { precision: 'f16' }, 'gpu'], ['cpu', {}, 'cpu']]) {
+    const t = await texel.create(opts);
+    const before = t.stats().bytesUploaded;
+    const x = t.tensor(h, [h.length], { dtype: 'float16', device: dev });
+    up[name] = t.stats().bytesUploaded - before;
+    check(x.dtype === 'float32' && x.shape[0] === h.length, `${name}: dtype ${x.dtype} shape ${x.shape}`);
+    const got = x.dataSync();
+    let bad = 0;
+    for (let i = 0; i < h.length; i++) if (got[i] !== value(h[i]) && bad++ < 3) console.log(name, i, got[i], value(h[i]));
+    check(bad === 0, `${name}: ${bad} halves read back wrong`);
+    if (globalThis.Float16Array) {
+      const f = new Float16Array([1.5, -0.25, 65504]);
+      close(t.tensor(f, [3], 'float16').dataSync(), [1.5, -0.25, 65504], 0, `${name}: Float16Array`);
+    }
+    let threw = null;
+    try { t.tensor([1, 2], [2], 'float16'); } catch (e) { threw = e; }
+    check(threw instanceof texel.TexelError && threw.message.includes('Uint16Array'), `number[] as float16: ${threw}`);
+    t.dispose();
+  }
+  check(up.f16 * 2 === up.f32 && up.f16 === h.length * 2, `uploaded f16 ${up.f16} B, f32 ${up.f32} B`);
+});
+
 test('TEXEL_TUNE: matmul tilings measured once per renderer and size class, remembered in localStorage', async () => {
   texel.forgetDeviceChoices();
   const m = 64, k = 48, n = 32;

@@ -7,6 +7,8 @@ export async function use(): Promise<number> {
   const tx: Context = await texel.create({ specializeAfter: 'never', debug: true });
   const a: Tensor = tx.tensor(new Float32Array(6), [2, 3]);
   const b = tx.tensor([1, 2, 3]);
+  const h: Tensor = tx.tensor(new Uint16Array([0x3c00, 0x4000]), [2], 'float16');
+  h.add(tx.tensor(new Uint16Array(2), undefined, { dtype: 'float16', device: 'cpu' }));
   const y = tx.scope(() => a.add(b).relu().mul(2).clip(0, 6).clip({ hi: 3 }));
   const m = a.matmul(tx.tensor(new Float32Array(12), [3, 4]), { transposeB: false, bias: b, activation: 'relu' });
   const z = tx.matmul(a, a, { transposeB: true });
