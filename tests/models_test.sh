@@ -10,6 +10,11 @@
 # check (a Gemm model from libonnx-testdata through both runtimes) keeps the
 # comparison itself tested while the big models are unsupported.
 #
+# Each model is also converted to float16 weights (tests/models/float16.py)
+# and must give, on the GPU in float32 and float16 storage and on the CPU,
+# the outputs of the same weights rounded in a float32 model, to the bit,
+# keeping fewer host bytes (see half_model below).
+#
 # Each model is also quantized three ways (dynamic, static QDQ, static
 # QOperator; see quantize_model below) and compared on the first photo.
 # Transformers: a BERT-style encoder and a GPT-2-style decoder generated into
@@ -166,9 +171,73 @@ run_model() {
     done
 }
 
+# Float16 weights (tests/models/float16.py): the model as a float16 export,
+# and the model with the same rounded weights in float32. On each storage
+# (GPU float32, GPU float16, CPU) both must give the same outputs to the bit,
+# the float16 one keeping less on the host (its weights stay halves).
+HSTAMP=$(sha256sum tests/models/float16.py | cut -c1-16)
+HDIR=$CACHE/float16/$HSTAMP
+half_model() {
+    local name=$1 model=$2 input=$3 opts=$4 photo=${PHOTOS%% *}
+    if [[ ! -f $HDIR/$name-round.onnx ]]; then
+        find "$CACHE/float16" -mindepth 1 -maxdepth 1 -type d ! -name "$HSTAMP" -exec rm -rf {} + \
+            2>/dev/null
+        mkdir -p "$HDIR"
+        if ! "$QPY" tests/models/float16.py "$model" "$HDIR/$name-half.onnx.tmp" \
+            "$HDIR/$name-round.onnx.tmp" >"$work/half-$name.log" 2>&1; then
+            echo "FAIL $name (float16): converting: $(tail -3 "$work/half-$name.log")"
+            fail=$((fail + 1))
+            return
+        fi
+        mv "$HDIR/$name-half.onnx.tmp" "$HDIR/$name-half.onnx"
+        mv "$HDIR/$name-round.onnx.tmp" "$HDIR/$name-round.onnx"
+    fi
+    local mode dev
+    for mode in "gpu f32" "gpu f16" "cpu f32"; do
+        read -r dev prec <<<"$mode"
+        local dir="$work/$name-f16-$dev-$prec" ok=1 f
+        for f in half round; do
+            mkdir -p "$dir/$f"
+            # shellcheck disable=SC2086
+            if ! xvfb-run -a "$TEXEL" run "$HDIR/$name-$f.onnx" --input "$input=/usr/share/darknet/data/$photo.jpg" \
+                $opts --device "$dev" --precision "$prec" --json --save "$dir/$f" \
+                >"$dir/$f/texel.json" 2>"$dir/$f/texel.err"; then
+                echo "FAIL $name (float16 $f, $dev $prec): $(cat "$dir/$f/texel.json") $(tail -3 "$dir/$f/texel.err")"
+                fail=$((fail + 1))
+                ok=0
+                break
+            fi
+        done
+        [[ $ok == 1 ]] || continue
+        if "$QPY" - "$dir" "$name" "$dev $prec" <<'PY'; then
+import glob, json, os, sys
+import numpy as np
+d, name, mode = sys.argv[1:]
+bad = []
+outs = sorted(p for p in glob.glob(d + "/half/*.npy") if not os.path.basename(p).startswith("input."))
+for p in outs:
+    a, b = np.load(p), np.load(d + "/round/" + os.path.basename(p))
+    if a.shape != b.shape or a.tobytes() != b.tobytes():
+        bad.append("%s: max |d| %g" % (os.path.basename(p), float(np.abs(a.astype(np.float64) - b).max())))
+h, r = (json.load(open("%s/%s/texel.json" % (d, f)))["host_bytes"] for f in ("half", "round"))
+print("     %s float16 weights (%s): host %d B vs %d B in float32 (%.2fx), %d outputs identical"
+      % (name, mode, h, r, h / r, len(outs) - len(bad)))
+if bad or not outs or h >= r:
+    why = "; ".join(bad) if bad else "no outputs" if not outs else "host bytes not below float32's"
+    print("FAIL %s float16 weights (%s): %s" % (name, mode, why))
+    sys.exit(1)
+PY
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1))
+        fi
+    done
+}
+
 for entry in "${MODELS[@]}"; do
     IFS='|' read -r name model input opts <<<"$entry"
     run_model "$name" "$model" "$input" "$opts" "$PHOTOS"
+    half_model "$name" "$model" "$input" "$opts"
     if ! "$QPY" -c "import onnx, numpy" 2>/dev/null; then
         echo "FAIL $name (quantized): python3-onnx / python3-numpy missing (scripts/setup.sh installs them)"
         fail=$((fail + 1))
