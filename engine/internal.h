@@ -316,6 +316,7 @@ uint32_t tx_half_bits_to_float_bits(uint16_t h);
 /* float → IEEE 754 half, to nearest even (what an RGBA16F upload does). */
 uint16_t tx_float_to_half_bits(float f);
 void tx_halves_to_floats(const uint16_t *h, float *f, int64_t n);
+void tx_floats_to_halves(const float *f, uint16_t *h, int64_t n);
 /* ONNX Slice along a dim of length dim: the length of [start:end:*step]
  * (*step != 0) after ONNX's clamping (start into [0, dim] stepping forward,
  * [0, dim - 1] backward), *first its first index (0 when empty). *step is

@@ -436,6 +436,11 @@ void tx_halves_to_floats(const uint16_t *h, float *f, int64_t n) {
     }
 }
 
+void tx_floats_to_halves(const float *f, uint16_t *h, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        h[i] = tx_float_to_half_bits(f[i]);
+}
+
 tx_status tx_tensor_create(tx_ctx *ctx, const tx_tensor_desc *desc, tx_tensor *out) {
     tx_status st = tx_check_arg(ctx, "tx_tensor_create", "desc", desc != NULL);
     if (!st)

@@ -36,16 +36,12 @@ static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const vo
     if (!direct && !buf)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "tensor: out of host memory for upload");
     if (vals && !direct) {
-        if (half && !as_half) {
+        if (half && !as_half)
             tx_halves_to_floats(vals, buf, numel);
-        } else if (!half && as_half) {
-            const float *f = vals;
-            uint16_t *h = buf;
-            for (int64_t i = 0; i < numel; i++)
-                h[i] = tx_float_to_half_bits(f[i]);
-        } else {
+        else if (!half && as_half)
+            tx_floats_to_halves(vals, buf, numel);
+        else
             memcpy(buf, vals, (size_t)numel * width);
-        }
     }
     tx_gl_tex_upload(&ctx->gl, st->tex.gl, st->tex.w, (int)used, direct ? vals : buf, as_half);
     free(buf);

@@ -591,8 +591,10 @@ static tx_status widen_for_folds(tx_session *s) {
                                           "QuantizeLinear"};
     for (int k = 0; k < s->n_steps; k++) {
         const tx_step *sp = &s->steps[k];
+        if (sp->dead)
+            continue;
         bool reads = false;
-        for (size_t r = 0; r < sizeof readers / sizeof readers[0] && !sp->dead; r++)
+        for (size_t r = 0; r < sizeof readers / sizeof readers[0]; r++)
             reads |= strcmp(sp->node->op_type, readers[r]) == 0;
         for (int i = 0; reads && i < sp->n_in; i++)
             if (sp->in[i] >= 0 && !tx_val_widen(&s->vals[sp->in[i]]))

@@ -83,12 +83,8 @@ bool tx_hval_copy(tx_hval *dst, const tx_hval *src) {
 double tx_hval_get(const tx_hval *v, int64_t i) {
     if (v->f)
         return (double)v->f[i];
-    if (v->h16) {
-        uint32_t u = tx_half_bits_to_float_bits(v->h16[i]);
-        float f;
-        memcpy(&f, &u, 4);
-        return (double)f;
-    }
+    if (v->h16)
+        return (double)tx_onnx_half_to_float(v->h16[i]);
     return (double)v->i[i];
 }
 

@@ -66,15 +66,10 @@ int tx_onnx_raw_width(int elem) {
 }
 
 float tx_onnx_half_to_float(uint16_t h) {
-    int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
-    float v;
-    if (e == 0)
-        v = ldexpf((float)m, -24);
-    else if (e == 31)
-        v = m ? NAN : INFINITY;
-    else
-        v = ldexpf((float)(m | 1024), e - 25);
-    return s ? -v : v;
+    uint32_t u = tx_half_bits_to_float_bits(h);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 float tx_onnx_bf16_to_float(uint16_t h) {

@@ -92,7 +92,6 @@ bool tx_val_widen(tx_session_val *v) {
 }
 
 void tx_val_narrow(tx_session *s, tx_session_val *v) {
-    bool round = s->round_halves;
     if (v->c_half && v->is_const && v->c_owned && tx_hval_same_halves(&v->c, v->c_half)) {
         free(v->c.f);
         v->c.f = NULL;
@@ -121,13 +120,12 @@ void tx_val_narrow(tx_session *s, tx_session_val *v) {
         memcpy(&b, &v->c.f[k], 4);
         exact = a == b;
     }
-    if (!exact && !(round && v->c.elem == TX_ONNX_FLOAT16))
+    if (!exact && !(s->round_halves && v->c.elem == TX_ONNX_FLOAT16))
         return;
     uint16_t *h = malloc((size_t)v->c.numel * sizeof *h);
     if (!h)
         return; /* the floats serve as well */
-    for (int64_t k = 0; k < v->c.numel; k++)
-        h[k] = tx_float_to_half_bits(v->c.f[k]);
+    tx_floats_to_halves(v->c.f, h, v->c.numel);
     free(v->c.f);
     v->c.f = NULL;
     v->c.h16 = h;
@@ -213,6 +211,16 @@ tx_status tx_x_dev(tx_xnode *x, int i, tx_tensor *out) {
     return TX_STATUS_OK;
 }
 
+/* v becomes the constant h (its data owned by the session, or the model's) */
+static void set_const(tx_session_val *v, const tx_hval *h, bool owned) {
+    v->is_const = true;
+    v->c_owned = owned;
+    v->c = *h;
+    v->elem = h->elem;
+    v->rank = h->rank;
+    memcpy(v->shape, h->shape, sizeof v->shape);
+}
+
 tx_status tx_x_set_host(tx_xnode *x, int i, tx_hval *h) {
     tx_session_val *v = i < x->n_out ? x->out[i] : NULL;
     if (!v) {
@@ -220,11 +228,7 @@ tx_status tx_x_set_host(tx_xnode *x, int i, tx_hval *h) {
         return TX_STATUS_OK;
     }
     if (x->fold) {
-        v->is_const = v->c_owned = true;
-        v->c = *h;
-        v->elem = h->elem;
-        v->rank = h->rank;
-        memcpy(v->shape, h->shape, sizeof v->shape);
+        set_const(v, h, true);
     } else {
         v->kind = TX_VAL_HOST;
         v->h = *h;
@@ -238,12 +242,7 @@ bool tx_x_set_const_ref(tx_xnode *x, int i, const tx_hval *h) {
     tx_session_val *v = i < x->n_out ? x->out[i] : NULL;
     if (!x->fold || !v)
         return false;
-    v->is_const = true;
-    v->c_owned = false;
-    v->c = *h;
-    v->elem = h->elem;
-    v->rank = h->rank;
-    memcpy(v->shape, h->shape, sizeof v->shape);
+    set_const(v, h, false);
     return true;
 }
 
