@@ -548,6 +548,9 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
         goto out;
     }
     double steady = o->repeat ? tx_median(ms, o->repeat) : 0;
+    double total_ms = first_ms; /* every run, the first included: what a caller waits in all */
+    for (int r = 0; r < o->repeat; r++)
+        total_ms += ms[r];
     free(ms);
     if (save)
         mkdir(save, 0777);
@@ -643,14 +646,15 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
     tx_ctx_stats(ctx, &cs);
     if (rc) {
     } else if (o->json) {
-        printf("], \"create_ms\": %.3f, \"first_ms\": %.3f, \"steady_ms\": %.3f, \"repeat\": %d, "
+        printf("], \"create_ms\": %.3f, \"first_ms\": %.3f, \"steady_ms\": %.3f, "
+               "\"total_ms\": %.3f, \"repeat\": %d, "
                "\"nodes\": %d, \"steps\": %d, \"folded\": %d, \"fused\": %d, "
                "\"weight_bytes\": %llu, \"host_bytes\": %llu, \"first_device\": \"%s\", "
                "\"device\": \"%s\", "
                "\"device_decided\": %s, \"runs_gpu\": %llu, \"runs_cpu\": %llu, "
                "\"readbacks\": %llu, \"readback_bytes\": %llu, \"device_reason\": ",
-               create_ms, first_ms, steady, o->repeat, ss.nodes, ss.steps, ss.folded, ss.fused,
-               (unsigned long long)ss.weight_bytes, (unsigned long long)ss.host_bytes,
+               create_ms, first_ms, steady, total_ms, o->repeat, ss.nodes, ss.steps, ss.folded,
+               ss.fused, (unsigned long long)ss.weight_bytes, (unsigned long long)ss.host_bytes,
                tx_device_name(first_dev), tx_device_name(ss.device), ss.decided ? "true" : "false",
                (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu,
                (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
@@ -667,7 +671,8 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
                (unsigned long long)ss.host_bytes, create_ms);
         printf("first run %.2f ms on the %s (compile + run)", first_ms, tx_device_name(first_dev));
         if (o->repeat)
-            printf("; steady state median %.2f ms over %d runs", steady, o->repeat);
+            printf("; steady state median %.2f ms over %d runs; all %d runs %.1f ms", steady,
+                   o->repeat, o->repeat + 1, total_ms);
         printf("\n");
         printf("device %s%s: %s (runs: %llu gpu, %llu cpu)\n", tx_device_name(ss.device),
                ss.decided ? "" : " (still measuring)", ss.reason, (unsigned long long)ss.runs_gpu,
