@@ -518,13 +518,44 @@ static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {
  * against 4.6 s. */
 #define TX_WORK_PER_TEXEL 16.0
 
+/* The compile TX_SPECIALIZE_AT_ONCE_MACS stands for (SwiftShader's, the
+ * translation at the first draw included). Where this context's compiles
+ * cost less (llvmpipe with a warm Mesa shader cache: 2-4 ms a program,
+ * first draw included, against 50-90 ms cold), the rental ends sooner, in
+ * proportion, down to a sixteenth. OCR rec on llvmpipe, 30 runs, warm
+ * cache: every signature waiting for the whole work, 8.9-12.0 s in all
+ * (steady 280-370 ms); specialized at the k-th call, 8.1-9.3 s (256-297). */
+#define TX_COMPILE_REF_MS 20.0
+
+/* The rent's scale on this context: its programs' mean compile plus first
+ * draw so far against TX_COMPILE_REF_MS (1 before any), within [1/16, 1]:
+ * never later than the fixed rule. In the browser it stays 1: WebGL runs in
+ * the GPU process, whose translation at a first draw the page's clock does
+ * not see (SwiftShader: 30-80 ms, timed as 0.3), so the mean would read low. */
+static double compile_price(const tx_ctx *ctx) {
+    double ms = TX_COMPILE_REF_MS;
+    if (ctx->fault_price_ms > 0) {
+        ms = ctx->fault_price_ms;
+    } else {
+#ifndef __EMSCRIPTEN__
+        const tx_cache *c = ctx->cache;
+        uint64_t n = ctx->stats.generic_compiles + ctx->stats.specialized_compiles;
+        if (n > 0 && c->drawn_n > 0)
+            ms = ctx->stats.compile_ms / (double)n + c->drawn_ms / c->drawn_n;
+#endif
+    }
+    return fmin(1.0, fmax(1.0 / 16, ms / TX_COMPILE_REF_MS));
+}
+
 /* The calls of r's signature before its specialized program is compiled. */
 static int sig_k(const tx_ctx *ctx, const tx_program_req *r, double texels) {
     if (!ctx->k_default || !ctx->software_gl || ctx->k <= 0)
         return ctx->k;
+    double price = compile_price(ctx);
+    double most = ceil(TX_SPECIALIZE_SOFT_MAX * price);
     double work = r->macs > 0 ? r->macs : texels * TX_WORK_PER_TEXEL;
-    double calls = work > 0 ? ceil(TX_SPECIALIZE_AT_ONCE_MACS / work) : TX_SPECIALIZE_SOFT_MAX;
-    return calls <= ctx->k ? ctx->k : (int)fmin(calls, TX_SPECIALIZE_SOFT_MAX);
+    double calls = work > 0 ? ceil(TX_SPECIALIZE_AT_ONCE_MACS * price / work) : most;
+    return calls <= ctx->k ? ctx->k : (int)fmin(calls, most);
 }
 
 /* Signatures called k times or more (a one-off shape is not waiting for

@@ -202,6 +202,7 @@ struct tx_ctx {
     int fault_tex_create;    /* this many texture allocations are refused */
     int fault_compiling;     /* this many tx_cache_compiling calls see one more compiling */
     double fault_compile_ms; /* added to every specialized compile's time for pacing (cache.c) */
+    double fault_price_ms;   /* > 0: the compile price sig_k rents against (cache.c) */
     char err[1024];
 
     /* The slots, in chunks of TX_SLOT_CHUNK that never move: a tx_slot
