@@ -33,7 +33,10 @@ async function texelEngine(device, threads, glAtCreate = false, noWorker = false
   // glAtCreate: a canvas of the page's makes the WebGL2 context at create()
   // (as every context did before it came at the first GPU use)
   const canvas = glAtCreate ? document.createElement('canvas') : undefined;
-  const tx = await texel.create({ threads, ...(canvas ? { canvas } : {}) });
+  // k=N / always / never (run.mjs --specialize-after): texel's specializeAfter
+  const k = params.get('k');
+  const kOpt = k ? { specializeAfter: /^\d+$/.test(k) ? Number(k) : k } : {};
+  const tx = await texel.create({ threads, ...(canvas ? { canvas } : {}), ...kOpt });
   return {
     info: () => ({ threads: tx.threads, renderer: tx.caps.renderer }),
     // what making texel's WebGL2 context cost, and the worker's (texel.js warmGpu)
@@ -130,6 +133,7 @@ async function main() {
       }
       entry.second_ms = ms[0];
       entry.steady_ms = median(ms);
+      entry.total_ms = entry.first_ms + ms.reduce((a, b) => a + b, 0); // every run, the first included
       entry.min_ms = Math.min(...ms);
       entry.device = s.device();
       entry.output = Array.from(out);

@@ -15,7 +15,7 @@ export function models(cache, smoke) {
   return smoke ? all.slice(0, 1) : all;
 }
 
-// rows: {model, engine, status, create_ms, first_ms, steady_ms, device, max_abs_diff}
+// rows: {model, engine, status, create_ms, first_ms, steady_ms, total_ms, device, max_abs_diff}
 export function compare(results, refEngine) {
   const ref = results.find((r) => r.engine === refEngine);
   const rows = [];
@@ -23,7 +23,7 @@ export function compare(results, refEngine) {
     if (r.skipped) { rows.push({ model: '*', engine: r.engine, status: r.skipped }); continue; }
     for (const m of r.models || []) {
       const row = { model: m.name, engine: r.engine, status: m.status, create_ms: m.create_ms,
-        first_ms: m.first_ms, steady_ms: m.steady_ms, device: m.device, info: r.info };
+        first_ms: m.first_ms, steady_ms: m.steady_ms, total_ms: m.total_ms, device: m.device, info: r.info };
       const want = ref?.models?.find((x) => x.name === m.name)?.output;
       if (m.output && want) {
         let d = m.output.length === want.length ? 0 : Infinity;

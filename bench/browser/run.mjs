@@ -10,6 +10,7 @@
 //          threads, webgl, webgpu where offered), one page load per engine in
 //          one browser, on a cross-origin isolated server (threads need it).
 //          --smoke: BlazeFace only, texel cpu + gpu and ort wasm, 3 runs.
+//          --specialize-after N|always|never: texel's k (default: its own rule).
 //          --engines a,b: these engines only, in this order (names as in the table;
 //          the max abs diff column needs ort-wasm-1t among them).
 //        node bench/browser/run.mjs --models --cold [--samples N] [--engines a,b] [--texel web]
@@ -181,7 +182,8 @@ try {
       const page = await browser.newPage();
       page.on('console', (m) => { if (m.type() === 'error') console.error(`page (${engine}):`, m.text()); });
       const r = await pageResult(page, `models.html (${engine})`,
-        `http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}`);
+        `http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}` +
+        (opt('--specialize-after', null) ? `&k=${opt('--specialize-after', null)}` : ''));
       await page.close();
       if (r.error) r.models = models.map((m) => ({ name: m.name, status: r.error.split('\n')[0] }));
       results.push(r);
