@@ -527,11 +527,14 @@ static bool at_once(const tx_ctx *ctx, const tx_program_req *r) {
  * (steady 280-370 ms); specialized at the k-th call, 8.1-9.3 s (256-297). */
 #define TX_COMPILE_REF_MS 20.0
 
-/* The rent's scale on this context: its programs' mean compile plus first
- * draw so far against TX_COMPILE_REF_MS (1 before any), within [1/16, 1]:
- * never later than the fixed rule. In the browser it stays 1: WebGL runs in
- * the GPU process, whose translation at a first draw the page's clock does
- * not see (SwiftShader: 30-80 ms, timed as 0.3), so the mean would read low. */
+/* The rent's scale on this context: what its programs cost the caller's
+ * thread so far, the mean compile (a background compile: its issue) plus
+ * the mean first draw, against TX_COMPILE_REF_MS (1 before any), within
+ * [1/16, 1]: never later than the fixed rule. The cache's own counts, which
+ * start again with the context after a loss. In the browser it stays 1:
+ * WebGL runs in the GPU process, whose translation at a first draw the
+ * page's clock does not see (SwiftShader: 30-80 ms, timed as 0.3), so the
+ * mean would read low. */
 static double compile_price(const tx_ctx *ctx) {
     double ms = TX_COMPILE_REF_MS;
     if (ctx->fault_price_ms > 0) {
@@ -539,9 +542,14 @@ static double compile_price(const tx_ctx *ctx) {
     } else {
 #ifndef __EMSCRIPTEN__
         const tx_cache *c = ctx->cache;
-        uint64_t n = ctx->stats.generic_compiles + ctx->stats.specialized_compiles;
+        double compile_ms = 0;
+        uint32_t n = 0;
+        for (int i = 0; i < c->n_fams; i++) {
+            compile_ms += c->fams[i].compile_ms;
+            n += c->fams[i].generic + c->fams[i].specialized;
+        }
         if (n > 0 && c->drawn_n > 0)
-            ms = ctx->stats.compile_ms / (double)n + c->drawn_ms / c->drawn_n;
+            ms = compile_ms / n + c->drawn_ms / c->drawn_n;
 #endif
     }
     return fmin(1.0, fmax(1.0 / 16, ms / TX_COMPILE_REF_MS));
@@ -555,7 +563,7 @@ static int sig_k(const tx_ctx *ctx, const tx_program_req *r, double texels) {
     double most = ceil(TX_SPECIALIZE_SOFT_MAX * price);
     double work = r->macs > 0 ? r->macs : texels * TX_WORK_PER_TEXEL;
     double calls = work > 0 ? ceil(TX_SPECIALIZE_AT_ONCE_MACS * price / work) : most;
-    return calls <= ctx->k ? ctx->k : (int)fmin(calls, most);
+    return (int)fmax(ctx->k, fmin(calls, most));
 }
 
 /* Signatures called k times or more (a one-off shape is not waiting for

@@ -35,6 +35,7 @@ async function texelEngine(device, threads, glAtCreate = false, noWorker = false
   const canvas = glAtCreate ? document.createElement('canvas') : undefined;
   // k=N / always / never (run.mjs --specialize-after): texel's specializeAfter
   const k = params.get('k');
+  if (k && !/^(\d+|always|never)$/.test(k)) throw new Error(`k=${k}: want a count, always or never`);
   const kOpt = k ? { specializeAfter: /^\d+$/.test(k) ? Number(k) : k } : {};
   const tx = await texel.create({ threads, ...(canvas ? { canvas } : {}), ...kOpt });
   return {

@@ -191,7 +191,8 @@ try {
     }
     const ua = await (await browser.newPage()).evaluate(() => navigator.userAgent);
     const table = compare(results, 'ort-wasm-1t');
-    writeFileSync(out, JSON.stringify({ runner: 'browser-models', browser: ua, runs: Number(mruns), results: table }, null, 1));
+    writeFileSync(out, JSON.stringify({ runner: 'browser-models', browser: ua, runs: Number(mruns),
+      specialize_after: opt('--specialize-after', 'default'), results: table }, null, 1));
     console.log(printTable(table));
     console.log(`wrote ${out}`);
     // texel's outputs against onnxruntime-web wasm's, as tests/bench_browser_test.sh's smoke

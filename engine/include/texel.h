@@ -181,7 +181,9 @@ typedef struct tx_ctx_desc {
                                                         multiply-adds is specialized at once;
                                                         with the default k there, a smaller
                                                         draw waits until its calls did 2^25
-                                                        (at most 64 calls); with the default k
+                                                        (at most 64 calls; natively both scaled
+                                                        down by what compiles cost there, to a
+                                                        sixteenth); with the default k
                                                         on a GPU without a background compile
                                                         (no KHR_parallel_shader_compile), the
                                                         compiles a call does not need yet take
