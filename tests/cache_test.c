@@ -189,14 +189,15 @@ int main(int argc, char **argv) {
                 bool cost = tx_software_renderer(caps.renderer) && !explicit_k &&
                             !getenv("TEXEL_SPECIALIZE_AFTER");
                 int64_t n = cases[ci][0];
-                int col = price == 20 ? 1 : price == 2.5 ? 2 : 3;
-                /* measured: somewhere from the floor's 4 calls to 64 */
+                /* the price's column of cases (explicit k uses none); measured:
+                 * somewhere from the floor's calls to 64 */
+                int col = mode == 4 ? 3 : mode;
                 int kk = tx_ctx_specialize_after(ctx); /* 2, or env TEXEL_SPECIALIZE_AFTER */
                 if (kk < 1) {                          /* always or never: other tests */
                     tx_host_close(h, ctx);
                     continue;
                 }
-                int lo = cost ? (int)cases[ci][price == 0 ? 3 : col] : kk;
+                int lo = cost ? (int)cases[ci][col] : kk;
                 int hi = cost ? (price == 0 ? 64 : lo) : kk;
                 tx_tensor x = make(ctx, 1, (int64_t[]){n}, 3);
                 tx_stats s0 = stats(ctx), s = s0;

@@ -37,6 +37,7 @@ const cli = opt('--cli', 'build/texel');
 const out = opt('--out', 'results/browser.json');
 const runs = opt('--runs', '15');
 const texelDir = opt('--texel', null); // the web/ folder after scripts/build-web.sh
+const kArg = opt('--specialize-after', null); // --models: texel's k for the page
 
 const modelsMode = args.includes('--models');
 const smoke = args.includes('--smoke');
@@ -183,7 +184,7 @@ try {
       page.on('console', (m) => { if (m.type() === 'error') console.error(`page (${engine}):`, m.text()); });
       const r = await pageResult(page, `models.html (${engine})`,
         `http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}` +
-        (opt('--specialize-after', null) ? `&k=${opt('--specialize-after', null)}` : ''));
+        (kArg ? `&k=${kArg}` : ''));
       await page.close();
       if (r.error) r.models = models.map((m) => ({ name: m.name, status: r.error.split('\n')[0] }));
       results.push(r);
@@ -192,7 +193,7 @@ try {
     const ua = await (await browser.newPage()).evaluate(() => navigator.userAgent);
     const table = compare(results, 'ort-wasm-1t');
     writeFileSync(out, JSON.stringify({ runner: 'browser-models', browser: ua, runs: Number(mruns),
-      specialize_after: opt('--specialize-after', 'default'), results: table }, null, 1));
+      specialize_after: kArg || 'default', results: table }, null, 1));
     console.log(printTable(table));
     console.log(`wrote ${out}`);
     // texel's outputs against onnxruntime-web wasm's, as tests/bench_browser_test.sh's smoke
