@@ -1274,7 +1274,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 4 * 42; i++)
             x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
         /* the reference in doubles: v -> v + v * h(v), h per channel */
-        double v[4][4 * 42], h3[4];
+        double v[4][4 * 42], h3[4] = {0};
         for (int i = 0; i < 4 * 42; i++)
             v[0][i] = x[i];
         for (int j = 0; j < 3; j++) {

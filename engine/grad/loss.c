@@ -105,7 +105,7 @@ static tx_status sum_all(tx_ctx *ctx, tx_tensor t, gx_tmps *l, tx_tensor *out) {
 /* nll of x (log-probabilities) into *out (not kept in l). */
 static tx_status nll(tx_ctx *ctx, const char *name, tx_tensor x, tx_tensor labels,
                      const tx_loss_desc *d, gx_tmps *l, tx_tensor *out) {
-    int64_t n, c, dd;
+    int64_t n = 0, c = 0, dd = 0;
     tx_status st = check(ctx, name, x, labels, d, &n, &c, &dd);
     if (st)
         return st;
@@ -256,7 +256,7 @@ tx_status gx_backward_loss(tx_ctx *ctx, const gx_node *nd, tx_tensor g, gx_tmps 
                            tx_tensor gin[GX_MAX_IN]) {
     if (nd->op == GX_OP_MSE)
         return mse_backward(ctx, nd, g, l, gin);
-    int64_t n, c, dd;
+    int64_t n = 0, c = 0, dd = 0;
     tx_tensor x = nd->op == GX_OP_SCE ? nd->aux : nd->in[0];
     tx_status st = check(ctx, loss_name(nd->op), x, nd->in[1], &nd->loss, &n, &c, &dd);
     if (st)

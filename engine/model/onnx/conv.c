@@ -197,7 +197,7 @@ static tx_status exec_conv(tx_xnode *x) {
     bool tr = strcmp(x->node->op_type, "ConvTranspose") == 0;
     if (is_volume(x))
         return tx_onnx_conv_volume(x, tr);
-    int spatial;
+    int spatial = 0;
     tx_status st = tx_x_float_input_only(x, 0);
     if (!st)
         st = spatial_rank(x, &spatial);
@@ -298,7 +298,7 @@ static tx_status exec_pool(tx_xnode *x) {
     tx_op op = pool_op(x->node);
     if ((x->n_out > 1 && x->out[1]) || is_volume(x))
         return tx_onnx_pool_volume(x, op);
-    int spatial;
+    int spatial = 0;
     /* MaxPool of ints runs as float (exact to 2^24) */
     tx_status st = op == TX_OP_MAXPOOL ? TX_STATUS_OK : tx_x_float_input_only(x, 0);
     if (!st)

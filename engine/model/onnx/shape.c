@@ -249,7 +249,7 @@ typedef tx_status (*shape_fn)(tx_xnode *x, int rank, const int64_t *shape, int *
                               int64_t *out);
 
 static tx_status exec_shaped(tx_xnode *x, shape_fn f) {
-    int rank, orank;
+    int rank, orank = 0;
     int64_t shape[TX_MAX_RANK], out[TX_MAX_RANK];
     tx_status st = tx_x_shape(x, 0, &rank, shape);
     if (!st)
@@ -258,7 +258,7 @@ static tx_status exec_shaped(tx_xnode *x, shape_fn f) {
 }
 
 static tx_status infer_shaped(tx_xnode *x, shape_fn f) {
-    int rank, orank;
+    int rank, orank = 0;
     int64_t shape[TX_MAX_RANK], out[TX_MAX_RANK];
     if (!tx_x_shape(x, 0, &rank, shape) && !f(x, rank, shape, &orank, out))
         tx_x_set_info(x, 0, tx_x_elem(x, 0), orank, out);
