@@ -11,6 +11,10 @@
  * batch of 1. Inputs without --input get seeded random data (uniform [0, 1);
  * ints 0..9) of the input's shape, dynamic dims 1 or --dim NAME=V.
  *
+ * --profile: after those runs, --repeat more (at least one) with every step
+ * timed (tx_session_profile; the GPU finished after each step), reported per
+ * op type and for the slowest steps (in --json: every step).
+ *
  * --save DIR is created with its parents. Exit status: 0 ok, 1 error, 2 usage, 4 the model needs
  * what texel lacks (TX_STATUS_UNSUPPORTED: the message names the op types), 77 no GL context. */
 #include <errno.h>
@@ -43,7 +47,7 @@ typedef struct run_opts {
     int64_t dim_val[MAX_ARGS];
     int n_dims;
     int n_sets; /* file sets: the most files an --input names */
-    bool json, no_fusion, quiet;
+    bool json, no_fusion, quiet, profile;
     const char *save;
     int resize_w, resize_h;
     float mean[3], std[3];
@@ -59,7 +63,7 @@ const char tx_usage_run[] =
     "           [--json] [--save DIR] [--resize WxH] [--mean a,b,c] [--std a,b,c]\n"
     "           [--layout nchw|nhwc] [--dim NAME=V] [--seed S] [--repeat N]\n"
     "           [--specialize-after K] [--no-fusion] [--device auto|gpu|cpu]\n"
-    "           [--max-texture-size N] [--precision f32|f16] [--quiet]\n";
+    "           [--max-texture-size N] [--precision f32|f16] [--quiet] [--profile]\n";
 
 static int usage_run(const char *why) {
     return tx_cli_usage_error("run", tx_usage_run, "%s", why);
@@ -109,6 +113,8 @@ static int parse_args(int argc, char **argv, run_opts *o) {
             o->no_fusion = true;
         } else if (strcmp(a, "--quiet") == 0) {
             o->quiet = true;
+        } else if (strcmp(a, "--profile") == 0) {
+            o->profile = true;
         } else if (tx_cli_is_help(a)) {
             return -1;
         } else if (a[0] != '-' || !a[1]) {
@@ -443,6 +449,145 @@ static double compile_ahead(tx_session *sess, const tx_feed *feeds, int n, const
     return tx_host_ms() - t0;
 }
 
+/* --profile: the runs timed step by step (tx_session_profile). */
+typedef struct prof_result {
+    int runs, n;
+    double run_ms; /* the median profiled run */
+    tx_step_profile *steps;
+} prof_result;
+
+static tx_status profile_runs(tx_ctx *ctx, tx_session *sess, const tx_feed *feeds, int n_in,
+                              const char *const *fetch, int n_out, tx_tensor *outs, int runs,
+                              prof_result *p) {
+    tx_status st = tx_session_profile_enable(sess, true);
+    if (runs < 1)
+        runs = 1;
+    double *ms = calloc((size_t)runs, sizeof *ms);
+    if (!st && !ms)
+        st = TX_STATUS_OUT_OF_MEMORY;
+    for (int r = 0; r < runs && !st; r++) {
+        for (int i = 0; i < n_out; i++)
+            tx_tensor_destroy(ctx, outs[i]);
+        double t0 = tx_host_ms();
+        st = tx_session_run(sess, feeds, n_in, fetch, n_out, outs);
+        if (!st)
+            tx_ctx_finish(ctx);
+        ms[r] = tx_host_ms() - t0;
+        if (st) /* the failed run left no outputs */
+            memset(outs, 0, sizeof(tx_tensor) * (size_t)n_out);
+    }
+    p->runs = runs;
+    p->run_ms = st ? 0 : tx_median(ms, runs);
+    free(ms);
+    p->n = st ? -1 : tx_session_profile(sess, NULL, 0);
+    if (p->n > 0) {
+        p->steps = calloc((size_t)p->n, sizeof *p->steps);
+        if (!p->steps)
+            st = TX_STATUS_OUT_OF_MEMORY;
+        else
+            tx_session_profile(sess, p->steps, p->n);
+    }
+    tx_session_profile_enable(sess, false); /* the strings stay the session's */
+    return st;
+}
+
+/* The steps' times summed per op type (a fused activation counts with its
+ * step), in first-seen order; returns how many. */
+typedef struct prof_op {
+    const char *op_type;
+    int steps;
+    double ms;
+    uint64_t draws;
+} prof_op;
+
+static int profile_by_op(const prof_result *p, prof_op *ops, int max) {
+    int n = 0;
+    for (int i = 0; i < p->n; i++) {
+        int j = 0;
+        while (j < n && strcmp(ops[j].op_type, p->steps[i].op_type))
+            j++;
+        if (j == n) {
+            if (n == max)
+                continue;
+            ops[n++] = (prof_op){.op_type = p->steps[i].op_type};
+        }
+        ops[j].steps++;
+        ops[j].ms += p->steps[i].ms;
+        ops[j].draws += p->steps[i].draws;
+    }
+    return n;
+}
+
+static int by_ms_desc(const void *a, const void *b) {
+    double x = ((const prof_op *)a)->ms, y = ((const prof_op *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+static int steps_by_ms_desc(const void *a, const void *b) {
+    double x = ((const tx_step_profile *)a)->ms, y = ((const tx_step_profile *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+static void print_profile_text(const prof_result *p, double steady) {
+    prof_op ops[128];
+    int n = profile_by_op(p, ops, 128);
+    qsort(ops, (size_t)n, sizeof *ops, by_ms_desc);
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += ops[i].ms;
+    double per = p->runs ? 1.0 / p->runs : 0;
+    printf("profile: %d run%s, every step finished before the next: %.2f ms a run (median; the "
+           "steps %.2f ms",
+           p->runs, p->runs == 1 ? "" : "s", p->run_ms, total * per);
+    if (steady > 0)
+        printf("; unprofiled steady %.2f ms", steady);
+    printf(")\n  %-24s %6s %10s %7s %10s\n", "op type", "steps", "ms a run", "share",
+           "draws a run");
+    for (int i = 0; i < n; i++)
+        printf("  %-24s %6d %10.3f %6.1f%% %10.1f\n", ops[i].op_type, ops[i].steps, ops[i].ms * per,
+               total > 0 ? 100 * ops[i].ms / total : 0, (double)ops[i].draws * per);
+    tx_step_profile *sorted = malloc(sizeof *sorted * (size_t)p->n);
+    if (!sorted)
+        return;
+    memcpy(sorted, p->steps, sizeof *sorted * (size_t)p->n);
+    qsort(sorted, (size_t)p->n, sizeof *sorted, steps_by_ms_desc);
+    int top = p->n < 10 ? p->n : 10;
+    printf("  slowest steps:\n");
+    for (int i = 0; i < top; i++) {
+        const tx_step_profile *e = &sorted[i];
+        char act[48] = "";
+        if (e->activation != TX_OP_NONE)
+            snprintf(act, sizeof act, " + %s", tx_op_name(e->activation));
+        char sh[160] = "?";
+        if (e->out_rank >= 0)
+            shape_text(sh, sizeof sh, e->out_rank, e->out_shape);
+        printf("    %9.3f ms  %s%s \"%s\" -> %s on the %s, %.1f draws a run\n", e->ms * per,
+               e->op_type, act, e->name, sh, tx_device_name(e->device), (double)e->draws * per);
+    }
+    free(sorted);
+}
+
+static void print_profile_json(const prof_result *p) {
+    printf(", \"profile\": {\"runs\": %d, \"run_ms\": %.3f, \"steps\": [", p->runs, p->run_ms);
+    for (int i = 0; i < p->n; i++) {
+        const tx_step_profile *e = &p->steps[i];
+        printf(i ? ", {\"op_type\": " : "{\"op_type\": ");
+        tx_json_str(e->op_type);
+        printf(", \"name\": ");
+        tx_json_str(e->name);
+        printf(", \"activation\": ");
+        tx_json_str(e->activation != TX_OP_NONE ? tx_op_name(e->activation) : "");
+        printf(", \"shape\": ");
+        if (e->out_rank >= 0)
+            print_shape_json(e->out_rank, e->out_shape);
+        else
+            printf("null");
+        printf(", \"runs\": %d, \"ms\": %.4f, \"draws\": %llu, \"device\": \"%s\"}", e->runs, e->ms,
+               (unsigned long long)e->draws, tx_device_name(e->device));
+    }
+    printf("]}");
+}
+
 /* One file set through the session: feeds, the first and --repeat runs, the
  * report, --save. */
 static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double create_ms, int set,
@@ -543,6 +688,17 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
     }
     if (st) {
         free(ms);
+        memset(outs, 0, sizeof outs);
+        rc = fail_run(o, st, tx_last_error(ctx));
+        goto out;
+    }
+    prof_result prof = {0};
+    if (o->profile && !st)
+        st = profile_runs(ctx, sess, feeds, n_in, fetch, n_out, outs, o->repeat ? o->repeat : 1,
+                          &prof);
+    if (st) {
+        free(ms);
+        free(prof.steps);
         memset(outs, 0, sizeof outs);
         rc = fail_run(o, st, tx_last_error(ctx));
         goto out;
@@ -659,6 +815,8 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
                (unsigned long long)ss.runs_gpu, (unsigned long long)ss.runs_cpu,
                (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_json_str(ss.reason);
+        if (prof.steps)
+            print_profile_json(&prof);
         printf(", ");
         tx_print_stats_json(&cs);
         printf(", ");
@@ -683,7 +841,10 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
                    (unsigned long long)ss.readbacks, (unsigned long long)ss.readback_bytes);
         tx_print_stats_text(&cs);
         tx_print_families_text(ctx);
+        if (prof.steps)
+            print_profile_text(&prof, steady);
     }
+    free(prof.steps);
 out:
     load_done();
     for (int i = 0; i < n_out; i++)

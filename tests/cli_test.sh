@@ -125,6 +125,32 @@ PY
     fi
     rm -rf "$prec"
 fi
+# texel run --profile: every step timed over --repeat more runs, in the text
+# (by op type, the slowest steps) and in the JSON (every step)
+if [[ -f $gemm ]]; then
+    prof=$(mktemp -d)
+    if xvfb-run -a "$TEXEL" run "$gemm" --device gpu --repeat 2 --profile >"$prof/text" 2>&1 &&
+        grep -q '^profile: 2 runs, every step finished before the next' "$prof/text" &&
+        grep -q '^  Gemm  ' "$prof/text" && grep -q 'ms  Gemm "[^"]*" -> \[[0-9, ]*\] on the gpu' "$prof/text" &&
+        xvfb-run -a "$TEXEL" run "$gemm" --device cpu --profile --json >"$prof/json" 2>&1 &&
+        python3 - "$prof/json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["profile"]
+assert p["runs"] == 1 and len(p["steps"]) == r["steps"] >= 1, p
+for s in p["steps"]:
+    assert s["runs"] == 1 and s["device"] == "cpu" and s["draws"] == 0 and s["ms"] >= 0, s
+assert [s["op_type"] for s in p["steps"]] == ["Gemm"], p
+assert p["steps"][0]["shape"] == r["outputs"][0]["shape"], (p, r["outputs"])
+PY
+    then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL texel run --profile: $(tail -c 600 "$prof/text") $(tail -c 400 "$prof/json")"
+    fi
+    rm -rf "$prof"
+fi
 check_rc "bad --precision is a usage error" 2 "$TEXEL" run "${gemm:-x.onnx}" --precision f8
 check_rc "unknown op is a usage error" 2 "$TEXEL" op frobnicate --shape 4
 check_rc "bad shape is a usage error" 2 "$TEXEL" op relu --shape 4xq
@@ -148,7 +174,7 @@ help_has "info --help" info --json
 help_has "op --help" "op matmul" --shape --repeat --activation --stride --axes --to "ops:"
 help_has "bench --help" bench --cases --smoke --runs --json --list --no-reference --device
 help_has "run --help" run --input --output --json --save --resize --mean --std --layout --dim \
-    --seed --repeat --specialize-after --no-fusion --device --quiet
+    --seed --repeat --specialize-after --no-fusion --device --quiet --profile
 help_has "conformance --help" conformance --filter --must-pass --json --verbose --device --quiet
 if [[ $("$TEXEL" --version) == "texel $(meson introspect --projectinfo "$(dirname "$TEXEL")" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')" ]]; then

@@ -807,6 +807,78 @@ int main(int argc, char **argv) {
         free(m.d);
         tx_test_end();
     }
+    if (tx_test_begin("session: the profile times every step of a run, on either device")) {
+        enum { M = 5, K = 6, N = 8 };
+        float w[K * N], bias[N], x[M * K];
+        for (int i = 0; i < K * N; i++)
+            w[i] = (float)(i % 5) - 2;
+        for (int i = 0; i < N; i++)
+            bias[i] = 0.5f;
+        for (int i = 0; i < M * K; i++)
+            x[i] = (float)(i % 3);
+        buf m = mlp_model(M, K, N, w, bias);
+        for (int dev = 0; dev < 2; dev++) {
+            tx_device want_dev = dev ? TX_DEVICE_CPU : TX_DEVICE_GPU;
+            tx_session *s = NULL;
+            tx_status st =
+                tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.device = want_dev}, &s);
+            CHECK(!st, "create: %s", tx_last_error(ctx));
+            if (st)
+                continue;
+            tx_step_profile p[4];
+            CHECK(tx_session_profile(s, p, 4) == -1, "a profile before it is enabled");
+            tx_tensor tx = mk(ctx, 2, (int64_t[]){M, K}, x), out[2];
+            /* an unprofiled run first: its time must not count */
+            CHECK(!tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out), "%s",
+                  tx_last_error(ctx));
+            TX_DESTROY(ctx, out[0], out[1]);
+            CHECK(!tx_session_profile_enable(s, true), "%s", tx_last_error(ctx));
+            double t0 = tx_now_ms();
+            for (int r = 0; r < 3; r++) {
+                CHECK(!tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out), "%s",
+                      tx_last_error(ctx));
+                TX_DESTROY(ctx, out[0], out[1]);
+            }
+            double wall = tx_now_ms() - t0;
+            /* a run refused at its feeds runs no step */
+            EXPECT_ST(tx_session_run(s, &(tx_feed){"q", tx}, 1, NULL, 2, out),
+                      TX_STATUS_INVALID_ARGUMENT, "\"q\"");
+            /* the MatMul (with Add and Relu fused) and the Reshape */
+            CHECK(tx_session_profile(s, p, 1) == 2, "step count");
+            CHECK(tx_session_profile(s, p, 4) == 2, "step count");
+            CHECK(strcmp(p[0].op_type, "MatMul") == 0 && p[0].activation == TX_OP_RELU &&
+                      strcmp(p[1].op_type, "Reshape") == 0 && p[1].activation == TX_OP_NONE,
+                  "steps %s (activation %d), %s", p[0].op_type, (int)p[0].activation, p[1].op_type);
+            double sum = 0;
+            for (int i = 0; i < 2; i++) {
+                CHECK(p[i].runs == 3 && p[i].device == want_dev, "step %d: %d runs on device %d", i,
+                      p[i].runs, (int)p[i].device);
+                CHECK(p[i].out_rank == 2 && p[i].out_shape[0] == M && p[i].out_shape[1] == N,
+                      "step %d: output rank %d", i, p[i].out_rank);
+                CHECK(p[i].ms >= 0, "step %d: %g ms", i, p[i].ms);
+                sum += p[i].ms;
+            }
+            CHECK(p[0].ms > 0 && sum <= wall, "steps %g ms of the runs' %g", sum, wall);
+            /* a GPU matmul draws, three times its runs' draws; the CPU none */
+            CHECK(dev ? p[0].draws == 0 : p[0].draws >= 3 && p[0].draws % 3 == 0,
+                  "%llu matmul draws", (unsigned long long)p[0].draws);
+            CHECK(p[1].draws == 0, "the reshape (a view) drew %llu",
+                  (unsigned long long)p[1].draws);
+            /* enabling again starts from zero; off is off */
+            CHECK(!tx_session_profile_enable(s, true) && tx_session_profile(s, p, 4) == 2 &&
+                      p[0].runs == 0 && p[0].ms == 0 && p[0].draws == 0,
+                  "counts after a restart: %d runs", p[0].runs);
+            CHECK(!tx_session_profile_enable(s, false) && tx_session_profile(s, p, 4) == -1,
+                  "a profile after it is turned off");
+            CHECK(tx_session_profile(s, NULL, 1) == -1 && tx_session_profile(NULL, p, 4) == -1 &&
+                      tx_session_profile_enable(NULL, true) == TX_STATUS_INVALID_ARGUMENT,
+                  "bad arguments");
+            tx_tensor_destroy(ctx, tx);
+            tx_session_destroy(s);
+        }
+        free(m.d);
+        tx_test_end();
+    }
     for (int hswish = 0; hswish < 2; hswish++) {
         if (tx_test_begin(hswish ? "session: Conv + BatchNormalization + written-out HardSwish "
                                    "fold into one conv"

@@ -222,6 +222,22 @@ export interface RunOptions {
   fetches?: string[];
 }
 
+/** One step of Session.profileSteps(). */
+export interface StepProfile {
+  /** The step's ONNX op ("Conv"); the nodes fused into it count in its time. */
+  opType: string;
+  name: string;
+  /** A fused activation ("relu", "hard_swish"), or ''. */
+  activation: string;
+  runs: number;
+  /** Total ms over its timed runs. */
+  ms: number;
+  draws: number;
+  device: Device;
+  /** Its first output's shape in the last timed run (null: none). */
+  shape: number[] | null;
+}
+
 /** An ONNX model loaded by Context.loadModel. */
 export declare class Session {
   readonly inputs: readonly ValueInfo[];
@@ -234,6 +250,10 @@ export declare class Session {
   /** Why that device: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial: ..." (while auto measures). */
   readonly deviceReason: string;
   stats(): SessionStats;
+  /** Times every step of the runs that follow (true zeroes the counts; the GPU is finished after each step, so those runs are slower); false stops it. */
+  profile(on?: boolean): void;
+  /** The profile, a step an entry in run order; null while profiling is off. */
+  profileSteps(): StepProfile[] | null;
   /** Runs the graph; the outputs are new tensors the caller disposes. Rejects with a TexelError. */
   run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
   /** The device tensor of initializer `name`, owned by the session (fine-tuning: take its gradient through a run, step on it). Needs device 'gpu' or 'cpu'. */

@@ -1292,6 +1292,34 @@ export class Session {
     return s;
   }
 
+  /**
+   * Where a run's time goes (tx_session_profile). profile(true) zeroes the
+   * counts and times every step of the runs that follow, the GPU finished
+   * after each step (so those runs are slower than others); profile(false)
+   * stops it.
+   */
+  profile(on = true) {
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.profile: this session was disposed');
+    this._tx._check(this._tx._core._txw_session_profile_enable(this._tx._ctx(), this._ptr, on ? 1 : 0));
+  }
+
+  /**
+   * The profile, one entry a step in run order: {opType, name, activation
+   * (a fused one, or ''), runs, ms (their total), draws, device, shape (the
+   * first output's in the last timed run)}; null while profiling is off.
+   */
+  profileSteps() {
+    if (!this._ptr) throw new TexelError(Status.INVALID_ARGUMENT, 'session.profileSteps: this session was disposed');
+    const c = this._tx._core;
+    const ptr = c._txw_session_profile_json(this._tx._ctx(), this._ptr);
+    if (!ptr) return null;
+    try {
+      return JSON.parse(c.UTF8ToString(ptr)).map(camelKeys);
+    } finally {
+      c._free(ptr);
+    }
+  }
+
   /** The device the next run uses ('gpu' | 'cpu'; after auto has decided, its choice). */
   get device() { return this.stats().nextDevice; }
 

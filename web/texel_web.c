@@ -671,6 +671,48 @@ EXPORT const char *txw_session_stats_json(txw *w, tx_session *sess) {
     return w->json;
 }
 
+EXPORT int txw_session_profile_enable(txw *w, tx_session *s, int on) {
+    use(w);
+    return tx_session_profile_enable(s, on != 0);
+}
+
+/* tx_session_profile as a JSON array (malloc'd: the caller frees it), NULL
+ * when profiling is off or out of memory. */
+EXPORT char *txw_session_profile_json(txw *w, tx_session *s) {
+    use(w);
+    int n = tx_session_profile(s, NULL, 0);
+    tx_step_profile *p = n > 0 ? calloc((size_t)n, sizeof *p) : NULL;
+    if (n < 0 || (n > 0 && !p))
+        return NULL;
+    tx_session_profile(s, p, n);
+    enum { PER_STEP = 1024 }; /* two names of at most 256 escaped bytes, the numbers */
+    size_t cap = (size_t)n * PER_STEP + 4, len = 0;
+    char *out = malloc(cap);
+    for (int i = 0; out && i < n; i++) {
+        char op[300], name[300], shape[160] = "null";
+        json_str(op, sizeof op, p[i].op_type);
+        json_str(name, sizeof name, p[i].name);
+        if (p[i].out_rank >= 0) {
+            size_t k = (size_t)snprintf(shape, sizeof shape, "[");
+            for (int d = 0; d < p[i].out_rank; d++)
+                k += (size_t)snprintf(shape + k, sizeof shape - k, d ? ",%lld" : "%lld",
+                                      (long long)p[i].out_shape[d]);
+            snprintf(shape + k, sizeof shape - k, "]");
+        }
+        len += (size_t)snprintf(
+            out + len, cap - len,
+            "%s{\"op_type\":\"%s\",\"name\":\"%s\",\"activation\":\"%s\",\"runs\":%d,"
+            "\"ms\":%.4f,\"draws\":%llu,\"device\":\"%s\",\"shape\":%s}",
+            i ? "," : "[", op, name,
+            p[i].activation != TX_OP_NONE ? tx_op_name(p[i].activation) : "", p[i].runs, p[i].ms,
+            (unsigned long long)p[i].draws, tx_device_name(p[i].device), shape);
+    }
+    if (out)
+        snprintf(out + len, cap - len, n ? "]" : "[]");
+    free(p);
+    return out;
+}
+
 EXPORT void txw_session_destroy(txw *w, tx_session *s) {
     use(w);
     tx_session_destroy(s);

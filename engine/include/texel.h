@@ -901,6 +901,28 @@ typedef struct tx_session_stats {
                                (0: not done; TEXEL_NO_LOAD_COMPILE=1 turns it off) */
 } tx_session_stats;
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
+/* Where a run's time goes, step by step. From tx_session_profile_enable(s,
+ * true) on (which also zeroes the counts), every step of a run is timed on
+ * the host clock, the GPU finished before the next step starts, so profiled
+ * runs lose the overlap of CPU and GPU work and take longer than others;
+ * false stops it. A node fused into another step (an activation, a bias, a
+ * BatchNormalization) counts in that step's time. */
+typedef struct tx_step_profile {
+    const char *op_type; /* the step's ONNX op ("Conv"); owned by the session */
+    const char *name;    /* its node's name (may be "") */
+    tx_op activation;    /* a fused activation (TX_OP_RELU ...), TX_OP_NONE for none */
+    int runs;            /* timed runs of the step */
+    double ms;           /* their total */
+    uint64_t draws;      /* their GPU draws */
+    tx_device device;    /* the device of the last timed run */
+    int out_rank;        /* its first output's shape in that run (rank -1: none) */
+    int64_t out_shape[TX_MAX_RANK];
+} tx_step_profile;
+tx_status tx_session_profile_enable(tx_session *sess, bool on);
+/* Fills out[0 .. max-1] with the profile of the steps, in the order they run,
+ * and returns how many there are (more than max: only the first max are
+ * written); -1 when profiling is off or the arguments are bad. */
+int tx_session_profile(const tx_session *sess, tx_step_profile *out, int max);
 /* The device tensor of initializer `name` (a weight), owned by the session:
  * for fine-tuning, record tx_session_run and a loss on its output under a
  * tx_tape and ask tx_tape_grad for the weights' gradients; tx_optim_step

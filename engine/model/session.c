@@ -517,6 +517,42 @@ tx_status tx_session_create(tx_ctx *ctx, const void *bytes, size_t len, const tx
     return TX_STATUS_OK;
 }
 
+tx_status tx_session_profile_enable(tx_session *s, bool on) {
+    if (!s)
+        return TX_STATUS_INVALID_ARGUMENT;
+    free(s->prof);
+    s->prof = on ? calloc((size_t)(s->n_steps ? s->n_steps : 1), sizeof *s->prof) : NULL;
+    if (on && !s->prof)
+        return tx_fail(s->ctx, TX_STATUS_OUT_OF_MEMORY,
+                       "tx_session_profile_enable: out of host memory");
+    return TX_STATUS_OK;
+}
+
+int tx_session_profile(const tx_session *s, tx_step_profile *out, int max) {
+    if (!s || !s->prof || max < 0 || (max > 0 && !out))
+        return -1;
+    int n = 0;
+    for (int k = 0; k < s->n_steps; k++) {
+        const tx_step *sp = &s->steps[k];
+        if (sp->dead)
+            continue;
+        if (n < max) {
+            const struct tx_step_prof *p = &s->prof[k];
+            out[n] = (tx_step_profile){.op_type = sp->node->op_type,
+                                       .name = sp->node->name,
+                                       .activation = sp->act,
+                                       .runs = p->runs,
+                                       .ms = p->ms,
+                                       .draws = p->draws,
+                                       .device = p->device,
+                                       .out_rank = p->out_rank};
+            memcpy(out[n].out_shape, p->out_shape, sizeof p->out_shape);
+        }
+        n++;
+    }
+    return n;
+}
+
 void tx_session_destroy(tx_session *s) {
     if (!s)
         return;
@@ -527,6 +563,7 @@ void tx_session_destroy(tx_session *s) {
     drop_weights(s, TX_DEVICE_COUNT_);
     tx_graph_free(s);
     tx_onnx_model_free(&s->m);
+    free(s->prof);
     free((tx_session_full *)s);
 }
 
@@ -691,6 +728,19 @@ static tx_status run_step(tx_session *s, int k) {
     return st;
 }
 
+/* The shape of step sp's first output as it ran (rank -1: unknown). */
+static void out_shape(tx_session *s, const tx_step *sp, int *rank, int64_t shape[TX_MAX_RANK]) {
+    *rank = -1;
+    const tx_session_val *v = sp->n_out > 0 && sp->out[0] >= 0 ? &s->vals[sp->out[0]] : NULL;
+    if (v && v->kind == TX_VAL_DEVICE && v->t.id) {
+        if (tx_tensor_shape(s->ctx, v->t, rank, shape, NULL))
+            *rank = -1;
+    } else if (v && v->kind == TX_VAL_HOST) {
+        *rank = v->h.rank;
+        memcpy(shape, v->h.shape, sizeof v->h.shape);
+    }
+}
+
 static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int n_feeds,
                         const char *const *fetches, int n_fetches, tx_tensor *outs) {
     tx_ctx *ctx = s->ctx;
@@ -756,11 +806,24 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
                              v->name);
         }
     }
+    bool timed = s->prof && !ctx->compile_only;
     for (int k = 0; k < s->n_steps && !st; k++) {
         tx_step *sp = &s->steps[k];
         if (sp->dead)
             continue;
+        double t0 = timed ? tx_now_ms() : 0;
+        uint64_t d0 = ctx->stats.draws;
         st = run_step(s, k);
+        if (timed && !st && dev == TX_DEVICE_GPU)
+            st = tx_ctx_finish(ctx);
+        if (timed && !st) {
+            struct tx_step_prof *p = &s->prof[k];
+            p->ms += tx_now_ms() - t0;
+            p->draws += ctx->stats.draws - d0;
+            p->runs++;
+            p->device = dev;
+            out_shape(s, sp, &p->out_rank, p->out_shape);
+        }
         for (int j = 0; j < sp->n_frees && !st; j++)
             val_release(ctx, &s->vals[sp->frees[j]]);
     }

@@ -80,6 +80,16 @@ struct tx_session {
      * bytes, over every run (NonZero, NonMaxSuppression, Unique, ...) */
     uint64_t readbacks, readback_bytes;
     bool dynamic; /* an input has a dim of unknown size: values get vary masks */
+    /* tx_session_profile_enable: per step (steps' order), the time of its
+     * runs (the device finished after each) and their draws; NULL: off */
+    struct tx_step_prof {
+        double ms;
+        uint64_t draws;
+        int runs;
+        tx_device device;
+        int out_rank; /* its first output's shape at the last timed run */
+        int64_t out_shape[TX_MAX_RANK];
+    } * prof;
 };
 
 /* graph.c */

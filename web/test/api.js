@@ -572,6 +572,43 @@ const mlpBytes = () => onnxModel({
 });
 const mlpRef = (xv, m) => refMatmul(xv, mW, m, MK, MN, { bias: mB, relu: true });
 
+test('session.profile(): every step of the runs that follow timed, on the GPU and the CPU', async () => {
+  for (const device of ['gpu', 'cpu']) {
+    const s = await tx.loadModel(mlpBytes(), { device });
+    check(s.profileSteps() === null, `${device}: a profile before it is enabled`);
+    const xv = rand(3 * MK, 5);
+    const x = tx.tensor(xv, [3, MK]);
+    const runs = async (n) => {
+      for (let r = 0; r < n; r++) {
+        const out = await s.run({ x });
+        close(await out.y.data(), mlpRef(xv, 3), 1e-5, `${device}: y while profiled`);
+        out.y.dispose();
+        out.z.dispose();
+      }
+    };
+    await runs(1); // not profiled
+    s.profile();
+    await runs(2);
+    const p = s.profileSteps();
+    check(p.map((e) => `${e.opType}${e.activation ? '+' + e.activation : ''}`).join() === 'MatMul+relu,Neg',
+      `${device}: steps ${JSON.stringify(p)}`);
+    for (const e of p)
+      check(e.runs === 2 && e.device === device && e.ms >= 0 && e.shape.join() === `3,${MN}`,
+        `${device}: ${JSON.stringify(e)}`);
+    check(device === 'gpu' ? p[0].draws >= 2 && p[0].draws % 2 === 0 : p[0].draws === 0,
+      `${device}: ${p[0].draws} matmul draws`);
+    s.profile(true); // again: from zero
+    check(s.profileSteps().every((e) => e.runs === 0 && e.ms === 0), `${device}: counts after a restart`);
+    s.profile(false);
+    check(s.profileSteps() === null, `${device}: a profile after it is turned off`);
+    x.dispose();
+    s.dispose();
+    let err = null;
+    try { s.profile(); } catch (e) { err = e; }
+    check(err instanceof texel.TexelError && /disposed/.test(err.message), `${device}: profile after dispose: ${err}`);
+  }
+});
+
 test('loadModel: inputs/outputs, run against a JS reference, fetches, from a URL', async () => {
   const bytes = mlpBytes();
   const before = tx.stats();
