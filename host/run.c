@@ -496,7 +496,7 @@ static tx_status profile_runs(tx_ctx *ctx, tx_session *sess, const tx_feed *feed
 typedef struct prof_op {
     const char *op_type;
     int steps;
-    double ms;
+    double ms, macs; /* macs: a run's */
     uint64_t draws;
 } prof_op;
 
@@ -514,6 +514,7 @@ static int profile_by_op(const prof_result *p, prof_op *ops, int max) {
         ops[j].steps++;
         ops[j].ms += p->steps[i].ms;
         ops[j].draws += p->steps[i].draws;
+        ops[j].macs += p->steps[i].macs;
     }
     return n;
 }
@@ -526,6 +527,14 @@ static int by_ms_desc(const void *a, const void *b) {
 static int steps_by_ms_desc(const void *a, const void *b) {
     double x = ((const tx_step_profile *)a)->ms, y = ((const tx_step_profile *)b)->ms;
     return (x < y) - (x > y);
+}
+
+/* GFLOP/s of `macs` multiply-adds in `ms` ("" where either is 0). */
+static void gflops(char *buf, size_t n, double macs, double ms) {
+    if (macs > 0 && ms > 0)
+        snprintf(buf, n, "%.2f", 2 * macs / (ms * 1e6));
+    else
+        snprintf(buf, n, "-");
 }
 
 static void print_profile_text(const prof_result *p, double steady) {
@@ -541,11 +550,15 @@ static void print_profile_text(const prof_result *p, double steady) {
            p->runs, p->runs == 1 ? "" : "s", p->run_ms, total * per);
     if (steady > 0)
         printf("; unprofiled steady %.2f ms", steady);
-    printf(")\n  %-24s %6s %10s %7s %10s\n", "op type", "steps", "ms a run", "share",
-           "draws a run");
-    for (int i = 0; i < n; i++)
-        printf("  %-24s %6d %10.3f %6.1f%% %10.1f\n", ops[i].op_type, ops[i].steps, ops[i].ms * per,
-               total > 0 ? 100 * ops[i].ms / total : 0, (double)ops[i].draws * per);
+    printf(")\n  %-24s %6s %10s %7s %11s %8s\n", "op type", "steps", "ms a run", "share",
+           "draws a run", "GFLOP/s");
+    for (int i = 0; i < n; i++) {
+        char gf[32];
+        gflops(gf, sizeof gf, ops[i].macs, ops[i].ms * per);
+        printf("  %-24s %6d %10.3f %6.1f%% %11.1f %8s\n", ops[i].op_type, ops[i].steps,
+               ops[i].ms * per, total > 0 ? 100 * ops[i].ms / total : 0, (double)ops[i].draws * per,
+               gf);
+    }
     tx_step_profile *sorted = malloc(sizeof *sorted * (size_t)p->n);
     if (!sorted)
         return;
@@ -561,8 +574,11 @@ static void print_profile_text(const prof_result *p, double steady) {
         char sh[160] = "?";
         if (e->out_rank >= 0)
             shape_text(sh, sizeof sh, e->out_rank, e->out_shape);
-        printf("    %9.3f ms  %s%s \"%s\" -> %s on the %s, %.1f draws a run\n", e->ms * per,
-               e->op_type, act, e->name, sh, tx_device_name(e->device), (double)e->draws * per);
+        char gf[48] = "";
+        if (e->macs > 0 && e->ms > 0)
+            snprintf(gf, sizeof gf, ", %.2f GFLOP/s", 2 * e->macs / (e->ms * per * 1e6));
+        printf("    %9.3f ms  %s%s \"%s\" -> %s on the %s, %.1f draws a run%s\n", e->ms * per,
+               e->op_type, act, e->name, sh, tx_device_name(e->device), (double)e->draws * per, gf);
     }
     free(sorted);
 }
@@ -582,8 +598,8 @@ static void print_profile_json(const prof_result *p) {
             print_shape_json(e->out_rank, e->out_shape);
         else
             printf("null");
-        printf(", \"runs\": %d, \"ms\": %.4f, \"draws\": %llu, \"device\": \"%s\"}", e->runs, e->ms,
-               (unsigned long long)e->draws, tx_device_name(e->device));
+        printf(", \"runs\": %d, \"ms\": %.4f, \"draws\": %llu, \"macs\": %.0f, \"device\": \"%s\"}",
+               e->runs, e->ms, (unsigned long long)e->draws, e->macs, tx_device_name(e->device));
     }
     printf("]}");
 }

@@ -142,6 +142,7 @@ for s in p["steps"]:
     assert s["runs"] == 1 and s["device"] == "cpu" and s["draws"] == 0 and s["ms"] >= 0, s
 assert [s["op_type"] for s in p["steps"]] == ["Gemm"], p
 assert p["steps"][0]["shape"] == r["outputs"][0]["shape"], (p, r["outputs"])
+assert p["steps"][0]["macs"] == 2 * 7 * 4, p  # A [2, 7] x B [7, 4]
 PY
     then
         pass=$((pass + 1))

@@ -864,6 +864,7 @@ int main(int argc, char **argv) {
                   "%llu matmul draws", (unsigned long long)p[0].draws);
             CHECK(p[1].draws == 0, "the reshape (a view) drew %llu",
                   (unsigned long long)p[1].draws);
+            CHECK(p[0].macs == M * N * K && p[1].macs == 0, "macs %g, %g", p[0].macs, p[1].macs);
             /* enabling again starts from zero; off is off */
             CHECK(!tx_session_profile_enable(s, true) && tx_session_profile(s, p, 4) == 2 &&
                       p[0].runs == 0 && p[0].ms == 0 && p[0].draws == 0,

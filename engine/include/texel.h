@@ -917,6 +917,8 @@ typedef struct tx_step_profile {
     tx_device device;    /* the device of the last timed run */
     int out_rank;        /* its first output's shape in that run (rank -1: none) */
     int64_t out_shape[TX_MAX_RANK];
+    double macs; /* its multiply-adds in that run, by the ONNX op's definition
+                    (Conv, ConvTranspose, MatMul, Gemm; 0 for other ops) */
 } tx_step_profile;
 tx_status tx_session_profile_enable(tx_session *sess, bool on);
 /* Fills out[0 .. max-1] with the profile of the steps, in the order they run,

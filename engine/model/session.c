@@ -545,7 +545,8 @@ int tx_session_profile(const tx_session *s, tx_step_profile *out, int max) {
                                        .ms = p->ms,
                                        .draws = p->draws,
                                        .device = p->device,
-                                       .out_rank = p->out_rank};
+                                       .out_rank = p->out_rank,
+                                       .macs = p->macs};
             memcpy(out[n].out_shape, p->out_shape, sizeof p->out_shape);
         }
         n++;
@@ -728,17 +729,58 @@ static tx_status run_step(tx_session *s, int k) {
     return st;
 }
 
-/* The shape of step sp's first output as it ran (rank -1: unknown). */
-static void out_shape(tx_session *s, const tx_step *sp, int *rank, int64_t shape[TX_MAX_RANK]) {
+/* The shape of value vi as the run has it (rank -1: unknown): a device or
+ * host value's own, a constant's, else what inference knows. */
+static void val_shape(tx_session *s, int vi, int *rank, int64_t shape[TX_MAX_RANK]) {
     *rank = -1;
-    const tx_session_val *v = sp->n_out > 0 && sp->out[0] >= 0 ? &s->vals[sp->out[0]] : NULL;
+    const tx_session_val *v = vi >= 0 ? &s->vals[vi] : NULL;
     if (v && v->kind == TX_VAL_DEVICE && v->t.id) {
         if (tx_tensor_shape(s->ctx, v->t, rank, shape, NULL))
             *rank = -1;
-    } else if (v && v->kind == TX_VAL_HOST) {
-        *rank = v->h.rank;
-        memcpy(shape, v->h.shape, sizeof v->h.shape);
+    } else if (v && (v->kind == TX_VAL_HOST || v->is_const)) {
+        const tx_hval *h = v->kind == TX_VAL_HOST ? &v->h : &v->c;
+        *rank = h->rank;
+        memcpy(shape, h->shape, sizeof h->shape);
     }
+    if (v && *rank < 0 && v->rank >= 0) {
+        *rank = v->rank;
+        memcpy(shape, v->shape, sizeof v->shape);
+    }
+    for (int d = 0; d < *rank; d++)
+        if (shape[d] < 0)
+            *rank = -1;
+}
+
+static double numel(int rank, const int64_t *shape) {
+    double n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= (double)shape[d];
+    return n;
+}
+
+/* The multiply-adds of step sp as it ran, by ONNX's definition of its op
+ * (out: its first output's shape): Conv, ConvTranspose, MatMul and Gemm;
+ * 0 for the rest, or when a shape is unknown. */
+static double step_macs(tx_session *s, const tx_step *sp, int out_rank, const int64_t *out) {
+    const char *op = sp->node->op_type;
+    bool conv = !strcmp(op, "Conv"), convt = !strcmp(op, "ConvTranspose");
+    bool mm = !strcmp(op, "MatMul"), gemm = !strcmp(op, "Gemm");
+    if ((!conv && !convt && !mm && !gemm) || sp->n_in < 2 || out_rank < 0)
+        return 0;
+    int ra, rb;
+    int64_t a[TX_MAX_RANK], b[TX_MAX_RANK];
+    val_shape(s, sp->in[0], &ra, a);
+    val_shape(s, sp->in[1], &rb, b);
+    if (ra < 1 || rb < 1)
+        return 0;
+    if (conv || convt) /* W [Cout, Cin/g, k...] or [Cin, Cout/g, k...] */
+        return numel(conv ? out_rank : ra, conv ? out : a) * numel(rb - 1, b + 1);
+    int64_t k = a[ra - 1];
+    if (gemm && ra == 2) {
+        const tx_onnx_attr *t = tx_attr_find(sp->node, "transA");
+        k = t && t->i ? a[0] : a[1];
+    }
+    return numel(out_rank, out) * (double)k;
 }
 
 static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int n_feeds,
@@ -822,7 +864,8 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
             p->draws += ctx->stats.draws - d0;
             p->runs++;
             p->device = dev;
-            out_shape(s, sp, &p->out_rank, p->out_shape);
+            val_shape(s, sp->n_out > 0 ? sp->out[0] : -1, &p->out_rank, p->out_shape);
+            p->macs = step_macs(s, sp, p->out_rank, p->out_shape);
         }
         for (int j = 0; j < sp->n_frees && !st; j++)
             val_release(ctx, &s->vals[sp->frees[j]]);

@@ -89,6 +89,7 @@ struct tx_session {
         tx_device device;
         int out_rank; /* its first output's shape at the last timed run */
         int64_t out_shape[TX_MAX_RANK];
+        double macs; /* its multiply-adds in that run */
     } * prof;
 };
 

@@ -595,6 +595,7 @@ test('session.profile(): every step of the runs that follow timed, on the GPU an
     for (const e of p)
       check(e.runs === 2 && e.device === device && e.ms >= 0 && e.shape.join() === `3,${MN}`,
         `${device}: ${JSON.stringify(e)}`);
+    check(p[0].macs === 3 * MK * MN && p[1].macs === 0, `${device}: macs ${p[0].macs}, ${p[1].macs}`);
     check(device === 'gpu' ? p[0].draws >= 2 && p[0].draws % 2 === 0 : p[0].draws === 0,
       `${device}: ${p[0].draws} matmul draws`);
     s.profile(true); // again: from zero
