@@ -12,7 +12,7 @@
  * ints 0..9) of the input's shape, dynamic dims 1 or --dim NAME=V.
  *
  * --profile: after those runs, --repeat more (at least one) with every step
- * timed (tx_session_profile; the GPU finished after each step), reported per
+ * timed (tx_session_profile; each GPU step waited for), reported per
  * op type and for the slowest steps (in --json: every step).
  *
  * --save DIR is created with its parents. Exit status: 0 ok, 1 error, 2 usage, 4 the model needs

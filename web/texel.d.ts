@@ -252,7 +252,7 @@ export declare class Session {
   /** Why that device: "fixed by the session's desc", "software rasterizer (...)", "measured: ...", "remembered: ...", "trial: ..." (while auto measures). */
   readonly deviceReason: string;
   stats(): SessionStats;
-  /** Times every step of the runs that follow (true zeroes the counts; the GPU is finished after each step, so those runs are slower); false stops it. */
+  /** Times every step of the runs that follow (true zeroes the counts; each GPU step is waited for by reading a texel of its output, so those runs are slower); false stops it. */
   profile(on?: boolean): void;
   /** The profile, a step an entry in run order; null while profiling is off. */
   profileSteps(): StepProfile[] | null;

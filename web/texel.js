@@ -1294,8 +1294,9 @@ export class Session {
 
   /**
    * Where a run's time goes (tx_session_profile). profile(true) zeroes the
-   * counts and times every step of the runs that follow, the GPU finished
-   * after each step (so those runs are slower than others); profile(false)
+   * counts and times every step of the runs that follow, each GPU step
+   * waited for by reading a texel of its output (a round trip, which a small
+   * step's time includes; those runs are slower than others); profile(false)
    * stops it.
    */
   profile(on = true) {

@@ -56,6 +56,33 @@ async function texelEngine(device, threads, glAtCreate = false, noWorker = false
           for (const o of Object.values(out)) o.dispose();
           return v;
         },
+        // ?profile=1: n more runs timed step by step (session.profile()),
+        // summed per op type (ms a run, share, draws a run, GFLOP/s) and
+        // the ten slowest steps
+        async profile(x, n) {
+          s.profile(true);
+          for (let i = 0; i < n; i++) await this.run(x);
+          const steps = s.profileSteps();
+          s.profile(false);
+          const ops = new Map();
+          let total = 0;
+          for (const e of steps) {
+            const o = ops.get(e.opType) || { op_type: e.opType, steps: 0, ms: 0, draws: 0, macs: 0 };
+            o.steps++;
+            o.ms += e.ms / n;
+            o.draws += e.draws / n;
+            o.macs += e.macs;
+            ops.set(e.opType, o);
+            total += e.ms / n;
+          }
+          const gflops = (macs, ms) => (macs > 0 && ms > 0 ? 2 * macs / (ms * 1e6) : null);
+          const byOp = [...ops.values()].sort((a, b) => b.ms - a.ms)
+            .map((o) => ({ ...o, share: total ? o.ms / total : 0, gflops: gflops(o.macs, o.ms) }));
+          const slowest = [...steps].sort((a, b) => b.ms - a.ms).slice(0, 10).map((e) => ({
+            op_type: e.opType, name: e.name, activation: e.activation, shape: e.shape,
+            ms: e.ms / n, draws: e.draws / n, gflops: gflops(e.macs, e.ms / n), device: e.device }));
+          return { runs: n, steps_ms: total, by_op: byOp, slowest };
+        },
         dispose: () => s.dispose(),
       };
     },
@@ -138,6 +165,7 @@ async function main() {
       entry.min_ms = Math.min(...ms);
       entry.device = s.device();
       entry.output = Array.from(out);
+      if (params.get('profile') && s.profile) entry.profile = await s.profile(x, Math.max(RUNS, 3));
       Object.assign(entry, await engine.glStart?.());
       s.dispose();
       entry.status = 'ok';

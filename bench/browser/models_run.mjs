@@ -23,7 +23,8 @@ export function compare(results, refEngine) {
     if (r.skipped) { rows.push({ model: '*', engine: r.engine, status: r.skipped }); continue; }
     for (const m of r.models || []) {
       const row = { model: m.name, engine: r.engine, status: m.status, create_ms: m.create_ms,
-        first_ms: m.first_ms, steady_ms: m.steady_ms, total_ms: m.total_ms, device: m.device, info: r.info };
+        first_ms: m.first_ms, steady_ms: m.steady_ms, total_ms: m.total_ms, device: m.device, info: r.info,
+        ...(m.profile ? { profile: m.profile } : {}) };
       const want = ref?.models?.find((x) => x.name === m.name)?.output;
       if (m.output && want) {
         let d = m.output.length === want.length ? 0 : Infinity;

@@ -13,6 +13,9 @@
 //          --specialize-after N|always|never: texel's k (default: its own rule).
 //          --engines a,b: these engines only, in this order (names as in the table;
 //          the max abs diff column needs ort-wasm-1t among them).
+//          --profile: after the steady runs, as many more for texel's engines timed
+//          step by step (session.profile()): per model the time per op type and the
+//          slowest steps, printed and in the JSON (each result's "profile").
 //        node bench/browser/run.mjs --models --cold [--samples N] [--engines a,b] [--texel web]
 //          the page's time to its first result, each page in a browser of its own (no
 //          GPU process started yet): ort wasm 1 thread, texel cpu / gpu / auto.
@@ -38,6 +41,7 @@ const out = opt('--out', 'results/browser.json');
 const runs = opt('--runs', '15');
 const texelDir = opt('--texel', null); // the web/ folder after scripts/build-web.sh
 const kArg = opt('--specialize-after', null); // --models: texel's k for the page
+const profileArg = args.includes('--profile'); // --models: texel's step profile
 
 const modelsMode = args.includes('--models');
 const smoke = args.includes('--smoke');
@@ -171,6 +175,25 @@ if (args.includes('--cold')) {
   process.exit(0);
 }
 
+// --models --profile: per engine and model, the op types' time and the slowest steps
+function printProfiles(results) {
+  const lines = [];
+  const f = (v, d = 2) => (v === null || v === undefined ? '-' : v.toFixed(d));
+  for (const r of results)
+    for (const m of r.models || []) {
+      const p = m.profile;
+      if (!p) continue;
+      lines.push(`\n${r.engine} ${m.name}: ${p.runs} runs step by step, the steps ${f(p.steps_ms)} ms a run (unprofiled steady ${f(m.steady_ms)})`);
+      lines.push('| op type | steps | ms a run | share | draws a run | GFLOP/s |', '|---|---:|---:|---:|---:|---:|');
+      for (const o of p.by_op)
+        lines.push(`| ${o.op_type} | ${o.steps} | ${f(o.ms, 3)} | ${(100 * o.share).toFixed(1)}% | ${f(o.draws, 1)} | ${f(o.gflops)} |`);
+      lines.push('slowest steps:');
+      for (const e of p.slowest)
+        lines.push(`  ${f(e.ms, 3)} ms ${e.op_type}${e.activation ? ' + ' + e.activation : ''} "${e.name}" -> [${e.shape}] on the ${e.device}, ${f(e.draws, 1)} draws${e.gflops ? ', ' + f(e.gflops) + ' GFLOP/s' : ''}`);
+    }
+  return lines.join('\n');
+}
+
 const browser = await launch(profile);
 try {
   if (modelsMode) {
@@ -184,7 +207,7 @@ try {
       page.on('console', (m) => { if (m.type() === 'error') console.error(`page (${engine}):`, m.text()); });
       const r = await pageResult(page, `models.html (${engine})`,
         `http://127.0.0.1:${port}/models.html?engine=${engine}&runs=${mruns}` +
-        (kArg ? `&k=${kArg}` : ''));
+        (kArg ? `&k=${kArg}` : '') + (profileArg ? '&profile=1' : ''));
       await page.close();
       if (r.error) r.models = models.map((m) => ({ name: m.name, status: r.error.split('\n')[0] }));
       results.push(r);
@@ -195,6 +218,7 @@ try {
     writeFileSync(out, JSON.stringify({ runner: 'browser-models', browser: ua, runs: Number(mruns),
       specialize_after: kArg || 'default', results: table }, null, 1));
     console.log(printTable(table));
+    if (profileArg) console.log(printProfiles(results));
     console.log(`wrote ${out}`);
     // texel's outputs against onnxruntime-web wasm's, as tests/bench_browser_test.sh's smoke
     const off = table.filter((r) => r.status === 'ok' && r.engine.startsWith('texel') &&

@@ -903,9 +903,11 @@ typedef struct tx_session_stats {
 tx_status tx_session_stats_get(const tx_session *sess, tx_session_stats *out);
 /* Where a run's time goes, step by step. From tx_session_profile_enable(s,
  * true) on (which also zeroes the counts), every step of a run is timed on
- * the host clock, the GPU finished before the next step starts, so profiled
- * runs lose the overlap of CPU and GPU work and take longer than others;
- * false stops it. A node fused into another step (an activation, a bias, a
+ * the host clock, and a GPU step that drew is waited for before the next
+ * starts (a texel of its output read back: a round trip, ~0.5 ms in a
+ * browser, which a small step's time includes), so profiled runs lose the
+ * overlap of CPU and GPU work and take longer than others; false stops it.
+ * A node fused into another step (an activation, a bias, a
  * BatchNormalization) counts in that step's time. */
 typedef struct tx_step_profile {
     const char *op_type; /* the step's ONNX op ("Conv"); owned by the session */

@@ -729,6 +729,16 @@ static tx_status run_step(tx_session *s, int k) {
     return st;
 }
 
+/* A profiled GPU step that drew ends when its work is done: a texel of its
+ * first output read back (WebGL's finish() returns before SwiftShader has
+ * drawn; a read cannot), else a finish. */
+static tx_status profile_wait(tx_session *s, const tx_step *sp) {
+    const tx_session_val *v = sp->n_out > 0 && sp->out[0] >= 0 ? &s->vals[sp->out[0]] : NULL;
+    if (v && v->kind == TX_VAL_DEVICE && v->t.id)
+        return tx_gpu_wait(s->ctx, v->t);
+    return tx_ctx_finish(s->ctx);
+}
+
 /* The shape of value vi as the run has it (rank -1: unknown): a device or
  * host value's own, a constant's, else what inference knows. */
 static void val_shape(tx_session *s, int vi, int *rank, int64_t shape[TX_MAX_RANK]) {
@@ -856,8 +866,8 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
         double t0 = timed ? tx_now_ms() : 0;
         uint64_t d0 = ctx->stats.draws;
         st = run_step(s, k);
-        if (timed && !st && dev == TX_DEVICE_GPU)
-            st = tx_ctx_finish(ctx);
+        if (timed && !st && dev == TX_DEVICE_GPU && ctx->stats.draws != d0)
+            st = profile_wait(s, sp);
         if (timed && !st) {
             struct tx_step_prof *p = &s->prof[k];
             p->ms += tx_now_ms() - t0;
