@@ -497,7 +497,7 @@ typedef struct prof_op {
     const char *op_type;
     int steps;
     double ms, macs; /* macs: a run's */
-    uint64_t draws;
+    uint64_t draws, compiles;
 } prof_op;
 
 static int profile_by_op(const prof_result *p, prof_op *ops, int max) {
@@ -515,6 +515,7 @@ static int profile_by_op(const prof_result *p, prof_op *ops, int max) {
         ops[j].ms += p->steps[i].ms;
         ops[j].draws += p->steps[i].draws;
         ops[j].macs += p->steps[i].macs;
+        ops[j].compiles += p->steps[i].compiles;
     }
     return n;
 }
@@ -550,14 +551,14 @@ static void print_profile_text(const prof_result *p, double steady) {
            p->runs, p->runs == 1 ? "" : "s", p->run_ms, total * per);
     if (steady > 0)
         printf("; unprofiled steady %.2f ms", steady);
-    printf(")\n  %-24s %6s %10s %7s %11s %8s\n", "op type", "steps", "ms a run", "share",
-           "draws a run", "GFLOP/s");
+    printf(")\n  %-24s %6s %10s %7s %11s %8s %9s\n", "op type", "steps", "ms a run", "share",
+           "draws a run", "GFLOP/s", "compiles");
     for (int i = 0; i < n; i++) {
         char gf[32];
         gflops(gf, sizeof gf, ops[i].macs, ops[i].ms * per);
-        printf("  %-24s %6d %10.3f %6.1f%% %11.1f %8s\n", ops[i].op_type, ops[i].steps,
+        printf("  %-24s %6d %10.3f %6.1f%% %11.1f %8s %9llu\n", ops[i].op_type, ops[i].steps,
                ops[i].ms * per, total > 0 ? 100 * ops[i].ms / total : 0, (double)ops[i].draws * per,
-               gf);
+               gf, (unsigned long long)ops[i].compiles);
     }
     tx_step_profile *sorted = malloc(sizeof *sorted * (size_t)p->n);
     if (!sorted)
@@ -577,8 +578,13 @@ static void print_profile_text(const prof_result *p, double steady) {
         char gf[48] = "";
         if (e->macs > 0 && e->ms > 0)
             snprintf(gf, sizeof gf, ", %.2f GFLOP/s", 2 * e->macs / (e->ms * per * 1e6));
-        printf("    %9.3f ms  %s%s \"%s\" -> %s on the %s, %.1f draws a run%s\n", e->ms * per,
-               e->op_type, act, e->name, sh, tx_device_name(e->device), (double)e->draws * per, gf);
+        char comp[48] = "";
+        if (e->compiles)
+            snprintf(comp, sizeof comp, ", %llu compile%s in its time",
+                     (unsigned long long)e->compiles, e->compiles == 1 ? "" : "s");
+        printf("    %9.3f ms  %s%s \"%s\" -> %s on the %s, %.1f draws a run%s%s\n", e->ms * per,
+               e->op_type, act, e->name, sh, tx_device_name(e->device), (double)e->draws * per, gf,
+               comp);
     }
     free(sorted);
 }
@@ -598,8 +604,10 @@ static void print_profile_json(const prof_result *p) {
             print_shape_json(e->out_rank, e->out_shape);
         else
             printf("null");
-        printf(", \"runs\": %d, \"ms\": %.4f, \"draws\": %llu, \"macs\": %.0f, \"device\": \"%s\"}",
-               e->runs, e->ms, (unsigned long long)e->draws, e->macs, tx_device_name(e->device));
+        printf(", \"runs\": %d, \"ms\": %.4f, \"draws\": %llu, \"compiles\": %llu, \"macs\": %.0f, "
+               "\"device\": \"%s\"}",
+               e->runs, e->ms, (unsigned long long)e->draws, (unsigned long long)e->compiles,
+               e->macs, tx_device_name(e->device));
     }
     printf("]}");
 }

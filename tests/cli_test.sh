@@ -139,7 +139,7 @@ r = json.load(open(sys.argv[1]))
 p = r["profile"]
 assert p["runs"] == 1 and len(p["steps"]) == r["steps"] >= 1, p
 for s in p["steps"]:
-    assert s["runs"] == 1 and s["device"] == "cpu" and s["draws"] == 0 and s["ms"] >= 0, s
+    assert s["runs"] == 1 and s["device"] == "cpu" and s["draws"] == s["compiles"] == 0 and s["ms"] >= 0, s
 assert [s["op_type"] for s in p["steps"]] == ["Gemm"], p
 assert p["steps"][0]["shape"] == r["outputs"][0]["shape"], (p, r["outputs"])
 assert p["steps"][0]["macs"] == 2 * 7 * 4, p  # A [2, 7] x B [7, 4]

@@ -819,20 +819,24 @@ int main(int argc, char **argv) {
         buf m = mlp_model(M, K, N, w, bias);
         for (int dev = 0; dev < 2; dev++) {
             tx_device want_dev = dev ? TX_DEVICE_CPU : TX_DEVICE_GPU;
+            /* a context of its own: the first run's programs are compiled
+             * in the profiled steps */
+            tx_host *host;
+            tx_ctx *ctx = tx_test_open_ctx((tx_ctx_desc){0}, &host);
             tx_session *s = NULL;
             tx_status st =
                 tx_session_create(ctx, m.d, m.n, &(tx_session_desc){.device = want_dev}, &s);
             CHECK(!st, "create: %s", tx_last_error(ctx));
-            if (st)
+            if (st) {
+                tx_host_close(host, ctx);
                 continue;
+            }
             tx_step_profile p[4];
             CHECK(tx_session_profile(s, p, 4) == -1, "a profile before it is enabled");
             tx_tensor tx = mk(ctx, 2, (int64_t[]){M, K}, x), out[2];
-            /* an unprofiled run first: its time must not count */
-            CHECK(!tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out), "%s",
-                  tx_last_error(ctx));
-            TX_DESTROY(ctx, out[0], out[1]);
             CHECK(!tx_session_profile_enable(s, true), "%s", tx_last_error(ctx));
+            tx_stats c0, c1;
+            tx_ctx_stats(ctx, &c0);
             double t0 = tx_now_ms();
             for (int r = 0; r < 3; r++) {
                 CHECK(!tx_session_run(s, &(tx_feed){"x", tx}, 1, NULL, 2, out), "%s",
@@ -840,6 +844,7 @@ int main(int argc, char **argv) {
                 TX_DESTROY(ctx, out[0], out[1]);
             }
             double wall = tx_now_ms() - t0;
+            tx_ctx_stats(ctx, &c1);
             /* a run refused at its feeds runs no step */
             EXPECT_ST(tx_session_run(s, &(tx_feed){"q", tx}, 1, NULL, 2, out),
                       TX_STATUS_INVALID_ARGUMENT, "\"q\"");
@@ -859,6 +864,14 @@ int main(int argc, char **argv) {
                 sum += p[i].ms;
             }
             CHECK(p[0].ms > 0 && sum <= wall, "steps %g ms of the runs' %g", sum, wall);
+            /* the compiles of the runs (the first run's programs on the
+             * GPU), each in its step */
+            uint64_t compiled = c1.generic_compiles + c1.specialized_compiles -
+                                c0.generic_compiles - c0.specialized_compiles;
+            CHECK(p[0].compiles + p[1].compiles == compiled && (dev ? compiled == 0 : compiled > 0),
+                  "%llu + %llu compiles in the steps, %llu in the runs",
+                  (unsigned long long)p[0].compiles, (unsigned long long)p[1].compiles,
+                  (unsigned long long)compiled);
             /* a GPU matmul draws, three times its runs' draws; the CPU none */
             CHECK(dev ? p[0].draws == 0 : p[0].draws >= 3 && p[0].draws % 3 == 0,
                   "%llu matmul draws", (unsigned long long)p[0].draws);
@@ -876,6 +889,7 @@ int main(int argc, char **argv) {
                   "bad arguments");
             tx_tensor_destroy(ctx, tx);
             tx_session_destroy(s);
+            tx_host_close(host, ctx);
         }
         free(m.d);
         tx_test_end();

@@ -233,6 +233,8 @@ export interface StepProfile {
   /** Total ms over its timed runs. */
   ms: number;
   draws: number;
+  /** Programs compiled during its timed runs (their time includes them). */
+  compiles: number;
   /** Its multiply-adds in the last timed run, by the ONNX op's definition (Conv, ConvTranspose, MatMul, Gemm; 0 for other ops). */
   macs: number;
   device: Device;

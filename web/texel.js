@@ -1306,7 +1306,8 @@ export class Session {
 
   /**
    * The profile, one entry a step in run order: {opType, name, activation
-   * (a fused one, or ''), runs, ms (their total), draws, macs (Conv, ConvTranspose,
+   * (a fused one, or ''), runs, ms (their total), draws, compiles (programs compiled in
+   * that time), macs (Conv, ConvTranspose,
    * MatMul, Gemm: the multiply-adds of a run), device, shape (the
    * first output's in the last timed run)}; null while profiling is off.
    */

@@ -702,10 +702,12 @@ EXPORT char *txw_session_profile_json(txw *w, tx_session *s) {
         len += (size_t)snprintf(
             out + len, cap - len,
             "%s{\"op_type\":\"%s\",\"name\":\"%s\",\"activation\":\"%s\",\"runs\":%d,"
-            "\"ms\":%.4f,\"draws\":%llu,\"macs\":%.0f,\"device\":\"%s\",\"shape\":%s}",
+            "\"ms\":%.4f,\"draws\":%llu,\"compiles\":%llu,\"macs\":%.0f,\"device\":\"%s\","
+            "\"shape\":%s}",
             i ? "," : "[", op, name,
             p[i].activation != TX_OP_NONE ? tx_op_name(p[i].activation) : "", p[i].runs, p[i].ms,
-            (unsigned long long)p[i].draws, p[i].macs, tx_device_name(p[i].device), shape);
+            (unsigned long long)p[i].draws, (unsigned long long)p[i].compiles, p[i].macs,
+            tx_device_name(p[i].device), shape);
     }
     if (out)
         snprintf(out + len, cap - len, n ? "]" : "[]");

@@ -67,11 +67,12 @@ async function texelEngine(device, threads, glAtCreate = false, noWorker = false
           const ops = new Map();
           let total = 0;
           for (const e of steps) {
-            const o = ops.get(e.opType) || { op_type: e.opType, steps: 0, ms: 0, draws: 0, macs: 0 };
+            const o = ops.get(e.opType) || { op_type: e.opType, steps: 0, ms: 0, draws: 0, macs: 0, compiles: 0 };
             o.steps++;
             o.ms += e.ms / n;
             o.draws += e.draws / n;
             o.macs += e.macs;
+            o.compiles += e.compiles;
             ops.set(e.opType, o);
             total += e.ms / n;
           }
@@ -80,7 +81,8 @@ async function texelEngine(device, threads, glAtCreate = false, noWorker = false
             .map((o) => ({ ...o, share: total ? o.ms / total : 0, gflops: gflops(o.macs, o.ms) }));
           const slowest = [...steps].sort((a, b) => b.ms - a.ms).slice(0, 10).map((e) => ({
             op_type: e.opType, name: e.name, activation: e.activation, shape: e.shape,
-            ms: e.ms / n, draws: e.draws / n, gflops: gflops(e.macs, e.ms / n), device: e.device }));
+            ms: e.ms / n, draws: e.draws / n, compiles: e.compiles, gflops: gflops(e.macs, e.ms / n),
+            device: e.device }));
           return { runs: n, steps_ms: total, by_op: byOp, slowest };
         },
         dispose: () => s.dispose(),

@@ -184,12 +184,12 @@ function printProfiles(results) {
       const p = m.profile;
       if (!p) continue;
       lines.push(`\n${r.engine} ${m.name}: ${p.runs} runs step by step, the steps ${f(p.steps_ms)} ms a run (unprofiled steady ${f(m.steady_ms)})`);
-      lines.push('| op type | steps | ms a run | share | draws a run | GFLOP/s |', '|---|---:|---:|---:|---:|---:|');
+      lines.push('| op type | steps | ms a run | share | draws a run | GFLOP/s | compiles |', '|---|---:|---:|---:|---:|---:|---:|');
       for (const o of p.by_op)
-        lines.push(`| ${o.op_type} | ${o.steps} | ${f(o.ms, 3)} | ${(100 * o.share).toFixed(1)}% | ${f(o.draws, 1)} | ${f(o.gflops)} |`);
+        lines.push(`| ${o.op_type} | ${o.steps} | ${f(o.ms, 3)} | ${(100 * o.share).toFixed(1)}% | ${f(o.draws, 1)} | ${f(o.gflops)} | ${o.compiles} |`);
       lines.push('slowest steps:');
       for (const e of p.slowest)
-        lines.push(`  ${f(e.ms, 3)} ms ${e.op_type}${e.activation ? ' + ' + e.activation : ''} "${e.name}" -> [${e.shape}] on the ${e.device}, ${f(e.draws, 1)} draws${e.gflops ? ', ' + f(e.gflops) + ' GFLOP/s' : ''}`);
+        lines.push(`  ${f(e.ms, 3)} ms ${e.op_type}${e.activation ? ' + ' + e.activation : ''} "${e.name}" -> [${e.shape}] on the ${e.device}, ${f(e.draws, 1)} draws${e.gflops ? ', ' + f(e.gflops) + ' GFLOP/s' : ''}${e.compiles ? `, ${e.compiles} compiles in its time` : ''}`);
     }
   return lines.join('\n');
 }

@@ -916,6 +916,7 @@ typedef struct tx_step_profile {
     int runs;            /* timed runs of the step */
     double ms;           /* their total */
     uint64_t draws;      /* their GPU draws */
+    uint64_t compiles;   /* programs they compiled (their time includes those) */
     tx_device device;    /* the device of the last timed run */
     int out_rank;        /* its first output's shape in that run (rank -1: none) */
     int64_t out_shape[TX_MAX_RANK];

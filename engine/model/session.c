@@ -544,6 +544,7 @@ int tx_session_profile(const tx_session *s, tx_step_profile *out, int max) {
                                        .runs = p->runs,
                                        .ms = p->ms,
                                        .draws = p->draws,
+                                       .compiles = p->compiles,
                                        .device = p->device,
                                        .out_rank = p->out_rank,
                                        .macs = p->macs};
@@ -865,6 +866,7 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
             continue;
         double t0 = timed ? tx_now_ms() : 0;
         uint64_t d0 = ctx->stats.draws;
+        uint64_t c0 = ctx->stats.generic_compiles + ctx->stats.specialized_compiles;
         st = run_step(s, k);
         if (timed && !st && dev == TX_DEVICE_GPU && ctx->stats.draws != d0)
             st = profile_wait(s, sp);
@@ -872,6 +874,7 @@ static tx_status run_on(tx_session *s, tx_device dev, const tx_feed *feeds, int 
             struct tx_step_prof *p = &s->prof[k];
             p->ms += tx_now_ms() - t0;
             p->draws += ctx->stats.draws - d0;
+            p->compiles += ctx->stats.generic_compiles + ctx->stats.specialized_compiles - c0;
             p->runs++;
             p->device = dev;
             val_shape(s, sp->n_out > 0 ? sp->out[0] : -1, &p->out_rank, p->out_shape);

@@ -84,7 +84,7 @@ struct tx_session {
      * runs (the device finished after each) and their draws; NULL: off */
     struct tx_step_prof {
         double ms;
-        uint64_t draws;
+        uint64_t draws, compiles;
         int runs;
         tx_device device;
         int out_rank; /* its first output's shape at the last timed run */

@@ -574,6 +574,7 @@ const mlpRef = (xv, m) => refMatmul(xv, mW, m, MK, MN, { bias: mB, relu: true })
 
 test('session.profile(): every step of the runs that follow timed, on the GPU and the CPU', async () => {
   for (const device of ['gpu', 'cpu']) {
+    const tx = await texel.create(); // a context of its own: the first run's programs compile in the steps
     const s = await tx.loadModel(mlpBytes(), { device });
     check(s.profileSteps() === null, `${device}: a profile before it is enabled`);
     const xv = rand(3 * MK, 5);
@@ -586,10 +587,14 @@ test('session.profile(): every step of the runs that follow timed, on the GPU an
         out.z.dispose();
       }
     };
-    await runs(1); // not profiled
     s.profile();
+    const c0 = tx.stats();
     await runs(2);
+    const c1 = tx.stats();
     const p = s.profileSteps();
+    const compiled = c1.genericCompiles + c1.specializedCompiles - c0.genericCompiles - c0.specializedCompiles;
+    check(p.reduce((a, e) => a + e.compiles, 0) === compiled && (device === 'cpu') === (compiled === 0),
+      `${device}: ${p.map((e) => e.compiles)} compiles in the steps, ${compiled} in the runs`);
     check(p.map((e) => `${e.opType}${e.activation ? '+' + e.activation : ''}`).join() === 'MatMul+relu,Neg',
       `${device}: steps ${JSON.stringify(p)}`);
     for (const e of p)
@@ -607,6 +612,7 @@ test('session.profile(): every step of the runs that follow timed, on the GPU an
     let err = null;
     try { s.profile(); } catch (e) { err = e; }
     check(err instanceof texel.TexelError && /disposed/.test(err.message), `${device}: profile after dispose: ${err}`);
+    tx.dispose();
   }
 });
 
