@@ -159,6 +159,46 @@ int main(int argc, char **argv) {
         TX_DESTROY(g_ctx, xin, w1, w2, a, b, c);
         tx_test_end();
     }
+    if (tx_test_begin("2x2 stride-2 pools on the CPU and the GPU: NaN ignored, -inf kept, "
+                      "averages of whole windows")) {
+        /* 2 x 20: ten windows (the CPU takes four at a time, then a tail) */
+        const float nan = NAN, inf = INFINITY;
+        const float row0[20] = {nan,  1, nan, nan, -inf, -inf, inf, nan, -3, -5,
+                                0.5f, 8, 1,   2,   nan,  -1,   7,   7,   -2, 4};
+        const float row1[20] = {2,     nan, nan, nan, -inf, -inf, nan, nan, -4, -1,
+                                0.25f, -8,  3,   4,   -2,   nan,  7,   7,   1,  0};
+        const float want_max[10] = {2, -inf, -inf, inf, -1, 8, 4, -1, 7, 4};
+        float xv[40];
+        memcpy(xv, row0, sizeof row0);
+        memcpy(xv + 20, row1, sizeof row1);
+        for (int dev = 0; dev < 2; dev++) {
+            tx_device d = dev ? TX_DEVICE_CPU : TX_DEVICE_GPU;
+            tx_tensor x, ym, ya;
+            float got[10], avg[10];
+            CHECK(
+                !tx_tensor_create(
+                    g_ctx,
+                    &(tx_tensor_desc){.rank = 4, .shape = {1, 1, 2, 20}, .data = xv, .device = d},
+                    &x) &&
+                    !tx_pooling(g_ctx, TX_OP_MAXPOOL, x,
+                                &(tx_pool_desc){.kernel_shape = {2, 2}, .strides = {2, 2}}, &ym) &&
+                    !tx_pooling(g_ctx, TX_OP_AVERAGEPOOL, x,
+                                &(tx_pool_desc){.kernel_shape = {2, 2}, .strides = {2, 2}}, &ya) &&
+                    !tx_tensor_read(g_ctx, ym, got, sizeof got) &&
+                    !tx_tensor_read(g_ctx, ya, avg, sizeof avg),
+                "%s", tx_last_error(g_ctx));
+            for (int i = 0; i < 10; i++) {
+                CHECK(got[i] == want_max[i], "%s max [%d] = %g, want %g", dev ? "cpu" : "gpu", i,
+                      (double)got[i], (double)want_max[i]);
+                float a = row0[2 * i], b = row0[2 * i + 1], c = row1[2 * i], e = row1[2 * i + 1];
+                float want = (a + b + c + e) / 4;
+                CHECK(isnan(want) ? isnan(avg[i]) : avg[i] == want, "%s average [%d] = %g, want %g",
+                      dev ? "cpu" : "gpu", i, (double)avg[i], (double)want);
+            }
+            TX_DESTROY(g_ctx, x, ym, ya);
+        }
+        tx_test_end();
+    }
     if (tx_test_begin("packed weights: packed once per weights, again after a write; freed "
                       "with them")) {
         static float xv[1 * 4 * 6 * 6], wv[8 * 4 * 3 * 3];

@@ -277,6 +277,10 @@ static const shape_case k_pool[] = {
     {.shapes = "1x2x9x8", POOL(.kernel_shape = {3, 2}, .strides = {3, 2}), .label = "k3x2/texels"},
     {.shapes = "2x3x8", POOL(.kernel_shape = {2}, .strides = {2}), .label = "1d/texels"},
     {.shapes = "1x3x3x4", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .label = "k2/s2/wo2/texels"},
+    /* the CPU's 2x2 path: four outputs at a time and a tail (Wo 6), an odd
+     * width and height; end pads (inside the input all the same) */
+    {.shapes = "2x3x9x13", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}), .label = "k2/s2/wo6/odd"},
+    {.shapes = "1x2x8x16", POOL(.kernel_shape = {2, 2}, .strides = {2, 2}, .pads = {0, 0, 1, 1}, .count_include_pad = true), .label = "k2/s2/endpad/include_pad"},
     {.shapes = "2x3x7x9", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}), .label = "k3/s2/pad1"},
     {.shapes = "1x2x7x7", POOL(.kernel_shape = {3, 3}, .strides = {2, 2}, .ceil_mode = true), .label = "ceil"},
     {.shapes = "1x2x6x8", POOL(.kernel_shape = {3, 3}, .pads = {1, 1, 1, 1}, .count_include_pad = true), .label = "pad1/include_pad"},

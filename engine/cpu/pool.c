@@ -103,6 +103,51 @@ static void window_planes(void *arg, int64_t begin, int64_t end, int thread) {
     }
 }
 
+/* 2x2 windows at stride 2, every one inside the input (no begin pads, floor
+ * sizes: the common downsampling pool): four outputs at a time from two rows'
+ * even and odd lanes, the taps in window_planes' order (so the same values,
+ * NaN ignored by v > m). BlazeFace's three max pools in the browser (wasm
+ * SIMD, one thread) took 12% of its run before. */
+static bool is_2x2_s2(const tx_window *g) {
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 &&
+           g->pt == 0 && g->pl == 0 && 2 * g->ho <= g->h && 2 * g->wo <= g->w;
+}
+
+static void pool2x2_planes(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const tx_pool_call *c = ((const pool_job *)arg)->c;
+    const tx_window *g = &c->g;
+    const float *x = tx_cpu_data(c->x);
+    float *y = tx_cpu_data(c->y);
+    bool is_max = c->is_max;
+    for (int64_t pl = begin; pl < end; pl++) {
+        for (int64_t oy = 0; oy < g->ho; oy++) {
+            const float *r0 = x + (pl * g->h + 2 * oy) * g->w, *r1 = r0 + g->w;
+            float *yr = y + (pl * g->ho + oy) * g->wo;
+            int64_t ox = 0;
+#ifndef TX_NO_SIMD
+            for (; ox + 4 <= g->wo; ox += 4) {
+                tx_f32x4 a = tx_v4_load(r0 + 2 * ox), b = tx_v4_load(r0 + 2 * ox + 4);
+                tx_f32x4 d = tx_v4_load(r1 + 2 * ox), e = tx_v4_load(r1 + 2 * ox + 4);
+                tx_f32x4 t[4] = {tx_v4_even(a, b), tx_v4_odd(a, b), tx_v4_even(d, e),
+                                 tx_v4_odd(d, e)};
+                tx_f32x4 m = tx_v4_set1(is_max ? -INFINITY : 0.0f);
+                for (int k = 0; k < 4; k++)
+                    m = is_max ? tx_v4_max(t[k], m) : tx_v4_add(m, t[k]);
+                tx_v4_store(yr + ox, is_max ? m : tx_v4_mul(m, tx_v4_set1(0.25f)));
+            }
+#endif
+            for (; ox < g->wo; ox++) {
+                const float t[4] = {r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]};
+                float m = is_max ? -INFINITY : 0.0f;
+                for (int k = 0; k < 4; k++)
+                    m = is_max ? (t[k] > m ? t[k] : m) : m + t[k];
+                yr[ox] = is_max ? m : m / 4.0f;
+            }
+        }
+    }
+}
+
 /* A tiled max pool's gradient (tx_pool_call's gy, gg): per window, its ties
  * to the max, then dx over its cells; cells no whole window covers get 0. */
 static void grad_planes(void *arg, int64_t begin, int64_t end, int thread) {
@@ -147,6 +192,10 @@ tx_status tx_cpu_pool(tx_ctx *ctx, const tx_pool_call *c) {
     }
     if (c->global) {
         tx_cpu_for(ctx, planes, 1 + 16384 / (g->h * g->w + 1), global_planes, &j);
+        return TX_STATUS_OK;
+    }
+    if (is_2x2_s2(g)) { /* x / 4 and x * 0.25 are the same float */
+        tx_cpu_for(ctx, planes, 1 + 32768 / (g->ho * g->wo * 4 + 1), pool2x2_planes, &j);
         return TX_STATUS_OK;
     }
     j.kx = malloc((size_t)g->wo * 3 * sizeof(int));
