@@ -56,7 +56,9 @@ int main(int argc, char **argv) {
     /* M, N, K, B transposed (an ONNX Gemm's transB, as in fully connected layers) */
     static const int64_t shapes[][4] = {
         {64, 64, 64, 0},    {256, 256, 256, 0}, {512, 512, 512, 0}, {1024, 1024, 1024, 0},
-        {1, 1024, 1024, 0}, {1, 1024, 1024, 1}, {3136, 64, 576, 0}, {1024, 1024, 1024, 1}};
+        {1, 1024, 1024, 0}, {1, 1024, 1024, 1}, {3136, 64, 576, 0}, {1024, 1024, 1024, 1},
+        /* PP-OCRv4 rec's classifier (40 steps x 120 -> 6625 classes) */
+        {40, 6625, 120, 0}};
     int threads[8] = {1, 2}, nt = 2;
     if (argc > 1) {
         nt = 0;
