@@ -13,6 +13,9 @@
 // of the tap counter (TX_LOG bits a digit).
 // TX_RESID: the sampler of a residual of the output's layout, added to
 // each output texel (a fused Add; p_r_ws its width shift).
+// TX_UP (nearest, engine/gpu/resize.c up_factors): output o of dim 0 reads
+// input o / TX_SX, of dim 1 o / TX_SY, and output rows are whole texels (the
+// host checks each draw's sizes): one input texel per output texel.
 // Params: p_n, p_ntex, p_out_ws, p_ws0.
 // The coordinate arithmetic follows onnxruntime's float32 order exactly, so
 // nearest picks the same element at ties (tx_div divides in IEEE 754 float
@@ -150,12 +153,39 @@ float tx_rz(int i) {
 #endif
 }
 
+#ifdef TX_UP
+// Output texel t: 4 elements of one output row from one input texel.
+vec4 tx_up(int t) {
+  int e = t * 4;
+  int row = e / p_od0, x0 = e - row * p_od0;
+#if TX_NDIM > 1
+  int outer = row / p_od1, y = row - outer * p_od1;
+  int src = (outer * p_in1 + y / TX_SY) * p_in0 + x0 / TX_SX;
+#else
+  int src = x0 / TX_SX;
+#endif
+#if TX_SX == 1
+  return tx_texel(u_in0, src >> 2, p_ws0);
+#elif TX_SX == 2
+  // src even: the texel's elements 0, 1 or 2, 3, each twice
+  vec4 v = tx_texel(u_in0, src >> 2, p_ws0);
+  return (src & 2) == 0 ? v.xxyy : v.zzww;
+#else
+  return vec4(tx_elem(u_in0, src, p_ws0)); // TX_SX a multiple of 4: one element
+#endif
+}
+#endif
+
 void main() {
   TX_OUTPUT_TEXEL(t)
   vec4 v = vec4(0.0);
+#ifdef TX_UP
+  v = tx_up(t);
+#else
   for (int j = 0; j < 4; j++) {
     int i = t * 4 + j;
     if (i < p_n) v[j] = tx_rz(i);
   }
+#endif
   o0 = tx_resid_act(v, t); // TX_RESID: a fused Add's other operand
 }

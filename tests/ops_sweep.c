@@ -487,6 +487,18 @@ static const shape_case k_resize[] = {
     RZ("2x3x4x6,2x3x8x12", "residual/linear", .mode = TX_RESIZE_LINEAR, .scales = {1, 1, 2, 2}),
     RZ("1x1x3x4,1x1x5x7", "residual/unaligned", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .sizes = {1, 1, 5, 7}),
     RZ("6x4,6x12", "residual/rows", .mode = TX_RESIZE_CUBIC, .scales = {1, 3}),
+    /* whole-factor nearest upsampling (gpu/resize.c up_factors): 2x, 4x from
+     * rows that are not whole texels, rows only, 8x in pytorch_half_pixel
+     * rounding up, 3-D; and where it does not apply (3x, asymmetric with
+     * round_prefer_floor, rows of 6 at 2x): the general path */
+    RZ("1x2x3x4", "up/asymmetric-2x", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 2, 2}),
+    RZ("2x3x3x3", "up/4x", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 4, 4}),
+    RZ("1x3x5x8", "up/rows-only", .scales = {1, 1, 2, 1}),
+    RZ("1x1x4x8", "up/pytorch-8x", .coord = TX_RESIZE_PYTORCH_HALF_PIXEL, .nearest = TX_RESIZE_ROUND_PREFER_CEIL, .scales = {1, 1, 8, 8}),
+    RZ("2x4x4", "up/3d", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 2, 2}),
+    RZ("1x2x4x12", "up/3x", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 2, 3}),
+    RZ("1x2x4x8", "up/asymmetric-round", .coord = TX_RESIZE_ASYMMETRIC, .scales = {1, 1, 2, 2}),
+    RZ("1x2x3x6", "up/rows-of-6", .coord = TX_RESIZE_ASYMMETRIC, .nearest = TX_RESIZE_FLOOR, .scales = {1, 1, 2, 2}),
 };
 /* clang-format on */
 

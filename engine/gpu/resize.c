@@ -7,6 +7,49 @@ static const char *const k_in[6] = {"p_in0", "p_in1", "p_in2", "p_in3", "p_in4",
 static const char *const k_st[6] = {"p_st0", "p_st1", "p_st2", "p_st3", "p_st4", "p_st5"};
 static const char *const k_sc[6] = {"p_sc0", "p_sc1", "p_sc2", "p_sc3", "p_sc4", "p_sc5"};
 
+/* Nearest upsampling by whole factors along the two innermost dims, in a
+ * mode where output o reads input o / s: asymmetric with floor (ONNX
+ * Upsample, PyTorch's nearest export), or half_pixel (pytorch_half_pixel
+ * past length 1) with either rounding, whose coordinate (o + 0.5) / s - 0.5
+ * rounds to o / s for every whole s. Where the output's rows are whole
+ * texels, resize.glsl's TX_UP reads one input texel per output texel (the
+ * general path decomposes each of the 4 elements by division). Sets *sx,
+ * *sy (1: that dim is a copy); false where the mode or the dims do not
+ * allow it. *aligned: this call's rows also meet TX_UP's alignment. */
+static bool up_factors(const tx_resize_call *c, int *sx, int *sy, bool *aligned) {
+    bool coord_ok =
+        (c->coord == TX_RESIZE_ASYMMETRIC && c->nearest == TX_RESIZE_FLOOR) ||
+        ((c->coord == TX_RESIZE_HALF_PIXEL || c->coord == TX_RESIZE_PYTORCH_HALF_PIXEL) &&
+         (c->nearest == TX_RESIZE_ROUND_PREFER_FLOOR || c->nearest == TX_RESIZE_ROUND_PREFER_CEIL));
+    if (c->mode != TX_RESIZE_NEAREST || !coord_ok || c->n > 3)
+        return false;
+    int s[2] = {1, 1};
+    for (int k = 0; k < c->n; k++) {
+        const tx_resize_dim *e = &c->d[c->n - 1 - k];
+        /* contiguous input: dim k's stride is the product of the inner ones */
+        int64_t want_st = k == 0   ? 1
+                          : k == 1 ? c->d[c->n - 1].in
+                                   : c->d[c->n - 1].in * c->d[c->n - 2].in;
+        if (e->st != want_st)
+            return false;
+        if (!e->resampled)
+            continue;
+        if (k > 1 || e->in < 1 || e->od % e->in != 0 || e->od / e->in > 64)
+            return false;
+        int f = (int)(e->od / e->in);
+        if (e->sc != (float)f || (c->coord == TX_RESIZE_PYTORCH_HALF_PIXEL && e->len == 1.0f))
+            return false;
+        s[k] = f;
+    }
+    if (s[0] > 2 && s[0] % 4 != 0)
+        return false;
+    *sx = s[0];
+    *sy = s[1];
+    const tx_resize_dim *d0 = &c->d[c->n - 1];
+    *aligned = d0->od % 4 == 0 && (s[0] >= 4 || d0->in % 4 == 0);
+    return true;
+}
+
 tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c) {
     const char *name = "resize";
     const tx_slot *xs = c->x, *ys = c->y;
@@ -33,6 +76,18 @@ tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c) {
         tx_req_define_int(&r, "TX_LOG", taps == 2 ? 1 : 2);
         tx_req_define_int(&r, "TX_NRES", nres);
         tx_req_define_int(&r, "TX_POS", pos);
+    }
+    /* TX_UP where this call's rows are aligned. Where sizes may change
+     * between runs, a length that is not aligned takes the general program
+     * (a second one at most), as a test of uniforms in one program would
+     * run both paths on software rasterizers until it is specialized (OCR
+     * det on llvmpipe, default k: its six resizes 6 -> 25 ms a run). */
+    int sx = 1, sy = 1;
+    bool aligned = false;
+    if (up_factors(c, &sx, &sy, &aligned) && aligned) {
+        tx_req_define_int(&r, "TX_UP", 1);
+        tx_req_define_int(&r, "TX_SX", sx);
+        tx_req_define_int(&r, "TX_SY", sy);
     }
     if (taps == 4) {
         tx_req_float(&r, "p_a", c->cubic_a);
