@@ -1226,6 +1226,83 @@ int main(int argc, char **argv) {
         }
         tx_test_end();
     }
+    if (tx_test_begin("fusion: BatchNormalization and the Relu after it fold into a "
+                      "ConvTranspose, before and after the Add of its bias (grouped, stride 2; "
+                      "its shared weights kept)")) {
+        /* y = Relu(BN(Add(ConvTranspose(x, W), B4))), PaddleOCR det's head,
+         * with 2 groups of 2 input channels and 3 outputs each, and z =
+         * Relu(BN(ConvTranspose(x, W, B))); v = ConvTranspose(x, W, B)
+         * reads the same W and B, which keep their values. Fused: the
+         * three ConvTransposes (the Add, BNs and Relus folded in); the
+         * reference is the unfused session. */
+        static const float gv[6] = {1.5f, -0.5f, 0.75f, 2, -1.25f, 0.3f},
+                           bev[6] = {0.1f, -0.2f, 0.3f, 0.05f, -0.4f, 0.25f},
+                           muv[6] = {0.02f, -0.1f, 0.2f, 0, 0.3f, -0.05f},
+                           varv[6] = {0.5f, 1, 2, 0.25f, 1.5f, 0.8f},
+                           bv[6] = {0.2f, -0.1f, 0.05f, 0.3f, -0.25f, 0.15f};
+        float w[4 * 3 * 9], x[4 * 15];
+        for (int i = 0; i < 4 * 3 * 9; i++)
+            w[i] = (float)((i * 7) % 13) / 13.0f - 0.45f;
+        for (int i = 0; i < 4 * 15; i++)
+            x[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
+        buf g = {0};
+        init_f(&g, "W", (int64_t[]){4, 3, 3, 3}, 4, w);
+        init_f(&g, "B", (int64_t[]){6}, 1, bv);
+        init_f(&g, "B4", (int64_t[]){1, 6, 1, 1}, 4, bv);
+        init_f(&g, "gamma", (int64_t[]){6}, 1, gv);
+        init_f(&g, "beta", (int64_t[]){6}, 1, bev);
+        init_f(&g, "mean", (int64_t[]){6}, 1, muv);
+        init_f(&g, "var", (int64_t[]){6}, 1, varv);
+        vinfo(&g, 11, "x", TX_ONNX_FLOAT, (int64_t[]){1, 4, 3, 5}, 4);
+        static const char *const ct_out[3] = {"c", "v", "c2"};
+        for (int k = 0; k < 3; k++)
+            node(&g, "ConvTranspose", ct_out[k], (const char *[]){"x", "W", "B"}, k ? 3 : 2,
+                 (const char *[]){ct_out[k]}, 1,
+                 (buf[]){attr_i("group", 2), attr_is("strides", (int64_t[]){2, 2}, 2),
+                         attr_is("pads", (int64_t[]){1, 1, 1, 1}, 4)},
+                 3);
+        node(&g, "Add", "a", (const char *[]){"c", "B4"}, 2, (const char *[]){"cb"}, 1, NULL, 0);
+        for (int k = 0; k < 2; k++) {
+            node(&g, "BatchNormalization", k ? "bn2" : "bn",
+                 (const char *[]){k ? "c2" : "cb", "gamma", "beta", "mean", "var"}, 5,
+                 (const char *[]){k ? "n2" : "n"}, 1, (buf[]){attr_f("epsilon", 1e-3f)}, 1);
+            node(&g, "Relu", k ? "r2" : "r", (const char *[]){k ? "n2" : "n"}, 1,
+                 (const char *[]){k ? "z" : "y"}, 1, NULL, 0);
+        }
+        vinfo(&g, 12, "y", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
+        vinfo(&g, 12, "v", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
+        vinfo(&g, 12, "z", TX_ONNX_FLOAT, (int64_t[]){1, 6, 5, 9}, 4);
+        buf m = model(&g, 13);
+        float got[2][3][6 * 45] = {{{0}}};
+        for (int fusion = 0; fusion < 2 && !tx_t.cur_failed; fusion++) {
+            tx_session *ss = fusion_session(ctx, m, fusion, fusion ? 3 : 8, fusion ? 5 : 0);
+            if (!ss)
+                break;
+            tx_tensor xt = mk(ctx, 4, (int64_t[]){1, 4, 3, 5}, x), out[3];
+            tx_status st = tx_session_run(ss, &(tx_feed){"x", xt}, 1, NULL, 3, out);
+            CHECK(!st, "%s", tx_last_error(ctx));
+            for (int o = 0; !st && o < 3; o++) {
+                CHECK(!tx_tensor_read(ctx, out[o], got[fusion][o], sizeof got[0][0]), "%s",
+                      tx_last_error(ctx));
+                tx_tensor_destroy(ctx, out[o]);
+            }
+            tx_tensor_destroy(ctx, xt);
+            tx_session_destroy(ss);
+        }
+        double ey = 0, ev = 0, ez = 0, neg = 0, pos = 0;
+        for (int i = 0; i < 6 * 45; i++) {
+            ey = fmax(ey, fabs(got[1][0][i] - got[0][0][i]));
+            ev = fmax(ev, fabs(got[1][1][i] - got[0][1][i]));
+            ez = fmax(ez, fabs(got[1][2][i] - got[0][2][i]));
+            neg = fmin(neg, got[0][1][i]); /* v has negatives the Relu cut from y */
+            pos = fmax(pos, got[0][0][i]);
+        }
+        CHECK(ey < 1e-5 && ev < 1e-6 && ez < 1e-5 && neg < -0.1 && pos > 0.1,
+              "fused vs unfused: y %g, v %g, z %g (v down to %g, y up to %g)", ey, ev, ez, neg,
+              pos);
+        free(m.d);
+        tx_test_end();
+    }
     if (tx_test_begin("fusion: a scalar affine before padded convs is read through by them "
                       "(tx_conv_desc.x_affine), folded into an unpadded one's weights, not "
                       "while another op reads it")) {

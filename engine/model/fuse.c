@@ -109,10 +109,44 @@ static tx_status set_conv_consts(tx_session *s, int k, const char *what, tx_hval
     return TX_STATUS_OK;
 }
 
+static bool fold_out_affine_t(const tx_hval *w, const tx_hval *b, int64_t group,
+                              const double *scale, const double *shift, tx_hval *w_out,
+                              tx_hval *b_out);
+
+/* tx_fold_bn_into_conv for a ConvTranspose of `group` groups, whose W is
+ * [C, M/group, k...]. */
+static bool fold_bn_into_conv_t(const tx_hval *w, const tx_hval *b, int64_t group,
+                                const tx_hval *gamma, const tx_hval *beta, const tx_hval *mean,
+                                const tx_hval *var, float eps, tx_hval *w_out, tx_hval *b_out) {
+    if (!w->f || w->rank < 3 || group < 1 || w->shape[0] % group)
+        return false;
+    int64_t m = w->shape[1] * group;
+    const tx_hval *ch[4] = {gamma, beta, mean, var};
+    for (int i = 0; i < 4; i++)
+        if (!ch[i]->f || ch[i]->numel != m)
+            return false;
+    if (b && (!b->f || b->numel != m))
+        return false;
+    double *sc = malloc(2 * (size_t)m * sizeof *sc + 1);
+    if (!sc)
+        return false;
+    for (int64_t o = 0; o < m; o++) {
+        sc[o] = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
+        sc[m + o] = beta->f[o] - mean->f[o] * sc[o];
+    }
+    bool ok = fold_out_affine_t(w, b, group, sc, sc + m, w_out, b_out);
+    free(sc);
+    return ok;
+}
+
+/* BatchNormalization (inference) folded into the Conv or ConvTranspose
+ * before it, whose output it alone reads (PaddleOCR det's head:
+ * ConvTranspose, BN, Relu). */
 static tx_status fuse_bn_into_conv(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
-        if (!is_op(sp, "Conv") || sp->n_out < 1 || sp->n_in < 2)
+        bool tr = is_op(sp, "ConvTranspose");
+        if ((!is_op(sp, "Conv") && !tr) || sp->n_out < 1 || sp->n_in < 2)
             continue;
         int c = sole_consumer(s, sp->out[0]);
         if (c < 0 || !is_op(&s->steps[c], "BatchNormalization"))
@@ -133,9 +167,12 @@ static tx_status fuse_bn_into_conv(tx_session *s) {
             continue;
         tx_hval w2, b2;
         float eps = tx_attr_float(bn->node, "epsilon", 1e-5f);
-        if (!tx_fold_bn_into_conv(&s->vals[sp->in[1]].c, has_b ? &s->vals[sp->in[2]].c : NULL,
-                                  &s->vals[bn->in[1]].c, &s->vals[bn->in[2]].c,
-                                  &s->vals[bn->in[3]].c, &s->vals[bn->in[4]].c, eps, &w2, &b2))
+        const tx_hval *w = &s->vals[sp->in[1]].c, *b = has_b ? &s->vals[sp->in[2]].c : NULL;
+        const tx_hval *g = &s->vals[bn->in[1]].c, *be = &s->vals[bn->in[2]].c,
+                      *mu = &s->vals[bn->in[3]].c, *var = &s->vals[bn->in[4]].c;
+        if (tr ? !fold_bn_into_conv_t(w, b, tx_attr_int(sp->node, "group", 1), g, be, mu, var, eps,
+                                      &w2, &b2)
+               : !tx_fold_bn_into_conv(w, b, g, be, mu, var, eps, &w2, &b2))
             continue;
         tx_status st = set_conv_consts(s, k, "bn_folded", &w2, &b2);
         if (st)
@@ -732,6 +769,10 @@ tx_status tx_graph_fuse(tx_session *s) {
      * theirs to take */
     if (!st)
         st = fuse_affine_into_conv(s);
+    /* a BatchNormalization after an affine the pass above folded
+     * (PaddleOCR det's head: ConvTranspose, the Add of its bias, BN) */
+    if (!st)
+        st = fuse_bn_into_conv(s);
     if (!st)
         st = fuse_scalar_affine(s);
     if (!st)

@@ -320,7 +320,7 @@ static tx_status exec_pool(tx_xnode *x) {
 
 static const tx_onnx_op k_ops[] = {
     {"Conv", exec_conv, infer_conv, TX_OPF_FUSE_ACT, 2, 3, 0},
-    {"ConvTranspose", exec_conv, infer_conv, 0, 2, 3, 0},
+    {"ConvTranspose", exec_conv, infer_conv, TX_OPF_FUSE_ACT, 2, 3, 0},
     {"MaxPool", exec_pool, infer_pool, 0, 1, 1, 0},
     {"AveragePool", exec_pool, infer_pool, 0, 1, 1, 0},
     {"GlobalMaxPool", exec_pool, infer_pool, 0, 1, 1, 0},
