@@ -41,6 +41,16 @@ int tx_host_open(const tx_ctx_desc *desc, tx_host **host, tx_ctx **ctx) {
     return 0;
 }
 
+tx_status tx_host_new_ctx(tx_host *host, const tx_ctx_desc *desc, tx_ctx **ctx) {
+    if (!host || !host->gl) { /* a tx_host_later host whose context was not made */
+        fprintf(stderr, "texel: tx_host_new_ctx: the host has no GL context yet\n");
+        return TX_STATUS_INVALID_ARGUMENT;
+    }
+    emscripten_webgl_make_context_current(host->gl);
+    tx_ctx_desc d = desc ? *desc : (tx_ctx_desc){0};
+    return tx_ctx_create(&d, ctx);
+}
+
 static bool web_make_gl(void *user, char *why, size_t n) {
     tx_host *h = user;
     h->gl = txw_js_context_create(NULL);

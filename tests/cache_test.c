@@ -858,6 +858,35 @@ int main(int argc, char **argv) {
         tx_host_close(h, ctx);
         tx_test_end();
     }
+    if (tx_test_begin("two engine contexts on one GL context: each draws right while the "
+                      "other is used, and after the other is destroyed")) {
+        /* gl.c's binding cache: before it was reset on a switch, the first
+         * context drew with the second's (deleted) program bound */
+        ctx = open_ctx(&h, (tx_ctx_desc){.specialize_after = 2});
+        tx_tensor a = make(ctx, 2, (int64_t[]){16, 16}, 0);
+        CHECK(relu_ok(ctx, a), "first context alone");
+        for (int round = 0; round < 2; round++) {
+            tx_ctx *c2 = NULL;
+            CHECK(
+                !tx_host_new_ctx(h, &(tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS}, &c2),
+                "second context");
+            if (!c2)
+                break;
+            tx_tensor b = make(c2, 1, (int64_t[]){100}, 1);
+            for (int i = 0; i < 3; i++) {
+                CHECK(relu_ok(c2, b), "round %d: second context, call %d", round, i);
+                CHECK(relu_ok(ctx, a), "round %d: first context between, call %d", round, i);
+            }
+            tx_tensor_destroy(c2, b);
+            tx_ctx_destroy(c2);
+            for (int i = 0; i < 3; i++)
+                CHECK(relu_ok(ctx, a), "round %d: first context after the second's end, call %d",
+                      round, i);
+        }
+        tx_tensor_destroy(ctx, a);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
         setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
         ctx = tx_test_open_ctx((tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS}, &h);

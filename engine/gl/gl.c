@@ -49,6 +49,15 @@ bool tx_gl_has_extension(const char *name) {
     return false;
 }
 
+/* The tx_gl whose cached bindings (program, framebuffer, units, viewport,
+ * its vertex array) are what this thread's current GL context has bound.
+ * Another engine context on the same GL context (tx_host_new_ctx, a page's
+ * second texel context on a shared canvas) changes them; the cache is then
+ * reset before this one uses it again. Before this, a second context that
+ * was destroyed left the first drawing with a deleted program bound
+ * (GL_INVALID_OPERATION on every draw after). */
+static _Thread_local tx_gl *g_owner;
+
 bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, size_t n) {
     memset(g, 0, sizeof *g);
 #ifndef __EMSCRIPTEN__
@@ -97,6 +106,7 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
     /* the context may have been used before (another tx_ctx, the caller's
      * drawing): what the caches below assume is made so */
     tx_gl_reset_state(g);
+    g_owner = g;
     return true;
 }
 
@@ -185,6 +195,8 @@ void tx_gl_test_scramble(void) {
 }
 
 void tx_gl_shutdown(tx_gl *g) {
+    if (g_owner == g)
+        g_owner = NULL;
     if (g->lost) {
         memset(g, 0, sizeof *g);
         return;
@@ -234,9 +246,17 @@ static GLenum target_of(tx_gl_tex t) {
     return (t & TX_GL_ARRAY) ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D;
 }
 
+static void own(tx_gl *g) {
+    if (g_owner == g || g->lost)
+        return;
+    g_owner = g;
+    tx_gl_reset_state(g);
+}
+
 /* Binds t (0: nothing) on `unit`, on its target; a texture of the other
  * target left there is unbound, so a unit holds one texture. */
 static void bind_unit(tx_gl *g, int unit, tx_gl_tex t) {
+    own(g);
     tx_gl_tex cur = g->unit_tex[unit];
     if (cur == t)
         return;
@@ -262,6 +282,7 @@ static void bind_for_edit(tx_gl *g, tx_gl_tex t) {
 }
 
 static void bind_fbo(tx_gl *g, int idx) {
+    own(g);
     if (g->cur_fbo == idx)
         return;
     bool fresh = !g->fbos[idx];
@@ -295,6 +316,7 @@ static void attach(tx_gl *g, const tx_gl_tex *outs, int n_out) {
  * texture about to be deleted must leave every framebuffer: deleting only
  * detaches it from the bound one. */
 static void unbind_everywhere(tx_gl *g, tx_gl_tex t) {
+    own(g);
     for (int u = 0; u < TX_GL_UNITS; u++)
         if (g->unit_tex[u] && TX_GL_NAME(g->unit_tex[u]) == TX_GL_NAME(t))
             bind_unit(g, u, 0);
@@ -629,6 +651,7 @@ bool tx_gl_program_ok(tx_gl *g, tx_gl_prog p, char *log, size_t n) {
 void tx_gl_program_delete(tx_gl *g, tx_gl_prog p) {
     if (g->lost)
         return;
+    own(g);
     if (g->cur_prog == p) {
         glUseProgram(0);
         g->cur_prog = 0;
@@ -641,6 +664,7 @@ int tx_gl_uniform_location(tx_gl_prog p, const char *name) {
 }
 
 void tx_gl_use(tx_gl *g, tx_gl_prog p) {
+    own(g);
     if (g->cur_prog == p)
         return;
     glUseProgram(p);
@@ -667,6 +691,7 @@ void tx_gl_draw(tx_gl *g, const tx_gl_tex *ins, int n_in, const tx_gl_tex *outs,
         tx_gl_inject_error();
         return;
     }
+    own(g);
     int base = tx_gl_unit_base(n_out);
     /* A feedback loop needs the output sampled by this program (GLES 3.0
      * 4.4.3): only units base.. are, and they get this draw's inputs, which
