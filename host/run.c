@@ -723,6 +723,9 @@ static int run_set(const run_opts *o, tx_ctx *ctx, tx_session *sess, double crea
     if (st) {
         free(ms);
         free(prof.steps);
+        for (int i = 0; i < n_out; i++) /* the profiled runs' last outputs, where kept */
+            if (outs[i].id)
+                tx_tensor_destroy(ctx, outs[i]);
         memset(outs, 0, sizeof outs);
         rc = fail_run(o, st, tx_last_error(ctx));
         goto out;

@@ -883,6 +883,15 @@ int main(int argc, char **argv) {
                 CHECK(relu_ok(ctx, a), "round %d: first context after the second's end, call %d",
                       round, i);
         }
+        /* a second context that never draws, destroyed after the first
+         * drew again: its shutdown's unbinding must not go unseen */
+        tx_ctx *c3 = NULL;
+        CHECK(!tx_host_new_ctx(h, &(tx_ctx_desc){0}, &c3), "third context");
+        CHECK(relu_ok(ctx, a), "first context after the third's creation");
+        if (c3)
+            tx_ctx_destroy(c3);
+        for (int i = 0; i < 3; i++)
+            CHECK(relu_ok(ctx, a), "first context after an idle context's end, call %d", i);
         tx_tensor_destroy(ctx, a);
         tx_host_close(h, ctx);
         tx_test_end();

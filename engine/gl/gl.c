@@ -55,7 +55,10 @@ bool tx_gl_has_extension(const char *name) {
  * second texel context on a shared canvas) changes them; the cache is then
  * reset before this one uses it again. Before this, a second context that
  * was destroyed left the first drawing with a deleted program bound
- * (GL_INVALID_OPERATION on every draw after). */
+ * (GL_INVALID_OPERATION on every draw after). Per thread, as GL's current
+ * context is: a GL context moved between threads takes its engine
+ * contexts' resets with it only if they run on the thread it is current
+ * on (the engine is single-threaded per context). */
 static _Thread_local tx_gl *g_owner;
 
 bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, size_t n) {
@@ -106,7 +109,6 @@ bool tx_gl_init(tx_gl *g, void (*(*get_proc)(const char *))(void), char *err, si
     /* the context may have been used before (another tx_ctx, the caller's
      * drawing): what the caches below assume is made so */
     tx_gl_reset_state(g);
-    g_owner = g;
     return true;
 }
 
@@ -120,6 +122,7 @@ static void fbo_buffers(int idx) {
 }
 
 void tx_gl_reset_state(tx_gl *g) {
+    g_owner = g; /* what follows is this context's state */
     glBindVertexArray(g->vao);
     static const GLenum off[] = {GL_BLEND,
                                  GL_DEPTH_TEST,
@@ -195,8 +198,8 @@ void tx_gl_test_scramble(void) {
 }
 
 void tx_gl_shutdown(tx_gl *g) {
-    if (g_owner == g)
-        g_owner = NULL;
+    /* its unbinding below changes what any other context's cache assumes */
+    g_owner = NULL;
     if (g->lost) {
         memset(g, 0, sizeof *g);
         return;

@@ -146,7 +146,10 @@ static tx_status fuse_bn_into_conv(tx_session *s) {
     for (int k = 0; k < s->n_steps; k++) {
         tx_step *sp = &s->steps[k];
         bool tr = is_op(sp, "ConvTranspose");
-        if ((!is_op(sp, "Conv") && !tr) || sp->n_out < 1 || sp->n_in < 2)
+        /* (its second pass runs before activations, residuals and input
+         * affines fuse; the test keeps it right if that order changes) */
+        if ((!is_op(sp, "Conv") && !tr) || sp->n_out < 1 || sp->n_in < 2 || sp->n_in > 3 ||
+            sp->act || sp->x_affine)
             continue;
         int c = sole_consumer(s, sp->out[0]);
         if (c < 0 || !is_op(&s->steps[c], "BatchNormalization"))
