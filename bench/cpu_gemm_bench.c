@@ -55,8 +55,14 @@ static double bench(tx_threadpool *tp, int64_t M, int64_t N, int64_t K, bool tra
 int main(int argc, char **argv) {
     /* M, N, K, B transposed (an ONNX Gemm's transB, as in fully connected layers) */
     static const int64_t shapes[][4] = {
-        {64, 64, 64, 0},    {256, 256, 256, 0}, {512, 512, 512, 0}, {1024, 1024, 1024, 0},
-        {1, 1024, 1024, 0}, {1, 1024, 1024, 1}, {3136, 64, 576, 0}, {1024, 1024, 1024, 1},
+        {64, 64, 64, 0},
+        {256, 256, 256, 0},
+        {512, 512, 512, 0},
+        {1024, 1024, 1024, 0},
+        {1, 1024, 1024, 0},
+        {1, 1024, 1024, 1},
+        {3136, 64, 576, 0},
+        {1024, 1024, 1024, 1},
         /* PP-OCRv4 rec's classifier (40 steps x 120 -> 6625 classes) */
         {40, 6625, 120, 0}};
     int threads[8] = {1, 2}, nt = 2;

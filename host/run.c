@@ -530,12 +530,9 @@ static int steps_by_ms_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-/* GFLOP/s of `macs` multiply-adds in `ms` ("" where either is 0). */
-static void gflops(char *buf, size_t n, double macs, double ms) {
-    if (macs > 0 && ms > 0)
-        snprintf(buf, n, "%.2f", 2 * macs / (ms * 1e6));
-    else
-        snprintf(buf, n, "-");
+/* GFLOP/s of `macs` multiply-adds in `ms` (0 where either is 0). */
+static double gflops(double macs, double ms) {
+    return macs > 0 && ms > 0 ? 2 * macs / (ms * 1e6) : 0;
 }
 
 static void print_profile_text(const prof_result *p, double steady) {
@@ -554,8 +551,10 @@ static void print_profile_text(const prof_result *p, double steady) {
     printf(")\n  %-24s %6s %10s %7s %11s %8s %9s\n", "op type", "steps", "ms a run", "share",
            "draws a run", "GFLOP/s", "compiles");
     for (int i = 0; i < n; i++) {
-        char gf[32];
-        gflops(gf, sizeof gf, ops[i].macs, ops[i].ms * per);
+        char gf[32] = "-";
+        double v = gflops(ops[i].macs, ops[i].ms * per);
+        if (v > 0)
+            snprintf(gf, sizeof gf, "%.2f", v);
         printf("  %-24s %6d %10.3f %6.1f%% %11.1f %8s %9llu\n", ops[i].op_type, ops[i].steps,
                ops[i].ms * per, total > 0 ? 100 * ops[i].ms / total : 0, (double)ops[i].draws * per,
                gf, (unsigned long long)ops[i].compiles);
@@ -576,8 +575,9 @@ static void print_profile_text(const prof_result *p, double steady) {
         if (e->out_rank >= 0)
             shape_text(sh, sizeof sh, e->out_rank, e->out_shape);
         char gf[48] = "";
-        if (e->macs > 0 && e->ms > 0)
-            snprintf(gf, sizeof gf, ", %.2f GFLOP/s", 2 * e->macs / (e->ms * per * 1e6));
+        double v = gflops(e->macs, e->ms * per);
+        if (v > 0)
+            snprintf(gf, sizeof gf, ", %.2f GFLOP/s", v);
         char comp[48] = "";
         if (e->compiles)
             snprintf(comp, sizeof comp, ", %llu compile%s in its time",

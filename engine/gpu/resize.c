@@ -14,9 +14,9 @@ static const char *const k_sc[6] = {"p_sc0", "p_sc1", "p_sc2", "p_sc3", "p_sc4",
  * rounds to o / s for every whole s. Where the output's rows are whole
  * texels, resize.glsl's TX_UP reads one input texel per output texel (the
  * general path decomposes each of the 4 elements by division). Sets *sx,
- * *sy (1: that dim is a copy); false where the mode or the dims do not
- * allow it. *aligned: this call's rows also meet TX_UP's alignment. */
-static bool up_factors(const tx_resize_call *c, int *sx, int *sy, bool *aligned) {
+ * *sy (1: that dim is a copy); false where the mode, the dims or this
+ * call's row alignment do not allow it. */
+static bool up_factors(const tx_resize_call *c, int *sx, int *sy) {
     bool coord_ok =
         (c->coord == TX_RESIZE_ASYMMETRIC && c->nearest == TX_RESIZE_FLOOR) ||
         ((c->coord == TX_RESIZE_HALF_PIXEL || c->coord == TX_RESIZE_PYTORCH_HALF_PIXEL) &&
@@ -41,12 +41,11 @@ static bool up_factors(const tx_resize_call *c, int *sx, int *sy, bool *aligned)
             return false;
         s[k] = f;
     }
-    if (s[0] > 2 && s[0] % 4 != 0)
+    const tx_resize_dim *d0 = &c->d[c->n - 1];
+    if ((s[0] > 2 && s[0] % 4 != 0) || d0->od % 4 != 0 || (s[0] < 4 && d0->in % 4 != 0))
         return false;
     *sx = s[0];
     *sy = s[1];
-    const tx_resize_dim *d0 = &c->d[c->n - 1];
-    *aligned = d0->od % 4 == 0 && (s[0] >= 4 || d0->in % 4 == 0);
     return true;
 }
 
@@ -83,8 +82,7 @@ tx_status tx_gpu_resize(tx_ctx *ctx, const tx_resize_call *c) {
      * run both paths on software rasterizers until it is specialized (OCR
      * det on llvmpipe, default k: its six resizes 6 -> 25 ms a run). */
     int sx = 1, sy = 1;
-    bool aligned = false;
-    if (up_factors(c, &sx, &sy, &aligned) && aligned) {
+    if (up_factors(c, &sx, &sy)) {
         tx_req_define_int(&r, "TX_UP", 1);
         tx_req_define_int(&r, "TX_SX", sx);
         tx_req_define_int(&r, "TX_SY", sy);

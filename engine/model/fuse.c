@@ -109,35 +109,9 @@ static tx_status set_conv_consts(tx_session *s, int k, const char *what, tx_hval
     return TX_STATUS_OK;
 }
 
-static bool fold_out_affine_t(const tx_hval *w, const tx_hval *b, int64_t group,
-                              const double *scale, const double *shift, tx_hval *w_out,
-                              tx_hval *b_out);
-
-/* tx_fold_bn_into_conv for a ConvTranspose of `group` groups, whose W is
- * [C, M/group, k...]. */
-static bool fold_bn_into_conv_t(const tx_hval *w, const tx_hval *b, int64_t group,
-                                const tx_hval *gamma, const tx_hval *beta, const tx_hval *mean,
-                                const tx_hval *var, float eps, tx_hval *w_out, tx_hval *b_out) {
-    if (!w->f || w->rank < 3 || group < 1 || w->shape[0] % group)
-        return false;
-    int64_t m = w->shape[1] * group;
-    const tx_hval *ch[4] = {gamma, beta, mean, var};
-    for (int i = 0; i < 4; i++)
-        if (!ch[i]->f || ch[i]->numel != m)
-            return false;
-    if (b && (!b->f || b->numel != m))
-        return false;
-    double *sc = malloc(2 * (size_t)m * sizeof *sc + 1);
-    if (!sc)
-        return false;
-    for (int64_t o = 0; o < m; o++) {
-        sc[o] = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
-        sc[m + o] = beta->f[o] - mean->f[o] * sc[o];
-    }
-    bool ok = fold_out_affine_t(w, b, group, sc, sc + m, w_out, b_out);
-    free(sc);
-    return ok;
-}
+static bool fold_bn(const tx_hval *w, const tx_hval *b, bool transposed, int64_t group,
+                    const tx_hval *gamma, const tx_hval *beta, const tx_hval *mean,
+                    const tx_hval *var, float eps, tx_hval *w_out, tx_hval *b_out);
 
 /* BatchNormalization (inference) folded into the Conv or ConvTranspose
  * before it, whose output it alone reads (PaddleOCR det's head:
@@ -173,9 +147,7 @@ static tx_status fuse_bn_into_conv(tx_session *s) {
         const tx_hval *w = &s->vals[sp->in[1]].c, *b = has_b ? &s->vals[sp->in[2]].c : NULL;
         const tx_hval *g = &s->vals[bn->in[1]].c, *be = &s->vals[bn->in[2]].c,
                       *mu = &s->vals[bn->in[3]].c, *var = &s->vals[bn->in[4]].c;
-        if (tr ? !fold_bn_into_conv_t(w, b, tx_attr_int(sp->node, "group", 1), g, be, mu, var, eps,
-                                      &w2, &b2)
-               : !tx_fold_bn_into_conv(w, b, g, be, mu, var, eps, &w2, &b2))
+        if (!fold_bn(w, b, tr, tx_attr_int(sp->node, "group", 1), g, be, mu, var, eps, &w2, &b2))
             continue;
         tx_status st = set_conv_consts(s, k, "bn_folded", &w2, &b2);
         if (st)
@@ -945,12 +917,15 @@ static bool fold_in_affine(const tx_hval *w, const tx_hval *b, int64_t group, co
 
 /* ---- BatchNormalization folded into the preceding Conv ---- */
 
-bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gamma,
-                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var, float eps,
-                          tx_hval *w_out, tx_hval *b_out) {
-    if (!w->f || w->rank < 3)
+/* BN's per-channel scale and shift folded into the output channels of a
+ * Conv (W [M, C/group, k...]) or, transposed, a ConvTranspose of `group`
+ * groups (W [C, M/group, k...]). */
+static bool fold_bn(const tx_hval *w, const tx_hval *b, bool transposed, int64_t group,
+                    const tx_hval *gamma, const tx_hval *beta, const tx_hval *mean,
+                    const tx_hval *var, float eps, tx_hval *w_out, tx_hval *b_out) {
+    if (!w->f || w->rank < 3 || (transposed && (group < 1 || w->shape[0] % group)))
         return false;
-    int64_t m = w->shape[0];
+    int64_t m = transposed ? w->shape[1] * group : w->shape[0];
     const tx_hval *ch[4] = {gamma, beta, mean, var};
     for (int i = 0; i < 4; i++)
         if (!ch[i]->f || ch[i]->numel != m)
@@ -964,9 +939,16 @@ bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gam
         sc[o] = (double)gamma->f[o] / sqrt((double)var->f[o] + (double)eps);
         sc[m + o] = beta->f[o] - mean->f[o] * sc[o];
     }
-    bool ok = fold_out_affine(w, b, sc, sc + m, w_out, b_out);
+    bool ok = transposed ? fold_out_affine_t(w, b, group, sc, sc + m, w_out, b_out)
+                         : fold_out_affine(w, b, sc, sc + m, w_out, b_out);
     free(sc);
     return ok;
+}
+
+bool tx_fold_bn_into_conv(const tx_hval *w, const tx_hval *b, const tx_hval *gamma,
+                          const tx_hval *beta, const tx_hval *mean, const tx_hval *var, float eps,
+                          tx_hval *w_out, tx_hval *b_out) {
+    return fold_bn(w, b, false, 1, gamma, beta, mean, var, eps, w_out, b_out);
 }
 
 /* Step sp as y = x·mul + add per channel, for one operand x and a constant
