@@ -188,9 +188,27 @@ static void gemm_tests(tx_threadpool *tp, const char *pool) {
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
         all_flags(tp, pool, small[i][0], small[i][1], small[i][2]);
     static const int64_t big[][3] = {
-        {1, 1000, 300},  {1, 37, 5000},   {300, 1, 400},   {1000, 1, 37},   {100, 100, 1},
-        {200, 300, 700}, {150, 4100, 20}, {289, 33, 513},  {64, 64, 64},    {256, 256, 256},
-        {145, 145, 257}, {3, 2000, 300},  {500, 24, 1000}, {3136, 64, 576}, {1, 1, 100000}};
+        {1, 1000, 300},
+        {1, 37, 5000},
+        {300, 1, 400},
+        {1000, 1, 37},
+        {100, 100, 1},
+        {200, 300, 700},
+        {150, 4100, 20},
+        {289, 33, 513},
+        {64, 64, 64},
+        {256, 256, 256},
+        {145, 145, 257},
+        {3, 2000, 300},
+        {500, 24, 1000},
+        {3136, 64, 576},
+        {1, 1, 100000},
+        /* few rows of A: B read in place at any depth (rec's classifier; K in
+         * three blocks, a ragged last panel; M at the bound and past it) */
+        {40, 6625, 120},
+        {7, 1003, 777},
+        {64, 200, 900},
+        {65, 200, 900}};
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
         some_flags(tp, pool, big[i][0], big[i][1], big[i][2], 6);
     for (int i = 0; i < 40; i++)

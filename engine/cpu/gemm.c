@@ -482,6 +482,14 @@ static int64_t ceil_div(int64_t a, int64_t b) {
  * rows, ldb apart, span more pages and cache sets than L1 holds (matmul_512
  * read in place took 20% longer). */
 enum { DIRECT_B_MAX_K = 64 };
+/* A B of any depth is read in place too when few rows of A share it: each
+ * panel then serves at most 64 / MR micro-tiles, too few to repay its
+ * packed copy. PP-OCRv4 rec's classifier (40 x 120 -> 6625, B cold:
+ * bench/cpu_gemm_bench), one thread, two rounds, packed -> in place:
+ * wasm 11.9 / 12.2 -> 17.8 / 20.3 GFLOP/s, native 38 / 43 -> 48 / 42;
+ * 40 x 512 -> 1024: wasm 17 / 19 -> 21 / 26, native 38 / 38 -> 50 / 50.
+ * At M = 96 or 128 native lost as often as it won. */
+enum { DIRECT_B_MAX_M = 64 };
 /* Returns false when out of memory (the caller falls back to a slow path). */
 static bool gemm_blocked(tx_threadpool *tp, const tx_gemm *g, float lo, float hi) {
     const kernel_info ki = pick_kernel();
@@ -502,7 +510,7 @@ static bool gemm_blocked(tx_threadpool *tp, const tx_gemm *g, float lo, float hi
     const int64_t nc_cap = ki.kc * ki.nc / kc_max / ki.nr * ki.nr;
     const int64_t nc_max = min64(nc_cap, ceil_div(g->N, ki.nr) * ki.nr);
 
-    j.direct_b = !g->trans_b && !g->pack_b && g->K <= DIRECT_B_MAX_K;
+    j.direct_b = !g->trans_b && !g->pack_b && (g->K <= DIRECT_B_MAX_K || g->M <= DIRECT_B_MAX_M);
     j.bp = alloc_floats(kc_max * nc_max);
     j.ap = calloc((size_t)nth, sizeof *j.ap);
     bool ok = j.bp && j.ap;
