@@ -266,6 +266,10 @@ static const shape_case k_conv_transpose[] = {
     {.shapes = "1x3x3x4,3x2x2x2", CONV(.strides = {2, 2}, .pads = {0, 0, 1, 1}, .output_padding = {1, 1}), .label = "k2s2/endpad-outpad"},
     {.shapes = "1x2x3x5,2x3x2x2", CONV(.strides = {2, 2}), .bias = true, .label = "k2s2/odd-w"},
     {.shapes = "1x4x4x4,4x2x2x2", CONV(.group = 2, .strides = {2, 2}), .label = "k2s2/group2"},
+    /* kernel = stride, which the CPU writes once per output: 3x3 (no zip),
+     * and input rows in several tiles of its col scratch */
+    {.shapes = "1x3x4x5,3x4x3x3", CONV(.strides = {3, 3}, .activation = TX_OP_HARD_SWISH), .bias = true, .label = "k3s3"},
+    {.shapes = "1x2x120x37,2x64x2x2", CONV(.strides = {2, 2}, .activation = TX_OP_RELU), .bias = true, .label = "k2s2/row-tiles", .big = true},
 };
 #undef CONV
 #define POOL(...) .attrs = {.pool = {__VA_ARGS__}}

@@ -636,8 +636,59 @@ static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c) {
 /* The col scratch: at most this many floats (four times, at least one row). */
 #define TX_CONV_COL_FLOATS (128 * 1024)
 
+/* A ConvTranspose whose kernel equals its stride (dilation 1, no padding,
+ * no output padding) writes every output once: output (oy, ox) is col row
+ * (mi, oy % kh, ox % kw) at input (oy / kh, ox / kw). Those scatter and
+ * finish in one pass over y, rows in parallel, bias and activation while a
+ * row is in cache: no zeroing, no += and no second pass. */
+static bool convt_tiles(const tx_conv_call *c) {
+    return c->kh == c->sh && c->kw == c->sw && c->dh == 1 && c->dw == 1 && c->pt == 0 &&
+           c->pl == 0 && c->ho == c->h * c->sh && c->wo == c->w * c->sw;
+}
+
+typedef struct convt_job {
+    const tx_conv_call *c;
+    const float *col, *bias;
+    float *yg;       /* the group's first output plane */
+    int64_t iy0, nr; /* the tile's input rows */
+    int64_t mi0;     /* the group's first output channel */
+} convt_job;
+
+/* Items: (mi, input row of the tile); each writes kh output rows. */
+static void convt_rows(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const convt_job *j = arg;
+    const tx_conv_call *c = j->c;
+    const int64_t w = c->w, wo = c->wo, np = j->nr * w, HWo = c->ho * wo;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t mi = it / j->nr, r = it % j->nr, iy = j->iy0 + r;
+        float b = j->bias ? j->bias[j->mi0 + mi] : 0.0f;
+        for (int ky = 0; ky < c->kh; ky++) {
+            float *yr = j->yg + mi * HWo + (iy * c->kh + ky) * wo;
+            const float *cr = j->col + ((mi * c->kh + ky) * c->kw) * np + r * w;
+            int64_t ix = 0;
+            if (c->kw == 2) { /* two col rows zipped */
+                const float *c0 = cr, *c1 = cr + np;
+                tx_f32x4 vb = tx_v4_set1(b);
+                for (; ix + 4 <= w; ix += 4) {
+                    tx_f32x4 a = tx_v4_add(tx_v4_load(c0 + ix), vb);
+                    tx_f32x4 e = tx_v4_add(tx_v4_load(c1 + ix), vb);
+                    tx_v4_store(yr + 2 * ix, tx_v4_zip_lo(a, e));
+                    tx_v4_store(yr + 2 * ix + 4, tx_v4_zip_hi(a, e));
+                }
+            }
+            for (; ix < w; ix++)
+                for (int kx = 0; kx < c->kw; kx++)
+                    yr[ix * c->kw + kx] = cr[kx * np + ix] + b;
+            if (c->act != TX_OP_NONE)
+                tx_cpu_unary_apply(c->act, c->lo, c->hi, yr, yr, wo);
+        }
+    }
+}
+
 static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
     int64_t HWi = c->h * c->w, HWo = c->ho * c->wo;
+    const bool tiles = convt_tiles(c);
     int64_t R = c->mg * c->kh * c->kw; /* col rows: (mi, ky, kx) */
     /* input rows per tile, so the col scratch stays bounded */
     int64_t rows = TX_CONV_COL_FLOATS * 4 / (R * c->w > 0 ? R * c->w : 1);
@@ -647,7 +698,8 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
         return oom(ctx, c);
     const float *x, *w, *bias;
     float *y = conv_data(c, &x, &w, &bias);
-    memset(y, 0, (size_t)(c->n * c->m * HWo) * sizeof(float));
+    if (!tiles)
+        memset(y, 0, (size_t)(c->n * c->m * HWo) * sizeof(float));
     for (int64_t n = 0; n < c->n; n++)
         for (int64_t gi = 0; gi < c->groups; gi++) {
             float *yg = y + (n * c->m + gi * c->mg) * HWo;
@@ -665,6 +717,17 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
                              .C = col,
                              .ldc = np};
                 tx_cpu_sgemm(tx_cpu_pool_of(ctx), &g);
+                if (tiles) {
+                    convt_job j = {.c = c,
+                                   .col = col,
+                                   .bias = bias,
+                                   .yg = yg,
+                                   .iy0 = iy0,
+                                   .nr = nr,
+                                   .mi0 = gi * c->mg};
+                    tx_cpu_for(ctx, c->mg * nr, 1, convt_rows, &j);
+                    continue;
+                }
                 for (int64_t r = 0; r < R; r++) {
                     int kx = (int)(r % c->kw), ky = (int)(r / c->kw % c->kh);
                     float *ym = yg + (r / ((int64_t)c->kw * c->kh)) * HWo;
@@ -685,7 +748,7 @@ static tx_status conv_transpose(tx_ctx *ctx, const tx_conv_call *c) {
             }
         }
     free(col);
-    for (int64_t n = 0; n < c->n; n++)
+    for (int64_t n = 0; n < c->n && !tiles; n++)
         for (int64_t mi = 0; mi < c->m; mi++) {
             float *ym = y + (n * c->m + mi) * HWo;
             if (bias) {
