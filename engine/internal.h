@@ -78,9 +78,12 @@ typedef struct tx_storage {
     int n_parts;
     tx_tensor *parts;
     uint32_t version; /* bumped by every write of the contents */
-    /* GPU: a derived layout kept with the storage (conv's packed weights,
-     * engine/gpu/conv.c), valid while packed_key and packed_version match */
+    /* A derived layout kept with the storage, valid while packed_key and
+     * packed_version match: GPU, conv's packed weights (engine/gpu/conv.c);
+     * CPU, Winograd's transformed weights (host_packed, tx_cpu_derived). */
     tx_texture packed;
+    float *host_packed;
+    size_t host_packed_bytes;
     uint64_t packed_key;
     uint32_t packed_version;
 } tx_storage;

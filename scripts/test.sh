@@ -134,6 +134,11 @@ done
 # The CPU device: the session suites again with every session on the CPU (the
 # op sweep's cpu mode above covers every op against the references).
 run_suite "cpu:onnx_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_test"
+# Winograd (the CPU conv of wasm and 4-wide builds, which an AVX2 build
+# never picks itself), both tiles, natively and under the sanitizers.
+for w in 2 4; do
+    run_suite "cpu:winograd$w:ops_sweep" xvfb env TEXEL_WINOGRAD=$w "$BUILD/tests/ops_sweep" cpu/conv
+done
 run_suite "cpu:rnn_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/rnn_test"
 run_suite "cpu:seq_ops_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/seq_ops_test"
 run_suite "cpu:onnx_detect_test" xvfb env TEXEL_DEVICE=cpu "$BUILD/tests/onnx_detect_test"

@@ -896,6 +896,71 @@ int main(int argc, char **argv) {
         tx_host_close(h, ctx);
         tx_test_end();
     }
+    if (tx_test_begin("cpu: Winograd's transformed weights stay with the weights until they "
+                      "are written or destroyed")) {
+        /* both tiles forced (a native AVX2 build picks im2col itself); a
+         * stale U would give the first weights' result after the write */
+        const char *tiles[] = {"2", "4"};
+        ctx = open_ctx(&h, (tx_ctx_desc){.device = TX_DEVICE_CPU});
+        enum { C = 16, M = 16, H = 12, W = 12 };
+        static float xv[C * H * W], wv[2][M * C * 9], want[M * H * W], got[M * H * W];
+        for (int i = 0; i < C * H * W; i++)
+            xv[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+        for (int v = 0; v < 2; v++)
+            for (int i = 0; i < M * C * 9; i++)
+                wv[v][i] = (float)((i * (v ? 13 : 29)) % 89) / 44.0f - 1.0f;
+        tx_tensor x = tx_test_tensor(ctx, 4, (int64_t[]){1, C, H, W}, TX_DTYPE_FLOAT32, xv);
+        const tx_conv_desc cd = {.pads = {1, 1, 1, 1}};
+        for (int t = 0; t < 2 && !tx_t.cur_failed; t++) {
+            setenv("TEXEL_WINOGRAD", tiles[t], 1);
+            size_t base = stats(ctx).live_host_bytes;
+            tx_tensor w = tx_test_tensor(ctx, 4, (int64_t[]){M, C, 3, 3}, TX_DTYPE_FLOAT32, wv[0]);
+            size_t with_w = stats(ctx).live_host_bytes;
+            for (int call = 0; call < 3 && !tx_t.cur_failed; call++) {
+                int v = call == 2; /* the third call after new weights */
+                if (call == 2)
+                    CHECK(!tx_tensor_write(ctx, w, wv[1], sizeof wv[1]), "%s", tx_last_error(ctx));
+                tx_tensor y;
+                CHECK(!tx_conv(ctx, x, w, &cd, &y), "%s", tx_last_error(ctx));
+                if (tx_t.cur_failed)
+                    break;
+                CHECK(!tx_tensor_read(ctx, y, got, sizeof got), "%s", tx_last_error(ctx));
+                tx_tensor_destroy(ctx, y);
+                for (int m = 0; m < M; m++)
+                    for (int oy = 0; oy < H; oy++)
+                        for (int ox = 0; ox < W; ox++) {
+                            double acc = 0;
+                            for (int c = 0; c < C; c++)
+                                for (int ky = 0; ky < 3; ky++)
+                                    for (int kx = 0; kx < 3; kx++) {
+                                        int iy = oy + ky - 1, ix = ox + kx - 1;
+                                        if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                            acc += (double)xv[(c * H + iy) * W + ix] *
+                                                   wv[v][((m * C + c) * 3 + ky) * 3 + kx];
+                                    }
+                            want[(m * H + oy) * W + ox] = (float)acc;
+                        }
+                float err = 0;
+                for (int i = 0; i < M * H * W; i++)
+                    err = fmaxf(err, fabsf(got[i] - want[i]) / (1.0f + fabsf(want[i])));
+                CHECK(err < 1e-4f, "F(%sx%s) call %d: max relative error %g", tiles[t], tiles[t],
+                      call + 1, (double)err);
+                /* U kept: (t + 2)^2 x M x C floats beside the weights, the
+                 * same buffer on every call */
+                size_t nx = t ? 36 : 16, kept = stats(ctx).live_host_bytes - with_w;
+                CHECK(kept >= nx * M * C * sizeof(float) && kept < 2 * nx * M * C * sizeof(float),
+                      "F(%sx%s) call %d: %zu bytes kept beside the weights", tiles[t], tiles[t],
+                      call + 1, kept);
+            }
+            tx_tensor_destroy(ctx, w);
+            CHECK(stats(ctx).live_host_bytes == base,
+                  "%zu bytes live after the weights, %zu before", stats(ctx).live_host_bytes, base);
+        }
+        unsetenv("TEXEL_WINOGRAD");
+        tx_tensor_destroy(ctx, x);
+        tx_host_close(h, ctx);
+        tx_test_end();
+    }
     if (tx_test_begin("env TEXEL_SPECIALIZE_AFTER overrides the desc")) {
         setenv("TEXEL_SPECIALIZE_AFTER", "-1", 1);
         ctx = tx_test_open_ctx((tx_ctx_desc){.specialize_after = TX_SPECIALIZE_ALWAYS}, &h);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../hash.h"
 #include "cpu.h"
 #include "gemm.h"
 #include "simd.h"
@@ -372,46 +373,72 @@ static tx_status conv_gemm(tx_ctx *ctx, const tx_conv_call *c) {
     return j.st ? oom(ctx, c) : TX_STATUS_OK;
 }
 
-/* ---- Winograd F(2×2, 3×3) ---- */
+/* ---- Winograd F(2×2, 3×3) and F(4×4, 3×3) ---- */
 
 /* 3×3 kernels at stride 1 and dilation 1 (the common conv of a CNN) with
- * enough channels: each 2×2 block of outputs from a 4×4 input window d as
- * Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A (Lavin & Gray 2015), so the multiplies are 16
- * per 4 outputs and input channel instead of 36: the 16 elementwise products
- * summed over channels are 16 GEMMs, O[ξ] = U[ξ] · V[ξ], with
- *   U[ξ] (mg × cg): the transformed weights, made once per call;
+ * enough channels: each t×t block of outputs from a (t+2)×(t+2) input window
+ * d as Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A (Lavin & Gray 2015), so the multiplies are
+ * (t+2)² per t² outputs and input channel instead of 9 t²: 16 per 4 for
+ * t = 2, 36 per 16 for t = 4. The elementwise products summed over channels
+ * are (t+2)² GEMMs, O[ξ] = U[ξ] · V[ξ], with
+ *   U[ξ] (mg × cg): the transformed weights, kept with the weights'
+ *                   storage while they are unchanged (tx_cpu_derived);
  *   V[ξ] (cg × T): the transformed input windows of T tiles.
  * Work items are (batch, group, a strip of tile rows): the strip's input rows
  * are copied zero-padded into a scratch, transformed 4 tiles per vector
- * (stride-2 columns by even/odd shuffles), multiplied by 16 GEMMs on the
- * calling thread, and transformed back into y with bias and activation. The
- * strip is sized so that its V stays in L2 between its transform and the
- * GEMMs. The transforms only add, subtract and halve, so the results differ
- * from the im2col GEMM's by rounding of the same order. */
+ * (t = 2: stride-2 columns by even/odd shuffles; t = 4: 4×4 transposes),
+ * multiplied by the GEMMs on the calling thread, and transformed back into y
+ * with bias and activation. The strip is sized so that its V stays in L2
+ * between its transform and the GEMMs. F(2×2)'s transforms only add,
+ * subtract and halve; F(4×4)'s also scale by 2, 4, 5 and 8 and its weights'
+ * by sixths (computed in double), so its results round a little further from
+ * the im2col GEMM's (OCR det's output: 3e-12 against 7e-13 for F(2×2)). */
 
 /* Where it is used, by measurement (bench/README.md, "Winograd"): with the
  * 4-wide and scalar GEMMs (wasm, SSE2, NEON), from 16 channels in and out
  * (fewer: the GEMMs' depth is too short to pay for the transforms) and 64
- * tiles per image (fewer: the weight transform, made per call, dominates: a
- * 512-channel 7×7 conv took 1.8× longer). With AVX2+FMA the im2col GEMM runs
- * twice as fast and the transforms, memory-bound, ate the saving (measured
- * even or slower natively), so that road keeps im2col. */
+ * tiles per image (fewer: the weight transform dominates where the weights
+ * change from call to call: a 512-channel 7×7 conv took 1.8× longer). With
+ * AVX2+FMA the im2col GEMM runs twice as fast and the transforms,
+ * memory-bound, ate the saving (measured even or slower natively), so that
+ * road keeps im2col. F(4×4, 3×3) (2.25 multiplies an output against 4)
+ * where its own tiles number 64 or more: OCR det's 96 -> 24 convs, 4-wide
+ * kernel natively, one thread, F(2×2) -> F(4×4): 72x96 6.9-10.2 -> 4.1 ms,
+ * 36x48 1.6-2.5 -> 1.2, conv2d_56 (64 -> 64 at 56x56) 5.1-5.6 -> 4.7-4.9;
+ * at 18x24 (30 tiles of 4x4, a third of them padding) it lost. */
 enum { WINO_MIN_CHANNELS = 16, WINO_MIN_TILES = 64 };
 
-static bool conv_winograd_fits(const tx_conv_call *c) {
-    int64_t tiles = ((c->ho + 1) / 2) * ((c->wo + 1) / 2);
-    return c->ho > 0 && c->wo > 0 && c->kh == 3 && c->kw == 3 && c->sh == 1 && c->sw == 1 &&
-           c->dh == 1 && c->dw == 1 && c->cg >= WINO_MIN_CHANNELS && c->mg >= WINO_MIN_CHANNELS &&
-           tiles >= WINO_MIN_TILES && tx_cpu_sgemm_vector_width() < 8;
+/* The Winograd tile side for c: 4 (F(4×4, 3×3)), 2 (F(2×2, 3×3)) or 0
+ * (im2col). TEXEL_WINOGRAD=0, 2 or 4 sets it for every 3×3 conv at stride
+ * and dilation 1 with enough channels, whatever the GEMM and the tile count
+ * (tests run both tiles natively that way). Winograd's sums round otherwise
+ * than the direct ones, so small-channel convs whose callers compare their
+ * results for equality (the max-pool gradient's one-hot taps) never take it. */
+static int wino_tile(const tx_conv_call *c) {
+    if (!(c->ho > 0 && c->wo > 0 && c->kh == 3 && c->kw == 3 && c->sh == 1 && c->sw == 1 &&
+          c->dh == 1 && c->dw == 1))
+        return 0;
+    if (c->cg < WINO_MIN_CHANNELS || c->mg < WINO_MIN_CHANNELS)
+        return 0;
+    const char *e = getenv("TEXEL_WINOGRAD");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "2") || !strcmp(e, "4")))
+        return atoi(e);
+    if (tx_cpu_sgemm_vector_width() >= 8)
+        return 0;
+    if (((c->ho + 3) / 4) * ((c->wo + 3) / 4) >= WINO_MIN_TILES)
+        return 4;
+    return ((c->ho + 1) / 2) * ((c->wo + 1) / 2) >= WINO_MIN_TILES ? 2 : 0;
 }
 
 typedef struct wino_job {
     const tx_conv_call *c;
-    const float *u; /* U[ξ] for every group: [groups][16][mg][cg] */
+    int t;          /* outputs per tile side: 2 (F(2×2, 3×3)) or 4 (F(4×4, 3×3)) */
+    int nx;         /* ξ: (t + 2)², 16 or 36 */
+    const float *u; /* U[ξ] for every group: [groups][nx][mg][cg] */
     int64_t tw;     /* tiles per row, rounded up to 4 */
     int64_t rows;   /* tile rows per strip */
     int64_t strips; /* per (batch, group) */
-    int64_t wp;     /* the strip scratch's row length: 2·tw + 2 */
+    int64_t wp;     /* the strip scratch's row length: t·tw + t */
     int act;        /* store_act's */
     float lo, hi;
     tx_status st;
@@ -441,18 +468,45 @@ static void wino_weights(const tx_conv_call *c, const float *w, float *u) {
             }
 }
 
-/* A strip's input: rows 2·ty0 - pt … (2·rows + 2 of them) of each channel of
+/* The same for F(4×4, 3×3): U = G g Gᵀ with the 6×3 G of the points 0, ±1,
+ * ±2 and ∞: rows (¼ 0 0), -⅙(1 1 1), -⅙(1 -1 1), (1/24 1/12 ⅙),
+ * (1/24 -1/12 ⅙), (0 0 1), in double. */
+static void wino4_weights(const tx_conv_call *c, const float *w, float *u) {
+    static const double G[6][3] = {{0.25, 0, 0},
+                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                   {0, 0, 1}};
+    const int64_t mg = c->mg, cg = c->cg;
+    for (int64_t gi = 0; gi < c->groups; gi++)
+        for (int64_t m = 0; m < mg; m++)
+            for (int64_t ci = 0; ci < cg; ci++) {
+                const float *g = w + ((gi * mg + m) * cg + ci) * 9;
+                double t[6][3]; /* G g */
+                for (int i = 0; i < 6; i++)
+                    for (int k = 0; k < 3; k++)
+                        t[i][k] = G[i][0] * g[k] + G[i][1] * g[3 + k] + G[i][2] * g[6 + k];
+                float *ug = u + gi * 36 * mg * cg + m * cg + ci;
+                for (int i = 0; i < 6; i++)
+                    for (int jj = 0; jj < 6; jj++)
+                        ug[(6 * i + jj) * mg * cg] =
+                            (float)(t[i][0] * G[jj][0] + t[i][1] * G[jj][1] + t[i][2] * G[jj][2]);
+            }
+}
+
+/* A strip's input: rows t·ty0 - pt … (t·rows + 2 of them) of each channel of
  * the group, padded column p holding input column p - pl, zeros outside. */
 static void wino_fill(const wino_job *j, const float *xg, int64_t ty0, float *sb) {
     const tx_conv_call *c = j->c;
-    const int64_t nrow = 2 * j->rows + 2, wp = j->wp;
+    const int64_t nrow = j->t * j->rows + 2, wp = j->wp;
     int64_t x0 = c->pl < 0 ? -c->pl : 0, x1 = c->w; /* input columns that land */
     if (x1 + c->pl > wp)
         x1 = wp - c->pl;
     for (int64_t ci = 0; ci < c->cg; ci++)
         for (int64_t r = 0; r < nrow; r++) {
             float *row = sb + (ci * nrow + r) * wp;
-            int64_t iy = 2 * ty0 - c->pt + r;
+            int64_t iy = j->t * ty0 - c->pt + r;
             if (iy < 0 || iy >= c->h || x1 <= x0) {
                 memset(row, 0, (size_t)wp * sizeof(float));
                 continue;
@@ -551,14 +605,137 @@ static void wino_output(const wino_job *j, const float *o, int64_t nt, int64_t t
     }
 }
 
+/* Lanes l of a[0..3] as the vectors of their columns: out[k][l] = a[l][k]. */
+static inline void transpose4(const tx_f32x4 a[4], tx_f32x4 out[4]) {
+    tx_f32x4 t0 = tx_v4_zip_lo(a[0], a[2]), t1 = tx_v4_zip_hi(a[0], a[2]);
+    tx_f32x4 t2 = tx_v4_zip_lo(a[1], a[3]), t3 = tx_v4_zip_hi(a[1], a[3]);
+    out[0] = tx_v4_zip_lo(t0, t2);
+    out[1] = tx_v4_zip_hi(t0, t2);
+    out[2] = tx_v4_zip_lo(t1, t3);
+    out[3] = tx_v4_zip_hi(t1, t3);
+}
+
+/* Bᵀ of F(4×4, 3×3) on six vectors: rows (4 0 -5 0 1 0), (0 -4 -4 1 1 0),
+ * (0 4 -4 -1 1 0), (0 -2 -1 2 1 0), (0 2 -1 -2 1 0), (0 4 0 -5 0 1). */
+static inline void wino4_bt(const tx_f32x4 d[6], tx_f32x4 o[6]) {
+    const tx_f32x4 four = tx_v4_set1(4.0f), five = tx_v4_set1(5.0f), two = tx_v4_set1(2.0f);
+    tx_f32x4 a = tx_v4_sub(d[4], d[2]);                  /* d4 - d2 */
+    tx_f32x4 b = tx_v4_sub(d[3], tx_v4_mul(four, d[1])); /* d3 - 4 d1 */
+    tx_f32x4 e = tx_v4_sub(d[4], tx_v4_mul(four, d[2])); /* d4 - 4 d2 */
+    tx_f32x4 f = tx_v4_mul(two, tx_v4_sub(d[3], d[1]));  /* 2 (d3 - d1) */
+    o[0] = tx_v4_add(tx_v4_mul(four, d[0]), tx_v4_sub(d[4], tx_v4_mul(five, d[2])));
+    o[1] = tx_v4_add(e, b);
+    o[2] = tx_v4_sub(e, b);
+    o[3] = tx_v4_add(a, f);
+    o[4] = tx_v4_sub(a, f);
+    o[5] = tx_v4_add(tx_v4_mul(four, d[1]), tx_v4_sub(d[5], tx_v4_mul(five, d[3])));
+}
+
+/* V[ξ][ci][t] = (Bᵀ d B)[ξ] for F(4×4, 3×3): 6×6 windows 4 apart, 4 tiles
+ * per vector (columns by 4×4 transposes of the rows). */
+static void wino4_input(const wino_job *j, const float *sb, int64_t nt, float *v) {
+    const tx_conv_call *c = j->c;
+    const int64_t nrow = 4 * j->rows + 2, wp = j->wp, cg = c->cg;
+    const int64_t xs = cg * nt; /* one ξ to the next */
+    for (int64_t ci = 0; ci < cg; ci++)
+        for (int64_t ry = 0; ry < nt / j->tw; ry++)
+            for (int64_t tx = 0; tx < j->tw; tx += 4) {
+                tx_f32x4 t[6][6]; /* t[k][r]: Bᵀ over rows, column k */
+                {
+                    tx_f32x4 d[6][6]; /* d[k][r]: column k of window row r */
+                    for (int r = 0; r < 6; r++) {
+                        const float *p = sb + (ci * nrow + 4 * ry + r) * wp + 4 * tx;
+                        tx_f32x4 a[5], cols[4], cols2[4];
+                        for (int q = 0; q < 5; q++)
+                            a[q] = tx_v4_load(p + 4 * q);
+                        transpose4(a, cols);
+                        transpose4(a + 1, cols2);
+                        for (int k = 0; k < 4; k++)
+                            d[k][r] = cols[k];
+                        d[4][r] = cols2[0];
+                        d[5][r] = cols2[1];
+                    }
+                    for (int k = 0; k < 6; k++)
+                        wino4_bt(d[k], t[k]);
+                }
+                float *o = v + ci * nt + ry * j->tw + tx;
+                for (int i = 0; i < 6; i++) {
+                    tx_f32x4 row[6], out[6];
+                    for (int k = 0; k < 6; k++)
+                        row[k] = t[k][i];
+                    wino4_bt(row, out);
+                    for (int k = 0; k < 6; k++)
+                        tx_v4_store(o + (6 * i + k) * xs, out[k]);
+                }
+            }
+}
+
+/* Aᵀ of F(4×4, 3×3) on six vectors: rows (1 1 1 1 1 0), (0 1 -1 2 -2 0),
+ * (0 1 1 4 4 0), (0 1 -1 8 -8 1). */
+static inline void wino4_at(const tx_f32x4 q[6], tx_f32x4 o[4]) {
+    tx_f32x4 s12 = tx_v4_add(q[1], q[2]), d12 = tx_v4_sub(q[1], q[2]);
+    tx_f32x4 s34 = tx_v4_add(q[3], q[4]), d34 = tx_v4_sub(q[3], q[4]);
+    o[0] = tx_v4_add(tx_v4_add(q[0], s12), s34);
+    o[1] = tx_v4_add(d12, tx_v4_mul(tx_v4_set1(2.0f), d34));
+    o[2] = tx_v4_add(s12, tx_v4_mul(tx_v4_set1(4.0f), s34));
+    o[3] = tx_v4_add(tx_v4_add(d12, tx_v4_mul(tx_v4_set1(8.0f), d34)), q[5]);
+}
+
+/* y's 4×4 blocks = Aᵀ O A + bias, activated and stored where they fall
+ * inside ho × wo (4 tiles' rows are 16 consecutive outputs). */
+static void wino4_output(const wino_job *j, const float *o, int64_t nt, int64_t ty0,
+                         const float *bias, float *yg) {
+    const tx_conv_call *c = j->c;
+    const int64_t mg = c->mg, xs = mg * nt;
+    for (int64_t m = 0; m < mg; m++) {
+        tx_f32x4 b = tx_v4_set1(bias ? bias[m] : 0.0f);
+        float *ym = yg + m * c->ho * c->wo;
+        for (int64_t ry = 0; ry < nt / j->tw; ry++)
+            for (int64_t tx = 0; tx < j->tw; tx += 4) {
+                const float *op = o + m * nt + ry * j->tw + tx;
+                tx_f32x4 t[6][4]; /* t[k][i]: Aᵀ over rows, column k */
+                for (int k = 0; k < 6; k++) {
+                    tx_f32x4 q[6];
+                    for (int r = 0; r < 6; r++)
+                        q[r] = tx_v4_load(op + (6 * r + k) * xs);
+                    wino4_at(q, t[k]);
+                }
+                int64_t ox = 4 * tx, n = c->wo - ox < 16 ? c->wo - ox : 16;
+                for (int i = 0; i < 4; i++) {
+                    int64_t oy = 4 * (ty0 + ry) + i;
+                    if (oy >= c->ho || n <= 0)
+                        break;
+                    tx_f32x4 row[6], yv[4], out[4];
+                    for (int k = 0; k < 6; k++)
+                        row[k] = t[k][i];
+                    wino4_at(row, yv);
+                    for (int k = 0; k < 4; k++)
+                        yv[k] = tx_v4_add(yv[k], b);
+                    transpose4(yv, out); /* out[l]: tile l's 4 columns */
+                    float *yr = ym + oy * c->wo + ox;
+                    if (n == 16) {
+                        for (int l = 0; l < 4; l++)
+                            tx_v4_store(yr + 4 * l, wino_act(out[l], j));
+                    } else {
+                        float tmp[16];
+                        for (int l = 0; l < 4; l++)
+                            tx_v4_store(tmp + 4 * l, wino_act(out[l], j));
+                        memcpy(yr, tmp, (size_t)n * sizeof(float));
+                    }
+                }
+            }
+    }
+}
+
 static void wino_items(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     wino_job *j = arg;
     const tx_conv_call *c = j->c;
-    const int64_t cg = c->cg, mg = c->mg, th = (c->ho + 1) / 2;
+    const int T = j->t;
+    const int64_t cg = c->cg, mg = c->mg, th = (c->ho + T - 1) / T;
     const int64_t tmax = j->rows * j->tw;
-    size_t sb_n = (size_t)(cg * (2 * j->rows + 2) * j->wp);
-    size_t v_n = (size_t)(16 * cg * tmax), o_n = (size_t)(16 * mg * tmax);
+    size_t sb_n = (size_t)(cg * (T * j->rows + 2) * j->wp);
+    size_t v_n = (size_t)(j->nx * cg * tmax), o_n = (size_t)(j->nx * mg * tmax);
     float *sb = malloc(sb_n * sizeof(float)), *v = malloc(v_n * sizeof(float));
     float *o = malloc(o_n * sizeof(float));
     if (!sb || !v || !o) {
@@ -575,9 +752,12 @@ static void wino_items(void *arg, int64_t begin, int64_t end, int thread) {
         const float *xg = x + (n * c->c + gi * cg) * c->h * c->w;
         float *yg = y + (n * c->m + gi * mg) * c->ho * c->wo;
         wino_fill(j, xg, ty0, sb);
-        wino_input(j, sb, nt, v);
-        const float *ug = j->u + gi * 16 * mg * cg;
-        for (int xi = 0; xi < 16; xi++) {
+        if (T == 4)
+            wino4_input(j, sb, nt, v);
+        else
+            wino_input(j, sb, nt, v);
+        const float *ug = j->u + gi * j->nx * mg * cg;
+        for (int xi = 0; xi < j->nx; xi++) {
             tx_gemm g = {.M = mg,
                          .N = nt,
                          .K = cg,
@@ -590,11 +770,14 @@ static void wino_items(void *arg, int64_t begin, int64_t end, int thread) {
             tx_cpu_sgemm(NULL, &g);
         }
         const float *bg = bias ? bias + gi * mg : NULL;
-        wino_output(j, o, nt, ty0, bg, yg);
+        if (T == 4)
+            wino4_output(j, o, nt, ty0, bg, yg);
+        else
+            wino_output(j, o, nt, ty0, bg, yg);
         if (j->act == 2)
             for (int64_t m = 0; m < mg; m++) {
                 /* the rows this strip wrote */
-                int64_t oy0 = 2 * ty0, oy1 = 2 * ty0 + 2 * (nt / j->tw);
+                int64_t oy0 = T * ty0, oy1 = T * ty0 + T * (nt / j->tw);
                 oy1 = oy1 > c->ho ? c->ho : oy1;
                 float *p = yg + (m * c->ho + oy0) * c->wo;
                 tx_cpu_unary_apply(c->act, c->lo, c->hi, p, p, (oy1 - oy0) * c->wo);
@@ -606,28 +789,42 @@ done:
     free(o);
 }
 
-static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c) {
-    wino_job j = {.c = c};
+static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c, int tile) {
+    wino_job j = {.c = c, .t = tile};
+    const int T = j.t;
+    j.nx = (T + 2) * (T + 2);
     store_act(c, &j.act, &j.lo, &j.hi);
-    const int64_t th = (c->ho + 1) / 2;
-    j.tw = ((c->wo + 1) / 2 + 3) / 4 * 4;
-    j.wp = 2 * j.tw + 2;
-    /* V and O of a strip (16·cg·T and 16·mg·T floats) within about 512 KiB
+    const int64_t th = (c->ho + T - 1) / T;
+    j.tw = ((c->wo + T - 1) / T + 3) / 4 * 4;
+    j.wp = T * j.tw + T; /* F(4×4)'s transposes read a vector past the last window */
+    /* V and O of a strip (nx·cg·T and nx·mg·T floats) within about 512 KiB
      * each: V stays in L2 between its transform and the GEMMs, and a layer
      * with many outputs does not make a strip's scratch large */
-    int64_t tiles = 131072 / (16 * (c->cg > c->mg ? c->cg : c->mg));
+    int64_t tiles = 131072 / (j.nx * (c->cg > c->mg ? c->cg : c->mg));
     j.rows = tiles / j.tw < 1 ? 1 : tiles / j.tw;
     j.rows = j.rows > th ? th : j.rows;
     j.strips = (th + j.rows - 1) / j.rows;
-    float *u = malloc((size_t)(c->groups * 16 * c->mg * c->cg) * sizeof(float));
+    /* U stays with the weights while they are unchanged (a model's layer
+     * runs again with the same U) */
+    const int64_t un = c->groups * j.nx * c->mg * c->cg;
+    const int64_t k[] = {T, c->groups, c->mg, c->cg};
+    bool valid;
+    float *kept = tx_cpu_derived(ctx, c->wt->st, tx_fnv1a((const char *)k, sizeof k), un, &valid);
+    float *u = kept ? kept : malloc((size_t)un * sizeof(float));
     if (!u)
         return oom(ctx, c);
     const float *x, *w, *bias;
     conv_data(c, &x, &w, &bias);
-    wino_weights(c, w, u);
+    if (valid)
+        ;
+    else if (T == 4)
+        wino4_weights(c, w, u);
+    else
+        wino_weights(c, w, u);
     j.u = u;
     tx_cpu_for(ctx, c->n * c->groups * j.strips, 1, wino_items, &j);
-    free(u);
+    if (!kept)
+        free(u);
     return j.st ? oom(ctx, c) : TX_STATUS_OK;
 }
 
@@ -787,11 +984,11 @@ static tx_status conv_swapped(tx_ctx *ctx, const tx_conv_call *c) {
     float *buf = aligned_alloc(64, (size_t)(xa + wa + ya) * sizeof(float));
     if (!buf)
         return oom(ctx, c);
-    tx_storage xst = *c->x->st, wst = *c->wt->st, yst = *c->y->st;
+    /* temporaries: no derived copies (refs 0: tx_cpu_derived keeps none) */
+    tx_storage xst = {.dev = TX_DEVICE_CPU, .host = buf};
+    tx_storage wst = {.dev = TX_DEVICE_CPU, .host = buf + xa};
+    tx_storage yst = {.dev = TX_DEVICE_CPU, .host = buf + xa + wa};
     tx_slot xs = *c->x, ws = *c->wt, ys = *c->y;
-    xst.host = buf;
-    wst.host = buf + xa;
-    yst.host = buf + xa + wa;
     swap01(tx_cpu_data(c->x), c->c, c->n, c->h, c->w, c->h, c->w, xst.host);
     swap01(tx_cpu_data(c->wt), c->cg, c->m, c->kh, c->kw, c->kh, c->kw, wst.host);
     xs.st = &xst;
@@ -845,7 +1042,8 @@ static tx_status conv_route(tx_ctx *ctx, const tx_conv_call *c) {
         return conv_transpose(ctx, c);
     if (c->groups == c->c && c->cg == 1 && c->mg == 1)
         return conv_depthwise(ctx, c);
-    if (conv_winograd_fits(c))
-        return conv_winograd(ctx, c);
+    int tile = wino_tile(c);
+    if (tile)
+        return conv_winograd(ctx, c, tile);
     return conv_gemm(ctx, c);
 }

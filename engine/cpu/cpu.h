@@ -13,6 +13,14 @@ static inline float *tx_cpu_data(const tx_slot *s) {
     return s->st->host;
 }
 
+/* n floats derived from st's values (weights in a kernel's layout) that st
+ * keeps for `key` until its values are written or it is destroyed, counted
+ * in the memory budget. *valid: they hold what key stands for already;
+ * otherwise the caller fills them now, before anything else runs. NULL
+ * where none can be kept (over the budget, out of memory, a kernel's
+ * temporary copy of a storage): the caller makes its own. */
+float *tx_cpu_derived(tx_ctx *ctx, tx_storage *st, uint64_t key, int64_t n, bool *valid);
+
 /* Runs fn over [0, n) in chunks of at least `grain` on the context's CPU
  * threads (the caller's thread works too); returns when all are done. */
 typedef void (*tx_cpu_range_fn)(void *arg, int64_t begin, int64_t end, int thread);

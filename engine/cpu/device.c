@@ -25,17 +25,53 @@ static tx_status cpu_alloc(tx_ctx *ctx, const char *op, int64_t numel, tx_storag
     return TX_STATUS_OK;
 }
 
+static void drop_derived(tx_ctx *ctx, tx_storage *st) {
+    free(st->host_packed);
+    st->host_packed = NULL;
+    ctx->stats.live_host_bytes -= st->host_packed_bytes;
+    st->host_packed_bytes = 0;
+    st->packed_key = 0;
+}
+
 static void cpu_release(tx_ctx *ctx, tx_storage *st) {
+    drop_derived(ctx, st);
     free(st->host);
     st->host = NULL;
     ctx->stats.live_host_bytes -= st->host_bytes;
     st->host_bytes = 0;
 }
 
+float *tx_cpu_derived(tx_ctx *ctx, tx_storage *st, uint64_t key, int64_t n, bool *valid) {
+    *valid = false;
+    if (st->refs <= 0 || st->dev != TX_DEVICE_CPU || n <= 0)
+        return NULL;
+    if (st->host_packed && st->packed_key == key && st->packed_version == st->version) {
+        *valid = true;
+        return st->host_packed;
+    }
+    size_t bytes = ((size_t)n * sizeof(float) + 63u) & ~(size_t)63u;
+    if (st->host_packed_bytes != bytes) {
+        drop_derived(ctx, st);
+        if (ctx->stats.live_host_bytes + bytes > ctx->budget)
+            return NULL;
+        st->host_packed = aligned_alloc(64, bytes);
+        if (!st->host_packed)
+            return NULL;
+        st->host_packed_bytes = bytes;
+        ctx->stats.live_host_bytes += bytes;
+        if (ctx->stats.live_host_bytes > ctx->stats.peak_host_bytes)
+            ctx->stats.peak_host_bytes = ctx->stats.live_host_bytes;
+    }
+    st->packed_key = key;
+    st->packed_version = st->version;
+    return st->host_packed;
+}
+
 static tx_status cpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const void *vals, bool half,
                            int64_t numel) {
     (void)ctx;
     (void)op;
+    st->version++; /* what was derived from the old values is stale */
     if (vals && half)
         tx_halves_to_floats(vals, st->host, numel);
     else if (vals)
