@@ -956,8 +956,36 @@ int main(int argc, char **argv) {
             CHECK(stats(ctx).live_host_bytes == base,
                   "%zu bytes live after the weights, %zu before", stats(ctx).live_host_bytes, base);
         }
-        unsetenv("TEXEL_WINOGRAD");
         tx_tensor_destroy(ctx, x);
+        tx_host_close(h, ctx);
+        /* A budget with room for the tensors but not for U beside them too:
+         * U gives way (the reviewer's case: the second conv's output was
+         * refused while U stayed) */
+        setenv("TEXEL_WINOGRAD", "4", 1);
+        const size_t xb = sizeof xv, wb = sizeof wv[0], yb = sizeof got;
+        const size_t ub = (size_t)36 * M * C * sizeof(float);
+        ctx = open_ctx(&h, (tx_ctx_desc){.device = TX_DEVICE_CPU,
+                                         .memory_budget = xb + wb + yb + ub + yb / 2});
+        x = tx_test_tensor(ctx, 4, (int64_t[]){1, C, H, W}, TX_DTYPE_FLOAT32, xv);
+        tx_tensor w = tx_test_tensor(ctx, 4, (int64_t[]){M, C, 3, 3}, TX_DTYPE_FLOAT32, wv[0]);
+        tx_tensor y1 = {0}, y2 = {0};
+        CHECK(!tx_conv(ctx, x, w, &cd, &y1), "%s", tx_last_error(ctx));
+        size_t after1 = stats(ctx).live_host_bytes;
+        CHECK(!tx_conv(ctx, x, w, &cd, &y2), "second conv under the budget: %s",
+              tx_last_error(ctx));
+        CHECK(after1 >= xb + wb + yb + ub && stats(ctx).live_host_bytes <= xb + wb + 2 * yb + ub,
+              "live %zu after the first conv, %zu after the second", after1,
+              (size_t)stats(ctx).live_host_bytes);
+        if (y2.id) {
+            float g2[M * H * W];
+            CHECK(!tx_tensor_read(ctx, y2, g2, sizeof g2) &&
+                      !tx_tensor_read(ctx, y1, got, sizeof got),
+                  "%s", tx_last_error(ctx));
+            for (int i = 0; i < M * H * W && !tx_t.cur_failed; i++)
+                CHECK(g2[i] == got[i], "[%d] %g then %g", i, (double)got[i], (double)g2[i]);
+        }
+        TX_DESTROY(ctx, y1, y2, w, x);
+        unsetenv("TEXEL_WINOGRAD");
         tx_host_close(h, ctx);
         tx_test_end();
     }

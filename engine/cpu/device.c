@@ -5,16 +5,34 @@
 
 #include "cpu.h"
 
+static void drop_derived(tx_ctx *ctx, tx_storage *st);
+
+/* Frees every kept derived copy (tx_cpu_derived): they are a cache, and a
+ * tensor's memory comes first. No kernel holds one while tensors are made. */
+static void drop_all_derived(tx_ctx *ctx) {
+    for (int i = 0; i < ctx->n_slots; i++) {
+        tx_slot *s = tx_slot_at(ctx, i);
+        if (s->live && s->st && s->st->host_packed)
+            drop_derived(ctx, s->st);
+    }
+}
+
 static tx_status cpu_alloc(tx_ctx *ctx, const char *op, int64_t numel, tx_storage *st) {
     /* At least one vector, rounded up to whole vectors so kernels may load
      * a full one at the end. */
     size_t bytes = ((size_t)(numel > 0 ? numel : 1) * sizeof(float) + 63u) & ~(size_t)63u;
+    if (ctx->stats.live_host_bytes + bytes > ctx->budget)
+        drop_all_derived(ctx);
     if (ctx->stats.live_host_bytes + bytes > ctx->budget)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY,
                        "%s: %zu bytes of host memory would exceed the memory budget of %zu "
                        "bytes (%llu live on the CPU)",
                        op, bytes, ctx->budget, (unsigned long long)ctx->stats.live_host_bytes);
     st->host = aligned_alloc(64, bytes);
+    if (!st->host) {
+        drop_all_derived(ctx);
+        st->host = aligned_alloc(64, bytes);
+    }
     if (!st->host)
         return tx_fail(ctx, TX_STATUS_OUT_OF_MEMORY, "%s: out of host memory (%zu bytes)", op,
                        bytes);

@@ -282,7 +282,9 @@ typedef struct tx_stats {
     uint64_t context_losses;          /* times the GL context was found lost */
     uint64_t context_restores;        /* successful tx_ctx_restore calls */
     uint64_t cpu_ops;                 /* ops run by the CPU device */
-    uint64_t live_host_bytes;         /* host memory owned by live CPU tensors */
+    uint64_t live_host_bytes;         /* host memory owned by live CPU tensors, with
+                                         the weights they keep in a kernel's layout
+                                         (freed first when a tensor needs the room) */
     uint64_t peak_host_bytes;         /* max of live_host_bytes */
     uint64_t specializations_waiting; /* call signatures called k times or more,
                                          still on their generic program, that more
