@@ -954,7 +954,8 @@ int main(int argc, char **argv) {
             }
             tx_tensor_destroy(ctx, w);
             CHECK(stats(ctx).live_host_bytes == base,
-                  "%zu bytes live after the weights, %zu before", stats(ctx).live_host_bytes, base);
+                  "%zu bytes live after the weights, %zu before",
+                  (size_t)stats(ctx).live_host_bytes, base);
         }
         tx_tensor_destroy(ctx, x);
         tx_host_close(h, ctx);
