@@ -789,10 +789,8 @@ done:
     free(o);
 }
 
-static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c, int tile) {
-    wino_job j = {.c = c, .t = tile};
-    const int T = j.t;
-    j.nx = (T + 2) * (T + 2);
+static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c, int T) {
+    wino_job j = {.c = c, .t = T, .nx = (T + 2) * (T + 2)};
     store_act(c, &j.act, &j.lo, &j.hi);
     const int64_t th = (c->ho + T - 1) / T;
     j.tw = ((c->wo + T - 1) / T + 3) / 4 * 4;
@@ -815,11 +813,9 @@ static tx_status conv_winograd(tx_ctx *ctx, const tx_conv_call *c, int tile) {
         return oom(ctx, c);
     const float *x, *w, *bias;
     conv_data(c, &x, &w, &bias);
-    if (valid)
-        ;
-    else if (T == 4)
+    if (!valid && T == 4)
         wino4_weights(c, w, u);
-    else
+    else if (!valid)
         wino_weights(c, w, u);
     j.u = u;
     tx_cpu_for(ctx, c->n * c->groups * j.strips, 1, wino_items, &j);

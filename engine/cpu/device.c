@@ -5,7 +5,13 @@
 
 #include "cpu.h"
 
-static void drop_derived(tx_ctx *ctx, tx_storage *st);
+static void drop_derived(tx_ctx *ctx, tx_storage *st) {
+    free(st->host_packed);
+    st->host_packed = NULL;
+    ctx->stats.live_host_bytes -= st->host_packed_bytes;
+    st->host_packed_bytes = 0;
+    st->packed_key = 0;
+}
 
 /* Frees every kept derived copy (tx_cpu_derived): they are a cache, and a
  * tensor's memory comes first. No kernel holds one while tensors are made. */
@@ -41,14 +47,6 @@ static tx_status cpu_alloc(tx_ctx *ctx, const char *op, int64_t numel, tx_storag
     if (ctx->stats.live_host_bytes > ctx->stats.peak_host_bytes)
         ctx->stats.peak_host_bytes = ctx->stats.live_host_bytes;
     return TX_STATUS_OK;
-}
-
-static void drop_derived(tx_ctx *ctx, tx_storage *st) {
-    free(st->host_packed);
-    st->host_packed = NULL;
-    ctx->stats.live_host_bytes -= st->host_packed_bytes;
-    st->host_packed_bytes = 0;
-    st->packed_key = 0;
 }
 
 static void cpu_release(tx_ctx *ctx, tx_storage *st) {
