@@ -85,6 +85,8 @@ tx_status tx_ctx_create(const tx_ctx_desc *desc, tx_ctx **out) {
     {
         const char *tune = getenv("TEXEL_TUNE");
         ctx->tune_kernels = tune && *tune && *tune != '0';
+        const char *phases = getenv("TEXEL_PHASES");
+        ctx->no_phases = phases && *phases == '0';
     }
     ctx->no_parallel_compile = d.no_parallel_compile;
     ctx->max_texture_size_req = d.max_texture_size;

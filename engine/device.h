@@ -336,7 +336,11 @@ const tx_device_i *tx_device_of(tx_device dev);
 
 /* The device an op runs on: that of its inputs (NULL entries skipped), which
  * must all agree, else TX_STATUS_DEVICE_MISMATCH naming them. With no input,
- * the context's default. */
+ * the context's default. GPU inputs left as a matmul's row tiles
+ * (tx_phases) are made row-major first (tx_gpu_flatten), but for those whose
+ * bit is set in `keep`: their kernel takes them as they are, or flattens them. */
+tx_status tx_op_device_keep(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
+                            unsigned keep, tx_device *out);
 tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
                        tx_device *out);
 

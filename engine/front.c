@@ -5,8 +5,8 @@
 
 #include "device.h"
 
-tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
-                       tx_device *out) {
+tx_status tx_op_device_keep(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
+                            unsigned keep, tx_device *out) {
     int first = -1;
     for (int i = 0; i < n; i++) {
         if (!ins[i])
@@ -35,7 +35,15 @@ tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, i
         return st;
     if (*out == TX_DEVICE_GPU && ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
+    for (int i = 0; i < n && *out == TX_DEVICE_GPU; i++)
+        if (ins[i] && !(keep >> i & 1u) && (st = tx_gpu_flatten(ctx, op, ins[i]->st)))
+            return st;
     return TX_STATUS_OK;
+}
+
+tx_status tx_op_device(tx_ctx *ctx, const char *op, const tx_slot *const *ins, int n,
+                       tx_device *out) {
+    return tx_op_device_keep(ctx, op, ins, n, 0, out);
 }
 
 int tx_broadcast(int p, int ra, const int64_t *a, int rb, const int64_t *b, int64_t *pa,

@@ -62,13 +62,26 @@ typedef struct tx_texture {
     uint64_t released; /* pool tick when it was last freed (age for eviction) */
 } tx_texture;
 
+/* A GPU storage whose texture holds a matmul's row tiles as they were drawn
+ * (one layer per row phase, engine/gpu/matmul.c), left for the consumer to
+ * read where it can instead of interleaving them into row-major texels:
+ * element (b, m, col) of the [nbatch, m, n] product is lane col % 4 of texel
+ * (b * ceil(m / tm) + m / tm) * ceil(n / 4) + col / 4 of layer m % tm.
+ * tm 0: the texture is row-major, as every tensor's is by default. */
+typedef struct tx_phases {
+    int tm; /* 4 or 8; 0: flat */
+    int64_t m, n, nbatch;
+    bool npad; /* the tiles' rows padded to whole texels (TX_NPAD) */
+} tx_phases;
+
 /* Storage shared by a tensor and its views: a texture (GPU) or host memory
  * (CPU). Both hold int32 values as floats, so the kernels of both devices
  * share the GPU's semantics. */
 typedef struct tx_storage {
-    tx_device dev;  /* TX_DEVICE_GPU or TX_DEVICE_CPU */
-    tx_texture tex; /* GPU */
-    float *host;    /* CPU: numel floats (at least 4), 64-byte aligned */
+    tx_device dev;    /* TX_DEVICE_GPU or TX_DEVICE_CPU */
+    tx_texture tex;   /* GPU */
+    tx_phases phases; /* GPU: tex's layout (tm 0: row-major) */
+    float *host;      /* CPU: numel floats (at least 4), 64-byte aligned */
     size_t host_bytes;
     uint32_t generation; /* ctx->generation when made; older: lost with the context */
     int refs;
@@ -195,6 +208,7 @@ struct tx_ctx {
     double probe_gflops;    /* auto's software-rasterizer probe (0: not made) */
     bool software_gl;       /* caps.renderer names a software rasterizer */
     bool tune_kernels;      /* env TEXEL_TUNE=1: kernel variants timed on first use */
+    bool no_phases;         /* env TEXEL_PHASES=0: matmuls interleave their row tiles */
     bool tune_measuring;    /* tx_tune_run is timing the variants: each runs as asked */
     signed char matmul_tm[TX_TUNE_CLASSES]; /* per size class: measured tile rows (0: not yet) */
     signed char conv_tp[TX_TUNE_CLASSES];   /* per size class: positions per conv fragment */
@@ -280,8 +294,7 @@ static inline tx_slot *tx_slot_at(tx_ctx *ctx, int i) {
 }
 /* numel floats out of a storage, split across textures (engine/split.h) or
  * not: the values as stored (int32 tensors' too). */
-tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
-                          int64_t numel);
+tx_status tx_storage_read(tx_ctx *ctx, const char *op, tx_storage *stg, float *vals, int64_t numel);
 /* A new tensor on an existing storage (a split one: engine/split.h); the
  * storage is released on failure. */
 tx_status tx_tensor_wrap(tx_ctx *ctx, const char *op, tx_storage *stg, int rank,
@@ -414,6 +427,12 @@ const char *tx_template_source(const char *name); /* embedded at build time */
  * tensor) by reading one texel of it, counted in bytes_downloaded: timing
  * needs it, since glFinish only flushes in browsers. */
 tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t);
+/* gpu/matmul.c: a GPU storage holding a matmul's row tiles (tx_phases) rewritten
+ * row-major (the interleaving pass the matmul left out); others as they are. */
+tx_status tx_gpu_flatten(tx_ctx *ctx, const char *op, tx_storage *st);
+/* A GPU storage about to be overwritten whole: a row-major texture for it,
+ * the row tiles it held (if any) dropped unread. */
+tx_status tx_gpu_flat_output(tx_ctx *ctx, const char *op, tx_storage *st);
 
 /* cache.c */
 tx_status tx_cache_create(tx_ctx *ctx);

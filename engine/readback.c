@@ -109,6 +109,8 @@ tx_status tx_tensor_read_async(tx_ctx *ctx, tx_tensor t, tx_readback *out) {
         }
         if (!s->st->n_parts)
             memcpy(r->host, s->st->host, (size_t)s->numel * sizeof(float));
+    } else if ((st = tx_gpu_flatten(ctx, fn, s->st))) {
+        return st;
     } else if (!tx_gl_read_begin(&ctx->gl, s->st->tex.gl, s->st->tex.w, texels, &r->buf,
                                  &r->sync)) {
         return tx_gl_failure(ctx, TX_STATUS_GL_ERROR, fn, "starting the pixel-pack copy");

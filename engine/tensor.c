@@ -208,15 +208,17 @@ static tx_status storage_write(tx_ctx *ctx, const char *op, tx_storage *stg, con
     return TX_STATUS_OK;
 }
 
-tx_status tx_storage_read(tx_ctx *ctx, const char *op, const tx_storage *stg, float *vals,
+tx_status tx_storage_read(tx_ctx *ctx, const char *op, tx_storage *stg, float *vals,
                           int64_t numel) {
     ctx->work_key = 0; /* the queued work is done once this read returns */
-    if (!stg->n_parts)
-        return tx_device_of(stg->dev)->read(ctx, op, stg, vals, numel);
+    if (!stg->n_parts) {
+        tx_status st = tx_gpu_flatten(ctx, op, stg); /* a matmul's row tiles: rows first */
+        return st ? st : tx_device_of(stg->dev)->read(ctx, op, stg, vals, numel);
+    }
     int64_t off = 0;
     for (int p = 0; p < stg->n_parts && off < numel; p++) {
         tx_slot *s = tx_slot_get(ctx, stg->parts[p]);
-        tx_status st = tx_device_of(s->st->dev)->read(ctx, op, s->st, vals + off, s->numel);
+        tx_status st = tx_storage_read(ctx, op, s->st, vals + off, s->numel);
         if (st)
             return st;
         off += s->numel;

@@ -329,8 +329,16 @@ float tx_win(vec4 w0, vec4 w1, vec4 w2, vec4 w3, int i) {
 }
 
 // Texel q of the input row starting at texel `row` (wq texels): 0 outside.
-vec4 tx_row_texel(int row, int q, int wq) {
-  return q < 0 || q >= wq ? vec4(0.0) : TX_XA(tx_texel_n(u_in0, row + q, p_in_ws, vec2(p_in_iw, p_in_ih)));
+// With TX_TM, x is a matmul's row tiles (engine/gpu/conv.c,
+// dw_takes_phases) and the row lies in layer `layer`.
+vec4 tx_row_texel(int row, int q, int wq, int layer) {
+  if (q < 0 || q >= wq)
+    return vec4(0.0);
+#ifdef TX_TM
+  return TX_XA(tx_layer_texel_n(u_in0, row + q, p_in_ws, vec2(p_in_iw, p_in_ih), layer));
+#else
+  return TX_XA(tx_texel_n(u_in0, row + q, p_in_ws, vec2(p_in_iw, p_in_ih)));
+#endif
 }
 
 // Tap KX of the kernel row: its weight W times the 4 positions' inputs,
@@ -346,21 +354,29 @@ void main() {
   int nc = r / p_Ho; // n * C + c
   int c = nc % p_M;
   int q0 = (xt * 4 * TX_SW - p_pl) >> 2; // the window's first texel (floor)
+#ifdef TX_TM
+  // channel c of image n: row c of product n, row tile c / TX_TM (a shift:
+  // TX_TM is 4 or 8) in layer c % TX_TM
+  int layer = c & (TX_TM - 1);
+  int plane = (nc / p_M) * p_MT + (c >> (TX_TM == 8 ? 3 : 2));
+#else
+  int layer = 0, plane = nc;
+#endif
   vec4 acc = vec4(0.0);
   for (int ky = 0; ky < p_kh; ky++) {
     int iy = y * p_sh - p_pt + ky;
     if (iy < 0 || iy >= p_H)
       continue;
-    int row = (nc * p_H + iy) * wq;
-    vec4 w0 = tx_row_texel(row, q0, wq), w1 = vec4(0.0), w2 = vec4(0.0), w3 = vec4(0.0);
+    int row = (plane * p_H + iy) * wq;
+    vec4 w0 = tx_row_texel(row, q0, wq, layer), w1 = vec4(0.0), w2 = vec4(0.0), w3 = vec4(0.0);
 #if TX_WT >= 2
-    w1 = tx_row_texel(row, q0 + 1, wq);
+    w1 = tx_row_texel(row, q0 + 1, wq, layer);
 #endif
 #if TX_WT >= 3
-    w2 = tx_row_texel(row, q0 + 2, wq);
+    w2 = tx_row_texel(row, q0 + 2, wq, layer);
 #endif
 #if TX_WT >= 4
-    w3 = tx_row_texel(row, q0 + 3, wq);
+    w3 = tx_row_texel(row, q0 + 3, wq, layer);
 #endif
     int tt = (c * p_kh + ky) * ((TX_KW + 3) >> 2);
     vec4 taps = tx_texel_n(u_in1, tt, p_w_ws, vec2(p_w_iw, p_w_ih));

@@ -253,6 +253,121 @@ int main(int argc, char **argv) {
         CHECK(s3.live_texture_bytes > s4.live_texture_bytes, "no texture held");
         tx_test_end();
     }
+    if (tx_test_begin("a 1x1 conv's row tiles: read in place by a depthwise conv, made rows for "
+                      "a read, a view, another op, a dense conv, a write")) {
+        /* 2 images, 8 -> 16 channels at 4x8 (16 rows: the 8-row tiles where
+         * the device has 8 draw buffers, else 4) with a bias, then each
+         * consumer of its output; small integers, so every value is exact */
+        enum { N = 2, C = 8, M = 16, H = 4, W = 8, P = H * W };
+        static float xv[N * C * P], w1v[M * C], bv[M], wdv[M * 9], w3v[4 * M * 9];
+        for (size_t i = 0; i < sizeof xv / sizeof xv[0]; i++)
+            xv[i] = (float)((int)(i * 7 % 11) - 5);
+        for (size_t i = 0; i < sizeof w1v / sizeof w1v[0]; i++)
+            w1v[i] = (float)((int)(i * 5 % 7) - 3);
+        for (int i = 0; i < M; i++)
+            bv[i] = (float)(i % 5);
+        for (size_t i = 0; i < sizeof wdv / sizeof wdv[0]; i++)
+            wdv[i] = (float)((int)(i % 5) - 2);
+        for (size_t i = 0; i < sizeof w3v / sizeof w3v[0]; i++)
+            w3v[i] = (float)((int)(i * 3 % 5) - 2);
+        static float y1[N * M * P], dw1[N * M * P], d3[N * 4 * P], got[N * M * P];
+        for (int n = 0; n < N; n++)
+            for (int m = 0; m < M; m++)
+                for (int p = 0; p < P; p++) {
+                    float acc = bv[m];
+                    for (int c = 0; c < C; c++)
+                        acc += w1v[m * C + c] * xv[(n * C + c) * P + p];
+                    y1[(n * M + m) * P + p] = acc;
+                }
+        for (int n = 0; n < N; n++) {
+            naive_conv(y1 + n * M * P, wdv, M, H, W, M, M, 3, 1, dw1 + n * M * P);
+            naive_conv(y1 + n * M * P, w3v, M, H, W, 4, 1, 3, 1, d3 + n * 4 * P);
+        }
+        tx_tensor x = tx_test_tensor(g_ctx, 4, (int64_t[]){N, C, H, W}, TX_DTYPE_FLOAT32, xv),
+                  w1 = tensor4(M, C, 1, 1, w1v), wd = tensor4(M, 1, 3, 3, wdv),
+                  w3 = tensor4(4, M, 3, 3, w3v),
+                  b1 = tx_test_tensor(g_ctx, 1, (int64_t[]){M}, TX_DTYPE_FLOAT32, bv), y, z;
+        tx_conv_desc d1 = {.bias = b1};
+        /* Compares the n values of t with want (stride s over H x W planes
+         * of `planes` planes, s 1: as they are). */
+#define EXPECT_PLANES(t, want, planes, s, what)                                                    \
+    do {                                                                                           \
+        int64_t cnt_ = (int64_t)(planes) * (H / (s)) * (W / (s));                                  \
+        CHECK(!tx_tensor_read(g_ctx, t, got, (size_t)cnt_ * sizeof(float)), "%s: read: %s", what,  \
+              tx_last_error(g_ctx));                                                               \
+        for (int64_t i_ = 0; i_ < cnt_ && !tx_t.cur_failed; i_++) {                                \
+            int64_t pl_ = i_ / ((H / (s)) * (W / (s))), r_ = i_ % ((H / (s)) * (W / (s)));         \
+            float w_ = (want)[pl_ * P + (r_ / (W / (s))) * (s)*W + (r_ % (W / (s))) * (s)];        \
+            CHECK(got[i_] == w_, "%s [%lld] = %g, want %g", what, (long long)i_, (double)got[i_],  \
+                  (double)w_);                                                                     \
+        }                                                                                          \
+    } while (0)
+        /* the matmul's first calls write rows; from the third its tiles stay */
+        for (int call = 0; call < 3; call++) {
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y), "%s", tx_last_error(g_ctx));
+            EXPECT_PLANES(y, y1, N * M, 1, "1x1 read");
+            tx_tensor_destroy(g_ctx, y);
+        }
+        for (int s = 1; s <= 2; s++) { /* depthwise: no interleaving pass */
+            tx_conv_desc dd = {.group = M, .strides = {s, s}, .pads = {1, 1, 1, 1}};
+            for (int call = 0; call < 3; call++) {
+                tx_stats a, b;
+                tx_ctx_stats(g_ctx, &a);
+                CHECK(!tx_conv(g_ctx, x, w1, &d1, &y) && !tx_conv(g_ctx, y, wd, &dd, &z), "%s",
+                      tx_last_error(g_ctx));
+                tx_ctx_stats(g_ctx, &b);
+                if (call > 0) /* the matmul's one draw and the depthwise conv's */
+                    CHECK(b.draws - a.draws == 2, "stride %d call %d: %llu draws", s, call,
+                          (unsigned long long)(b.draws - a.draws));
+                EXPECT_PLANES(z, dw1, N * M, s, s == 1 ? "depthwise" : "depthwise stride 2");
+                TX_DESTROY(g_ctx, y, z);
+            }
+        }
+        { /* a read: the interleaving pass, once */
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y), "%s", tx_last_error(g_ctx));
+            tx_stats a, b;
+            tx_ctx_stats(g_ctx, &a);
+            EXPECT_PLANES(y, y1, N * M, 1, "rows for a read");
+            EXPECT_PLANES(y, y1, N * M, 1, "rows read again");
+            tx_ctx_stats(g_ctx, &b);
+            CHECK(b.draws - a.draws == 1, "two reads: %llu draws",
+                  (unsigned long long)(b.draws - a.draws));
+            tx_tensor_destroy(g_ctx, y);
+        }
+        { /* a view, read */
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y) &&
+                      !tx_tensor_reshape(g_ctx, y, 2, (int64_t[]){N * M, P}, &z),
+                  "%s", tx_last_error(g_ctx));
+            tx_tensor_destroy(g_ctx, y);
+            EXPECT_PLANES(z, y1, N * M, 1, "a view");
+            tx_tensor_destroy(g_ctx, z);
+        }
+        { /* another op's input */
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y) && !tx_binary(g_ctx, TX_OP_ADD, y, y, &z), "%s",
+                  tx_last_error(g_ctx));
+            static float twice[N * M * P];
+            for (int i = 0; i < N * M * P; i++)
+                twice[i] = 2 * y1[i];
+            EXPECT_PLANES(z, twice, N * M, 1, "y + y");
+            TX_DESTROY(g_ctx, y, z);
+        }
+        { /* a dense conv (packing passes) */
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y) &&
+                      !tx_conv(g_ctx, y, w3, &(tx_conv_desc){.pads = {1, 1, 1, 1}}, &z),
+                  "%s", tx_last_error(g_ctx));
+            EXPECT_PLANES(z, d3, N * 4, 1, "dense 3x3");
+            TX_DESTROY(g_ctx, y, z);
+        }
+        { /* overwritten whole */
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y), "%s", tx_last_error(g_ctx));
+            CHECK(!tx_tensor_write(g_ctx, y, dw1, sizeof dw1), "%s", tx_last_error(g_ctx));
+            EXPECT_PLANES(y, dw1, N * M, 1, "written");
+            tx_tensor_destroy(g_ctx, y);
+        }
+#undef EXPECT_PLANES
+        TX_DESTROY(g_ctx, x, w1, wd, w3, b1);
+        tx_test_end();
+    }
     if (tx_test_begin("routes: a 1x1 conv is a matmul (no pack or unpack draw), a depthwise conv "
                       "over whole-texel rows one draw once its taps are packed")) {
         /* 1x1: 8 -> 16 channels at 4x8 with a bias; depthwise: 8 channels,

@@ -403,6 +403,17 @@ static bool dw_direct(const tx_conv_call *cc) {
            cc->wo % 4 == 0;
 }
 
+/* Whether the depthwise route reads x where it is a matmul's row tiles
+ * (tx_phases: a 1x1 conv's output, channels as rows): image n's channel c
+ * is then row c of product n, its rows of whole texels (W % 4 == 0) as they
+ * are in NCHW, in layer c % tm. So the 1x1 conv's interleaving pass is left
+ * out, and the depthwise conv fetches what it would from row-major x. */
+static bool dw_takes_phases(const tx_conv_call *cc) {
+    const tx_phases *ph = &cc->x->st->phases;
+    return ph->tm && dw_direct(cc) && ph->nbatch == cc->n && ph->m == cc->c &&
+           ph->n == cc->h * cc->w;
+}
+
 static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     const char *op = "conv";
     const tx_slot *ws = cc->wt;
@@ -435,6 +446,12 @@ static tx_status run_dw_direct(tx_ctx *ctx, const tx_conv_call *cc) {
     int off = ((-cc->pl) % 4 + 4) % 4;
     int wt = (off + 3 * cc->sw + cc->kw + 3) / 4;
     one_pass_req(&r, cc, 4, conv_macs(cc), &wst->packed);
+    const tx_phases *ph = &cc->x->st->phases;
+    if (ph->tm) { /* x is a 1x1 conv's row tiles (dw_takes_phases) */
+        r.array_inputs = 1;
+        tx_req_define_int(&r, "TX_TM", ph->tm);
+        tx_req_int(&r, "p_MT", (int)((ph->m + ph->tm - 1) / ph->tm));
+    }
     tx_req_define_int(&r, "TX_WT", wt);
     tx_req_define_int(&r, "TX_OFF", off);
     tx_req_define_int(&r, "TX_SW", cc->sw);
@@ -503,6 +520,12 @@ static tx_status run_convt_2x2(tx_ctx *ctx, const tx_conv_call *cc) {
  * convs with 4 channels per fragment on 8 render targets (env TEXEL_TUNE,
  * tune.c). */
 tx_status tx_gpu_conv(tx_ctx *ctx, const tx_conv_call *cc) {
+    if (dw_takes_phases(cc))
+        return run_dw_direct(ctx, cc);
+    /* the front kept x as it is (tx_op_device_keep): the other routes read rows */
+    tx_status st = tx_gpu_flatten(ctx, "conv", cc->x->st);
+    if (st)
+        return st;
     if (convt_2x2(cc))
         return run_convt_2x2(ctx, cc);
     if (conv_is_dot(cc))

@@ -19,7 +19,9 @@ static void gpu_release(tx_ctx *ctx, tx_storage *st) {
 
 static tx_status gpu_write(tx_ctx *ctx, const char *op, tx_storage *st, const void *vals, bool half,
                            int64_t numel) {
-    (void)op;
+    tx_status s = tx_gpu_flat_output(ctx, op, st);
+    if (s)
+        return s;
     int64_t used = (numel + 3) / 4;
     if (used < 1)
         used = 1;
@@ -84,6 +86,8 @@ tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t) {
         return TX_STATUS_OK;
     if (s->st->n_parts) /* split (engine/split.h): its last part is written last */
         return tx_gpu_wait(ctx, s->st->parts[s->st->n_parts - 1]);
+    if ((st = tx_gpu_flatten(ctx, "tx_gpu_wait", s->st)))
+        return st;
     float texel[4];
     if (!tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, 1, texel) ||
         tx_gl_context_lost(&ctx->gl))

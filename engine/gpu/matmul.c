@@ -4,8 +4,11 @@
  * with N % 4 == 0 each fragment computes a 4- or 8-row × 4-column output tile
  * and writes it to as many render targets (one per row phase: the layers of
  * one array texture), then a cheap second draw interleaves them into the
- * row-major output, one fetch per texel. Small M uses 1 × 4 tiles
- * written directly. Where N % 4 != 0 (N > 4) the tiles' rows are padded to
+ * row-major output, one fetch per texel. Without a residual the output
+ * keeps the tiles as its texture instead (tx_phases), and that pass runs
+ * when something needs rows (tx_gpu_flatten), or never where the consumer
+ * reads the tiles (a depthwise conv after a 1x1 conv: engine/gpu/conv.c).
+ * Small M uses 1 × 4 tiles written directly. Where N % 4 != 0 (N > 4) the tiles' rows are padded to
  * whole texels and the interleave gathers each output texel's elements
  * (SwiftShader, 32x64 @ 64x10: 111 µs against 250 for the 4 dot products
  * per fragment that small M and matrix-vector products still run).
@@ -168,15 +171,85 @@ static tx_status run_first(tx_ctx *ctx, const tx_matmul_call *c) {
     return tx_gpu_run(ctx, "matmul", &r, ins, r.n_inputs, (const tx_texture *[]){&ys->st->tex}, 1);
 }
 
+/* The interleaving pass: row tiles of layout ph into the row-major texture y
+ * of y_numel elements; with c, adding c's residual, then its activation
+ * (the tiles leave both out where there is a residual). */
+static tx_status interleave(tx_ctx *ctx, const char *op, const tx_phases *ph,
+                            const tx_texture *tiles, const tx_texture *y, int64_t y_numel,
+                            const tx_matmul_call *c) {
+    const tx_slot *rs = c ? c->resid : NULL;
+    tx_program_req r;
+    tx_req_init(&r, TX_FAMILY_MATMUL, "matmul", rs ? 2 : 1, 1);
+    r.array_inputs = 1;
+    /* A copy pass: constant folding buys nothing; keep it to one program. */
+    r.generic_only = true;
+    tx_req_define_int(&r, "TX_PASS", 1);
+    tx_req_define_int(&r, "TX_TM", ph->tm);
+    if (ph->npad)
+        tx_req_define(&r, "TX_NPAD", "1");
+    tx_req_int(&r, "p_M", (int)ph->m);
+    tx_req_int(&r, "p_N", (int)ph->n);
+    tx_req_int(&r, "p_MT", (int)((ph->m + ph->tm - 1) / ph->tm));
+    tx_req_int(&r, "p_ntex", (int)((y_numel + 3) / 4));
+    tx_req_int(&r, "p_out_ws", y->wshift);
+    tx_req_int(&r, "p_a_ws", tiles->wshift);
+    tx_req_tex_inv(&r, "p_a_iw", "p_a_ih", tiles);
+    if (rs) {
+        tx_req_resid(&r, 1, &rs->st->tex, rs->numel, y_numel);
+        req_act(c, &r);
+    }
+    return tx_gpu_run(ctx, op, &r, (const tx_texture *[]){tiles, rs ? &rs->st->tex : NULL},
+                      rs ? 2 : 1, (const tx_texture *[]){y}, 1);
+}
+
+/* Whether y may keep the row tiles as its texture (tx_phases): no residual
+ * to add (the interleave adds it), one texture (not split), and not turned
+ * off (env TEXEL_PHASES=0). */
+static bool leave_phases(const tx_ctx *ctx, const tx_matmul_call *c) {
+    return !ctx->no_phases && !c->resid && !c->y->st->n_parts;
+}
+
+tx_status tx_gpu_flatten(tx_ctx *ctx, const char *op, tx_storage *st) {
+    if (st->dev != TX_DEVICE_GPU || !st->phases.tm)
+        return TX_STATUS_OK;
+    tx_texture flat = {0};
+    int64_t texels = (st->numel + 3) / 4;
+    tx_status s = tx_pool_acquire(ctx, op, texels > 1 ? texels : 1, &flat);
+    if (!s)
+        s = interleave(ctx, op, &st->phases, &st->tex, &flat, st->numel, NULL);
+    if (s) {
+        if (flat.gl)
+            tx_pool_release(ctx, &flat);
+        return s;
+    }
+    tx_pool_release(ctx, &st->tex);
+    st->tex = flat;
+    st->phases.tm = 0;
+    return TX_STATUS_OK;
+}
+
+tx_status tx_gpu_flat_output(tx_ctx *ctx, const char *op, tx_storage *st) {
+    if (!st->phases.tm)
+        return TX_STATUS_OK;
+    tx_texture flat = {0}; /* on failure st keeps its tiles: still a whole tensor */
+    int64_t texels = (st->numel + 3) / 4;
+    tx_status s = tx_pool_acquire(ctx, op, texels > 1 ? texels : 1, &flat);
+    if (s)
+        return s;
+    tx_pool_release(ctx, &st->tex);
+    st->tex = flat;
+    st->phases.tm = 0;
+    return TX_STATUS_OK;
+}
+
 /* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
  * target per row phase, each a layer of one array texture, then the
- * interleaving pass). first: the 1 x 4 tiles of a shape's first calls,
- * whose signature never specializes (the steady variant's does). */
+ * interleaving pass, or y keeps the tiles: leave_phases). first: the 1 x 4 tiles of a shape's first
+ * calls, whose signature never specializes (the steady variant's does). */
 static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first) {
     const char *name = "matmul";
     const tx_slot *cs = c->bias, *ys = c->y;
     int64_t M = c->M, N = c->N;
-    int64_t mt = (M + tm - 1) / tm;
     tx_texture tiles = {0}; /* tm > 1: the row phases, one layer each */
     tx_status st =
         tm > 1 ? tx_pool_acquire_layers(ctx, name, tile_texels(c, tm), tm, &tiles) : TX_STATUS_OK;
@@ -197,29 +270,14 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
         st = tx_gpu_run(ctx, name, &r, ins, n_in, out_tex, tm);
     }
     if (!st && tm > 1) {
-        tx_program_req r2;
-        tx_req_init(&r2, TX_FAMILY_MATMUL, "matmul", c->resid ? 2 : 1, 1);
-        r2.array_inputs = 1;
-        /* A copy pass: constant folding buys nothing; keep it to one program. */
-        r2.generic_only = true;
-        tx_req_define_int(&r2, "TX_PASS", 1);
-        tx_req_define_int(&r2, "TX_TM", tm);
-        if (padded_rows(c, tm))
-            tx_req_define(&r2, "TX_NPAD", "1");
-        tx_req_int(&r2, "p_M", (int)M);
-        tx_req_int(&r2, "p_N", (int)N);
-        tx_req_int(&r2, "p_MT", (int)mt);
-        tx_req_int(&r2, "p_ntex", (int)((ys->numel + 3) / 4));
-        tx_req_int(&r2, "p_out_ws", ys->st->tex.wshift);
-        tx_req_int(&r2, "p_a_ws", tiles.wshift);
-        tx_req_tex_inv(&r2, "p_a_iw", "p_a_ih", &tiles);
-        if (c->resid) {
-            tx_req_resid(&r2, 1, &c->resid->st->tex, c->resid->numel, c->y->numel);
-            req_act(c, &r2);
+        tx_phases ph = {.tm = tm, .m = M, .n = N, .nbatch = c->nbatch, .npad = padded_rows(c, tm)};
+        if (leave_phases(ctx, c)) { /* y is the tiles until a consumer needs rows */
+            tx_pool_release(ctx, &ys->st->tex);
+            ys->st->tex = tiles;
+            ys->st->phases = ph;
+            return TX_STATUS_OK;
         }
-        st = tx_gpu_run(ctx, name, &r2,
-                        (const tx_texture *[]){&tiles, c->resid ? &c->resid->st->tex : NULL},
-                        c->resid ? 2 : 1, (const tx_texture *[]){&ys->st->tex}, 1);
+        st = interleave(ctx, name, &ph, &tiles, &ys->st->tex, ys->numel, c);
     }
     if (tiles.gl)
         tx_pool_release(ctx, &tiles);
@@ -243,6 +301,10 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
 
 static tx_status run_variant(tx_ctx *ctx, const void *call, int tm) {
     const tx_matmul_call *c = call;
+    /* a tuning run's earlier candidate may have left y as its tiles */
+    tx_status st = tx_gpu_flat_output(ctx, "matmul", c->y->st);
+    if (st)
+        return st;
     double macs = (double)c->nbatch * (double)c->M * (double)c->N * (double)c->K;
     int ws = tm > 1 ? tx_tex_wshift(ctx, tile_texels(c, tm)) : c->y->st->tex.wshift;
     /* not where a dim may vary: every length must run the programs compiled

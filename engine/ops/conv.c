@@ -357,8 +357,11 @@ static tx_status conv_run(tx_ctx *ctx, bool transpose, tx_tensor x, tx_tensor w,
         return conv_residual_parts(ctx, transpose, x, w, &d, out);
     tx_device dev;
     tx_tensor y;
-    st = tx_op_output(ctx, op, (const tx_slot *[]){xs, ws, bs, rs}, 4, orank, oshape,
-                      TX_DTYPE_FLOAT32, &dev, &y);
+    /* x may stay a matmul's row tiles: the GPU kernel reads them where its
+     * route can (tx_gpu_conv) */
+    st = tx_op_device_keep(ctx, op, (const tx_slot *[]){xs, ws, bs, rs}, 4, 1u, &dev);
+    if (!st)
+        st = tx_tensor_alloc(ctx, op, dev, orank, oshape, TX_DTYPE_FLOAT32, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);
