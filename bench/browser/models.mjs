@@ -165,6 +165,7 @@ async function main() {
       entry.steady_ms = median(ms);
       entry.total_ms = entry.first_ms + ms.reduce((a, b) => a + b, 0); // every run, the first included
       entry.min_ms = Math.min(...ms);
+      entry.runs_ms = ms.map((v) => Math.round(v * 100) / 100); // in order: warm-up visible
       entry.device = s.device();
       entry.output = Array.from(out);
       if (params.get('profile') && s.profile) entry.profile = await s.profile(x, Math.max(RUNS, 3));

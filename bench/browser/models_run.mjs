@@ -15,7 +15,8 @@ export function models(cache, smoke) {
   return smoke ? all.slice(0, 1) : all;
 }
 
-// rows: {model, engine, status, create_ms, first_ms, steady_ms, total_ms, device, max_abs_diff}
+// rows: {model, engine, status, create_ms, first_ms, steady_ms, total_ms, runs_ms (each steady
+// run in order), device, max_abs_diff}
 export function compare(results, refEngine) {
   const ref = results.find((r) => r.engine === refEngine);
   const rows = [];
@@ -23,7 +24,8 @@ export function compare(results, refEngine) {
     if (r.skipped) { rows.push({ model: '*', engine: r.engine, status: r.skipped }); continue; }
     for (const m of r.models || []) {
       const row = { model: m.name, engine: r.engine, status: m.status, create_ms: m.create_ms,
-        first_ms: m.first_ms, steady_ms: m.steady_ms, total_ms: m.total_ms, device: m.device, info: r.info,
+        first_ms: m.first_ms, steady_ms: m.steady_ms, total_ms: m.total_ms, runs_ms: m.runs_ms,
+        device: m.device, info: r.info,
         ...(m.profile ? { profile: m.profile } : {}) };
       const want = ref?.models?.find((x) => x.name === m.name)?.output;
       if (m.output && want) {
