@@ -254,7 +254,7 @@ int main(int argc, char **argv) {
         tx_test_end();
     }
     if (tx_test_begin("a 1x1 conv's row tiles: read in place by a depthwise conv, made rows for "
-                      "a read, a view, another op, a dense conv, a write")) {
+                      "a read, a view, another op, a dense conv, a resize's residual, a write")) {
         /* 2 images, 8 -> 16 channels at 4x8 (16 rows: the 8-row tiles where
          * the device has 8 draw buffers, else 4) with a bias, then each
          * consumer of its output; small integers, so every value is exact */
@@ -357,6 +357,22 @@ int main(int argc, char **argv) {
                   "%s", tx_last_error(g_ctx));
             EXPECT_PLANES(z, d3, N * 4, 1, "dense 3x3");
             TX_DESTROY(g_ctx, y, z);
+        }
+        { /* a resize's residual (a feature pyramid's top-down Add, fused) */
+            static float topv[N * M * P / 4], up[N * M * P];
+            for (int i = 0; i < N * M * P / 4; i++)
+                topv[i] = (float)(i % 9) - 4;
+            for (int nm = 0; nm < N * M; nm++)
+                for (int p = 0; p < P; p++)
+                    up[nm * P + p] =
+                        topv[(nm * (H / 2) + p / W / 2) * (W / 2) + p % W / 2] + y1[nm * P + p];
+            tx_tensor top =
+                tx_test_tensor(g_ctx, 4, (int64_t[]){N, M, H / 2, W / 2}, TX_DTYPE_FLOAT32, topv);
+            CHECK(!tx_conv(g_ctx, x, w1, &d1, &y), "%s", tx_last_error(g_ctx));
+            tx_resize_desc rd = {.scales = {1, 1, 2, 2}, .residual = y};
+            CHECK(!tx_resize(g_ctx, top, &rd, &z), "%s", tx_last_error(g_ctx));
+            EXPECT_PLANES(z, up, N * M, 1, "resize + residual");
+            TX_DESTROY(g_ctx, top, y, z);
         }
         { /* overwritten whole */
             CHECK(!tx_conv(g_ctx, x, w1, &d1, &y), "%s", tx_last_error(g_ctx));

@@ -86,8 +86,8 @@ tx_status tx_gpu_wait(tx_ctx *ctx, tx_tensor t) {
         return TX_STATUS_OK;
     if (s->st->n_parts) /* split (engine/split.h): its last part is written last */
         return tx_gpu_wait(ctx, s->st->parts[s->st->n_parts - 1]);
-    if ((st = tx_gpu_flatten(ctx, "tx_gpu_wait", s->st)))
-        return st;
+    /* texel 0 (of layer 0 where t is a matmul's row tiles, tx_phases: the
+     * draw wrote every layer) */
     float texel[4];
     if (!tx_gl_tex_read(&ctx->gl, s->st->tex.gl, s->st->tex.w, 1, texel) ||
         tx_gl_context_lost(&ctx->gl))

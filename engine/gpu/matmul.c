@@ -202,11 +202,14 @@ static tx_status interleave(tx_ctx *ctx, const char *op, const tx_phases *ph,
                       rs ? 2 : 1, (const tx_texture *[]){y}, 1);
 }
 
-/* Whether y may keep the row tiles as its texture (tx_phases): no residual
- * to add (the interleave adds it), one texture (not split), and not turned
- * off (env TEXEL_PHASES=0). */
-static bool leave_phases(const tx_ctx *ctx, const tx_matmul_call *c) {
-    return !ctx->no_phases && !c->resid && !c->y->st->n_parts;
+/* Whether y may keep the tm-row tiles as its texture (tx_phases): no
+ * residual to add (the interleave adds it), one texture (not split), rows
+ * padded to a multiple of tm by at most an eighth (the tiles live as long
+ * as y: 9 rows on 8-row tiles would hold 16), and not turned off (env
+ * TEXEL_PHASES=0). */
+static bool leave_phases(const tx_ctx *ctx, const tx_matmul_call *c, int tm) {
+    int64_t pad = (c->M + tm - 1) / tm * tm - c->M;
+    return !ctx->no_phases && !c->resid && !c->y->st->n_parts && pad * 8 <= c->M;
 }
 
 tx_status tx_gpu_flatten(tx_ctx *ctx, const char *op, tx_storage *st) {
@@ -271,7 +274,7 @@ static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first
     }
     if (!st && tm > 1) {
         tx_phases ph = {.tm = tm, .m = M, .n = N, .nbatch = c->nbatch, .npad = padded_rows(c, tm)};
-        if (leave_phases(ctx, c)) { /* y is the tiles until a consumer needs rows */
+        if (leave_phases(ctx, c, tm)) { /* y is the tiles until a consumer needs rows */
             tx_pool_release(ctx, &ys->st->tex);
             ys->st->tex = tiles;
             ys->st->phases = ph;

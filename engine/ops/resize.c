@@ -134,7 +134,9 @@ static tx_status resize_run(tx_ctx *ctx, tx_tensor x, const tx_resize_desc *desc
         return st;
     tx_device dev;
     tx_tensor y;
-    st = tx_op_output(ctx, name, (const tx_slot *[]){xs}, 1, rank, oshape, xs->dtype, &dev, &y);
+    /* the residual among the inputs: a matmul's row tiles are made rows */
+    const tx_slot *rs = d.residual.id ? tx_slot_get(ctx, d.residual) : NULL;
+    st = tx_op_output(ctx, name, (const tx_slot *[]){xs, rs}, 2, rank, oshape, xs->dtype, &dev, &y);
     if (st)
         return st;
     c.x = tx_slot_get(ctx, x);
