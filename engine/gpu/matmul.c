@@ -8,10 +8,11 @@
  * keeps the tiles as its texture instead (tx_phases), and that pass runs
  * when something needs rows (tx_gpu_flatten), or never where the consumer
  * reads the tiles (a depthwise conv after a 1x1 conv: engine/gpu/conv.c).
- * Small M uses 1 × 4 tiles written directly. Where N % 4 != 0 (N > 4) the tiles' rows are padded to
- * whole texels and the interleave gathers each output texel's elements
- * (SwiftShader, 32x64 @ 64x10: 111 µs against 250 for the 4 dot products
- * per fragment that small M and matrix-vector products still run).
+ * Small M uses 1 × 4 tiles written directly. Where N % 4 != 0 (N > 4) the
+ * tiles' rows are padded to whole texels and the interleave gathers each
+ * output texel's elements (SwiftShader, 32x64 @ 64x10: 111 µs against 250
+ * for the 4 dot products per fragment that small M and matrix-vector
+ * products still run).
  *
  * Where an operand's dim may change size between runs (tx_slot.vary: a
  * session's symbolic sequence length), the variant does not depend on it: a
@@ -247,8 +248,9 @@ tx_status tx_gpu_flat_output(tx_ctx *ctx, const char *op, tx_storage *st) {
 
 /* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
  * target per row phase, each a layer of one array texture, then the
- * interleaving pass, or y keeps the tiles: leave_phases). first: the 1 x 4 tiles of a shape's first
- * calls, whose signature never specializes (the steady variant's does). */
+ * interleaving pass, or y keeps the tiles: leave_phases). first: the 1 x 4
+ * tiles of a shape's first calls, whose signature never specializes (the
+ * steady variant's does). */
 static tx_status run_tm(tx_ctx *ctx, const tx_matmul_call *c, int tm, bool first) {
     const char *name = "matmul";
     const tx_slot *cs = c->bias, *ys = c->y;
