@@ -36,7 +36,7 @@ tx_status tx_op_device_keep(tx_ctx *ctx, const char *op, const tx_slot *const *i
     if (*out == TX_DEVICE_GPU && ctx->lost)
         return tx_fail(ctx, TX_STATUS_CONTEXT_LOST, "%s: the GL context is lost", op);
     for (int i = 0; i < n && *out == TX_DEVICE_GPU; i++)
-        if (ins[i] && !(keep >> i & 1u) && (st = tx_gpu_flatten(ctx, op, ins[i]->st)))
+        if (ins[i] && !(i < 32 && (keep >> i & 1u)) && (st = tx_gpu_flatten(ctx, op, ins[i]->st)))
             return st;
     return TX_STATUS_OK;
 }
