@@ -213,13 +213,16 @@ static bool leave_phases(const tx_ctx *ctx, const tx_matmul_call *c, int tm) {
     return !ctx->no_phases && !c->resid && !c->y->st->n_parts && pad * 8 <= c->M;
 }
 
-tx_status tx_gpu_flatten(tx_ctx *ctx, const char *op, tx_storage *st) {
+/* st's tiles replaced by a row-major texture: holding their values
+ * (interleaved) or, for a storage about to be overwritten, none. On failure
+ * st keeps its tiles, still a whole tensor. */
+static tx_status to_rows(tx_ctx *ctx, const char *op, tx_storage *st, bool values) {
     if (st->dev != TX_DEVICE_GPU || !st->phases.tm)
         return TX_STATUS_OK;
     tx_texture flat = {0};
     int64_t texels = (st->numel + 3) / 4;
     tx_status s = tx_pool_acquire(ctx, op, texels > 1 ? texels : 1, &flat);
-    if (!s)
+    if (!s && values)
         s = interleave(ctx, op, &st->phases, &st->tex, &flat, st->numel, NULL);
     if (s) {
         if (flat.gl)
@@ -232,18 +235,12 @@ tx_status tx_gpu_flatten(tx_ctx *ctx, const char *op, tx_storage *st) {
     return TX_STATUS_OK;
 }
 
+tx_status tx_gpu_flatten(tx_ctx *ctx, const char *op, tx_storage *st) {
+    return to_rows(ctx, op, st, true);
+}
+
 tx_status tx_gpu_flat_output(tx_ctx *ctx, const char *op, tx_storage *st) {
-    if (!st->phases.tm)
-        return TX_STATUS_OK;
-    tx_texture flat = {0}; /* on failure st keeps its tiles: still a whole tensor */
-    int64_t texels = (st->numel + 3) / 4;
-    tx_status s = tx_pool_acquire(ctx, op, texels > 1 ? texels : 1, &flat);
-    if (s)
-        return s;
-    tx_pool_release(ctx, &st->tex);
-    st->tex = flat;
-    st->phases.tm = 0;
-    return TX_STATUS_OK;
+    return to_rows(ctx, op, st, false);
 }
 
 /* One matmul with tm-row tiles (1: written directly; 4 or 8: one render
